@@ -1,0 +1,49 @@
+/*
+ * entry.S - where each hart enters the kernel from OpenSBI, in S-mode with the MMU off.
+ *   boot hart:        _entry(a0 = hart id, a1 = device tree), on the boot stack
+ *   other harts:      _secondary_entry(a0 = hart id, a1 = hart index), started by SBI HSM hart_start
+ * Interrupts stay globally off in S-mode (sstatus.SIE = 0) for the kernel's whole life:
+ * the kernel is never interrupted; interrupts are taken only from U-mode or polled by idle harts.
+ */
+#include "param.h"
+
+.section .text.entry
+.globl _entry
+_entry:
+    csrw sie, zero
+    csrw sscratch, zero
+    mv tp, zero                 /* mycpu() is NULL until boot_main knows our hart index */
+    la sp, boot_stack
+    li t0, KSTACK_SIZE
+    add sp, sp, t0
+    /* clear .bss: the boot stack is in it, but nothing is on the stack yet */
+    la t0, bss_start
+    la t1, bss_end
+1:  bgeu t0, t1, 2f
+    sd zero, 0(t0)
+    addi t0, t0, 8
+    j 1b
+2:  call boot_main
+3:  wfi
+    j 3b
+
+.globl _secondary_entry
+_secondary_entry:
+    csrw sie, zero
+    csrw sscratch, zero
+    mv tp, zero                 /* mycpu() is NULL until boot_main knows our hart index */
+    /* sp = hart_stacks + (index + 1) * KSTACK_SIZE */
+    la sp, hart_stacks
+    addi t0, a1, 1
+    li t1, KSTACK_SIZE
+    mul t0, t0, t1
+    add sp, sp, t0
+    call secondary_main
+4:  wfi
+    j 4b
+
+.section .bss
+.balign 16
+.globl boot_stack
+boot_stack:
+    .space KSTACK_SIZE

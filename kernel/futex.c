@@ -1,0 +1,118 @@
+/*
+ * futex.c - wait on a user word until another process of the job wakes it (the basis of blocking
+ * barriers and of process-control suspension).
+ *
+ * Waiters are kept in FIFO lists hashed by (job, user address). Everything here runs under sched_lock,
+ * and futex_wait compares the word with the expected value under it, so a wake that follows a store
+ * to the word can never be lost. Timeouts are checked by the launcher hart's timer.
+ */
+#include "sched/sched.h"
+
+static struct proc *bucket[NFUTEX_BUCKET];     /* sched_lock */
+static uint64_t next_deadline = ~0UL;          /* earliest fx_deadline of any waiter (sched_lock) */
+
+static struct proc **bucket_of(struct job *j, uint64_t uaddr)
+{
+    uint64_t h = (uaddr >> 2) * 0x9e3779b97f4a7c15UL + (uint64_t)j->id;
+    return &bucket[(h >> 32) % NFUTEX_BUCKET];
+}
+
+static void unlink(struct proc *p)
+{
+    for (struct proc **pp = bucket_of(p->job, p->fx_addr); *pp; pp = &(*pp)->fx_next) {
+        if (*pp == p) {
+            *pp = p->fx_next;
+            p->fx_next = 0;
+            return;
+        }
+    }
+}
+
+long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t timeout_us)
+{
+    if (uaddr & 3)
+        return SL_EINVAL;
+    uint64_t pa = uvm_translate(p->job->pt, uaddr, PTE_R);
+    if (!pa)
+        return SL_EFAULT;
+    acquire(&sched_lock);
+    if (*(volatile uint32_t *)pa != expected) {
+        release(&sched_lock);
+        return SL_EAGAIN;
+    }
+    p->fx_addr = uaddr;
+    p->fx_result = 0;
+    p->fx_deadline = timeout_us ? rdtime() + us_to_ticks(timeout_us) : 0;
+    p->fx_next = 0;
+    struct proc **pp = bucket_of(p->job, uaddr);
+    while (*pp)
+        pp = &(*pp)->fx_next;
+    *pp = p;
+    if (p->fx_deadline && p->fx_deadline < next_deadline) {
+        next_deadline = p->fx_deadline;
+        if (launcher_hart != mycpu()->id)
+            sched_ipi(1UL << launcher_hart);   /* re-arm its timer */
+    }
+    sched_block(p);
+    long r = p->fx_result;
+    release(&sched_lock);
+    return r;
+}
+
+long futex_wake(struct job *j, uint64_t uaddr, uint32_t n)
+{
+    if (uaddr & 3)
+        return SL_EINVAL;
+    if (!uvm_translate(j->pt, uaddr, PTE_R))
+        return SL_EFAULT;
+    long woken = 0;
+    acquire(&sched_lock);
+    struct proc **pp = bucket_of(j, uaddr);
+    while (*pp && woken < n) {
+        struct proc *q = *pp;
+        if (q->job == j && q->fx_addr == uaddr) {
+            *pp = q->fx_next;
+            q->fx_next = 0;
+            q->fx_result = 0;
+            sched_make_ready(q, ENQ_WAKE);
+            woken++;
+        } else {
+            pp = &q->fx_next;
+        }
+    }
+    release(&sched_lock);
+    return woken;
+}
+
+void futex_cancel(struct proc *p)
+{
+    unlink(p);
+    p->fx_result = SL_EINVAL;
+}
+
+void futex_timeouts(uint64_t now)
+{
+    if (now < next_deadline)
+        return;
+    acquire(&sched_lock);
+    uint64_t next = ~0UL;
+    for (int b = 0; b < NFUTEX_BUCKET; b++) {
+        for (struct proc **pp = &bucket[b]; *pp;) {
+            struct proc *q = *pp;
+            if (q->fx_deadline && q->fx_deadline <= now) {
+                *pp = q->fx_next;
+                q->fx_next = 0;
+                q->fx_result = SL_ETIMEDOUT;
+                sched_make_ready(q, ENQ_WAKE);
+                continue;
+            }
+            if (q->fx_deadline)
+                next = MIN(next, q->fx_deadline);
+            pp = &q->fx_next;
+        }
+    }
+    next_deadline = next;
+    release(&sched_lock);
+}
+
+uint64_t futex_next_deadline(void) { return next_deadline; }

@@ -1,0 +1,140 @@
+/*
+ * kernel.h - declarations shared by the kernel's subsystems. One section per file that defines them.
+ *
+ * The model (read this first)
+ *   hart     a RISC-V hardware thread. Firmware hart ids may be sparse; the kernel numbers harts 0..H-1 in
+ *            ascending hart-id order and keeps one struct cpu per hart (tp points at it in S-mode).
+ *   job      one running application from the scenario: one Sv39 address space, one read-only info page,
+ *            one RESULT line when its last process ends.
+ *   process  a kernel-scheduled U-mode context of a job (struct proc): registers, FP state, kernel stack.
+ *            Processes are what the policies place on harts; user-level threads (lib/) run on top of them.
+ *   policy   a struct sched_class (sched/sched.h): which process runs on which hart, when.
+ *
+ * Lock order: job->lock, then sched_lock, then page-allocator / console locks. sched_lock is global and
+ * guards every process's state, every run queue and all policy state (see sched/core.c).
+ */
+#ifndef KERNEL_H
+#define KERNEL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "abi.h"
+#include "param.h"
+#include "riscv.h"
+#include "sbi.h"
+#include "spinlock.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ROUNDUP(x, a) (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+struct proc;
+struct job;
+
+/* ---- string.c / printf.c ---- */
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+size_t strlcpy(char *d, const char *s, size_t n);
+char *strchr(const char *s, int c);
+char *strcpy(char *d, const char *s);
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- console.c ---- */
+void console_write(const char *s, size_t n);
+void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- platform.c: what the device tree told us, and leaving QEMU ---- */
+struct mem_region {
+    uint64_t base, size;
+    int node;
+};
+struct platform {
+    int nharts;
+    uint64_t hartid[SL_MAX_HARTS];      /* hart index -> firmware hart id (ascending) */
+    int hart_node[SL_MAX_HARTS];
+    int nnodes;
+    uint64_t timebase_hz;
+    int nmem;
+    struct mem_region mem[16];
+    int nresv;
+    struct mem_region resv[16];         /* reserved-memory nodes and the device tree blob itself */
+    char bootargs[2048];
+    int too_many_harts;                 /* the DT listed more than SL_MAX_HARTS harts */
+};
+extern struct platform plat;
+int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen);
+void platform_exit(int code) __attribute__((noreturn));
+uint64_t time_us(uint64_t ticks);      /* ticks of the time CSR -> microseconds */
+uint64_t us_to_ticks(uint64_t us);
+
+/* ---- kalloc.c: physical pages, one free list per NUMA node ---- */
+void kalloc_init(void);
+void *kalloc_page(int node);           /* one 4 KiB page from node (or any node when it is empty); NULL if none */
+void kfree_page(void *pa);
+uint64_t kalloc_free_bytes(int node);  /* node < 0: all nodes */
+int page_node(uint64_t pa);
+
+/* ---- vm.c: Sv39 address spaces ---- */
+typedef uint64_t pte_t;
+typedef pte_t *pagetable_t;
+void vm_init(void);
+extern pagetable_t kernel_pagetable;
+uint64_t vm_satp(pagetable_t pt);
+pagetable_t uvm_create(void);
+int uvm_map(pagetable_t pt, uint64_t va, uint64_t pa, uint64_t perm);
+int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm, int node);
+void uvm_free(pagetable_t pt);
+uint64_t uvm_translate(pagetable_t pt, uint64_t va, uint64_t perm);   /* pa of va with perm, or 0 */
+int copy_from_user(pagetable_t pt, void *dst, uint64_t src, size_t n);
+int copy_to_user(pagetable_t pt, uint64_t dst, const void *src, size_t n);
+
+/* ---- apps.c: the embedded apps ---- */
+struct app {
+    const char *name;
+    const uint8_t *elf;
+    size_t size;
+    const struct sl_appspec *spec;
+};
+void apps_init(void);
+const struct app *app_lookup(const char *name);
+const struct app *app_at(int i);
+int napps(void);
+uint64_t elf_load(pagetable_t pt, const struct app *a, int node, char *err, size_t errlen);
+
+/* ---- trap.c ---- */
+void trap_init_hart(void);
+void usertrap(void *tf) __attribute__((noreturn));
+void proc_return_to_user(struct proc *p) __attribute__((noreturn));
+void kernel_fault(uint64_t scause, uint64_t sepc, uint64_t stval, uint64_t sp) __attribute__((noreturn));
+const char *exception_name(uint64_t scause);
+void panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* ---- syscall.c ---- */
+void syscall(struct proc *p);
+
+/* ---- futex.c ---- */
+long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t timeout_us);
+long futex_wake(struct job *j, uint64_t uaddr, uint32_t n);
+void futex_cancel(struct proc *p);      /* sched_lock held: take a blocked p off its futex queue */
+void futex_timeouts(uint64_t now);      /* wake waiters whose timeout passed */
+uint64_t futex_next_deadline(void);
+
+/* ---- launcher.c ---- */
+void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */
+void launcher_start(void);              /* t0 of the scenario: admit the jobs that arrive at 0 */
+void launcher_timer(uint64_t now);      /* on the launcher hart: admit arrivals, watchdog */
+uint64_t launcher_next_deadline(void);
+void launcher_job_done(struct job *j);  /* print RESULT; after the last job SUMMARY and exit */
+uint64_t launcher_t0(void);
+uint32_t launcher_fg_live(void);
+extern int launcher_hart;
+extern uint64_t scenario_seed;           /* seed= */
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * main.c - boot. OpenSBI enters the boot hart (whichever won its lottery) at _entry; that hart reads the
+ * device tree, numbers the harts, sets up memory and the scenario, then starts the others with SBI HSM
+ * hart_start. Every hart then runs the scheduler loop; the boot hart is also the launcher hart.
+ */
+#include "sched/sched.h"
+
+extern char _secondary_entry[];
+__attribute__((aligned(16))) char hart_stacks[SL_MAX_HARTS][KSTACK_SIZE];
+
+static volatile int harts_up;
+static volatile int go;
+
+static void hart_setup(int idx)
+{
+    asm volatile("mv tp, %0" ::"r"(&cpus[idx]));
+    csr_write(satp, vm_satp(kernel_pagetable));
+    sfence_vma();
+    trap_init_hart();
+}
+
+void secondary_main(uint64_t hartid, uint64_t idx)
+{
+    hart_setup((int)idx);
+    __atomic_fetch_add(&harts_up, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+        ;
+    sched_start_hart();
+}
+
+static void start_other_harts(int boot)
+{
+    for (int i = 0; i < ncpus; i++) {
+        if (i == boot)
+            continue;
+        long e = sbi_hart_start(cpus[i].hartid, (unsigned long)_secondary_entry, (unsigned long)i);
+        if (e) {
+            kprintf("ERROR hart %d (id %lu) did not start: SBI error %ld\n", i, cpus[i].hartid, e);
+            platform_exit(2);
+        }
+    }
+    uint64_t deadline = rdtime() + 10 * plat.timebase_hz;
+    while (__atomic_load_n(&harts_up, __ATOMIC_ACQUIRE) < ncpus - 1)
+        if (rdtime() > deadline) {
+            kprintf("ERROR only %d of %d harts came up within 10 s\n", harts_up + 1, ncpus);
+            platform_exit(2);
+        }
+}
+
+void boot_main(uint64_t hartid, const void *dtb)
+{
+    char err[160];
+    if (fdt_parse(dtb, &plat, err, sizeof err)) {
+        kprintf("ERROR cannot read the device tree: %s\n", err);
+        platform_exit(2);
+    }
+    if (plat.too_many_harts) {
+        kprintf("ERROR this machine has more than %d harts; schedlab supports at most %d (use -smp %d or fewer)\n",
+                SL_MAX_HARTS, SL_MAX_HARTS, SL_MAX_HARTS);
+        platform_exit(2);
+    }
+    ncpus = plat.nharts;
+    int boot = -1;
+    for (int i = 0; i < ncpus; i++) {
+        cpus[i].id = i;
+        cpus[i].hartid = plat.hartid[i];
+        cpus[i].node = plat.hart_node[i];
+        if (plat.hartid[i] == hartid)
+            boot = i;
+    }
+    if (boot < 0) {
+        kprintf("ERROR the boot hart (id %lu) is not in the device tree's /cpus\n", hartid);
+        platform_exit(2);
+    }
+    launcher_hart = boot;
+    kalloc_init();
+    vm_init();
+    hart_setup(boot);
+    apps_init();
+    launcher_init();
+    sched_init();
+    start_other_harts(boot);
+    uint64_t mem = 0;
+    for (int i = 0; i < plat.nmem; i++)
+        mem += plat.mem[i].size;
+    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=", ncpus, plat.nnodes, mem >> 20, sched_class_names());
+    for (int i = 0; i < napps(); i++)
+        kprintf("%s%s", i ? "," : "", app_at(i)->name);
+    kprintf(" boot_hart=%d boot_us=%lu\n", boot, time_us(rdtime()));
+    launcher_start();
+    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+    sched_start_hart();
+}

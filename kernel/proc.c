@@ -1,0 +1,252 @@
+/*
+ * proc.c - creating, ending and reaping processes; admitting, killing and finishing jobs.
+ *
+ * Invariants
+ *   - A process slot is FREE, or belongs to exactly one job and is listed in job->procs[idx] until reaped.
+ *   - job->nlive counts created, unreaped processes; the job finishes when it drops to 0 (proc_reap).
+ *   - Changes to a job's page table (stacks, SYS_alloc) happen under job->lock. Pages are never unmapped
+ *     while the job lives, so translating a user address needs no lock.
+ */
+#include "sched/sched.h"
+
+struct job jobs[NJOB];
+int njobs;
+
+static struct proc procs[NPROC];
+static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable");
+static int proc_used[NPROC];          /* proc_table_lock */
+
+struct proc *myproc(void) { return mycpu()->cur; }
+
+static struct proc *proc_alloc(void)
+{
+    acquire(&proc_table_lock);
+    for (int i = 0; i < NPROC; i++) {
+        if (!proc_used[i]) {
+            proc_used[i] = 1;
+            release(&proc_table_lock);
+            return &procs[i];
+        }
+    }
+    release(&proc_table_lock);
+    return 0;
+}
+
+static void proc_free(struct proc *p)
+{
+    acquire(&proc_table_lock);
+    p->state = P_FREE;
+    proc_used[p - procs] = 0;
+    release(&proc_table_lock);
+}
+
+static uint64_t stack_top(int idx) { return SL_STACK_TOP - (uint64_t)idx * (SL_STACK_SIZE + PAGE_SIZE); }
+
+uint64_t user_heap_limit(void) { return stack_top(SL_MAX_PROCS) - PAGE_SIZE; }
+
+/* Create process number job->ncreated of j, starting at entry(arg, idx). NULL when the job has all its
+   processes, is being killed, or memory ran out; *why gets the SL_E* code. */
+struct proc *proc_create_why(struct job *j, uint64_t entry, uint64_t arg, long *why)
+{
+    acquire(&j->lock);
+    if (j->killed || j->ncreated >= j->nprocs) {
+        release(&j->lock);
+        *why = SL_ELIMIT;
+        return 0;
+    }
+    struct proc *p = proc_alloc();
+    if (!p) {
+        release(&j->lock);
+        *why = SL_ENOMEM;
+        return 0;
+    }
+    memset(p, 0, offsetof(struct proc, kstack));
+    p->job = j;
+    p->idx = j->ncreated;
+    p->hart = -1;
+    p->fpu_cpu = -1;
+
+    acquire(&sched_lock);
+    sched->proc_new(p);          /* binding first, so the stack comes from the hart's node */
+    release(&sched_lock);
+    int node = p->hart >= 0 ? cpus[p->hart].node : 0;
+    if (uvm_alloc(j->pt, stack_top(p->idx) - SL_STACK_SIZE, SL_STACK_SIZE, PTE_R | PTE_W, node) < 0) {
+        acquire(&sched_lock);
+        sched->exited(p);
+        release(&sched_lock);
+        release(&j->lock);
+        proc_free(p);
+        *why = SL_ENOMEM;
+        return 0;
+    }
+    p->tf.epc = entry;
+    p->tf.x[REG_SP] = stack_top(p->idx);
+    p->tf.x[REG_A0] = arg;
+    p->tf.x[REG_A1] = p->idx;
+    p->tf.kernel_sp = (uint64_t)p->kstack + KSTACK_SIZE;
+    p->ctx.ra = (uint64_t)sched_first_return;
+    p->ctx.sp = p->tf.kernel_sp;
+    j->procs[p->idx] = p;
+    j->ncreated++;
+    j->nlive++;
+    release(&j->lock);
+
+    acquire(&sched_lock);
+    sched_make_ready(p, ENQ_NEW);
+    release(&sched_lock);
+    return p;
+}
+
+void proc_exit(struct proc *p, int status)
+{
+    struct job *j = p->job;
+    if (status != 0 && !j->killed) {
+        acquire(&j->lock);
+        if (!j->exit_status)
+            j->exit_status = status;
+        release(&j->lock);
+    }
+    acquire(&sched_lock);
+    sched_exit(p);
+}
+
+static void job_finish(struct job *j);
+
+/* On the scheduler stack of the hart p last ran on, after p became a zombie. */
+void proc_reap(struct proc *p)
+{
+    struct job *j = p->job;
+    acquire(&j->lock);
+    j->cpu_ticks += p->run_ticks;
+    j->blocked_ticks += p->blocked_ticks;
+    j->nswitch += p->nswitch;
+    j->nblock += p->nblock;
+    j->npreempt += p->npreempt;
+    j->procs[p->idx] = 0;
+    int last = --j->nlive == 0;
+    release(&j->lock);
+    proc_free(p);
+    if (last)
+        job_finish(j);
+}
+
+void job_put_pagetable(struct job *j)
+{
+    uvm_free(j->pt);   /* the info page is a leaf of it and goes too */
+    j->pt = 0;
+    j->info = 0;
+}
+
+static void job_finish(struct job *j)
+{
+    j->end = rdtime();
+    acquire(&sched_lock);
+    j->state = J_DONE;
+    sched->job_done(j);
+    release(&sched_lock);
+    launcher_job_done(j);
+    acquire(&sched_lock);
+    int dead = --j->pt_refs == 0;
+    release(&sched_lock);
+    if (dead)
+        job_put_pagetable(j);
+}
+
+static void fill_info(struct job *j)
+{
+    struct sl_info *in = j->info;
+    in->magic = SL_INFO_MAGIC;
+    in->job_id = j->id;
+    in->nharts = ncpus;
+    in->nprocs = j->nprocs;
+    in->nnodes = plat.nnodes;
+    in->flags = j->background ? SL_INFO_BACKGROUND : 0;
+    in->timebase_hz = plat.timebase_hz;
+    in->seed = scenario_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL);
+    in->start_time = j->arrive;
+    strlcpy(in->app, j->app->name, sizeof in->app);
+    strlcpy(in->args, j->args, sizeof in->args);
+    for (int h = 0; h < ncpus; h++)
+        in->hart_node[h] = cpus[h].node;
+    in->fg_live = launcher_fg_live();
+    in->allot_count = ncpus;
+    in->allot_mask = ncpus == 64 ? ~0UL : (1UL << ncpus) - 1;
+}
+
+/* The job arrives: address space, info page, the app's image, process 0. On failure the job is
+   reported failed at once (it never ran). */
+void job_admit(struct job *j)
+{
+    char err[160];
+    j->arrive = rdtime();
+    j->pt = uvm_create();
+    j->info = j->pt ? kalloc_page(0) : 0;
+    if (!j->info) {
+        job_fail_early(j, "reason=out-of-memory what=address-space");
+        return;
+    }
+    memset(j->info, 0, PAGE_SIZE);
+    uvm_map(j->pt, SL_INFO_VA, (uint64_t)j->info, PTE_R);
+    j->pt_refs = 1;
+    j->heap_next = SL_HEAP_VA;
+    fill_info(j);
+    uint64_t entry = elf_load(j->pt, j->app, 0, err, sizeof err);
+    if (!entry) {
+        job_fail_early(j, "reason=load-failed");
+        kprintf("ERROR job %d (%s): %s\n", j->id, j->app->name, err);
+        return;
+    }
+    acquire(&sched_lock);
+    j->state = J_RUNNING;
+    sched->job_admit(j);
+    release(&sched_lock);
+    long why;
+    if (!proc_create_why(j, entry, 0, &why))
+        job_fail_early(j, "reason=out-of-memory what=first-process");
+}
+
+/* Admission failed before any process ran: the job is done, failed. */
+void job_fail_early(struct job *j, const char *reason)
+{
+    acquire(&j->lock);
+    j->killed = 1;
+    strlcpy(j->kill_reason, reason, sizeof j->kill_reason);
+    release(&j->lock);
+    if (j->state == J_RUNNING) {
+        acquire(&sched_lock);
+        j->state = J_DONE;
+        sched->job_done(j);
+        release(&sched_lock);
+    }
+    j->state = J_DONE;
+    j->end = j->arrive;
+    launcher_job_done(j);
+    if (j->pt && --j->pt_refs <= 0)
+        job_put_pagetable(j);
+}
+
+/* Kill every process of j (a process faulted). Each exits at its next return to U-mode; blocked ones are
+   woken for it and running ones on other harts interrupted. The first reason given is the one kept. */
+void job_kill(struct job *j, const char *reason)
+{
+    acquire(&j->lock);
+    if (!j->killed) {
+        j->killed = 1;
+        strlcpy(j->kill_reason, reason, sizeof j->kill_reason);
+    }
+    acquire(&sched_lock);
+    for (int i = 0; i < j->ncreated; i++) {
+        struct proc *p = j->procs[i];
+        if (!p)
+            continue;
+        p->killed = 1;
+        if (p->state == P_BLOCKED) {
+            futex_cancel(p);
+            sched_make_ready(p, ENQ_WAKE);
+        } else if (p->state == P_RUNNING && p->on_cpu != mycpu()) {
+            sched_preempt(p->on_cpu);
+        }
+    }
+    release(&sched_lock);
+    release(&j->lock);
+}

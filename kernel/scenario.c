@@ -1,0 +1,393 @@
+/*
+ * scenario.c - parse and validate the scenario language of DESIGN.md:
+ *
+ *   policy=timeslice|gang|partition   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
+ *   timeout=<n>ms|<n>s   wakeboost=on|off   job=<app>[:key=value[,key=value...]]   (repeatable)
+ *
+ * Keys every app takes: procs=<n> (default: the number of harts) and at=<time> (arrival, default 0);
+ * the rest come from the app's spec. Every token is checked; the first bad one stops the parse with a
+ * message that names it and says what was expected.
+ */
+#ifdef SCHEDLAB_HOST
+#include <stdio.h>
+#include <string.h>
+#else
+#include "kernel.h"
+#endif
+#include "scenario.h"
+
+struct parser {
+    const struct scen_env *env;
+    struct scenario *sc;
+    char *err;
+    size_t errlen;
+};
+
+#define FAIL(ps, ...) (snprintf((ps)->err, (ps)->errlen, __VA_ARGS__), -1)
+
+/* Strict unsigned decimal: digits only, no overflow. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* "<n>us", "<n>ms" or "<n>s" -> microseconds. */
+static int parse_time_us(const char *s, uint64_t *out)
+{
+    char num[24];
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    if (n == 0 || n >= sizeof num)
+        return -1;
+    memcpy(num, s, n);
+    num[n] = 0;
+    uint64_t v, mul;
+    if (parse_u64(num, &v))
+        return -1;
+    const char *unit = s + n;
+    if (!strcmp(unit, "us"))
+        mul = 1;
+    else if (!strcmp(unit, "ms"))
+        mul = 1000;
+    else if (!strcmp(unit, "s"))
+        mul = 1000000;
+    else
+        return -1;
+    if (v > SCEN_MAX_TIME_US / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int parse_onoff(const char *s, int *out)
+{
+    if (!strcmp(s, "on"))
+        *out = 1;
+    else if (!strcmp(s, "off"))
+        *out = 0;
+    else
+        return -1;
+    return 0;
+}
+
+/* Split "key=value" in place of a copy; returns value or NULL if there is no '='. */
+static char *split_eq(char *tok)
+{
+    char *eq = strchr(tok, '=');
+    if (!eq)
+        return NULL;
+    *eq = 0;
+    return eq + 1;
+}
+
+static int choice_index(const char *choices, const char *val)
+{
+    size_t len = strlen(val);
+    int i = 0;
+    for (const char *c = choices; *c; i++) {
+        const char *bar = strchr(c, '|');
+        size_t clen = bar ? (size_t)(bar - c) : strlen(c);
+        if (clen == len && len && !strncmp(c, val, len))
+            return i;
+        c += clen + (bar ? 1 : 0);
+    }
+    return -1;
+}
+
+/* Copy the def-th choice of "a|b|c" into out. */
+static void choice_at(const char *choices, int def, char *out, size_t outlen)
+{
+    const char *c = choices;
+    for (int i = 0; i < def && strchr(c, '|'); i++)
+        c = strchr(c, '|') + 1;
+    size_t n = strchr(c, '|') ? (size_t)(strchr(c, '|') - c) : strlen(c);
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, c, n);
+    out[n] = 0;
+}
+
+/* "a|b|c" -> "a, b or c" for messages. */
+static void choices_words(const char *choices, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (const char *c = choices; *c && o + 6 < outlen; c++) {
+        if (*c == '|') {
+            const char *sep = strchr(c + 1, '|') ? ", " : " or ";
+            for (; *sep && o + 1 < outlen; sep++)
+                out[o++] = *sep;
+        } else {
+            out[o++] = *c;
+        }
+    }
+    out[o] = 0;
+}
+
+static void key_list(const struct sl_appspec *spec, char *out, size_t outlen)
+{
+    int n = snprintf(out, outlen, "procs, at");
+    for (uint32_t i = 0; i < spec->nkeys && n > 0 && (size_t)n < outlen; i++)
+        n += snprintf(out + n, outlen - n, ", %s", spec->keys[i].name);
+}
+
+static const struct sl_keyspec *find_key(const struct sl_appspec *spec, const char *name)
+{
+    for (uint32_t i = 0; i < spec->nkeys; i++)
+        if (!strcmp(spec->keys[i].name, name))
+            return &spec->keys[i];
+    return NULL;
+}
+
+/* Per-job scratch while its keys are read: the chosen value of every app key as text. */
+struct job_vals {
+    char val[SL_MAX_KEYS][48];
+    int given[SL_MAX_KEYS];
+    int procs_given, at_given;
+};
+
+static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, char *key)
+{
+    char *val = split_eq(key);
+    const struct sl_appspec *spec = j->spec;
+    char list[160];
+    if (!val || !*key) {
+        key_list(spec, list, sizeof list);
+        return FAIL(ps, "bad token '%s': '%s' is not key=value (keys of %s: %s)", tok, key, j->app, list);
+    }
+    if (!strcmp(key, "procs")) {
+        uint64_t v;
+        if (jv->procs_given++)
+            return FAIL(ps, "bad token '%s': procs given twice", tok);
+        if (parse_u64(val, &v) || v < 1 || v > SL_MAX_PROCS)
+            return FAIL(ps, "bad token '%s': procs=%s, expected a whole number from 1 to %d", tok, val, SL_MAX_PROCS);
+        j->procs = (int)v;
+        return 0;
+    }
+    if (!strcmp(key, "at")) {
+        if (jv->at_given++)
+            return FAIL(ps, "bad token '%s': at given twice", tok);
+        if (parse_time_us(val, &j->at_us))
+            return FAIL(ps, "bad token '%s': at=%s, expected a time like 500ms, 2s or 100us", tok, val);
+        return 0;
+    }
+    const struct sl_keyspec *k = find_key(spec, key);
+    if (!k) {
+        key_list(spec, list, sizeof list);
+        return FAIL(ps, "bad token '%s': %s has no key '%s' (keys: %s)", tok, j->app, key, list);
+    }
+    int ki = (int)(k - spec->keys);
+    if (jv->given[ki]++)
+        return FAIL(ps, "bad token '%s': %s given twice", tok, key);
+    if (k->kind == SL_KEY_INT) {
+        uint64_t v;
+        if (parse_u64(val, &v) || (int64_t)v < k->min || (int64_t)v > k->max || v > INT64_MAX)
+            return FAIL(ps, "bad token '%s': %s=%s, expected a whole number from %lld to %lld", tok, key, val,
+                        (long long)k->min, (long long)k->max);
+        snprintf(jv->val[ki], sizeof jv->val[ki], "%llu", (unsigned long long)v);
+    } else {
+        if (choice_index(k->choices, val) < 0) {
+            choices_words(k->choices, list, sizeof list);
+            return FAIL(ps, "bad token '%s': %s=%s, expected %s", tok, key, val, list);
+        }
+        snprintf(jv->val[ki], sizeof jv->val[ki], "%s", val);
+    }
+    return 0;
+}
+
+/* bytes = const + lin*k + quad*k^2 + per_proc*procs, saturating. */
+static uint64_t mem_estimate(const struct scen_job *j, const struct job_vals *jv)
+{
+    const struct sl_appspec *s = j->spec;
+    unsigned __int128 k = 0;
+    for (uint32_t i = 0; i < s->nkeys; i++) {
+        uint64_t v;
+        if (s->mem_key[0] && !strcmp(s->keys[i].name, s->mem_key) && !parse_u64(jv->val[i], &v))
+            k = v;
+    }
+    unsigned __int128 b = (unsigned __int128)(s->mem_const > 0 ? s->mem_const : 0) +
+                          (unsigned __int128)(s->mem_lin > 0 ? s->mem_lin : 0) * k +
+                          (unsigned __int128)(s->mem_quad > 0 ? s->mem_quad : 0) * k * k +
+                          (unsigned __int128)(s->mem_per_proc > 0 ? s->mem_per_proc : 0) * (unsigned)j->procs;
+    /* the kernel's own share: a stack and its page-table pages per process */
+    b += (unsigned __int128)(SL_STACK_SIZE + 8192) * (unsigned)j->procs;
+    return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
+static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
+{
+    struct scenario *sc = ps->sc;
+    if (sc->njobs == SCEN_MAX_JOBS)
+        return FAIL(ps, "bad token '%s': more than %d jobs", tok, SCEN_MAX_JOBS);
+    struct scen_job *j = &sc->jobs[sc->njobs];
+    char buf[512];
+    if (strlen(spec_text) >= sizeof buf)
+        return FAIL(ps, "bad token '%.40s...': longer than %d characters", tok, (int)sizeof buf - 1);
+    strcpy(buf, spec_text);
+    char *keys = strchr(buf, ':');
+    if (keys)
+        *keys++ = 0;
+    if (!buf[0])
+        return FAIL(ps, "bad token '%s': expected job=<app>[:key=value,...] (apps: %s)", tok, ps->env->apps);
+    size_t applen = strlen(buf);
+    j->spec = applen < sizeof j->app ? ps->env->lookup(buf) : NULL;
+    if (!j->spec)
+        return FAIL(ps, "bad token '%s': unknown app '%s' (apps: %s)", tok, buf, ps->env->apps);
+    memcpy(j->app, buf, applen + 1);
+    j->procs = ps->env->nharts;
+    j->at_us = 0;
+
+    struct job_vals jv;
+    memset(&jv, 0, sizeof jv);
+    for (char *k = keys; k && *k;) {
+        char *comma = strchr(k, ',');
+        if (comma)
+            *comma = 0;
+        if (job_key(ps, tok, j, &jv, k))
+            return -1;
+        k = comma ? comma + 1 : NULL;
+        if (k && !*k)
+            return FAIL(ps, "bad token '%s': ends with a comma", tok);
+    }
+    if (keys && !*keys)
+        return FAIL(ps, "bad token '%s': nothing after ':'", tok);
+
+    /* canonical args, defaults filled in */
+    size_t n = 0;
+    j->args[0] = 0;
+    for (uint32_t i = 0; i < j->spec->nkeys; i++) {
+        const struct sl_keyspec *k = &j->spec->keys[i];
+        if (!jv.given[i]) {
+            if (k->kind == SL_KEY_INT)
+                snprintf(jv.val[i], sizeof jv.val[i], "%lld", (long long)k->def);
+            else
+                choice_at(k->choices, (int)k->def, jv.val[i], sizeof jv.val[i]);
+        }
+        n += snprintf(j->args + n, n < sizeof j->args ? sizeof j->args - n : 0, "%s%s=%s", i ? "," : "", k->name,
+                      jv.val[i]);
+    }
+    if (n >= sizeof j->args)
+        return FAIL(ps, "bad token '%s': the app's keys do not fit in %d characters", tok, SL_ARGS_MAX);
+
+    j->mem_bytes = mem_estimate(j, &jv);
+    if (j->mem_bytes > ps->env->free_bytes)
+        return FAIL(ps, "bad token '%s': needs about %llu MiB of memory but only %llu MiB are free (boot with more -m, or make it smaller)",
+                    tok, (unsigned long long)(j->mem_bytes >> 20), (unsigned long long)(ps->env->free_bytes >> 20));
+    sc->njobs++;
+    return 0;
+}
+
+static int parse_token(struct parser *ps, const char *tok)
+{
+    struct scenario *sc = ps->sc;
+    char buf[512];
+    if (strlen(tok) >= sizeof buf)
+        return FAIL(ps, "bad token '%.40s...': longer than %d characters", tok, (int)sizeof buf - 1);
+    strcpy(buf, tok);
+    char *val = split_eq(buf);
+    const char *key = buf;
+    if (!val)
+        return FAIL(ps, "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, timeout=, wakeboost=, job=)", tok);
+    if (!strcmp(key, "job"))
+        return parse_job(ps, tok, val);
+    if (!strcmp(key, "policy")) {
+        if (strcmp(val, "timeslice") && strcmp(val, "gang") && strcmp(val, "partition"))
+            return FAIL(ps, "bad token '%s': expected policy=timeslice, policy=gang or policy=partition", tok);
+        if (!ps->env->policy_built(val))
+            return FAIL(ps, "bad token '%s': policy %s is not available yet in this build (available: %s)", tok, val,
+                        ps->env->policies);
+        snprintf(sc->policy, sizeof sc->policy, "%s", val);
+        return 0;
+    }
+    if (!strcmp(key, "quantum")) {
+        if (parse_time_us(val, &sc->quantum_us) || sc->quantum_us < SCEN_MIN_QUANTUM_US ||
+            sc->quantum_us > SCEN_MAX_QUANTUM_US)
+            return FAIL(ps, "bad token '%s': expected a quantum from %dus to %ds, like quantum=10ms or quantum=500us", tok,
+                        SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US / 1000000);
+        return 0;
+    }
+    if (!strcmp(key, "seed")) {
+        if (parse_u64(val, &sc->seed))
+            return FAIL(ps, "bad token '%s': expected seed=<whole number>", tok);
+        return 0;
+    }
+    if (!strcmp(key, "trace")) {
+        if (parse_onoff(val, &sc->trace))
+            return FAIL(ps, "bad token '%s': expected trace=on or trace=off", tok);
+        return 0;
+    }
+    if (!strcmp(key, "wakeboost")) {
+        if (parse_onoff(val, &sc->wakeboost))
+            return FAIL(ps, "bad token '%s': expected wakeboost=on or wakeboost=off", tok);
+        return 0;
+    }
+    if (!strcmp(key, "timeout")) {
+        if (parse_time_us(val, &sc->timeout_us) || sc->timeout_us == 0)
+            return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
+        return 0;
+    }
+    return FAIL(ps, "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, timeout=, wakeboost=, job=)",
+                tok, key);
+}
+
+int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *sc, char *err, size_t errlen)
+{
+    struct parser ps = { env, sc, err, errlen };
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->policy, sizeof sc->policy, "timeslice");
+    sc->quantum_us = SCEN_DEFAULT_QUANTUM_US;
+    sc->seed = 1;
+    const char *p = bootargs;
+    char tok[512];
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        size_t n = 0;
+        while (p[n] && p[n] != ' ' && p[n] != '\t' && p[n] != '\n')
+            n++;
+        if (!n)
+            break;
+        if (n >= sizeof tok)
+            return FAIL(&ps, "bad token '%.40s...': longer than %d characters", p, (int)sizeof tok - 1);
+        memcpy(tok, p, n);
+        tok[n] = 0;
+        p += n;
+        if (parse_token(&ps, tok))
+            return -1;
+    }
+    if (sc->njobs == 0)
+        return FAIL(&ps, "no job= in the scenario, so there is nothing to run (e.g. job=gauss job=oddeven; apps: %s)",
+                    env->apps);
+    return 0;
+}
+
+int scenario_arg(const char *args, const char *key, char *val, size_t vallen)
+{
+    size_t klen = strlen(key);
+    for (const char *a = args; *a;) {
+        const char *comma = strchr(a, ',');
+        size_t len = comma ? (size_t)(comma - a) : strlen(a);
+        if (len > klen && !strncmp(a, key, klen) && a[klen] == '=') {
+            size_t v = len - klen - 1;
+            if (v >= vallen)
+                v = vallen - 1;
+            memcpy(val, a + klen + 1, v);
+            val[v] = 0;
+            return 0;
+        }
+        a += len + (comma ? 1 : 0);
+    }
+    return -1;
+}

@@ -1,0 +1,58 @@
+/*
+ * scenario.h - the scenario language (kernel bootargs): parse and validate every token.
+ *
+ * Pure logic with no kernel dependency, so it also compiles for the host, where tests/host/ unit-tests
+ * it under ASan/UBSan. The kernel supplies what validation needs in struct scen_env: the app specs,
+ * the harts, the free memory and which policies this build has.
+ */
+#ifndef SCENARIO_H
+#define SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "abi.h"
+
+#define SCEN_MAX_JOBS 64
+
+struct scen_job {
+    char app[16];
+    const struct sl_appspec *spec;
+    int procs;
+    uint64_t at_us;
+    char args[SL_ARGS_MAX];     /* every app key in spec order, defaults filled in: "n=256,sync=barrier" */
+    uint64_t mem_bytes;         /* the spec's estimate for these keys */
+};
+
+struct scenario {
+    char policy[16];
+    uint64_t quantum_us;
+    uint64_t seed;
+    int trace;
+    uint64_t timeout_us;        /* 0 = no watchdog */
+    int wakeboost;
+    int njobs;
+    struct scen_job jobs[SCEN_MAX_JOBS];
+};
+
+struct scen_env {
+    int nharts;
+    uint64_t free_bytes;                                 /* memory the jobs can have */
+    const struct sl_appspec *(*lookup)(const char *app); /* NULL if there is no such app */
+    const char *apps;                                    /* "fault, gauss, ..." for messages */
+    int (*policy_built)(const char *policy);
+    const char *policies;                                /* the built ones, for messages */
+};
+
+#define SCEN_DEFAULT_QUANTUM_US 10000
+#define SCEN_MIN_QUANTUM_US 100
+#define SCEN_MAX_QUANTUM_US 10000000
+#define SCEN_MAX_TIME_US (24ULL * 3600 * 1000000)
+
+/* 0 on success; otherwise -1 and err holds one sentence naming the token and what was expected. */
+int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *out, char *err,
+                   size_t errlen);
+
+/* The value of key in a canonical args string ("k=v,k=v"), copied into val; 0 if found. */
+int scenario_arg(const char *args, const char *key, char *val, size_t vallen);
+
+#endif

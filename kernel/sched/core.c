@@ -1,0 +1,322 @@
+/*
+ * core.c - the scheduling core: per-hart dispatch loop, context switch, timers and IPIs.
+ *
+ * Model. Every hart runs scheduler_loop() on its own stack. The loop asks the policy for a process
+ * (pick_next), switches to it (dispatch), and gets control back when that process blocks, yields, is
+ * preempted or exits; then it asks again. A hart with nothing to run waits for an interrupt (wfi) with
+ * interrupts globally off and handles what woke it by polling sip. Processes run in U-mode and enter
+ * the kernel only through traps (usertrap); the kernel itself is never interrupted.
+ *
+ * Locking. sched_lock guards all process states, policy queues and job states. It is handed over across
+ * swtch: the loop holds it when it switches to a process, and the process releases it (in sched_resume
+ * or sched_first_return); a process holds it when it switches back to the loop, which releases it.
+ *
+ * Timers. Each hart has a periodic quantum tick (next_tick), first armed at a seeded random offset so
+ * that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this). The
+ * launcher hart also wakes for job arrivals, the watchdog and futex timeouts.
+ *
+ * Address spaces. c->satp_job is the job whose page table the hart has loaded; each such hart holds a
+ * reference (job->pt_refs counts them plus one for the live job), so a finished job's page tables are
+ * freed only when no hart can still walk them.
+ */
+#include "sched.h"
+
+struct cpu cpus[SL_MAX_HARTS];
+int ncpus;
+struct spinlock sched_lock = SPINLOCK_INIT("sched");
+const struct sched_class *sched;
+uint64_t sched_quantum;
+uint64_t sched_seed;
+int sched_wakeboost;
+
+extern const struct sched_class timeslice_class;
+static const struct sched_class *const classes[] = { &timeslice_class };
+
+void fpu_save(uint64_t *regs);
+void fpu_restore(const uint64_t *regs);
+void swtch(struct context *old, struct context *new);
+
+const struct sched_class *sched_class_by_name(const char *name)
+{
+    for (unsigned i = 0; i < ARRAY_SIZE(classes); i++)
+        if (!strcmp(classes[i]->name, name))
+            return classes[i];
+    return 0;
+}
+
+const char *sched_class_names(void)
+{
+    static char names[64];
+    if (!names[0])
+        for (unsigned i = 0; i < ARRAY_SIZE(classes); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", classes[i]->name);
+    return names;
+}
+
+uint64_t sched_rand(void)
+{
+    uint64_t z = (sched_seed += 0x9e3779b97f4a7c15UL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
+    return z ^ (z >> 31);
+}
+
+/* ---- timers ---- */
+
+static void arm_timer(struct cpu *c)
+{
+    uint64_t when = c->next_tick;
+    if (c->id == launcher_hart)
+        when = MIN(when, MIN(launcher_next_deadline(), futex_next_deadline()));
+    sbi_set_timer(when);
+}
+
+void sched_timer_interrupt(struct cpu *c)
+{
+    uint64_t now = rdtime();
+    if (now >= c->next_tick) {
+        while (c->next_tick <= now)
+            c->next_tick += sched_quantum;
+        acquire(&sched_lock);
+        sched->tick(c);
+        release(&sched_lock);
+    }
+    if (c->id == launcher_hart) {
+        futex_timeouts(now);
+        launcher_timer(now);
+    }
+    arm_timer(c);
+}
+
+void sched_soft_interrupt(struct cpu *c)
+{
+    csr_clear(sip, SIP_SSIP);
+    if (sched->ipi) {
+        acquire(&sched_lock);
+        sched->ipi(c);
+        release(&sched_lock);
+    }
+    if (c->id == launcher_hart)
+        arm_timer(c);    /* a futex timeout may have been added */
+}
+
+/* ---- services for policies ---- */
+
+void sched_ipi(uint64_t mask)
+{
+    /* SBI takes firmware hart ids as (mask, base): one call per run of targets within 64 ids of the
+       run's first (hart indices are in ascending id order, so usually one call covers all). */
+    unsigned long hmask = 0, base = 0;
+    for (int i = 0; i < ncpus; i++) {
+        if (!(mask & (1UL << i)))
+            continue;
+        if (hmask && cpus[i].hartid - base >= 64) {
+            sbi_send_ipi(hmask, base);
+            hmask = 0;
+        }
+        if (!hmask)
+            base = cpus[i].hartid;
+        hmask |= 1UL << (cpus[i].hartid - base);
+    }
+    if (hmask)
+        sbi_send_ipi(hmask, base);
+}
+
+void sched_kick(int hart)
+{
+    if (cpus[hart].idle && hart != mycpu()->id)
+        sched_ipi(1UL << hart);
+}
+
+void sched_preempt(struct cpu *c)
+{
+    c->need_resched = 1;
+    if (c != mycpu())
+        sched_ipi(1UL << c->id);
+}
+
+/* ---- address spaces ---- */
+
+static struct job *load_satp(struct cpu *c, struct job *j)
+{
+    struct job *old = c->satp_job;
+    if (old == j)
+        return 0;
+    csr_write(satp, vm_satp(j ? j->pt : kernel_pagetable));
+    sfence_vma();
+    c->satp_job = j;
+    if (j)
+        j->pt_refs++;
+    if (old && --old->pt_refs == 0)
+        return old;          /* the caller frees it after dropping sched_lock */
+    return 0;
+}
+
+/* ---- switching ---- */
+
+static void fpu_switch_in(struct cpu *c, struct proc *p)
+{
+    if (c->fpu_owner == p && p->fpu_cpu == c->id)
+        return;   /* the registers still hold p's values */
+    csr_set(sstatus, SSTATUS_FS_INITIAL);
+    fpu_restore(p->fpu);
+    csr_clear(sstatus, SSTATUS_FS);
+    csr_set(sstatus, SSTATUS_FS_CLEAN);
+    c->fpu_owner = p;
+    p->fpu_cpu = c->id;
+}
+
+static void fpu_switch_out(struct proc *p)
+{
+    if ((csr_read(sstatus) & SSTATUS_FS) == SSTATUS_FS_DIRTY) {
+        fpu_save(p->fpu);
+        csr_clear(sstatus, SSTATUS_FS);
+        csr_set(sstatus, SSTATUS_FS_CLEAN);
+    }
+}
+
+/* Run p on c until it gives the hart back. sched_lock held on entry and on return. Returns a job whose
+   page table lost its last user, if any. */
+static struct job *dispatch(struct cpu *c, struct proc *p)
+{
+    uint64_t now = rdtime();
+    p->state = P_RUNNING;
+    p->on_cpu = c;
+    p->dispatched_at = now;
+    p->nswitch++;
+    c->cur = p;
+    struct job *dead = load_satp(c, p->job);
+    fpu_switch_in(c, p);
+    p->tf.kernel_tp = (uint64_t)c;
+    p->job->info->running[p->idx] = 1;
+    if (!p->job->start)
+        p->job->start = now;
+    swtch(&c->sched_ctx, &p->ctx);
+    /* p is back in the loop (blocked, preempted, yielded or exited); we hold sched_lock */
+    c->cur = 0;
+    return dead;
+}
+
+/* Process side: leave the hart. sched_lock held, p->state already set. Returns when p runs again
+   (maybe on another hart), still holding sched_lock. */
+static void switch_out(struct proc *p)
+{
+    struct cpu *c = mycpu();
+    p->run_ticks += rdtime() - p->dispatched_at;
+    p->job->info->running[p->idx] = 0;
+    fpu_switch_out(p);
+    c->need_resched = 0;
+    swtch(&p->ctx, &c->sched_ctx);
+}
+
+void sched_make_ready(struct proc *p, enum enq_how how)
+{
+    if (p->state == P_BLOCKED)
+        p->blocked_ticks += rdtime() - p->blocked_at;
+    p->state = P_READY;
+    sched->enqueue(p, how);
+}
+
+void sched_block(struct proc *p)
+{
+    p->state = P_BLOCKED;
+    p->nblock++;
+    p->blocked_at = rdtime();
+    sched->blocked(p);
+    switch_out(p);
+}
+
+void sched_yield(struct proc *p)
+{
+    acquire(&sched_lock);
+    p->state = P_READY;
+    sched->enqueue(p, ENQ_YIELD);
+    switch_out(p);
+    release(&sched_lock);
+}
+
+void sched_on_return(struct proc *p)
+{
+    struct cpu *c = mycpu();
+    if (!c->need_resched)
+        return;
+    acquire(&sched_lock);
+    c->need_resched = 0;
+    p->npreempt++;
+    p->state = P_READY;
+    sched->enqueue(p, ENQ_PREEMPT);
+    switch_out(p);
+    release(&sched_lock);
+}
+
+void sched_exit(struct proc *p)
+{
+    p->state = P_ZOMBIE;
+    sched->exited(p);
+    switch_out(p);
+    panic("a zombie ran again");
+}
+
+/* A new process's first return from swtch lands here (its ctx.ra). */
+void sched_first_return(void)
+{
+    release(&sched_lock);
+    proc_return_to_user(myproc());
+}
+
+/* ---- the per-hart loop ---- */
+
+static void idle_wait(struct cpu *c)
+{
+    uint64_t t = rdtime();
+    while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)))
+        wfi();
+    c->idle = 0;
+    c->idle_ticks += rdtime() - t;
+    uint64_t sip = csr_read(sip);
+    if (sip & SIP_SSIP)
+        sched_soft_interrupt(c);
+    if (sip & SIP_STIP)
+        sched_timer_interrupt(c);
+}
+
+static void scheduler_loop(struct cpu *c)
+{
+    for (;;) {
+        acquire(&sched_lock);
+        c->idle = 0;
+        struct proc *p = sched->pick_next(c);
+        struct job *dead;
+        if (p) {
+            dead = dispatch(c, p);
+        } else {
+            c->idle = 1;
+            dead = load_satp(c, 0);   /* an idle hart holds no job's page table */
+        }
+        release(&sched_lock);
+        if (dead)
+            job_put_pagetable(dead);
+        if (p && p->state == P_ZOMBIE)
+            proc_reap(p);
+        if (!p)
+            idle_wait(c);
+    }
+}
+
+void sched_init(void)
+{
+    uint64_t now = rdtime();
+    for (int i = 0; i < ncpus; i++)
+        cpus[i].next_tick = now + sched_quantum + sched_rand() % sched_quantum;
+    sched->init();
+}
+
+void sched_start_hart(void)
+{
+    struct cpu *c = mycpu();
+    csr_set(sstatus, SSTATUS_FS_INITIAL);
+    csr_set(sie, SIE_SSIE | SIE_STIE);
+    arm_timer(c);
+    scheduler_loop(c);
+    panic("scheduler loop returned");
+}

@@ -1,0 +1,105 @@
+/*
+ * timeslice.c - uncoordinated time-slicing (Markatos 3.4.1; Feitelson & Rudolph's "uncoordinated").
+ *
+ * Each hart has its own FIFO run queue. A process is bound at creation to the least loaded hart (fewest
+ * live bound processes; ties to the lowest index) and never migrates. Each hart's periodic quantum tick
+ * sends its running process to the back of its queue if another process waits there. Harts tick
+ * independently, at seeded random phases (sched/core.c).
+ *
+ * wakeboost=on (Feitelson & Rudolph's conclusion: "it is imperative that systems that use blocking raise
+ * the priority of tasks that become unblocked"): a woken process goes to the front of its hart's queue and
+ * preempts the running process at once if that process has never blocked (a compute-bound or spinning
+ * process); otherwise it waits for the current turn to end, still at the front.
+ */
+#include "sched.h"
+
+struct ts_hart {
+    struct proc *head, *tail;   /* READY processes bound here, FIFO */
+    int nbound;                 /* live processes bound here (ready, running or blocked) */
+};
+
+static struct ts_hart ts[SL_MAX_HARTS];
+
+static void ts_init(void) { memset(ts, 0, sizeof ts); }
+
+static void ts_job_admit(struct job *j) {}
+static void ts_job_done(struct job *j) {}
+
+static void ts_proc_new(struct proc *p)
+{
+    int best = 0;
+    for (int h = 1; h < ncpus; h++)
+        if (ts[h].nbound < ts[best].nbound)
+            best = h;
+    p->hart = best;
+    ts[best].nbound++;
+}
+
+static void push_back(struct ts_hart *q, struct proc *p)
+{
+    p->rq_next = 0;
+    if (q->tail)
+        q->tail->rq_next = p;
+    else
+        q->head = p;
+    q->tail = p;
+}
+
+static void push_front(struct ts_hart *q, struct proc *p)
+{
+    p->rq_next = q->head;
+    q->head = p;
+    if (!q->tail)
+        q->tail = p;
+}
+
+static void ts_enqueue(struct proc *p, enum enq_how how)
+{
+    struct ts_hart *q = &ts[p->hart];
+    struct cpu *c = &cpus[p->hart];
+    if (how == ENQ_WAKE && sched_wakeboost) {
+        push_front(q, p);
+        if (c->cur && c->cur->nblock == 0)
+            sched_preempt(c);
+    } else {
+        push_back(q, p);
+    }
+    sched_kick(p->hart);
+}
+
+static struct proc *ts_pick_next(struct cpu *c)
+{
+    struct ts_hart *q = &ts[c->id];
+    struct proc *p = q->head;
+    if (p) {
+        q->head = p->rq_next;
+        if (!q->head)
+            q->tail = 0;
+        p->rq_next = 0;
+    }
+    return p;
+}
+
+static void ts_blocked(struct proc *p) {}
+
+static void ts_exited(struct proc *p) { ts[p->hart].nbound--; }
+
+static void ts_tick(struct cpu *c)
+{
+    if (c->cur && ts[c->id].head)
+        sched_preempt(c);
+}
+
+const struct sched_class timeslice_class = {
+    .name = "timeslice",
+    .init = ts_init,
+    .job_admit = ts_job_admit,
+    .job_done = ts_job_done,
+    .proc_new = ts_proc_new,
+    .enqueue = ts_enqueue,
+    .pick_next = ts_pick_next,
+    .blocked = ts_blocked,
+    .exited = ts_exited,
+    .tick = ts_tick,
+    .ipi = 0,
+};

@@ -1,0 +1,134 @@
+/*
+ * abi.h - the one contract between the schedlab kernel and U-mode code.
+ *
+ * Included by the kernel (kernel/) and by the user library (lib/). Everything a
+ * job can ask of the kernel is here: the syscall numbers and their arguments,
+ * the user address-space layout, the read-only job info page, and the app spec
+ * that every app embeds so the kernel can validate its scenario keys at boot.
+ *
+ * Calling convention (like Linux on RISC-V): number in a7, arguments in a0..a5,
+ * `ecall`, result in a0. A negative result is an error (SL_E*).
+ * Every pointer argument is checked by the kernel: a bad one returns SL_EFAULT,
+ * it never faults the kernel.
+ */
+#ifndef SL_ABI_H
+#define SL_ABI_H
+
+#include <stdint.h>
+
+/* ---- syscalls ------------------------------------------------------------ */
+#define SYS_exit        1  /* (int status): end the calling process; the job ends when its last process ends */
+#define SYS_write       2  /* (const char *buf, uint64 len) -> len: console output; whole lines are never interleaved */
+#define SYS_time        3  /* () -> the `time` CSR (ticks of info->timebase_hz); U-mode may also `rdtime` directly */
+#define SYS_self        4  /* () -> index of the calling process within its job (0 = the first process) */
+#define SYS_hart        5  /* () -> index 0..H-1 of the hart the caller runs on right now */
+#define SYS_yield       6  /* () -> 0: give up the hart to the next ready process of the policy */
+#define SYS_futex_wait  7  /* (uint32 *addr, uint32 expected, uint64 timeout_us) -> 0 when woken,
+                              SL_EAGAIN if *addr != expected at the call, SL_ETIMEDOUT; timeout_us 0 = forever */
+#define SYS_futex_wake  8  /* (uint32 *addr, uint32 n) -> number of processes woken (at most n) */
+#define SYS_proc_create 9  /* (uint64 entry, uint64 arg) -> index of the new process, or SL_ELIMIT when the job
+                              already has `procs` processes. The new process starts at entry with a0 = arg,
+                              a1 = its index, sp = a fresh stack of SL_STACK_SIZE bytes, ra = 0 (returning faults:
+                              call SYS_exit). It shares the job's address space. */
+#define SYS_topology   10  /* (struct sl_topology *out) -> 0 */
+#define SYS_alloc      11  /* (uint64 bytes, int node) -> user address of zeroed, page-aligned, read/write memory
+                              from NUMA node `node` (-1 = the caller's node, falling back to any node), or SL_ENOMEM */
+#define SYS_result     12  /* (int ok, const char *keys) -> 0: the job's verdict (ok != 0: check=ok) and extra
+                              space-separated key=value pairs for its RESULT line (at most SL_RESULT_MAX bytes).
+                              The last call wins. A job that ends without calling it is reported check=FAIL. */
+#define SYS_NSYSCALLS  13
+
+/* ---- errors (negative return values) ------------------------------------- */
+#define SL_EFAULT    (-1)   /* a pointer argument is not mapped user memory with the needed access */
+#define SL_EINVAL    (-2)   /* an argument is out of range */
+#define SL_EAGAIN    (-3)   /* futex value differed */
+#define SL_ETIMEDOUT (-4)
+#define SL_ENOMEM    (-5)
+#define SL_ELIMIT    (-6)   /* the job already has its `procs` processes */
+#define SL_ENOSYS    (-7)   /* unknown syscall number */
+
+/* ---- limits --------------------------------------------------------------- */
+#define SL_MAX_HARTS     64   /* hart masks are one uint64 */
+#define SL_MAX_PROCS    128   /* processes per job */
+#define SL_MAX_NODES      8   /* NUMA nodes */
+#define SL_ARGS_MAX     256   /* the app-keys string in the info page */
+#define SL_RESULT_MAX   200   /* extra RESULT keys from SYS_result */
+
+/* ---- user address space (Sv39, one per job, shared by its processes) ------ */
+#define SL_USER_BASE   0x40000000UL   /* user space is [SL_USER_BASE, SL_USER_TOP) */
+#define SL_INFO_VA     0x40000000UL   /* the job info page, read-only */
+#define SL_TEXT_VA     0x40010000UL   /* apps are linked here (linker/app.ld) */
+#define SL_HEAP_VA     0x48000000UL   /* SYS_alloc hands out memory upward from here */
+#define SL_STACK_TOP   0x80000000UL   /* process i's stack ends at SL_STACK_TOP - i*(SL_STACK_SIZE+guard page) */
+#define SL_USER_TOP    0x80000000UL
+#define SL_STACK_SIZE  (64 * 1024)
+
+/* ---- the job info page ----------------------------------------------------- */
+/*
+ * One page per job, mapped read-only at SL_INFO_VA and written by the kernel.
+ * Fields marked "live" change while the job runs: read them with a volatile
+ * access (the library's sl_info() pointer is volatile-qualified).
+ */
+#define SL_INFO_MAGIC 0x534c4946u  /* "SLIF" */
+struct sl_info {
+    uint32_t magic;
+    uint32_t job_id;          /* 1-based, in scenario order */
+    uint32_t nharts;          /* H: harts in the machine */
+    uint32_t nprocs;          /* the job's `procs` key: how many processes it should create in all */
+    uint32_t nnodes;          /* NUMA nodes (1 without -numa) */
+    uint32_t flags;           /* SL_INFO_* */
+    uint64_t timebase_hz;     /* frequency of the `time` CSR (10 MHz on QEMU virt) */
+    uint64_t seed;            /* the scenario's seed=, mixed with the job id */
+    uint64_t start_time;      /* `time` CSR value when the job was admitted */
+    char     app[16];         /* the app's name */
+    char     args[SL_ARGS_MAX];/* every app key, defaults filled in: "n=256,sync=barrier,barrier=spin" */
+    uint8_t  hart_node[SL_MAX_HARTS]; /* NUMA node of each hart */
+    /* live fields */
+    uint32_t fg_live;         /* foreground (non-background) jobs of the scenario not yet finished */
+    uint32_t allot_count;     /* harts the job may use now (partition allotment; H under other policies) */
+    uint64_t allot_mask;      /* which harts those are */
+    uint32_t running[SL_MAX_PROCS]; /* running[i] = 1 while process i is on a hart this instant */
+};
+#define SL_INFO_BACKGROUND 1u  /* this job is a background job (its app spec says so) */
+
+struct sl_topology {
+    uint32_t nharts, nnodes;
+    uint8_t  hart_node[SL_MAX_HARTS];
+    uint64_t node_mem_bytes[SL_MAX_NODES];
+};
+
+/* ---- the app spec ----------------------------------------------------------- */
+/*
+ * Every app embeds exactly one struct sl_appspec in the ELF section ".slapp"
+ * (the SL_APP macro in lib/schedlab.h does it). The kernel reads it from the
+ * embedded ELF at boot to validate the scenario's job= keys, to fill in
+ * defaults, and to refuse sizes that cannot fit in memory. Strings are fixed
+ * arrays (no pointers: the spec is read before the app is loaded).
+ * Keys common to every app (procs=, at=) are the kernel's and not listed here.
+ */
+#define SL_APPSPEC_MAGIC 0x534c4150u  /* "SLAP" */
+#define SL_MAX_KEYS 10
+#define SL_KEY_INT  1   /* integer in [min, max]; default def */
+#define SL_KEY_ENUM 2   /* one of choices ("a|b|c"); default is choices' entry number def */
+struct sl_keyspec {
+    char     name[16];
+    uint32_t kind;
+    uint32_t _pad;
+    int64_t  min, max, def;
+    char     choices[64];
+};
+#define SL_APP_BACKGROUND 1u  /* the job never ends by itself: it runs until every foreground job has ended */
+struct sl_appspec {
+    uint32_t magic;
+    uint32_t nkeys;
+    uint32_t flags;           /* SL_APP_* */
+    uint32_t _pad;
+    char     about[64];       /* one line for `ERROR unknown app` help */
+    /* memory estimate checked at boot: bytes = mem_const + mem_lin*k + mem_quad*k*k, k = value of key mem_key
+       (mem_key "" = no key); per-process bytes add mem_per_proc * procs */
+    char     mem_key[16];
+    int64_t  mem_const, mem_lin, mem_quad, mem_per_proc;
+    struct sl_keyspec keys[SL_MAX_KEYS];
+};
+
+#endif

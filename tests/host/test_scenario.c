@@ -1,0 +1,136 @@
+/* Unit tests of the scenario parser (kernel/scenario.c) on the host, under ASan/UBSan. */
+#include <string.h>
+#include "check.h"
+#include "scenario.h"
+
+static const struct sl_appspec gauss = {
+    .magic = SL_APPSPEC_MAGIC, .nkeys = 3, .mem_key = "n", .mem_quad = 16, .mem_const = 4096,
+    .keys = {
+        { .name = "n", .kind = SL_KEY_INT, .min = 2, .max = 4096, .def = 256 },
+        { .name = "sync", .kind = SL_KEY_ENUM, .def = 0, .choices = "barrier|cond" },
+        { .name = "barrier", .kind = SL_KEY_ENUM, .def = 1, .choices = "spin|block" },
+    },
+};
+static const struct sl_appspec hog = { .magic = SL_APPSPEC_MAGIC, .nkeys = 0, .flags = SL_APP_BACKGROUND };
+
+static const struct sl_appspec *lookup(const char *name)
+{
+    if (!strcmp(name, "gauss"))
+        return &gauss;
+    if (!strcmp(name, "hog"))
+        return &hog;
+    return NULL;
+}
+
+static int only_timeslice(const char *p) { return !strcmp(p, "timeslice"); }
+
+static const struct scen_env env = { 4, 64ULL << 20, lookup, "gauss, hog", only_timeslice, "timeslice" };
+
+static struct scenario sc;
+static char err[400];
+
+static int parse(const char *args) { return scenario_parse(args, &env, &sc, err, sizeof err); }
+
+/* the parse fails and the message names the token and contains `what` */
+static int fails(const char *args, const char *token, const char *what)
+{
+    if (parse(args) == 0)
+        return 0;
+    int ok = strstr(err, token) && strstr(err, what);
+    if (!ok)
+        fprintf(stderr, "  message for '%s' was: %s\n", args, err);
+    return ok;
+}
+
+static void test_defaults(void)
+{
+    CHECK(parse("job=gauss") == 0);
+    CHECK(!strcmp(sc.policy, "timeslice"));
+    CHECK(sc.quantum_us == 10000 && sc.seed == 1 && sc.trace == 0 && sc.timeout_us == 0 && sc.wakeboost == 0);
+    CHECK(sc.njobs == 1 && sc.jobs[0].procs == 4 && sc.jobs[0].at_us == 0);
+    CHECK(!strcmp(sc.jobs[0].args, "n=256,sync=barrier,barrier=block"));
+}
+
+static void test_full(void)
+{
+    CHECK(parse("  policy=timeslice quantum=500us seed=42 trace=on timeout=30s wakeboost=on "
+                "job=gauss:n=64,barrier=spin,procs=2,at=1500ms job=hog:procs=3  ") == 0);
+    CHECK(sc.quantum_us == 500 && sc.seed == 42 && sc.trace == 1 && sc.timeout_us == 30000000 && sc.wakeboost);
+    CHECK(sc.njobs == 2);
+    CHECK(!strcmp(sc.jobs[0].args, "n=64,sync=barrier,barrier=spin"));
+    CHECK(sc.jobs[0].procs == 2 && sc.jobs[0].at_us == 1500000);
+    CHECK(sc.jobs[0].mem_bytes >= 64 * 64 * 16);
+    CHECK(!strcmp(sc.jobs[1].app, "hog") && sc.jobs[1].procs == 3 && sc.jobs[1].args[0] == 0);
+    CHECK(parse("job=gauss quantum=2ms quantum=1s") == 0 && sc.quantum_us == 1000000);   /* last one wins */
+}
+
+static void test_bad_tokens(void)
+{
+    CHECK(fails("policy=fifo job=gauss", "policy=fifo", "expected policy=timeslice"));
+    CHECK(fails("policy=gang job=gauss", "policy=gang", "not available yet"));
+    CHECK(fails("policy=partition job=gauss", "policy=partition", "not available yet"));
+    CHECK(fails("job=matmul", "job=matmul", "unknown app 'matmul'"));
+    CHECK(fails("job=gauss:bogus=1", "job=gauss:bogus=1", "no key 'bogus'"));
+    CHECK(fails("job=gauss:procs=0", "procs=0", "from 1 to"));
+    CHECK(fails("job=gauss:procs=129", "procs=129", "from 1 to"));
+    CHECK(fails("job=gauss:procs=two", "procs=two", "whole number"));
+    CHECK(fails("job=gauss:procs=-1", "procs=-1", "whole number"));
+    CHECK(fails("quantum=0 job=gauss", "quantum=0", "quantum"));
+    CHECK(fails("quantum= job=gauss", "quantum=", "quantum"));
+    CHECK(fails("quantum=10 job=gauss", "quantum=10", "quantum"));
+    CHECK(fails("quantum=10xs job=gauss", "quantum=10xs", "quantum"));
+    CHECK(fails("quantum=50us job=gauss", "quantum=50us", "from 100us"));
+    CHECK(fails("seed=abc job=gauss", "seed=abc", "whole number"));
+    CHECK(fails("seed=99999999999999999999999 job=gauss", "seed=9999", "whole number"));
+    CHECK(fails("trace=yes job=gauss", "trace=yes", "trace=on or trace=off"));
+    CHECK(fails("timeout=0s job=gauss", "timeout=0s", "positive time"));
+    CHECK(fails("wakeboost=1 job=gauss", "wakeboost=1", "wakeboost=on"));
+    CHECK(fails("job=gauss:n=1", "n=1", "from 2 to 4096"));
+    CHECK(fails("job=gauss:n=12a", "n=12a", "whole number"));
+    CHECK(fails("job=gauss:sync=lock", "sync=lock", "barrier or cond"));
+    CHECK(fails("job=gauss:n=4096", "n=4096", "MiB"));               /* 256 MiB estimate > 64 MiB free */
+    CHECK(fails("job=gauss:n=64,n=65", "n=65", "twice"));
+    CHECK(fails("job=gauss:n", "job=gauss:n", "not key=value"));
+    CHECK(fails("job=gauss:", "job=gauss:", "nothing after"));
+    CHECK(fails("job=gauss:n=64,", "job=gauss:n=64,", "comma"));
+    CHECK(fails("job=", "job=", "expected job=<app>"));
+    CHECK(fails("job=gauss:at=5", "at=5", "time"));
+    CHECK(fails("colour=blue job=gauss", "colour=blue", "unknown setting"));
+    CHECK(fails("gauss", "gauss", "key=value"));
+    CHECK(fails("", "no job=", "nothing to run"));
+    CHECK(fails("policy=timeslice", "no job=", "nothing to run"));
+}
+
+static void test_limits(void)
+{
+    char big[64 * 12 + 64] = "";
+    for (int i = 0; i < 64; i++)
+        strcat(big, "job=hog ");
+    CHECK(parse(big) == 0 && sc.njobs == 64);
+    strcat(big, "job=hog");
+    CHECK(fails(big, "job=hog", "more than 64 jobs"));
+    char longtok[700];
+    memset(longtok, 'a', sizeof longtok - 1);
+    longtok[sizeof longtok - 1] = 0;
+    CHECK(fails(longtok, "aaaa", "longer than"));
+    CHECK(fails("job=gauss:at=99999999999999s", "at=", "time"));
+}
+
+static void test_arg_lookup(void)
+{
+    char v[16];
+    CHECK(scenario_arg("n=256,sync=barrier,barrier=spin", "sync", v, sizeof v) == 0 && !strcmp(v, "barrier"));
+    CHECK(scenario_arg("n=256,sync=barrier,barrier=spin", "barrier", v, sizeof v) == 0 && !strcmp(v, "spin"));
+    CHECK(scenario_arg("n=256,sync=barrier", "syn", v, sizeof v) != 0);
+    CHECK(scenario_arg("", "n", v, sizeof v) != 0);
+}
+
+int main(void)
+{
+    test_defaults();
+    test_full();
+    test_bad_tokens();
+    test_limits();
+    test_arg_lookup();
+    return check_done("test_scenario");
+}
