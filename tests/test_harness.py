@@ -1,0 +1,620 @@
+"""Unit tests of the Python harness (tools/schedlab_harness), without a real QEMU.
+
+Booting is tested against a fake QEMU: a small Python script written to a
+temporary directory and selected with SCHEDLAB_QEMU.  It records its argv and,
+depending on FAKE_QEMU_MODE,
+
+* ``canned``: prints the file FAKE_QEMU_CONSOLE and exits with FAKE_QEMU_EXIT;
+* ``hang``:   prints the canned console without its last newline, starts a
+  grandchild (pid in FAKE_QEMU_PIDFILE) and sleeps, to be killed by the timeout;
+* ``sim``:    plays a tiny kernel: reads -append, answers bad tokens with ERROR,
+  prints BOOT, one RESULT per job and SUMMARY.  Elapsed time of a job is
+  BASE[app] * (1 + (jobs - 1) * EXTRA[policy]), so slowdowns are exact:
+  with two jobs timeslice 2.0, gang 1.5, partition 1.2.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from schedlab_harness import cli, commands, compare, console, mix, qemu, scenario, stats, writers
+from schedlab_harness.compare import ALONE, MIX, Trial
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCHER = REPO / "tools" / "schedlab"
+
+FAKE_QEMU = r'''
+import json, os, subprocess, sys, time
+
+argv = sys.argv[1:]
+if os.environ.get("FAKE_QEMU_LOG"):
+    with open(os.environ["FAKE_QEMU_LOG"], "a") as log:
+        log.write(json.dumps(argv) + "\n")
+mode = os.environ.get("FAKE_QEMU_MODE", "canned")
+out = sys.stdout
+
+if mode == "canned":
+    out.buffer.write(open(os.environ["FAKE_QEMU_CONSOLE"], "rb").read())
+    sys.exit(int(os.environ.get("FAKE_QEMU_EXIT", "0")))
+
+if mode == "hang":
+    out.buffer.write(open(os.environ["FAKE_QEMU_CONSOLE"], "rb").read().rstrip(b"\n"))
+    out.flush()
+    child = subprocess.Popen(["sleep", "60"])
+    with open(os.environ["FAKE_QEMU_PIDFILE"], "w") as f:
+        f.write(str(child.pid))
+    time.sleep(60)
+    sys.exit(0)
+
+# mode == "sim"
+cpus = int(argv[argv.index("-smp") + 1])
+tokens = argv[argv.index("-append") + 1].split()
+POLICIES = os.environ.get("FAKE_QEMU_POLICIES", "timeslice,gang,partition").split(",")
+BASE = {"gauss": 10000, "oddeven": 20000, "synth": 5000, "fault": 100}
+EXTRA = {"timeslice": 1.0, "gang": 0.5, "partition": 0.2}
+print("OpenSBI v1.1")
+print("Platform Name             : riscv-virtio,qemu")
+policy, jobs = "timeslice", []
+for token in tokens:
+    key, _, value = token.partition("=")
+    if key == "policy" and value in POLICIES:
+        policy = value
+    elif key == "job" and value.partition(":")[0] in list(BASE) + ["hog"]:
+        app, _, keys = value.partition(":")
+        jobs.append((app, [kv for kv in keys.split(",") if kv]))
+    elif key not in ("quantum", "seed", "trace", "timeout", "wakeboost") or key == "policy":
+        print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
+        sys.exit(2)
+print(f"BOOT harts={cpus} nodes=1 mem_mb=256 policies={','.join(POLICIES)} apps=gauss,oddeven,synth,hog,fault boot_us=1200")
+elapsed = {}
+for i, (app, keys) in enumerate(jobs):
+    if app != "hog":
+        elapsed[i] = int(BASE[app] * (1 + (len(jobs) - 1) * EXTRA[policy]))
+end = max(elapsed.values(), default=0)
+failed = 0
+for i, (app, keys) in enumerate(jobs):
+    e = elapsed.get(i, end)
+    check = "FAIL" if app == "fault" else "ok"
+    failed += check != "ok"
+    more = " ".join(keys + (["reason=pagefault"] if app == "fault" else ["maxerr=1e-12"]))
+    print(f"RESULT job={i} app={app} policy={policy} harts={cpus} procs={cpus} arrive_us=0 "
+          f"start_us=10 end_us={10 + e} elapsed_us={e} cpu_us={e * cpus} check={check} {more}")
+print(f"SUMMARY policy={policy} harts={cpus} jobs={len(jobs)} failed={failed} makespan_us={end + 10}")
+sys.exit(3 if failed else 0)
+'''
+
+CONSOLE = (
+    "\r\nOpenSBI v1.1\r\n"
+    "   ____                    _____ ____ _____\r\n"
+    "Platform Name             : riscv-virtio,qemu\r\n"
+    "BOOT harts=2 nodes=1 mem_mb=256 policies=timeslice,gang apps=gauss,oddeven,hog boot_us=1834\r\n"
+    "TRACE 1200 0 dispatch 1 0\r\n"
+    "RESULT job=0 app=gauss policy=gang harts=2 procs=2 arrive_us=0 start_us=5 end_us=35005 "
+    "elapsed_us=35000 cpu_us=69000 check=ok n=256 sync=barrier barrier=spin maxerr=1e-12 iter_us=35\r\n"
+    "FOO some future line kind\r\n"
+    "RESULT job=1 app=hog policy=gang harts=2 procs=2 arrive_us=0 start_us=5 end_us=35010 "
+    "elapsed_us=35005 cpu_us=1000 check=ok\r\n"
+    "SUMMARY policy=gang harts=2 jobs=2 failed=0 makespan_us=35010\r\n"
+)
+
+
+# ---------------------------------------------------------------- fixtures
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """A fake QEMU on SCHEDLAB_QEMU, a dummy kernel, and helpers to set it up and read its argv log."""
+    script = tmp_path / "fake-qemu"
+    script.write_text(f"#!{sys.executable}\n{FAKE_QEMU}")
+    script.chmod(0o755)
+    kernel = tmp_path / "kernel.elf"
+    kernel.write_bytes(b"\x7fELF")
+    log = tmp_path / "argv.log"
+    monkeypatch.setenv("SCHEDLAB_QEMU", str(script))
+    monkeypatch.setenv("FAKE_QEMU_LOG", str(log))
+    monkeypatch.setattr(qemu.os, "cpu_count", lambda: 2)
+
+    class Fake:
+        path = tmp_path
+        kernel_path = str(kernel)
+
+        def canned(self, text, exit_code=0, mode="canned"):
+            console_file = tmp_path / "console.txt"
+            console_file.write_bytes(text.encode())
+            monkeypatch.setenv("FAKE_QEMU_MODE", mode)
+            monkeypatch.setenv("FAKE_QEMU_CONSOLE", str(console_file))
+            monkeypatch.setenv("FAKE_QEMU_EXIT", str(exit_code))
+            monkeypatch.setenv("FAKE_QEMU_PIDFILE", str(tmp_path / "child.pid"))
+
+        def sim(self, policies="timeslice,gang,partition"):
+            monkeypatch.setenv("FAKE_QEMU_MODE", "sim")
+            monkeypatch.setenv("FAKE_QEMU_POLICIES", policies)
+
+        def calls(self):
+            if not log.exists():
+                return []
+            return [json.loads(line) for line in log.read_text().splitlines()]
+
+        def bootargs(self):
+            return [argv[argv.index("-append") + 1] for argv in self.calls()]
+
+    return Fake()
+
+
+def schedlab(fake, *argv):
+    """Run the CLI in-process with the fake kernel; returns the exit status."""
+    return cli.main([argv[0], "--kernel", fake.kernel_path, *argv[1:]])
+
+
+def fake_run(results, exit_code=0, summary=None, timed_out=False):
+    """A Run carrying given RESULT dicts, as the aggregation code sees it."""
+    return qemu.Run(cpus=2, bootargs="", argv=[], console="", exit_code=exit_code, timed_out=timed_out,
+                    parsed=console.Console(results=list(results), summary=summary))
+
+
+def result(job, app, elapsed, check="ok"):
+    return {"job": job, "app": app, "elapsed_us": elapsed, "check": check}
+
+
+# ---------------------------------------------------------------- console parsing
+
+@pytest.mark.parametrize("text, value", [
+    ("42", 42), ("-3", -3), ("007", 7), ("1e-12", 1e-12), ("3.5", 3.5), ("-.5", -0.5), ("2E+3", 2000.0),
+    ("0x80200000", "0x80200000"), ("ok", "ok"), ("1.2.3", "1.2.3"), ("", ""), ("12us", "12us"),
+])
+def test_parse_value_types(text, value):
+    parsed = console.parse_value(text)
+    assert parsed == value and type(parsed) is type(value)
+
+
+def test_parse_console_typed_results_and_ignored_lines():
+    parsed = console.parse_console(CONSOLE)
+    assert parsed.boot == {"harts": 2, "nodes": 1, "mem_mb": 256, "policies": ["timeslice", "gang"],
+                           "apps": ["gauss", "oddeven", "hog"], "boot_us": 1834}
+    assert len(parsed.results) == 2
+    gauss = parsed.results[0]
+    assert gauss["job"] == 0 and gauss["elapsed_us"] == 35000 and gauss["check"] == "ok"
+    assert gauss["maxerr"] == 1e-12 and gauss["barrier"] == "spin" and gauss["iter_us"] == 35
+    assert all(isinstance(v, int) for k, v in gauss.items() if k.endswith("_us"))
+    assert parsed.summary == {"policy": "gang", "harts": 2, "jobs": 2, "failed": 0, "makespan_us": 35010}
+    assert parsed.traces == ["TRACE 1200 0 dispatch 1 0"]
+    assert parsed.errors == [] and parsed.panics == [] and parsed.malformed == []
+
+
+def test_error_and_panic_lines_kept_verbatim():
+    text = ("ERROR unknown token 'polcy=gang': expected policy=timeslice|gang|partition\n"
+            "PANIC 1 13 0x80201234 0x0 load page fault\n")
+    parsed = console.parse_console(text)
+    assert parsed.errors == ["ERROR unknown token 'polcy=gang': expected policy=timeslice|gang|partition"]
+    assert parsed.panics == ["PANIC 1 13 0x80201234 0x0 load page fault"]
+    assert parsed.results == [] and parsed.summary is None and parsed.boot is None
+
+
+def test_partial_console_drops_cut_line_and_keeps_malformed_apart():
+    cut = CONSOLE.split("RESULT job=1")[0] + "RESULT job=1 app=hog policy=ga"
+    parsed = console.parse_console(cut, complete=False)
+    assert [r["job"] for r in parsed.results] == [0]
+    assert parsed.summary is None and parsed.malformed == []
+    # The same text taken as complete: the cut RESULT lacks required keys.
+    parsed = console.parse_console(cut, complete=True)
+    assert len(parsed.results) == 1 and parsed.malformed == ["RESULT job=1 app=hog policy=ga"]
+
+
+def test_result_fields_without_equals_and_repeated_keys():
+    fields = console.parse_fields("a=1 flag b=x a=2")
+    assert fields == {"a": 2, "flag": True, "b": "x"}
+
+
+# ---------------------------------------------------------------- scenarios
+
+def test_scenario_text_header_comments_and_tokens():
+    text = textwrap.dedent("""\
+        # cpus: 3
+        # repeat: 4
+        # Note: free text is not a directive
+        policy=gang   quantum=5ms   # inline comment
+        job=gauss:n=64,procs=2
+
+        # cpus: 9   (after the first token: just a comment)
+        job=hog
+        """)
+    parsed = scenario.parse_scenario_text(text)
+    assert parsed.cpus == 3 and parsed.repeat == 4
+    assert parsed.tokens == ["policy=gang", "quantum=5ms", "job=gauss:n=64,procs=2", "job=hog"]
+    assert parsed.bootargs == "policy=gang quantum=5ms job=gauss:n=64,procs=2 job=hog"
+
+
+def test_scenario_bad_directive_value():
+    with pytest.raises(qemu.HarnessError, match="cpus"):
+        scenario.parse_scenario_text("# cpus: two\njob=gauss\n")
+
+
+def test_resolve_scenario_by_name_suffix_and_path(tmp_path):
+    by_name = scenario.resolve_scenario("default-mix")
+    assert by_name == scenario.resolve_scenario("default-mix.scn")
+    own = tmp_path / "mine.scn"
+    own.write_text("job=synth\n")
+    assert scenario.load_scenario(str(own)).tokens == ["job=synth"]
+    with pytest.raises(qemu.HarnessError, match="markatos-3.5.1"):
+        scenario.resolve_scenario("no-such-scenario")
+
+
+def test_scenario_from_args():
+    assert scenario.scenario_from_args(["policy=gang", "job=gauss"]).tokens == ["policy=gang", "job=gauss"]
+    loaded = scenario.scenario_from_args(["markatos-3.5.1", "seed=7"])
+    assert loaded.cpus == 2 and loaded.tokens[-1] == "seed=7" and "job=hog" in loaded.tokens
+    assert scenario.scenario_from_args([], default_tokens=["job=gauss"]).tokens == ["job=gauss"]
+    with pytest.raises(qemu.HarnessError, match="more than one"):
+        scenario.scenario_from_args(["default-mix", "feitelson-load"])
+
+
+SETTINGS = {"policy": {"timeslice", "gang", "partition"}, "quantum": None, "seed": None,
+            "trace": {"on", "off"}, "timeout": None, "wakeboost": {"on", "off"}}
+APP_KEYS = {"gauss": {"n", "variant", "sync", "barrier"}, "oddeven": {"n", "barrier"},
+            "synth": {"grain", "var", "iters", "barrier"}, "hog": set(), "fault": {"kind"}}
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "tools" / "scenarios").glob("*.scn")), ids=lambda p: p.name)
+def test_shipped_scenarios_use_only_contract_tokens(path):
+    parsed = scenario.load_scenario(str(path))
+    settings, jobs = mix.split_tokens(parsed.tokens)
+    assert jobs, "a scenario needs jobs"
+    for token in settings:
+        key, _, value = token.partition("=")
+        assert key in SETTINGS, token
+        assert SETTINGS[key] is None or value in SETTINGS[key], token
+    for job in jobs:
+        assert job.app in APP_KEYS, job.token
+        keys = job.token.partition(":")[2]
+        for kv in filter(None, keys.split(",")):
+            assert kv.partition("=")[0] in APP_KEYS[job.app] | {"procs", "at"}, job.token
+
+
+def test_default_mix_file_matches_builtin_default():
+    assert scenario.load_scenario("default-mix").tokens == commands.DEFAULT_MIX
+
+
+# ---------------------------------------------------------------- mixes
+
+def test_split_tokens_and_background():
+    settings, jobs = mix.split_tokens(["policy=gang", "job=gauss:n=64", "seed=2", "job=hog:procs=1", "job=oddeven"])
+    assert settings == ["policy=gang", "seed=2"]
+    assert [(j.index, j.app, j.background) for j in jobs] == [(0, "gauss", False), (1, "hog", True),
+                                                              (2, "oddeven", False)]
+
+
+def test_override_replaces_and_removes():
+    assert mix.override(["policy=gang", "seed=1", "quantum=1ms"], policy="partition", quantum="5ms") == \
+        ["seed=1", "policy=partition", "quantum=5ms"]
+    assert mix.override(["policy=gang", "seed=1"], policy=None) == ["seed=1"]
+
+
+@pytest.mark.parametrize("first_id", [0, 1])
+def test_match_results_by_id_order(first_id):
+    _, jobs = mix.split_tokens(["job=gauss", "job=gauss", "job=hog"])
+    results = [result(first_id + 2, "hog", 9), result(first_id, "gauss", 5), result(first_id + 1, "gauss", 6)]
+    matched = mix.match_results(results, jobs)
+    assert {i: r["elapsed_us"] for i, r in matched.items()} == {0: 5, 1: 6, 2: 9}
+
+
+def test_match_results_with_a_missing_job_falls_back_to_apps():
+    _, jobs = mix.split_tokens(["job=gauss", "job=oddeven", "job=hog"])
+    matched = mix.match_results([result(1, "oddeven", 7), result(2, "hog", 8)], jobs)
+    assert {i: r["app"] for i, r in matched.items()} == {1: "oddeven", 2: "hog"}
+
+
+# ---------------------------------------------------------------- stats
+
+def test_spread_median_and_range():
+    odd = stats.Spread.of([3, 1, 2])
+    assert (odd.median, odd.low, odd.high, odd.count) == (2, 1, 3, 3)
+    even = stats.Spread.of([4, 1, 2, None, 3])
+    assert (even.median, even.low, even.high, even.count) == (2.5, 1, 4, 4)
+    assert stats.Spread.of([]) is None and stats.Spread.of([None]) is None
+
+
+def test_slowdowns_are_per_repeat_ratios():
+    assert stats.slowdowns([20, 30, None, 8], [10, 10, 10, 0]) == [2.0, 3.0]
+    assert stats.ratio(None, 3) is None and stats.ratio(3, 0) is None
+    assert stats.mean([1.0, None, 2.0]) == 1.5 and stats.mean([]) is None
+
+
+# ---------------------------------------------------------------- comparison
+
+def test_plan_runs_each_foreground_job_alone_and_the_mix():
+    settings, jobs = mix.split_tokens(["policy=gang", "seed=3", "job=gauss:procs=2", "job=hog", "job=oddeven"])
+    trials = compare.plan(settings, jobs, ["timeslice", "gang"], repeats=2, quantum="5ms")
+    assert len(trials) == 2 * 2 * 3         # repeats x policies x (2 alone + 1 mix)
+    assert [(t.repeat, t.policy, t.kind) for t in trials[:6]] == [
+        (0, "timeslice", ALONE), (0, "timeslice", ALONE), (0, "timeslice", MIX),
+        (0, "gang", ALONE), (0, "gang", ALONE), (0, "gang", MIX)]
+    assert all("job=hog" not in t.tokens for t in trials if t.kind == ALONE)
+    first = trials[0]
+    assert first.tokens == ("seed=3", "policy=timeslice", "quantum=5ms", "job=gauss:procs=2")
+    assert trials[2].tokens[-3:] == ("job=gauss:procs=2", "job=hog", "job=oddeven")
+
+
+def test_aggregate_median_of_ratios_makespan_and_ranking():
+    settings, jobs = mix.split_tokens(["job=gauss", "job=hog"])
+    done = []
+    # repeat 0: alone 10, mix 40 (ratio 4); repeat 1: alone 20, mix 40 (2); repeat 2: alone 10, mix 30 (3)
+    for r, (alone, mixed) in enumerate([(10, 40), (20, 40), (10, 30)]):
+        done.append((Trial("timeslice", ALONE, r, (), jobs[0]), fake_run([result(0, "gauss", alone)])))
+        done.append((Trial("timeslice", MIX, r, ()), fake_run(
+            [result(0, "gauss", mixed), result(1, "hog", mixed + 1)], summary={"makespan_us": mixed + 2})))
+        done.append((Trial("gang", ALONE, r, (), jobs[0]), fake_run([result(0, "gauss", 10)])))
+        done.append((Trial("gang", MIX, r, ()), fake_run([result(0, "gauss", 15)], summary={"makespan_us": 16})))
+    outcomes = compare.aggregate(done, jobs, ["timeslice", "gang"], repeats=3)
+    ts, gang = outcomes
+    gauss, hog = ts.jobs
+    assert gauss.slowdown == stats.Spread(3.0, 2.0, 4.0, 3)   # median of ratios, not 40/10
+    assert gauss.alone.median == 10 and gauss.mix.median == 40
+    assert hog.slowdown is None and hog.alone is None and hog.mix.median == 41
+    assert ts.makespan == stats.Spread(42, 32, 42, 3)
+    assert gang.jobs[0].slowdown.median == 1.5 and gang.mean_slowdown == 1.5
+    assert [o.policy for o in compare.ranking(outcomes)] == ["gang", "timeslice"]
+    as_dict = compare.outcomes_to_dict(outcomes)
+    assert as_dict["ranking"] == ["gang", "timeslice"]
+    assert as_dict["policies"][0]["jobs"][0]["slowdown"] == {"median": 3.0, "min": 2.0, "max": 4.0, "n": 3}
+    json.dumps(as_dict)
+
+
+def test_aggregate_ignores_failed_runs():
+    _, jobs = mix.split_tokens(["job=gauss"])
+    done = [(Trial("gang", ALONE, 0, (), jobs[0]), fake_run([result(0, "gauss", 10)])),
+            (Trial("gang", MIX, 0, ()), fake_run([result(0, "gauss", 99, check="FAIL")], exit_code=1)),
+            (Trial("gang", ALONE, 1, (), jobs[0]), fake_run([result(0, "gauss", 10)], timed_out=True)),
+            (Trial("gang", MIX, 1, ()), fake_run([result(0, "gauss", 20)]))]
+    (outcome,) = compare.aggregate(done, jobs, ["gang"], repeats=2)
+    assert outcome.jobs[0].slowdown is None        # no repeat has both a good alone and a good mix
+    assert outcome.jobs[0].alone.count == 1 and outcome.jobs[0].mix.count == 1
+    assert compare.ranking([outcome]) == []
+
+
+# ---------------------------------------------------------------- writers
+
+def test_csv_and_json_one_record_per_job_per_run(tmp_path):
+    runs = [qemu.Run(2, "job=gauss job=hog", [], CONSOLE, 0, parsed=console.parse_console(CONSOLE)),
+            qemu.Run(2, "job=gauss job=hog", [], "ERROR x\n", 1, parsed=console.parse_console("ERROR x\n"))]
+    entries = [(writers.run_meta(i, run, repeat=i), run) for i, run in enumerate(runs)]
+    writers.write_csv(tmp_path / "out.csv", entries)
+    writers.write_json(tmp_path / "out.json", "run", entries, {"k": 1})
+    with open(tmp_path / "out.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2
+    assert list(rows[0])[:4] == ["run", "cpus", "bootargs", "repeat"]
+    assert rows[0]["app"] == "gauss" and rows[0]["maxerr"] == "1e-12" and rows[1]["maxerr"] == ""
+    document = json.loads((tmp_path / "out.json").read_text())
+    assert document["command"] == "run" and document["comparison"] == {"k": 1}
+    assert [r["verdict"] for r in document["runs"]] == ["ok", "FAIL (exit 1)"]
+    assert document["runs"][1]["errors"] == ["ERROR x"]
+    assert len(document["records"]) == 2 and document["records"][0]["elapsed_us"] == 35000
+
+
+# ---------------------------------------------------------------- booting
+
+def test_qemu_argv_is_the_make_qemu_command(monkeypatch):
+    monkeypatch.delenv("SCHEDLAB_QEMU", raising=False)
+    argv = qemu.qemu_argv(3, "policy=gang job=gauss", "k.elf", "-numa node,nodeid=0 -s")
+    assert argv == ["qemu-system-riscv64", "-machine", "virt", "-nographic", "-bios", "default", "-no-reboot",
+                    "-m", "256M", "-smp", "3", "-kernel", "k.elf", "-numa", "node,nodeid=0", "-s",
+                    "-append", "policy=gang job=gauss"]
+    assert qemu.qemu_argv(1, "", None)[qemu.qemu_argv(1, "", None).index("-kernel") + 1] == \
+        str(REPO / "build" / "kernel.elf")
+    monkeypatch.setenv("SCHEDLAB_QEMU", "/opt/q/qemu --trace x")
+    assert qemu.qemu_argv(1, "")[:3] == ["/opt/q/qemu", "--trace", "x"]
+
+
+def test_boot_with_fake_qemu_parses_console(fake):
+    fake.canned(CONSOLE, exit_code=0)
+    run = qemu.boot(2, ["policy=gang", "job=gauss"], kernel=fake.kernel_path, timeout=30)
+    assert run.ok and run.exit_code == 0 and not run.timed_out and run.verdict == "ok"
+    assert run.console.startswith("\r\nOpenSBI") and len(run.results) == 2
+    assert run.bootargs == "policy=gang job=gauss"
+    assert fake.calls()[0][-2:] == ["-append", "policy=gang job=gauss"]
+
+
+def test_boot_nonzero_exit_is_failure(fake):
+    fake.canned("ERROR bad token 'x=1'\n", exit_code=1)
+    run = qemu.boot(2, "x=1", kernel=fake.kernel_path)
+    assert not run.ok and run.exit_code == 1 and run.verdict == "FAIL (exit 1)"
+    assert run.errors == ["ERROR bad token 'x=1'"]
+
+
+def test_boot_missing_kernel_or_qemu(fake, tmp_path, monkeypatch):
+    with pytest.raises(qemu.HarnessError, match="make"):
+        qemu.boot(2, "", kernel=tmp_path / "nope.elf")
+    monkeypatch.setenv("SCHEDLAB_QEMU", str(tmp_path / "no-qemu"))
+    with pytest.raises(qemu.HarnessError, match="qemu-system-misc"):
+        qemu.boot(2, "", kernel=fake.kernel_path)
+
+
+def _process_gone(pid):
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def test_timeout_kills_process_group_and_keeps_partial_output(fake):
+    fake.canned(CONSOLE.split("RESULT job=1")[0] + "RESULT job=1 app=hog\n", mode="hang")
+    started = time.monotonic()
+    run = qemu.boot(2, "job=gauss", kernel=fake.kernel_path, timeout=1.5)
+    assert time.monotonic() - started < 15
+    assert run.timed_out and run.exit_code is None and not run.ok and run.verdict == "TIMEOUT"
+    assert [r["app"] for r in run.results] == ["gauss"]      # cut last line dropped
+    assert run.summary is None
+    child = int((fake.path / "child.pid").read_text())
+    deadline = time.monotonic() + 5
+    while not _process_gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _process_gone(child), "the grandchild survived: the process group was not killed"
+
+
+def test_oversubscription_warning(monkeypatch):
+    monkeypatch.setattr(qemu.os, "cpu_count", lambda: 2)
+    assert qemu.oversubscription_warning(2) is None
+    warning = qemu.oversubscription_warning(4)
+    assert warning.startswith("warning:") and "4 harts" in warning and "2 cores" in warning
+    assert "\n" not in warning
+
+
+# ---------------------------------------------------------------- schedlab run
+
+def test_cli_run_prints_table_and_summary(fake, capsys):
+    fake.canned(CONSOLE)
+    assert schedlab(fake, "run", "--cpus", "2", "policy=gang", "job=gauss", "job=hog") == 0
+    out, err = capsys.readouterr()
+    assert "elapsed ms" in out and "35.000" in out and "maxerr=1e-12" in out
+    assert "summary: policy=gang harts=2 jobs=2 failed=0 makespan=35.010 ms" in out
+    assert err == ""
+    assert fake.calls()[0][fake.calls()[0].index("-smp") + 1] == "2"
+
+
+def test_cli_run_failure_shows_error_lines_verbatim(fake, capsys):
+    fake.canned("OpenSBI\nERROR unknown app 'gaus' in job=gaus\n", exit_code=1)
+    assert schedlab(fake, "run", "--cpus", "1", "job=gaus") == 1
+    out, _ = capsys.readouterr()
+    assert "ERROR unknown app 'gaus' in job=gaus" in out and "FAIL (exit 1)" in out
+
+
+def test_cli_run_failure_without_error_shows_console_tail(fake, capsys):
+    fake.canned("qemu-system-riscv64: -numa: bad option\n", exit_code=1)
+    assert schedlab(fake, "run", "--cpus", "1", "job=gauss") == 1
+    assert "| qemu-system-riscv64: -numa: bad option" in capsys.readouterr().out
+
+
+def test_cli_run_timeout_reported(fake, capsys):
+    fake.canned(CONSOLE.split("SUMMARY")[0], mode="hang")
+    assert schedlab(fake, "run", "--cpus", "1", "--timeout", "1", "job=gauss") == 1
+    out, _ = capsys.readouterr()
+    assert "TIMEOUT" in out and "no SUMMARY line" in out
+
+
+def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path):
+    fake.canned(CONSOLE)
+    scn = tmp_path / "two.scn"
+    scn.write_text("# cpus: 1\npolicy=gang\njob=gauss job=hog\n")
+    status = schedlab(fake, "run", "--repeat", "2", "--json", str(tmp_path / "r.json"),
+                      "--csv", str(tmp_path / "r.csv"), str(scn), "seed=5")
+    assert status == 0
+    calls = fake.calls()
+    assert len(calls) == 2 and calls[0][calls[0].index("-smp") + 1] == "1"
+    assert calls[0][-1] == "policy=gang job=gauss job=hog seed=5"
+    out, _ = capsys.readouterr()
+    assert "== 2 runs" in out
+    records = json.loads((tmp_path / "r.json").read_text())["records"]
+    assert [(r["run"], r["job"]) for r in records] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert all(r["cpus"] == 1 and r["bootargs"] == calls[0][-1] for r in records)
+    with open(tmp_path / "r.csv", newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 4
+
+
+def test_cli_warns_once_when_cpus_exceed_host_cores(fake, capsys):
+    fake.canned(CONSOLE)
+    assert schedlab(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 0
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and len(err.strip().splitlines()) == 1
+
+
+def test_cli_missing_scenario_is_usage_error(fake, capsys):
+    assert schedlab(fake, "run", "no-such-scenario") == 2
+    assert "not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- schedlab compare
+
+def test_cli_compare_default_mix_discovers_policies(fake, capsys, tmp_path):
+    fake.sim()
+    status = schedlab(fake, "compare", "--repeat", "2", "--json", str(tmp_path / "c.json"),
+                      "--csv", str(tmp_path / "c.csv"))
+    out, err = capsys.readouterr()
+    assert status == 0, out + err
+    # discovery boot (reused as timeslice's first mix) + 3 policies x 2 repeats x (2 alone + mix) - 1
+    bootargs = fake.bootargs()
+    assert len(bootargs) == 18
+    assert bootargs[0] == "job=gauss job=oddeven"
+    assert "policy=gang job=gauss" in bootargs and "policy=partition job=gauss job=oddeven" in bootargs
+    assert "ranking by mean slowdown (lower is better): partition 1.20 < gang 1.50 < timeslice 2.00" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("timeslice ", "gang ", "partition "))]
+    assert ["gang", "1", "gauss", "10.000", "15.000", "1.50"] in rows
+    assert ["timeslice", "2", "oddeven", "20.000", "40.000", "2.00"] in rows
+    document = json.loads((tmp_path / "c.json").read_text())
+    assert document["comparison"]["ranking"] == ["partition", "gang", "timeslice"]
+    assert len(document["runs"]) == 18
+    assert {r["kind"] for r in document["records"]} == {"alone", "mix"}
+    assert len(document["records"]) == 3 * 2 * 4   # per policy and repeat: 2 alone + 2 in the mix
+
+
+def test_cli_compare_background_job_never_alone(fake, capsys):
+    fake.sim()
+    status = schedlab(fake, "compare", "--repeat", "1", "--policies", "timeslice,gang", "markatos-3.5.1")
+    out, _ = capsys.readouterr()
+    assert status == 0
+    bootargs = fake.bootargs()
+    assert len(bootargs) == 4                        # no discovery; per policy: gauss alone + mix
+    assert not any("job=hog" in b and "job=gauss" not in b for b in bootargs)
+    assert all(b.count("policy=") == 1 for b in bootargs)   # the file's policy=timeslice was replaced
+    assert "background" in out
+    assert "gang 1.50 < timeslice 2.00" in out
+
+
+def test_cli_compare_single_policy_kernel_says_so(fake, capsys):
+    fake.sim(policies="gang")
+    assert schedlab(fake, "compare", "--repeat", "1", "--quantum", "5ms", "job=synth", "job=gauss") == 0
+    out, err = capsys.readouterr()
+    assert "comparing just 'gang'" in err
+    assert all("quantum=5ms" in b for b in fake.bootargs())
+
+
+def test_cli_compare_failed_run_stops_with_errors(fake, capsys):
+    fake.sim()
+    assert schedlab(fake, "compare", "--policies", "gang,bogus", "--repeat", "1", "job=gauss", "job=oddeven") == 1
+    out, err = capsys.readouterr()
+    assert "ERROR bad token 'policy=bogus'" in out
+    assert len(fake.bootargs()) == 4               # gang's 3 boots, then bogus's first fails and it stops
+    assert "stopped" in err
+
+
+def test_cli_compare_failed_discovery(fake, capsys):
+    fake.sim()
+    assert schedlab(fake, "compare", "job=gauss", "quantum=bad", "wibble=1") == 1
+    assert "ERROR bad token 'wibble=1'" in capsys.readouterr().out
+
+
+def test_cli_compare_failed_job_check_exits_nonzero(fake, capsys):
+    fake.sim()
+    assert schedlab(fake, "compare", "--policies", "gang", "--repeat", "1", "--keep-going",
+                    "job=gauss", "job=fault:kind=load") == 1
+    out, _ = capsys.readouterr()
+    assert "check=FAIL reason=pagefault" in out
+    assert len(fake.bootargs()) == 3               # --keep-going ran the mix after fault alone failed
+
+
+# ---------------------------------------------------------------- launcher and conftest
+
+def test_launcher_runs_as_a_script(fake):
+    fake.canned(CONSOLE)
+    assert os.access(LAUNCHER, os.X_OK)
+    done = subprocess.run([str(LAUNCHER), "run", "--cpus", "1", "--kernel", fake.kernel_path, "job=gauss"],
+                          capture_output=True, text=True, timeout=60, cwd="/")
+    assert done.returncode == 0, done.stderr
+    assert "summary: policy=gang" in done.stdout
+
+
+def test_conftest_reports_why_qemu_tests_skip(monkeypatch, tmp_path):
+    import conftest
+    monkeypatch.setattr(qemu, "DEFAULT_KERNEL", tmp_path / "build" / "kernel.elf")
+    monkeypatch.setattr(conftest, "REPO_ROOT", tmp_path)
+    assert "run `make`" in conftest.qemu_missing_reason()
+    (tmp_path / "build").mkdir()
+    qemu.DEFAULT_KERNEL.write_bytes(b"")
+    monkeypatch.setenv("SCHEDLAB_QEMU", "definitely-not-a-qemu-binary")
+    assert "not installed" in conftest.qemu_missing_reason()

@@ -1,0 +1,79 @@
+"""Command-line interface: ``schedlab run`` and ``schedlab compare``.
+
+Exit status: 0 when every boot's verdict was ok, 1 when a run failed or timed
+out, 2 for usage problems (bad arguments, missing kernel, QEMU or scenario).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import commands
+from .qemu import DEFAULT_TIMEOUT, HarnessError
+
+EPILOG = """\
+A scenario is kernel bootargs: tokens such as policy=gang quantum=5ms seed=3
+job=gauss:n=256,procs=2,barrier=spin job=hog. A positional argument without '='
+names a scenario file (a path, or NAME / NAME.scn under tools/scenarios);
+tokens after it are appended. Set SCHEDLAB_QEMU to use another QEMU binary.
+"""
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cpus", type=int, metavar="N",
+                        help="harts (-smp); default: the scenario's '# cpus:' or min(host cores, 4)")
+    parser.add_argument("--repeat", type=int, metavar="R", help="boots per configuration")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"kill a boot that runs longer (default {DEFAULT_TIMEOUT:.0f})")
+    parser.add_argument("--json", metavar="FILE", help="write runs and per-job records as JSON")
+    parser.add_argument("--csv", metavar="FILE", help="write per-job records as CSV")
+    parser.add_argument("--qemu-extra", metavar="ARGS", help='extra QEMU arguments, e.g. "-numa ..."')
+    parser.add_argument("--kernel", metavar="PATH", help="kernel ELF (default build/kernel.elf)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each raw console")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="schedlab", description="Run schedlab scenarios under QEMU and compare scheduling policies.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="boot a scenario, print its results",
+                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(run)
+    run.add_argument("scenario", nargs="+", metavar="TOKEN|SCENARIO",
+                     help="bootargs tokens, or a scenario file (+ extra tokens)")
+    run.set_defaults(func=commands.run_command)
+
+    cmp = sub.add_parser(
+        "compare", help="run each job alone and the mix under each policy; report slowdowns",
+        epilog=EPILOG + "\nDefault mix: " + " ".join(commands.DEFAULT_MIX)
+        + ". Background apps (hog) are never run alone.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(cmp)
+    cmp.add_argument("--policies", metavar="P1,P2", help="policies to compare (default: all the kernel lists)")
+    cmp.add_argument("--quantum", metavar="Q", help="set quantum=Q (e.g. 5ms) in every run")
+    cmp.add_argument("--keep-going", action="store_true", help="continue after a failed run")
+    cmp.add_argument("scenario", nargs="*", metavar="TOKEN|SCENARIO", help="the mix (default: gauss + oddeven)")
+    cmp.set_defaults(func=commands.compare_command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name in ("cpus", "repeat"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name} must be at least 1")
+    if args.timeout <= 0:
+        parser.error("--timeout must be positive")
+    try:
+        return args.func(args)
+    except HarnessError as exc:
+        print(f"schedlab: error: {exc}", file=sys.stderr)
+        return commands.EXIT_USAGE
+    except KeyboardInterrupt:
+        print("schedlab: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,199 @@
+"""The two commands, ``run`` and ``compare``: boot, report, export, decide the exit status.
+
+Both print tables on stdout and progress/warnings on stderr, show every
+``ERROR``/``PANIC`` line of a failed run verbatim (or the tail of the raw
+console when the kernel said nothing), and return 0 only if every boot's
+verdict was ok.  A run killed for exceeding ``--timeout`` counts as failed
+and is reported as ``TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from collections import defaultdict
+
+from . import compare as cmp
+from .mix import override, split_tokens
+from .qemu import Run, boot, host_cores, oversubscription_warning
+from .scenario import Scenario, scenario_from_args
+from .stats import Spread
+from .table import comparison_table, format_table, ms, ranking_line, results_table, spread, summary_line
+from .writers import run_meta, write_csv, write_json
+
+#: The mix ``compare`` uses when given none (same as tools/scenarios/default-mix.scn).
+DEFAULT_MIX = ["job=gauss", "job=oddeven"]
+#: Most harts chosen by default (fewer if the host has fewer cores).
+DEFAULT_MAX_CPUS = 4
+#: Lines of raw console shown for a failed run that printed no ERROR/PANIC.
+CONSOLE_TAIL = 15
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def default_cpus() -> int:
+    return min(host_cores(), DEFAULT_MAX_CPUS)
+
+
+def note(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple[int, int]:
+    """(cpus, repeat): command line first, then the scenario header, then defaults; warns once."""
+    cpus = args.cpus or scenario.cpus or default_cpus()
+    repeat = args.repeat or scenario.repeat or default_repeat
+    warning = oversubscription_warning(cpus)
+    if warning:
+        note(warning)
+    return cpus, repeat
+
+
+def _boot(args: Namespace, cpus: int, tokens) -> Run:
+    return boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
+                extra=args.qemu_extra or ())
+
+
+def failure_report(run: Run) -> str:
+    """What to show for a failed run: its ERROR/PANIC lines, else the console's tail."""
+    lines = [f"{run.verdict}: cpus={run.cpus} bootargs: {run.bootargs}"]
+    if run.timed_out:
+        lines.append(f"TIMEOUT: killed after {run.seconds:.0f} s (raise --timeout, or the kernel hung)")
+    lines += run.errors + run.panics
+    failed_jobs = [r for r in run.results if r.get("check") != "ok"]
+    lines += [f"job {r.get('job')} ({r.get('app')}) check={r.get('check')}"
+              + (f" reason={r['reason']}" if "reason" in r else "") for r in failed_jobs]
+    if not (run.errors or run.panics or failed_jobs):
+        tail = run.console.splitlines()[-CONSOLE_TAIL:]
+        lines.append(f"no ERROR/PANIC line; last {len(tail)} console lines:" if tail else "no console output")
+        lines += ["| " + line for line in tail]
+    return "\n".join(lines)
+
+
+def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> None:
+    if args.json:
+        write_json(args.json, command, entries, comparison)
+        note(f"wrote {args.json}")
+    if args.csv:
+        write_csv(args.csv, entries)
+        note(f"wrote {args.csv}")
+
+
+# ---- run ----
+
+def _repeat_table(runs: list[Run]) -> str:
+    """Per job across repeats: median (min..max) of elapsed and cpu time."""
+    by_job = defaultdict(lambda: {"app": "-", "elapsed": [], "cpu": []})
+    for run in runs:
+        for r in run.results:
+            row = by_job[r["job"]]
+            row["app"] = r["app"]
+            row["elapsed"].append(r["elapsed_us"])
+            row["cpu"].append(r["cpu_us"])
+    rows = [[job, row["app"], len(row["elapsed"]), spread(Spread.of(row["elapsed"]), ms),
+             spread(Spread.of(row["cpu"]), ms)]
+            for job, row in sorted(by_job.items(), key=lambda kv: (isinstance(kv[0], str), kv[0]))]
+    return format_table(["job", "app", "runs", "elapsed ms", "cpu ms"], rows)
+
+
+def run_command(args: Namespace) -> int:
+    scenario = scenario_from_args(args.scenario)
+    cpus, repeat = _settings(args, scenario, default_repeat=1)
+    entries, failed = [], 0
+    for index in range(repeat):
+        run = _boot(args, cpus, scenario.tokens)
+        entries.append((run_meta(index, run), run))
+        print(f"== run {index + 1}/{repeat}  cpus={cpus}  {run.verdict}  ({run.seconds:.1f} s)"
+              f"  bootargs: {run.bootargs}")
+        if args.verbose:
+            print(run.console.rstrip())
+        if run.results:
+            print(results_table(run.results))
+        print(summary_line(run.summary))
+        if not run.ok:
+            failed += 1
+            print(failure_report(run))
+        elif run.errors or run.panics:
+            print("\n".join(run.errors + run.panics))
+        print()
+    if repeat > 1:
+        print(f"== {repeat} runs")
+        print(_repeat_table([run for _, run in entries]))
+    _export(args, "run", entries)
+    if failed:
+        note(f"schedlab: {failed} of {repeat} runs failed")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# ---- compare ----
+
+def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list[str] | None, Run]:
+    """Boot the mix under the kernel's default policy and read the policies from BOOT."""
+    tokens = override(settings, policy=None, **({"quantum": args.quantum} if args.quantum else {}))
+    tokens += [job.token for job in jobs]
+    note("[discover] mix under the kernel's default policy ...")
+    run = _boot(args, cpus, tokens)
+    if not run.ok:
+        return None, run
+    listed = (run.boot or {}).get("policies")
+    if not listed:
+        ran = (run.summary or {}).get("policy")
+        listed = [ran] if ran else None
+        note(f"note: the kernel's BOOT line lists no policies; comparing only '{ran}'")
+    elif len(listed) == 1:
+        note(f"note: the kernel was built with one policy only; comparing just '{listed[0]}'")
+    return listed, run
+
+
+def compare_command(args: Namespace) -> int:
+    scenario = scenario_from_args(args.scenario, default_tokens=DEFAULT_MIX)
+    cpus, repeat = _settings(args, scenario, default_repeat=3)
+    settings, jobs = split_tokens(scenario.tokens)
+    if not any(not j.background for j in jobs):
+        note("schedlab: compare needs at least one foreground job (job=<app> not in "
+             "the background set) in the mix")
+        return EXIT_USAGE
+
+    done: list[tuple[cmp.Trial, Run]] = []
+    if args.policies:
+        policies = [p for p in args.policies.split(",") if p]
+        discovery = None
+    else:
+        policies, discovery = _discover_policies(args, cpus, settings, jobs)
+        if policies is None:
+            print(failure_report(discovery))
+            return EXIT_FAILED
+
+    trials = cmp.plan(settings, jobs, policies, repeat, args.quantum)
+    if discovery is not None:
+        ran = (discovery.summary or {}).get("policy")
+        reusable = [t for t in trials if (t.kind, t.policy, t.repeat) == (cmp.MIX, ran, 0)]
+        if reusable:        # the discovery boot is that trial already: do not boot it twice
+            trial = reusable[0]
+            trials.remove(trial)
+            done.append((cmp.Trial(ran, cmp.MIX, 0, tuple(discovery.bootargs.split())), discovery))
+
+    failures = []
+    for number, trial in enumerate(trials, 1):
+        run = _boot(args, cpus, trial.tokens)
+        done.append((trial, run))
+        note(f"[{number}/{len(trials)}] {trial.describe()}: {run.verdict} ({run.seconds:.1f} s)")
+        if not run.ok:
+            failures.append(run)
+            print(failure_report(run))
+            if not args.keep_going:
+                break
+
+    outcomes = cmp.aggregate(done, jobs, policies, repeat)
+    print(f"== compare: cpus={cpus} repeats={repeat} policies={','.join(policies)}"
+          f"  mix: {' '.join(j.token for j in jobs)}")
+    print(comparison_table(outcomes))
+    print(ranking_line(outcomes))
+    entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
+                         alone_job=trial.job.index + 1 if trial.job else None), run)
+               for i, (trial, run) in enumerate(done)]
+    _export(args, "compare", entries, cmp.outcomes_to_dict(outcomes))
+    if failures:
+        note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
+        return EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,144 @@
+"""The policy comparison: which boots to make, and what they add up to.
+
+For each policy P and each repeat r the comparison boots
+
+* every foreground job of the mix *alone* (same settings, same keys, policy P), and
+* the whole *mix* under policy P.
+
+A job's slowdown under P is, per repeat, (its elapsed time in the mix) /
+(its elapsed time alone), both from repeat r; the reported slowdown is the
+median of those ratios with their min..max spread.  A policy's score is the
+mean over foreground jobs of their median slowdowns - lower is better, 1.0
+means sharing the machine cost nothing.  Runs that failed (non-zero verdict
+or timeout) contribute no numbers.
+
+Trials are ordered repeat-major (all policies in repeat 0, then repeat 1...)
+so slow drift of the host spreads over every policy instead of biasing one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .mix import Job, alone_tokens, match_results, mix_tokens, override
+from .stats import Spread, mean, slowdowns
+
+ALONE, MIX = "alone", "mix"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One boot of a comparison; ``job`` is the job run alone (None for the mix)."""
+
+    policy: str
+    kind: str
+    repeat: int
+    tokens: tuple[str, ...]
+    job: Job | None = None
+
+    @property
+    def bootargs(self) -> str:
+        return " ".join(self.tokens)
+
+    def describe(self) -> str:
+        what = f"alone job {self.job.index + 1} ({self.job.app})" if self.job else "mix"
+        return f"{self.policy} repeat {self.repeat + 1}: {what}"
+
+
+def plan(settings: list[str], jobs: list[Job], policies: list[str], repeats: int,
+         quantum: str | None = None) -> list[Trial]:
+    """Every boot of the comparison, in the order to make them."""
+    trials = []
+    for repeat in range(repeats):
+        for policy in policies:
+            base = override(settings, policy=policy, **({"quantum": quantum} if quantum else {}))
+            for job in jobs:
+                if not job.background:
+                    trials.append(Trial(policy, ALONE, repeat, tuple(alone_tokens(base, job)), job))
+            trials.append(Trial(policy, MIX, repeat, tuple(mix_tokens(base, jobs))))
+    return trials
+
+
+@dataclass
+class JobOutcome:
+    """One job of the mix under one policy, over the repeats."""
+
+    job: Job
+    alone: Spread | None = None         # elapsed_us alone
+    mix: Spread | None = None           # elapsed_us in the mix
+    slowdown: Spread | None = None      # per-repeat mix/alone
+
+
+@dataclass
+class PolicyOutcome:
+    policy: str
+    jobs: list[JobOutcome] = field(default_factory=list)
+    makespan: Spread | None = None      # makespan_us of the mix
+
+    @property
+    def mean_slowdown(self) -> float | None:
+        return mean(j.slowdown.median for j in self.jobs if j.slowdown)
+
+
+def _elapsed_by_job(run, jobs: list[Job]) -> dict[int, int]:
+    if not run.ok:
+        return {}
+    return {i: r["elapsed_us"] for i, r in match_results(run.results, jobs).items()
+            if isinstance(r.get("elapsed_us"), (int, float))}
+
+
+def aggregate(done: list[tuple[Trial, object]], jobs: list[Job], policies: list[str],
+              repeats: int) -> list[PolicyOutcome]:
+    """Reduce (trial, run) pairs to one ``PolicyOutcome`` per policy."""
+    outcomes = []
+    for policy in policies:
+        alone = {j.index: [None] * repeats for j in jobs}
+        mixed = {j.index: [None] * repeats for j in jobs}
+        makespans = [None] * repeats
+        for trial, run in done:
+            if trial.policy != policy:
+                continue
+            if trial.kind == ALONE:
+                got = _elapsed_by_job(run, [trial.job])
+                if trial.job.index in got:
+                    alone[trial.job.index][trial.repeat] = got[trial.job.index]
+            else:
+                for index, elapsed in _elapsed_by_job(run, jobs).items():
+                    mixed[index][trial.repeat] = elapsed
+                if run.ok and run.summary:
+                    makespans[trial.repeat] = run.summary.get("makespan_us")
+        outcome = PolicyOutcome(policy, makespan=Spread.of(makespans))
+        for job in jobs:
+            outcome.jobs.append(JobOutcome(
+                job, alone=Spread.of(alone[job.index]), mix=Spread.of(mixed[job.index]),
+                slowdown=None if job.background else Spread.of(slowdowns(mixed[job.index], alone[job.index]))))
+        outcomes.append(outcome)
+    return outcomes
+
+
+def ranking(outcomes: list[PolicyOutcome]) -> list[PolicyOutcome]:
+    """Policies with a score, best (lowest mean slowdown) first."""
+    scored = [o for o in outcomes if o.mean_slowdown is not None]
+    return sorted(scored, key=lambda o: o.mean_slowdown)
+
+
+def _spread_dict(value: Spread | None) -> dict | None:
+    if value is None:
+        return None
+    return {"median": value.median, "min": value.low, "max": value.high, "n": value.count}
+
+
+def outcomes_to_dict(outcomes: list[PolicyOutcome]) -> dict:
+    """The comparison as plain data for JSON export (times in us, slowdowns as ratios)."""
+    return {
+        "policies": [{
+            "policy": o.policy,
+            "mean_slowdown": o.mean_slowdown,
+            "makespan_us": _spread_dict(o.makespan),
+            "jobs": [{"job": j.job.index + 1, "app": j.job.app, "token": j.job.token,
+                      "background": j.job.background, "alone_us": _spread_dict(j.alone),
+                      "mix_us": _spread_dict(j.mix), "slowdown": _spread_dict(j.slowdown)}
+                     for j in o.jobs],
+        } for o in outcomes],
+        "ranking": [o.policy for o in ranking(outcomes)],
+    }

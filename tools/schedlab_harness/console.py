@@ -1,0 +1,120 @@
+"""Parsing of the kernel's serial console.
+
+The kernel prints a few line kinds, each a keyword followed by fields:
+
+    BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_us=<t>
+    RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
+    SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
+    ERROR <free text>
+    PANIC <hart> <cause> <sepc> <stval> ...
+    TRACE ...                                   (later issues)
+
+Everything else (the OpenSBI banner, QEMU's own messages, kinds added later)
+is ignored.  ``key=value`` values never contain spaces; they are typed:
+decimal integers become ``int``, things that look like decimal floats
+(``1e-12``, ``3.5``) become ``float``, anything else (hex addresses, words)
+stays a ``str``.  A field without ``=`` is kept with the value ``True``.
+
+QEMU may be killed mid-line; ``parse_console(text, complete=False)`` then drops
+the unterminated last line, and a RESULT that lacks a required key is kept
+apart in ``malformed`` instead of polluting ``results``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_INT = re.compile(r"[+-]?\d+\Z")
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|[+-]?(inf|nan)\Z")
+
+#: Keys every RESULT line carries (the console contract).
+RESULT_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us",
+               "end_us", "elapsed_us", "cpu_us", "check")
+#: Keys every SUMMARY line carries.
+SUMMARY_KEYS = ("policy", "harts", "jobs", "failed", "makespan_us")
+#: BOOT keys whose values are comma-separated lists.
+BOOT_LIST_KEYS = ("policies", "apps")
+
+
+def parse_value(text: str):
+    """Type one field value: int, then float, else the string unchanged."""
+    if _INT.match(text):
+        return int(text)
+    if _FLOAT.match(text):
+        return float(text)
+    return text
+
+
+def parse_fields(text: str) -> dict:
+    """Parse space-separated ``key=value`` fields into a typed dict (last key wins)."""
+    fields = {}
+    for word in text.split():
+        key, eq, value = word.partition("=")
+        fields[key] = parse_value(value) if eq else True
+    return fields
+
+
+@dataclass
+class Console:
+    """The recognised lines of one boot's console, in order of appearance.
+
+    ``errors``, ``panics`` and ``traces`` hold the lines verbatim (``ERROR ...``,
+    ``PANIC ...``, ``TRACE ...``) so they can be shown to a user unchanged.
+    """
+
+    boot: dict | None = None
+    results: list[dict] = field(default_factory=list)
+    summary: dict | None = None
+    errors: list[str] = field(default_factory=list)
+    panics: list[str] = field(default_factory=list)
+    traces: list[str] = field(default_factory=list)
+    malformed: list[str] = field(default_factory=list)
+
+
+def _parse_boot(rest: str) -> dict:
+    boot = parse_fields(rest)
+    for key in BOOT_LIST_KEYS:
+        value = boot.get(key)
+        if isinstance(value, str):
+            boot[key] = [v for v in value.split(",") if v]
+        elif value is not None and value is not True:
+            boot[key] = [str(value)]
+    return boot
+
+
+def parse_line(line: str, into: Console) -> None:
+    """Add one console line to ``into`` if it is of a known kind."""
+    line = line.strip()
+    keyword, _, rest = line.partition(" ")
+    if keyword == "RESULT":
+        fields = parse_fields(rest)
+        if all(k in fields for k in RESULT_KEYS):
+            into.results.append(fields)
+        else:
+            into.malformed.append(line)
+    elif keyword == "SUMMARY":
+        fields = parse_fields(rest)
+        if all(k in fields for k in SUMMARY_KEYS):
+            into.summary = fields
+        else:
+            into.malformed.append(line)
+    elif keyword == "BOOT":
+        into.boot = _parse_boot(rest)
+    elif keyword == "ERROR":
+        into.errors.append(line)
+    elif keyword == "PANIC":
+        into.panics.append(line)
+    elif keyword == "TRACE":
+        into.traces.append(line)
+
+
+def parse_console(text: str, complete: bool = True) -> Console:
+    """Parse a whole console.  ``complete=False`` drops an unterminated last line."""
+    lines = text.splitlines(keepends=True)
+    if not complete and lines and not lines[-1].endswith(("\n", "\r")):
+        lines.pop()
+    parsed = Console()
+    for line in lines:
+        parse_line(line, parsed)
+    return parsed

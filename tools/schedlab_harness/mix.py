@@ -1,0 +1,85 @@
+"""Splitting a scenario into settings and jobs, and deriving the runs of a comparison.
+
+A *mix* is a scenario with several jobs.  Its tokens are either settings
+(``policy=``, ``quantum=``, ``seed=``...) or jobs (``job=<app>[:k=v,...]``).
+Jobs are *foreground* (they do a finite piece of work whose time is the
+measurement) or *background*: an app in ``BACKGROUND_APPS`` runs until every
+other job has ended, so running it alone would never end and its elapsed time
+is the mix's, not its own.  Background jobs are therefore never run alone
+and have no slowdown; they stay in the mix.
+
+The runs of a comparison keep every setting and every job's keys unchanged,
+except that ``policy=`` (and ``quantum=`` when asked) is replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Apps that run until the foreground jobs end; running them alone is meaningless.
+BACKGROUND_APPS = frozenset({"hog"})
+
+
+@dataclass(frozen=True)
+class Job:
+    """One ``job=`` token of a scenario and its position among the jobs (0-based)."""
+
+    index: int
+    token: str
+
+    @property
+    def app(self) -> str:
+        return self.token.partition("=")[2].partition(":")[0]
+
+    @property
+    def background(self) -> bool:
+        return self.app in BACKGROUND_APPS
+
+
+def token_key(token: str) -> str:
+    return token.partition("=")[0]
+
+
+def split_tokens(tokens: list[str]) -> tuple[list[str], list[Job]]:
+    """(settings, jobs) of a token list, each in original order."""
+    settings, jobs = [], []
+    for token in tokens:
+        if token_key(token) == "job":
+            jobs.append(Job(len(jobs), token))
+        else:
+            settings.append(token)
+    return settings, jobs
+
+
+def override(settings: list[str], **values: str | None) -> list[str]:
+    """Settings with each given key's tokens removed and ``key=value`` appended (None: just removed)."""
+    kept = [t for t in settings if token_key(t) not in values]
+    return kept + [f"{k}={v}" for k, v in values.items() if v is not None]
+
+
+def mix_tokens(settings: list[str], jobs: list[Job]) -> list[str]:
+    return settings + [job.token for job in jobs]
+
+
+def alone_tokens(settings: list[str], job: Job) -> list[str]:
+    return settings + [job.token]
+
+
+def match_results(results: list[dict], jobs: list[Job]) -> dict[int, dict]:
+    """Map job index -> RESULT of a run of ``jobs``.
+
+    The kernel numbers jobs in scenario order, so with one RESULT per job the
+    k-th smallest job id is the k-th job token.  When that does not line up
+    (a job never finished), results are matched to jobs of the same app in order.
+    """
+    ordered = sorted(results, key=lambda r: (isinstance(r["job"], str), r["job"]))
+    if len(ordered) == len(jobs) and all(r["app"] == j.app for r, j in zip(ordered, jobs)):
+        return {j.index: r for r, j in zip(ordered, jobs)}
+    matched, pending = {}, list(ordered)
+    for job in jobs:
+        for result in pending:
+            if result["app"] == job.app:
+                matched[job.index] = result
+                pending.remove(result)
+                break
+    return matched

@@ -1,0 +1,170 @@
+"""Booting the kernel once under QEMU and collecting the outcome as a ``Run``.
+
+One boot = one scenario.  ``qemu_argv`` is the single place the command line
+is built; it is the same command ``make qemu`` runs.  The binary is
+``qemu-system-riscv64`` unless the environment variable ``SCHEDLAB_QEMU``
+names another (split like a shell word list, so tests can substitute a fake).
+
+QEMU runs in its own session (process group) with stdin from /dev/null and
+stdout+stderr captured together.  If it outlives the timeout the whole group
+is killed with SIGKILL and the run is marked ``timed_out``; whatever it had
+printed is still parsed (as partial output).  The exit status is the kernel's
+verdict: 0 iff every job finished ``check=ok``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .console import Console, parse_console
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_KERNEL = REPO_ROOT / "build" / "kernel.elf"
+DEFAULT_QEMU = "qemu-system-riscv64"
+MEMORY = "256M"
+#: Seconds a boot may take before the harness kills it (the kernel has its own watchdog).
+DEFAULT_TIMEOUT = 600.0
+#: Seconds to wait for the pipes to drain after killing a timed-out QEMU.
+_DRAIN_SECONDS = 5.0
+
+
+class HarnessError(Exception):
+    """A problem the user must fix before anything can boot (missing kernel, QEMU...)."""
+
+
+def qemu_binary() -> list[str]:
+    """The QEMU command prefix: ``$SCHEDLAB_QEMU`` (shell-split) or the real binary."""
+    override = os.environ.get("SCHEDLAB_QEMU")
+    return shlex.split(override) if override else [DEFAULT_QEMU]
+
+
+def qemu_argv(cpus: int, bootargs: str, kernel: str | os.PathLike | None = None,
+              extra: str | list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The one QEMU command line: ``-smp cpus``, the kernel ELF, extra args, ``-append bootargs``."""
+    if isinstance(extra, str):
+        extra = shlex.split(extra)
+    kernel = Path(kernel) if kernel is not None else DEFAULT_KERNEL
+    return [*qemu_binary(), "-machine", "virt", "-nographic", "-bios", "default",
+            "-no-reboot", "-m", MEMORY, "-smp", str(cpus), "-kernel", str(kernel),
+            *extra, "-append", bootargs]
+
+
+@dataclass
+class Run:
+    """The outcome of one boot: raw console, exit status, and the parsed lines.
+
+    ``exit_code`` is None when the harness killed QEMU after ``timeout``
+    (then ``timed_out`` is True).  ``results``, ``summary``, ``boot``,
+    ``errors`` and ``panics`` come from the console (see ``console``).
+    """
+
+    cpus: int
+    bootargs: str
+    argv: list[str]
+    console: str
+    exit_code: int | None
+    timed_out: bool = False
+    seconds: float = 0.0
+    parsed: Console = field(default_factory=Console)
+
+    @property
+    def results(self) -> list[dict]:
+        return self.parsed.results
+
+    @property
+    def summary(self) -> dict | None:
+        return self.parsed.summary
+
+    @property
+    def boot(self) -> dict | None:
+        return self.parsed.boot
+
+    @property
+    def errors(self) -> list[str]:
+        return self.parsed.errors
+
+    @property
+    def panics(self) -> list[str]:
+        return self.parsed.panics
+
+    @property
+    def traces(self) -> list[str]:
+        return self.parsed.traces
+
+    @property
+    def ok(self) -> bool:
+        """The kernel's verdict: exited 0 and was not killed."""
+        return not self.timed_out and self.exit_code == 0
+
+    @property
+    def verdict(self) -> str:
+        """``ok``, ``TIMEOUT``, or ``FAIL (exit N)``."""
+        if self.timed_out:
+            return "TIMEOUT"
+        return "ok" if self.exit_code == 0 else f"FAIL (exit {self.exit_code})"
+
+
+def host_cores() -> int:
+    return os.cpu_count() or 1
+
+
+def oversubscription_warning(cpus: int) -> str | None:
+    """One line warning when harts outnumber host cores (timings are then distorted)."""
+    cores = host_cores()
+    if cpus <= cores:
+        return None
+    return (f"warning: {cpus} harts on a host with {cores} cores: QEMU's hart threads will be "
+            f"time-sliced by the host, so timings are distorted (use --cpus <= {cores})")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None = None,
+         timeout: float = DEFAULT_TIMEOUT, extra: str | list[str] | tuple[str, ...] = ()) -> Run:
+    """Boot once and return the ``Run``.  Raises ``HarnessError`` if nothing can boot."""
+    if not isinstance(bootargs, str):
+        bootargs = " ".join(bootargs)
+    kernel_path = Path(kernel) if kernel is not None else DEFAULT_KERNEL
+    if not kernel_path.is_file():
+        raise HarnessError(f"kernel {kernel_path} not found: build it with `make` (or pass --kernel)")
+    argv = qemu_argv(cpus, bootargs, kernel_path, extra)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except FileNotFoundError as exc:
+        raise HarnessError(f"{argv[0]} not found: install qemu-system-misc "
+                           f"(or set SCHEDLAB_QEMU to the QEMU binary)") from exc
+    timed_out = False
+    try:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            try:
+                out, _ = proc.communicate(timeout=_DRAIN_SECONDS)
+            except subprocess.TimeoutExpired:
+                # Something escaped the group and holds the pipe: give up on the rest.
+                proc.kill()
+                out = b""
+    finally:
+        if proc.poll() is None:     # interrupted (e.g. Ctrl-C): never leave QEMU behind
+            _kill_group(proc)
+            proc.wait()
+    text = (out or b"").decode("utf-8", errors="replace")
+    return Run(cpus=cpus, bootargs=bootargs, argv=argv, console=text,
+               exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
+               seconds=time.monotonic() - started,
+               parsed=parse_console(text, complete=not timed_out))

@@ -1,0 +1,61 @@
+"""Exporting runs to JSON and CSV.
+
+The unit of export is the *record*: one finished job (one RESULT line) of one
+run, with that run's identity in front - ``run`` (0-based index in the
+command), ``cpus``, ``bootargs``, and whatever the command adds (``repeat``,
+``kind``, ``policy_asked``...).  CSV has one row per record, columns in order
+of first appearance, empty cells for missing keys.  JSON additionally keeps
+one entry per run (verdict, summary, ERROR/PANIC lines), so a run that printed
+no RESULT is not lost, plus an optional command-specific ``comparison``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+#: A run as the writers see it: (metadata identifying the run, the Run).
+Entry = tuple[dict, object]
+
+
+def run_meta(index: int, run, **extra) -> dict:
+    return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra}
+
+
+def records(entries: list[Entry]) -> list[dict]:
+    """One dict per RESULT of every run, run metadata first."""
+    out = []
+    for meta, run in entries:
+        for result in run.results:
+            record = dict(meta)
+            for key, value in result.items():
+                record.setdefault(key, value)
+            out.append(record)
+    return out
+
+
+def run_summaries(entries: list[Entry]) -> list[dict]:
+    return [{**meta, "verdict": run.verdict, "exit_code": run.exit_code,
+             "timed_out": run.timed_out, "seconds": round(run.seconds, 3),
+             "boot": run.boot, "summary": run.summary,
+             "errors": run.errors, "panics": run.panics} for meta, run in entries]
+
+
+def write_json(path: str | Path, command: str, entries: list[Entry],
+               comparison: dict | None = None) -> None:
+    document = {"command": command, "runs": run_summaries(entries), "records": records(entries)}
+    if comparison is not None:
+        document["comparison"] = comparison
+    Path(path).write_text(json.dumps(document, indent=2) + "\n")
+
+
+def write_csv(path: str | Path, entries: list[Entry]) -> None:
+    rows = records(entries)
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(k for k in row if k not in columns)
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
