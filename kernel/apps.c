@@ -66,6 +66,23 @@ static const struct sl_appspec *find_spec(const uint8_t *elf, const struct elf_h
     return 0;
 }
 
+/* A spec the parser can trust: named keys, known kinds, defaults inside their ranges. */
+static const char *spec_problem(const struct sl_appspec *s)
+{
+    for (uint32_t i = 0; i < s->nkeys; i++) {
+        const struct sl_keyspec *k = &s->keys[i];
+        if (!k->name[0] || strlen(k->name) >= sizeof k->name)
+            return "a key has no name";
+        if (k->kind == SL_KEY_INT && (k->min > k->max || k->def < k->min || k->def > k->max))
+            return "an integer key's default is outside its range";
+        if (k->kind == SL_KEY_ENUM && (!k->choices[0] || strlen(k->choices) >= sizeof k->choices || k->def < 0))
+            return "an enum key has no choices";
+        if (k->kind != SL_KEY_INT && k->kind != SL_KEY_ENUM)
+            return "a key has an unknown kind";
+    }
+    return 0;
+}
+
 void apps_init(void)
 {
     for (const struct embedded *e = embedded_apps; e->name && n_apps < MAX_APPS; e++) {
@@ -74,6 +91,11 @@ void apps_init(void)
         const struct sl_appspec *spec = h ? find_spec(e->start, h) : 0;
         if (!spec) {
             kprintf("ERROR app %s: embedded ELF is not a schedlab app (no .slapp spec); left out\n", e->name);
+            continue;
+        }
+        const char *problem = spec_problem(spec);
+        if (problem) {
+            kprintf("ERROR app %s: its .slapp spec is malformed (%s); left out\n", e->name, problem);
             continue;
         }
         apps[n_apps++] = (struct app){ e->name, e->start, size, spec };

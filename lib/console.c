@@ -1,0 +1,75 @@
+/*
+ * console.c - formatted output, the job's verdict, and fatal setup errors.
+ *
+ * Output is formatted into a buffer on the caller's stack and written with
+ * one SYS_write, which the kernel never interleaves with other writes, so a
+ * line printed by one process is never torn by another. Lines longer than
+ * the buffer are cut and end in "...\n".
+ */
+#include "schedlab.h"
+
+#define LINE_MAX 512
+
+static void
+write_buf(char *buf, int n)
+{
+    if (n >= LINE_MAX) {                      /* truncated: mark it */
+        n = LINE_MAX - 1;
+        buf[n - 4] = '.'; buf[n - 3] = '.'; buf[n - 2] = '.'; buf[n - 1] = '\n';
+    }
+    if (n > 0)
+        sl_sys_write(buf, (uint64_t)n);
+}
+
+int
+sl_printf(const char *fmt, ...)
+{
+    char buf[LINE_MAX];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = sl_vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    write_buf(buf, n);
+    return n;
+}
+
+/* Keys beyond SL_RESULT_MAX are dropped at the last whole key that fits. */
+void
+sl_report(int ok, const char *fmt, ...)
+{
+    char buf[LINE_MAX];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = sl_vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > SL_RESULT_MAX) {
+        n = SL_RESULT_MAX;
+        while (n > 0 && buf[n] != ' ')
+            n--;
+        buf[n] = 0;
+        sl_printf("WARNING %s: RESULT keys cut to %d bytes\n", (const char *)sl_info()->app, n);
+    }
+    sl_sys_result(ok, buf);
+}
+
+void
+sl_die(const char *fmt, ...)
+{
+    char msg[LINE_MAX - 64], word[32];
+    va_list ap;
+    int i;
+
+    va_start(ap, fmt);
+    sl_vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sl_printf("ERROR %s: %s\n", (const char *)sl_info()->app, msg);
+    for (i = 0; i < (int)sizeof word - 1 && msg[i] && msg[i] != ' ' && msg[i] != ':'; i++)
+        word[i] = msg[i];
+    word[i] = 0;
+    sl_report(0, "error=%s", word);
+    sl_sys_exit(1);
+}

@@ -1,0 +1,44 @@
+/*
+ * host.h - private to the Linux backend (host_*.c): the emulated job.
+ *
+ * On the host one Linux process is one schedlab job. The main thread plays
+ * the kernel: it validates the command line against the app's spec, fills
+ * in the info page, starts process 0 on a pthread, waits until every
+ * process has exited, then prints the RESULT line. Processes are pthreads
+ * with SL_STACK_SIZE stacks (times a factor under sanitizers), so stack
+ * overuse shows up on the host too.
+ */
+#ifndef SL_HOST_H
+#define SL_HOST_H
+
+#ifndef SL_TARGET_KERNEL
+
+#include <pthread.h>
+#include <stddef.h>
+#include "abi.h"
+
+struct host_job {
+    struct sl_info  info;       /* the emulated info page */
+    pthread_mutex_t lock;       /* guards the fields below */
+    pthread_cond_t  exited;     /* signalled when live drops */
+    pthread_t       tid[SL_MAX_PROCS];
+    int             created;    /* processes started, including process 0 */
+    int             live;       /* processes started and not yet exited */
+    int             have_result, result_ok;
+    char            result[SL_RESULT_MAX + 1];
+    unsigned long   sysbytes;   /* memory handed out by SYS_alloc */
+};
+
+extern struct host_job host_job;
+
+/* host_sys.c: start process index running fn(arg, index) on a new pthread. */
+int host_start_proc(int index, void (*fn)(void *, int), void *arg);
+
+/* host_spec.c: the kernel's checks of a job's keys against the app's spec. */
+int  host_spec_valid(const struct sl_appspec *s, char *err, size_t errsz);
+int  host_spec_args(const struct sl_appspec *s, int ntok, char **tok,
+                    char *args, size_t argsz, char *err, size_t errsz);
+long long host_spec_mem(const struct sl_appspec *s, const char *args, int procs);
+
+#endif
+#endif

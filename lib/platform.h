@@ -1,0 +1,66 @@
+/*
+ * platform.h - the one interface between lib/ and what lies beneath it.
+ *
+ * Two implementations exist, chosen by the build, never by #ifdef in callers:
+ *   rv_*.c, rv_crt0.S  the schedlab kernel: ecall stubs per abi.h, rdtime,
+ *                      the info page at SL_INFO_VA (built with -DSL_TARGET_KERNEL)
+ *   host_*.c           Linux: pthreads play processes, futex(2), mmap, an
+ *                      info page emulated in memory (see host_main.c)
+ * Everything above this header (allocator, printf, barriers, apps) is the
+ * same code on both.
+ *
+ * The sl_sys_* functions are the raw syscalls of abi.h: same arguments, same
+ * results (negative = SL_E*), no checking; the kernel checks pointers.
+ *
+ * Per-process state: every process has one struct sl_proc that only it
+ * touches, reachable in O(1) by sl_plat_proc(). On the kernel target the
+ * library keeps its address in `tp` (the kernel saves and restores user tp
+ * like any register and never looks at it); on the host it is a __thread.
+ */
+#ifndef SL_PLATFORM_H
+#define SL_PLATFORM_H
+
+#include <stdint.h>
+#include "abi.h"
+
+/* A new process runs fn(arg, index) and then exits; index = its SYS_self. */
+typedef void (*sl_procfn)(void *arg, int index);
+
+/* Read by the new process when it starts: must stay valid until the new
+   process has returned from fn (sl_run_procs keeps it in its frame). */
+struct sl_procstart {
+    sl_procfn fn;
+    void     *arg;
+};
+
+/* Library state private to one process (no other process reads it, so it
+   never shares a cache line with anything hot by construction: it lives in
+   the process's own stack frame or, for process 0, in static storage). */
+struct sl_proc {
+    int   index;      /* SYS_self, cached: sl_self() must be cheap */
+    void *sched;      /* reserved for the user-level thread library */
+};
+
+/* ---- raw syscalls (abi.h) ---- */
+__attribute__((noreturn)) void sl_sys_exit(int status);
+long     sl_sys_write(const void *buf, uint64_t len);
+uint64_t sl_sys_time(void);
+long     sl_sys_self(void);
+long     sl_sys_hart(void);
+long     sl_sys_yield(void);
+long     sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us);
+long     sl_sys_futex_wake(const uint32_t *addr, uint32_t n);
+long     sl_sys_proc_create(const struct sl_procstart *ps);
+long     sl_sys_topology(struct sl_topology *out);
+long     sl_sys_alloc(uint64_t bytes, int node);   /* address, or SL_E* */
+long     sl_sys_result(int ok, const char *keys);
+
+/* ---- cheap queries ---- */
+uint64_t sl_plat_ticks(void);                  /* `time` CSR, no trap */
+volatile struct sl_info *sl_plat_info(void);   /* the job info page */
+struct sl_proc *sl_plat_proc(void);            /* the caller's sl_proc */
+
+/* Called by each backend's start code in process 0 before main(). */
+void sl_lib_init(void);
+
+#endif

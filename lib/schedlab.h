@@ -1,0 +1,123 @@
+/*
+ * schedlab.h - the API apps are written against (prefix sl_).
+ *
+ * Model. A job runs one app. The kernel starts process 0 at main(); the app
+ * reads its keys (sl_arg_*), allocates and initialises its data, then calls
+ * sl_run_procs(fn, arg), which creates the job's other nprocs-1 processes and
+ * runs fn(arg, id) once on each, id 0 on the caller; all processes share one
+ * address space. When every fn has returned, process 0 checks the answer and
+ * calls sl_report(ok, "key=value ..."), which becomes the tail of the job's
+ * RESULT line. Keys the kernel prints itself (procs, at, and the app's own
+ * keys) are not repeated there.
+ *
+ * Every app embeds one spec in the ELF section ".slapp" with SL_APP:
+ *
+ *   SL_APP(.about = "odd-even transposition sort (Markatos)",
+ *          .mem_key = "n", .mem_lin = 4, .mem_const = 65536,
+ *          SL_KEYS(SL_INT("n", 2, 1 << 20, 8192),
+ *                  SL_ENUM("barrier", "spin|block", 0)));
+ *
+ * The same code builds for the schedlab kernel and for Linux (platform.h).
+ */
+#ifndef SL_SCHEDLAB_H
+#define SL_SCHEDLAB_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "abi.h"
+#include "platform.h"
+#include "rng.h"
+
+#ifdef SL_TARGET_KERNEL
+void  *memset(void *dst, int c, size_t n);
+void  *memcpy(void *dst, const void *src, size_t n);
+void  *memmove(void *dst, const void *src, size_t n);
+int    memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int    strcmp(const char *a, const char *b);
+int    strncmp(const char *a, const char *b, size_t n);
+char  *strchr(const char *s, int c);
+#else
+#include <string.h>
+#endif
+
+#define SL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* ---- the app spec ---- */
+#define SL_INT(name_, min_, max_, def_) \
+    { .name = name_, .kind = SL_KEY_INT, .min = (min_), .max = (max_), .def = (def_) }
+/* def_ is the index of the default in choices_ ("a|b|c"). */
+#define SL_ENUM(name_, choices_, def_) \
+    { .name = name_, .kind = SL_KEY_ENUM, .min = 0, .max = 0, .def = (def_), .choices = choices_ }
+/* nkeys is counted from the initializers themselves. */
+#define SL_KEYS(...) \
+    .nkeys = sizeof((struct sl_keyspec[]){ __VA_ARGS__ }) / sizeof(struct sl_keyspec), \
+    .keys = { __VA_ARGS__ }
+/* The spec is a normal symbol too, so the host backend finds it by name. */
+#define SL_APP(...) \
+    __attribute__((section(".slapp"), used, aligned(8))) \
+    const struct sl_appspec sl_app = { .magic = SL_APPSPEC_MAGIC, __VA_ARGS__ }
+extern const struct sl_appspec sl_app;
+
+/* ---- output ---- */
+int  sl_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap);
+int  sl_snprintf(char *buf, size_t cap, const char *fmt, ...) SL_PRINTF(3, 4);
+/* One SYS_write per call (per 512 bytes): lines never interleave. */
+int  sl_printf(const char *fmt, ...) SL_PRINTF(1, 2);
+/* The job's verdict and extra RESULT keys; the last call wins. */
+void sl_report(int ok, const char *fmt, ...) SL_PRINTF(2, 3);
+/* Print "ERROR <app>: ...", report check=FAIL with error=<first word>, exit
+   the calling process. Meant for setup errors in process 0. */
+__attribute__((noreturn)) void sl_die(const char *fmt, ...) SL_PRINTF(1, 2);
+
+/* ---- the app's keys (every key of the spec is present) ---- */
+int64_t     sl_arg_int(const char *key);
+const char *sl_arg_str(const char *key);   /* NUL-terminated value */
+int         sl_arg_is(const char *key, const char *value);
+
+/* ---- identity, time ---- */
+volatile struct sl_info *sl_info(void);
+int      sl_self(void);       /* this process's index 0..nprocs-1 */
+int      sl_nprocs(void);     /* the job's procs= */
+int      sl_hart(void);       /* hart the caller runs on now (a syscall) */
+uint64_t sl_now_us(void);     /* microseconds of the machine clock */
+uint64_t sl_ticks_to_us(uint64_t ticks);
+void     sl_yield(void);
+
+/* ---- futex: sleep while *addr == expected (timeout_us 0 = forever) ---- */
+#define SL_WAKE_ALL 0x7fffffffu
+long sl_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us);
+long sl_futex_wake(const uint32_t *addr, uint32_t n);
+
+/* ---- memory: thread-safe, 16-byte aligned, zeroed only by sl_calloc ---- */
+void *sl_malloc(size_t bytes);
+void *sl_calloc(size_t n, size_t size);
+void  sl_free(void *p);
+/* Page-backed, 64-byte (cache-line) aligned, not zeroed, from NUMA node
+   `node` (-1: the caller's); sl_free it. Blocks over 2 KB from sl_malloc
+   are line-aligned too; smaller ones only 16-byte aligned. */
+void *sl_alloc_node(size_t bytes, int node);
+/* Bytes obtained from SYS_alloc so far (for checking the spec's estimate). */
+uint64_t sl_alloc_sysbytes(void);
+
+/* ---- processes ---- */
+typedef void (*sl_workfn)(void *arg, int id);
+/* Process 0 only: run fn(arg, id) on ids 0..nprocs-1, one per process, and
+   return when all have returned. The other processes exit afterwards. */
+void sl_run_procs(sl_workfn fn, void *arg);
+
+/* ---- pause inside spin loops ---- */
+static inline void
+sl_cpu_relax(void)
+{
+#if defined(__riscv)
+    asm volatile("nop" ::: "memory");   /* Zihintpause's `pause` is not in rv64gc */
+#elif defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    asm volatile("" ::: "memory");
+#endif
+}
+
+#endif
