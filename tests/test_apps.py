@@ -1,0 +1,44 @@
+"""Every bundled app computes a verified answer under timeslice on 1, 2 and 4 harts, with spinning and
+blocking waits; apps check their own results (check=ok), the kernel reports them."""
+
+import pytest
+
+from test_boot import assert_all_ok
+
+APPS = {
+    "gauss-barrier-spin": "job=gauss:n=64,sync=barrier,barrier=spin",
+    "gauss-barrier-block": "job=gauss:n=64,sync=barrier,barrier=block",
+    "gauss-cond-spin": "job=gauss:n=64,sync=cond,barrier=spin",
+    "gauss-cond-block": "job=gauss:n=64,sync=cond,barrier=block",
+    "oddeven-spin": "job=oddeven:n=300,barrier=spin",
+    "oddeven-block": "job=oddeven:n=300,barrier=block",
+    "synth-spin": "job=synth:grain=200,var=200,iters=200,barrier=spin",
+    "synth-block": "job=synth:grain=200,var=200,iters=200,barrier=block",
+    "hog-with-gauss": "job=gauss:n=48,barrier=block job=hog",
+    "fault-badptr": "job=fault:kind=badptr",
+}
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 4])
+@pytest.mark.parametrize("name", list(APPS))
+def test_app_correct_under_timeslice(boot, name, cpus):
+    run = boot(cpus, "quantum=2ms " + APPS[name], timeout=180)
+    assert_all_ok(run)
+    for r in run.results:
+        assert r["policy"] == "timeslice" and r["procs"] == cpus
+
+
+def test_app_keys_and_defaults_reach_the_result_line(boot):
+    run = boot(2, "job=gauss:n=40,sync=cond,procs=1", timeout=60)
+    assert_all_ok(run)
+    r = run.results[0]
+    assert (r["n"], r["variant"], r["sync"], r["barrier"], r["procs"]) == (40, "coarse", "cond", "spin", 1)
+
+
+def test_hog_reports_the_cpu_it_got(boot):
+    run = boot(2, "quantum=2ms job=oddeven:n=256,barrier=block job=hog:procs=2", timeout=120)
+    assert_all_ok(run)
+    hog = next(r for r in run.results if r["app"] == "hog")
+    fg = next(r for r in run.results if r["app"] == "oddeven")
+    assert hog["cpu_us"] > 0 and hog["work"] > 0
+    assert hog["end_us"] >= fg["end_us"]          # it ran until the foreground ended

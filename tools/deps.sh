@@ -1,0 +1,36 @@
+#!/bin/sh
+# Install what schedlab needs: the RISC-V cross compiler, QEMU, a host C compiler, Python 3 with pytest
+# (and matplotlib for Gantt charts). Debian/Ubuntu via apt-get; elsewhere it says what to install.
+# Idempotent: installs only what is missing.
+set -e
+
+need_apt=""
+command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || need_apt="$need_apt gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf"
+command -v qemu-system-riscv64 >/dev/null 2>&1 || need_apt="$need_apt qemu-system-misc"
+[ -e /usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin ] || [ -e /usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.elf ] \
+    || need_apt="$need_apt qemu-system-data"
+command -v cc >/dev/null 2>&1 || need_apt="$need_apt gcc libc6-dev"
+command -v make >/dev/null 2>&1 || need_apt="$need_apt make"
+command -v python3 >/dev/null 2>&1 || need_apt="$need_apt python3 python3-pip"
+
+if [ -n "$need_apt" ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=""
+        [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+        echo "deps: installing$need_apt"
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need_apt >/dev/null
+    else
+        echo "deps: please install:$need_apt (the Debian package names; use your system's equivalents)" >&2
+        exit 1
+    fi
+fi
+
+py_missing=""
+python3 -c 'import pytest' 2>/dev/null || py_missing="$py_missing pytest"
+python3 -c 'import matplotlib' 2>/dev/null || py_missing="$py_missing matplotlib"
+if [ -n "$py_missing" ]; then
+    echo "deps: pip installing$py_missing"
+    python3 -m pip install -q $py_missing || python3 -m pip install -q --break-system-packages $py_missing
+fi
+echo "deps: ok ($(riscv64-unknown-elf-gcc --version | head -n1); $(qemu-system-riscv64 --version | head -n1))"
