@@ -143,7 +143,7 @@ static void print_result(struct job *j, int ok, const char *why)
     kprintf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
             "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu\n",
             j->id, j->app->name, sched->name, ncpus, j->nprocs, rel_us(j->arrive), rel_us(start), rel_us(j->end),
-            time_us(j->end - start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
+            rel_us(j->end) - rel_us(start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
             j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt,
             j->nblock, time_us(j->blocked_ticks));
 }

@@ -326,6 +326,8 @@ static int parse_token(struct parser *ps, const char *tok)
     if (!strcmp(key, "trace")) {
         if (parse_onoff(val, &sc->trace))
             return FAIL(ps, "bad token '%s': expected trace=on or trace=off", tok);
+        if (sc->trace && !ps->env->trace_built)
+            return FAIL(ps, "bad token '%s': tracing is not available yet in this build (trace=off works)", tok);
         return 0;
     }
     if (!strcmp(key, "wakeboost")) {

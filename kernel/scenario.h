@@ -41,6 +41,7 @@ struct scen_env {
     const char *apps;                                    /* "fault, gauss, ..." for messages */
     int (*policy_built)(const char *policy);
     const char *policies;                                /* the built ones, for messages */
+    int trace_built;                                     /* trace=on is accepted only when tracing exists */
 };
 
 #define SCEN_DEFAULT_QUANTUM_US 10000

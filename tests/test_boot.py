@@ -57,6 +57,7 @@ BAD = [
     ("seed=1e3 job=gauss", "seed=1e3"),
     ("timeout=never job=gauss", "timeout=never"),
     ("trace=maybe job=gauss", "trace=maybe"),
+    ("trace=on job=gauss", "not available yet"),
     ("wakeboost=yes job=gauss", "wakeboost=yes"),
     ("job=gauss:n=8192", "MiB"),                 # 512 MiB of matrix cannot fit in 256 MiB
     ("job=oddeven:n=abc", "n=abc"),

@@ -24,7 +24,7 @@ static const struct sl_appspec *lookup(const char *name)
 
 static int only_timeslice(const char *p) { return !strcmp(p, "timeslice"); }
 
-static const struct scen_env env = { 4, 64ULL << 20, lookup, "gauss, hog", only_timeslice, "timeslice" };
+static struct scen_env env = { 4, 64ULL << 20, lookup, "gauss, hog", only_timeslice, "timeslice", 1 };
 
 static struct scenario sc;
 static char err[400];
@@ -83,6 +83,10 @@ static void test_bad_tokens(void)
     CHECK(fails("seed=abc job=gauss", "seed=abc", "whole number"));
     CHECK(fails("seed=99999999999999999999999 job=gauss", "seed=9999", "whole number"));
     CHECK(fails("trace=yes job=gauss", "trace=yes", "trace=on or trace=off"));
+    env.trace_built = 0;
+    CHECK(fails("trace=on job=gauss", "trace=on", "not available yet"));
+    CHECK(parse("trace=off job=gauss") == 0);
+    env.trace_built = 1;
     CHECK(fails("timeout=0s job=gauss", "timeout=0s", "positive time"));
     CHECK(fails("wakeboost=1 job=gauss", "wakeboost=1", "wakeboost=on"));
     CHECK(fails("job=gauss:n=1", "n=1", "from 2 to 4096"));
