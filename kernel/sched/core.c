@@ -124,7 +124,12 @@ void sched_ipi(uint64_t mask)
 
 void sched_kick(int hart)
 {
-    if (cpus[hart].idle && hart != mycpu()->id)
+    struct cpu *c = &cpus[hart];
+    if (hart == mycpu()->id || __atomic_load_n(&c->idle, __ATOMIC_RELAXED) == IDLE_NOT)
+        return;
+    __atomic_store_n(&c->poked, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&c->idle, __ATOMIC_SEQ_CST) == IDLE_HALT)
         sched_ipi(1UL << hart);
 }
 
@@ -266,12 +271,33 @@ void sched_first_return(void)
 
 /* ---- the per-hart loop ---- */
 
+/*
+ * An idle hart first polls for IDLE_POLL_US, watching its `poked` word and sip, and only then halts in wfi.
+ * Waking a halted hart costs an IPI through the SBI and, under QEMU, a host thread wake-up (tens of
+ * microseconds); a polling hart is woken by a plain store. The hand-off is a Dekker pair, so a wake-up is
+ * never lost: sched_kick stores poked, then reads idle (IPI if HALT); the hart stores idle = HALT, then
+ * reads poked (skip wfi if set). Both use sequentially consistent fences.
+ */
+#define IDLE_POLL_US 100
+
 static void idle_wait(struct cpu *c)
 {
-    uint64_t t = rdtime();
-    while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)))
-        wfi();
-    c->idle = 0;
+    uint64_t t = rdtime(), poll_end = t + us_to_ticks(IDLE_POLL_US);
+    while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)) && !__atomic_load_n(&c->poked, __ATOMIC_ACQUIRE)) {
+        if (rdtime() < poll_end) {
+            cpu_relax();
+            continue;
+        }
+        __atomic_store_n(&c->idle, IDLE_HALT, __ATOMIC_SEQ_CST);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&c->poked, __ATOMIC_SEQ_CST))
+            break;
+        while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)))
+            wfi();
+        break;
+    }
+    __atomic_store_n(&c->idle, IDLE_NOT, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->poked, 0, __ATOMIC_RELAXED);
     c->idle_ticks += rdtime() - t;
     uint64_t sip = csr_read(sip);
     if (sip & SIP_SSIP)
@@ -284,13 +310,12 @@ static void scheduler_loop(struct cpu *c)
 {
     for (;;) {
         acquire(&sched_lock);
-        c->idle = 0;
         struct proc *p = sched->pick_next(c);
         struct job *dead;
         if (p) {
             dead = dispatch(c, p);
         } else {
-            c->idle = 1;
+            __atomic_store_n(&c->idle, IDLE_POLL, __ATOMIC_RELAXED);
             dead = load_satp(c, 0);   /* an idle hart holds no job's page table */
         }
         release(&sched_lock);

@@ -38,6 +38,8 @@ struct sched_class {
     void (*ipi)(struct cpu *c);
 };
 
+enum { IDLE_NOT, IDLE_POLL, IDLE_HALT };
+
 /* One per hart; tp points at it in S-mode. */
 struct cpu {
     int id;                     /* hart index 0..H-1 */
@@ -47,7 +49,8 @@ struct cpu {
     struct job *satp_job;       /* whose page table is loaded */
     struct context sched_ctx;   /* the scheduler loop's context */
     struct proc *fpu_owner;     /* whose values the FP registers hold */
-    int idle;                   /* waiting for an interrupt in the scheduler loop */
+    int idle;                   /* IDLE_NOT, or IDLE_POLL / IDLE_HALT while it has nothing to run */
+    int poked;                  /* sched_kick's wake-up for a polling hart */
     int need_resched;           /* leave the current process at the next return to user */
     uint64_t next_tick;         /* time of the next quantum tick */
     uint64_t idle_ticks, idle_since;

@@ -2,7 +2,10 @@
  * timeslice.c - uncoordinated time-slicing (Markatos 3.4.1; Feitelson & Rudolph's "uncoordinated").
  *
  * Each hart has its own FIFO run queue. A process is bound at creation to the least loaded hart (fewest
- * live bound processes; ties to the lowest index) and never migrates. Each hart's periodic quantum tick
+ * live bound processes) and never migrates. Ties go to the hart with the fewest processes of the same job,
+ * then to the lowest index: a job's processes spread over the harts, as in the papers' experiments, even
+ * when another job's processes are created in between (without this, two jobs admitted together can end
+ * up partitioned by accident, one per hart). Each hart's periodic quantum tick
  * sends its running process to the back of its queue if another process waits there. Harts tick
  * independently, at seeded random phases (sched/core.c).
  *
@@ -25,12 +28,25 @@ static void ts_init(void) { memset(ts, 0, sizeof ts); }
 static void ts_job_admit(struct job *j) {}
 static void ts_job_done(struct job *j) {}
 
+/* Processes of job j bound to hart h (the caller holds j->lock, so j->procs is stable). */
+static int job_on_hart(struct job *j, int h)
+{
+    int n = 0;
+    for (int i = 0; i < j->ncreated; i++)
+        n += j->procs[i] && j->procs[i]->hart == h;
+    return n;
+}
+
 static void ts_proc_new(struct proc *p)
 {
-    int best = 0;
-    for (int h = 1; h < ncpus; h++)
-        if (ts[h].nbound < ts[best].nbound)
+    int best = 0, best_own = job_on_hart(p->job, 0);
+    for (int h = 1; h < ncpus; h++) {
+        int own = job_on_hart(p->job, h);
+        if (ts[h].nbound < ts[best].nbound || (ts[h].nbound == ts[best].nbound && own < best_own)) {
             best = h;
+            best_own = own;
+        }
+    }
     p->hart = best;
     ts[best].nbound++;
 }
