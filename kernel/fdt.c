@@ -6,7 +6,17 @@
  * /memory@* region with its node, the /reserved-memory ranges, and /chosen/bootargs. Everything in the
  * blob is big-endian.
  */
+#ifdef SCHEDLAB_HOST
+#include <stdio.h>
+#include <string.h>
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ROUNDUP(x, a) (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#else
 #include "kernel.h"
+#endif
+#include "fdt.h"
 
 #define FDT_MAGIC 0xd00dfeed
 #define FDT_BEGIN_NODE 1
@@ -113,8 +123,11 @@ static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32
         }
         break;
     case W_CHOSEN:
-        if (!strcmp(name, "bootargs"))
-            strlcpy(pl->bootargs, (const char *)val, MIN(len + 1, sizeof pl->bootargs));
+        if (!strcmp(name, "bootargs")) {
+            size_t n = MIN((size_t)len, sizeof pl->bootargs - 1);
+            memcpy(pl->bootargs, val, n);
+            pl->bootargs[n] = 0;
+        }
         break;
     case W_RESV:
         if (!strcmp(name, "reg"))
@@ -173,7 +186,7 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
     struct walk w = { .pl = pl, .addr_cells = 2, .size_cells = 1, .cpu_addr_cells = 1 };
     w.stack[0] = W_OTHER;
 
-    pl->resv[pl->nresv++] = (struct mem_region){ (uint64_t)dtb, total, 0 };
+    pl->resv[pl->nresv++] = (struct mem_region){ (uint64_t)(uintptr_t)dtb, total, 0 };
     while (p < end) {
         uint32_t tok = be32(p);
         p += 4;

@@ -50,26 +50,9 @@ int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 void console_write(const char *s, size_t n);
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- platform.c: what the device tree told us, and leaving QEMU ---- */
-struct mem_region {
-    uint64_t base, size;
-    int node;
-};
-struct platform {
-    int nharts;
-    uint64_t hartid[SL_MAX_HARTS];      /* hart index -> firmware hart id (ascending) */
-    int hart_node[SL_MAX_HARTS];
-    int nnodes;
-    uint64_t timebase_hz;
-    int nmem;
-    struct mem_region mem[16];
-    int nresv;
-    struct mem_region resv[16];         /* reserved-memory nodes and the device tree blob itself */
-    char bootargs[2048];
-    int too_many_harts;                 /* the DT listed more than SL_MAX_HARTS harts */
-};
+/* ---- platform.c / fdt.c: what the device tree told us, and leaving QEMU ---- */
+#include "fdt.h"
 extern struct platform plat;
-int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen);
 void platform_exit(int code) __attribute__((noreturn));
 uint64_t time_us(uint64_t ticks);      /* ticks of the time CSR -> microseconds */
 uint64_t us_to_ticks(uint64_t us);

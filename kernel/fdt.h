@@ -1,0 +1,34 @@
+/*
+ * fdt.h - what the kernel keeps of the device tree. Pure data and one parser (fdt.c), which also
+ * compiles for the host, where tests/host/test_fdt.c checks it on synthetic blobs (sparse hart ids, NUMA).
+ */
+#ifndef FDT_H
+#define FDT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "abi.h"
+
+struct mem_region {
+    uint64_t base, size;
+    int node;
+};
+
+struct platform {
+    int nharts;
+    uint64_t hartid[SL_MAX_HARTS];      /* hart index -> firmware hart id (ascending) */
+    int hart_node[SL_MAX_HARTS];
+    int nnodes;
+    uint64_t timebase_hz;
+    int nmem;
+    struct mem_region mem[16];
+    int nresv;
+    struct mem_region resv[16];         /* reserved-memory nodes and the device tree blob itself */
+    char bootargs[2048];
+    int too_many_harts;                 /* the DT listed more than SL_MAX_HARTS harts */
+};
+
+/* Fill pl (zeroed by the caller) from the blob at dtb; 0, or -1 with err set. */
+int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,182 @@
+/* Unit tests of the device-tree reader (kernel/fdt.c) on synthetic blobs: sparse hart ids, disabled harts,
+   NUMA nodes on cpus and memory, reserved memory, bootargs, and what a blob must have. */
+#include <stdint.h>
+#include <string.h>
+#include "check.h"
+#include "fdt.h"
+
+/* ---- a tiny flattened-device-tree writer ---- */
+static uint8_t blob[8192];
+static uint32_t structs[1500], nstruct;
+static char strings[1024];
+static uint32_t nstrings;
+
+static uint32_t be(uint32_t v) { return __builtin_bswap32(v); }
+static void word(uint32_t v) { structs[nstruct++] = be(v); }
+
+static void bytes(const void *p, size_t n)
+{
+    uint8_t *dst = (uint8_t *)&structs[nstruct];
+    memset(dst, 0, (n + 3) & ~3u);
+    memcpy(dst, p, n);
+    nstruct += (uint32_t)((n + 3) / 4);
+}
+
+static uint32_t string_off(const char *s)
+{
+    for (uint32_t o = 0; o < nstrings; o += (uint32_t)strlen(strings + o) + 1)
+        if (!strcmp(strings + o, s))
+            return o;
+    uint32_t o = nstrings;
+    strcpy(strings + o, s);
+    nstrings += (uint32_t)strlen(s) + 1;
+    return o;
+}
+
+static void begin(const char *name) { word(1); bytes(name, strlen(name) + 1); }
+static void end(void) { word(2); }
+static void prop(const char *name, const void *val, uint32_t len)
+{
+    word(3);
+    word(len);
+    word(string_off(name));
+    bytes(val, len);
+}
+static void prop_u32(const char *name, uint32_t v) { v = be(v); prop(name, &v, 4); }
+static void prop_str(const char *name, const char *s) { prop(name, s, (uint32_t)strlen(s) + 1); }
+static void prop_reg(const char *name, uint64_t base, uint64_t size)
+{
+    uint32_t r[4] = { be((uint32_t)(base >> 32)), be((uint32_t)base), be((uint32_t)(size >> 32)), be((uint32_t)size) };
+    prop(name, r, sizeof r);
+}
+
+static void *finish(void)
+{
+    word(9);
+    uint32_t off_struct = 40, off_strings = off_struct + nstruct * 4, total = off_strings + nstrings;
+    uint32_t hdr[10] = { be(0xd00dfeed), be(total), be(off_struct), be(off_strings), be(16), be(17), 0, 0, 0, 0 };
+    memcpy(blob, hdr, sizeof hdr);
+    memcpy(blob + off_struct, structs, nstruct * 4);
+    memcpy(blob + off_strings, strings, nstrings);
+    nstruct = nstrings = 0;
+    return blob;
+}
+
+static void cpu(uint32_t id, int node, const char *status)
+{
+    char name[32];
+    snprintf(name, sizeof name, "cpu@%u", id);
+    begin(name);
+    prop_str("device_type", "cpu");
+    prop_u32("reg", id);
+    if (node >= 0)
+        prop_u32("numa-node-id", (uint32_t)node);
+    if (status)
+        prop_str("status", status);
+    begin("interrupt-controller");
+    end();
+    end();
+}
+
+/* A machine with harts 9, 0, 4 (and 7 disabled), two NUMA nodes, reserved memory and bootargs. */
+static void *sparse_numa_machine(void)
+{
+    begin("");
+    prop_u32("#address-cells", 2);
+    prop_u32("#size-cells", 2);
+    begin("chosen");
+    prop_str("bootargs", "policy=timeslice job=gauss:n=64");
+    end();
+    begin("reserved-memory");
+    prop_u32("#address-cells", 2);
+    prop_u32("#size-cells", 2);
+    begin("mmode_resv0@80000000");
+    prop_reg("reg", 0x80000000, 0x80000);
+    end();
+    end();
+    begin("memory@88000000");
+    prop_str("device_type", "memory");
+    prop_reg("reg", 0x88000000, 0x8000000);
+    prop_u32("numa-node-id", 1);
+    end();
+    begin("memory@80000000");
+    prop_str("device_type", "memory");
+    prop_reg("reg", 0x80000000, 0x8000000);
+    prop_u32("numa-node-id", 0);
+    end();
+    begin("cpus");
+    prop_u32("#address-cells", 1);
+    prop_u32("#size-cells", 0);
+    prop_u32("timebase-frequency", 10000000);
+    cpu(9, 1, NULL);
+    cpu(0, 0, "okay");
+    cpu(7, 1, "disabled");
+    cpu(4, 0, NULL);
+    begin("cpu-map");
+    end();
+    end();
+    end();
+    return finish();
+}
+
+static void test_sparse_harts_and_numa(void)
+{
+    static struct platform pl;
+    char err[128];
+    memset(&pl, 0, sizeof pl);
+    CHECK(fdt_parse(sparse_numa_machine(), &pl, err, sizeof err) == 0);
+    CHECK(pl.nharts == 3);
+    CHECK(pl.hartid[0] == 0 && pl.hartid[1] == 4 && pl.hartid[2] == 9);     /* ascending, disabled one left out */
+    CHECK(pl.hart_node[0] == 0 && pl.hart_node[1] == 0 && pl.hart_node[2] == 1);
+    CHECK(pl.nnodes == 2 && pl.timebase_hz == 10000000);
+    CHECK(pl.nmem == 2);
+    CHECK(pl.mem[0].base == 0x88000000 && pl.mem[0].size == 0x8000000 && pl.mem[0].node == 1);
+    CHECK(pl.mem[1].base == 0x80000000 && pl.mem[1].node == 0);
+    CHECK(pl.nresv == 2);                                                   /* the blob itself + mmode_resv0 */
+    CHECK(pl.resv[1].base == 0x80000000 && pl.resv[1].size == 0x80000);
+    CHECK(!strcmp(pl.bootargs, "policy=timeslice job=gauss:n=64"));
+}
+
+static void test_bad_blobs(void)
+{
+    static struct platform pl;
+    char err[128];
+    uint8_t junk[64] = { 1, 2, 3 };
+    memset(&pl, 0, sizeof pl);
+    CHECK(fdt_parse(junk, &pl, err, sizeof err) == -1 && strstr(err, "magic"));
+
+    begin("");                                  /* no /cpus at all */
+    begin("memory@80000000");
+    prop_reg("reg", 0x80000000, 0x1000000);
+    end();
+    end();
+    memset(&pl, 0, sizeof pl);
+    CHECK(fdt_parse(finish(), &pl, err, sizeof err) == -1 && strstr(err, "/cpus"));
+}
+
+static void test_too_many_harts(void)
+{
+    static struct platform pl;
+    char err[128];
+    begin("");
+    begin("memory@80000000");
+    prop_reg("reg", 0x80000000, 0x1000000);
+    end();
+    begin("cpus");
+    prop_u32("timebase-frequency", 10000000);
+    for (uint32_t i = 0; i < SL_MAX_HARTS + 2; i++)
+        cpu(i, -1, NULL);
+    end();
+    end();
+    memset(&pl, 0, sizeof pl);
+    CHECK(fdt_parse(finish(), &pl, err, sizeof err) == 0);
+    CHECK(pl.too_many_harts && pl.nharts == SL_MAX_HARTS);
+}
+
+int main(void)
+{
+    test_sparse_harts_and_numa();
+    test_bad_blobs();
+    test_too_many_harts();
+    return check_done("test_fdt");
+}
