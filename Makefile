@@ -39,7 +39,8 @@ ULIBASM := $(wildcard lib/*.S)
 ULIBOBJ := $(patsubst %.c,$(B)/u/%.o,$(ULIBSRC)) $(patsubst %.S,$(B)/u/%.o,$(ULIBASM))
 APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
-.PHONY: all qemu run test deps host host-test clean apps bench
+.PHONY: all qemu run test deps host host-test clean apps
+.SECONDARY:          # keep object files between builds
 all: $(B)/kernel.elf
 
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld

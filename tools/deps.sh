@@ -26,11 +26,16 @@ if [ -n "$need_apt" ]; then
     fi
 fi
 
-py_missing=""
-python3 -c 'import pytest' 2>/dev/null || py_missing="$py_missing pytest"
-python3 -c 'import matplotlib' 2>/dev/null || py_missing="$py_missing matplotlib"
-if [ -n "$py_missing" ]; then
-    echo "deps: pip installing$py_missing"
-    python3 -m pip install -q $py_missing || python3 -m pip install -q --break-system-packages $py_missing
+pip_install() {
+    python3 -m pip install -q "$@" 2>/dev/null || python3 -m pip install -q --break-system-packages "$@"
+}
+if ! python3 -c 'import pytest' 2>/dev/null; then
+    echo "deps: pip installing pytest"
+    pip_install pytest
+fi
+# matplotlib draws Gantt charts; nothing else needs it, so a failed install is only a warning
+if ! python3 -c 'import matplotlib' 2>/dev/null; then
+    echo "deps: pip installing matplotlib (optional)"
+    pip_install matplotlib || echo "deps: warning: matplotlib could not be installed; plots will be unavailable" >&2
 fi
 echo "deps: ok ($(riscv64-unknown-elf-gcc --version | head -n1); $(qemu-system-riscv64 --version | head -n1))"
