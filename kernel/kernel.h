@@ -115,7 +115,6 @@ void launcher_start(void);              /* t0 of the scenario: admit the jobs th
 void launcher_timer(uint64_t now);      /* on the launcher hart: admit arrivals, watchdog */
 uint64_t launcher_next_deadline(void);
 void launcher_job_done(struct job *j);  /* print RESULT; after the last job SUMMARY and exit */
-uint64_t launcher_t0(void);
 uint32_t launcher_fg_live(void);
 extern int launcher_hart;
 extern uint64_t scenario_seed;           /* seed= */

@@ -83,7 +83,6 @@ void launcher_init(void)
 }
 
 uint32_t launcher_fg_live(void) { return fg_live; }
-uint64_t launcher_t0(void) { return t0; }
 
 void launcher_start(void)
 {

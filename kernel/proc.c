@@ -46,7 +46,7 @@ uint64_t user_heap_limit(void) { return stack_top(SL_MAX_PROCS) - PAGE_SIZE; }
 
 /* Create process number job->ncreated of j, starting at entry(arg, idx). NULL when the job has all its
    processes, is being killed, or memory ran out; *why gets the SL_E* code. */
-struct proc *proc_create_why(struct job *j, uint64_t entry, uint64_t arg, long *why)
+struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
 {
     acquire(&j->lock);
     if (j->killed || j->ncreated >= j->nprocs) {
@@ -201,7 +201,7 @@ void job_admit(struct job *j)
     sched->job_admit(j);
     release(&sched_lock);
     long why;
-    if (!proc_create_why(j, entry, 0, &why))
+    if (!proc_create(j, entry, 0, &why))
         job_fail_early(j, "reason=out-of-memory what=first-process");
 }
 

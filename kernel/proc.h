@@ -102,7 +102,7 @@ struct job {
 extern struct job jobs[NJOB];
 extern int njobs;
 
-struct proc *proc_create_why(struct job *j, uint64_t entry, uint64_t arg, long *why);
+struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why);
 void proc_exit(struct proc *p, int status) __attribute__((noreturn));
 void proc_reap(struct proc *p);
 void job_admit(struct job *j);

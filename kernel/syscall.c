@@ -53,7 +53,7 @@ static long sys_proc_create(struct proc *p)
     if (!uvm_translate(p->job->pt, entry, PTE_X))
         return SL_EFAULT;
     long why;
-    struct proc *np = proc_create_why(p->job, entry, ARG(p, 1), &why);
+    struct proc *np = proc_create(p->job, entry, ARG(p, 1), &why);
     return np ? np->idx : why;
 }
 
