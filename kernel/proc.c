@@ -180,20 +180,26 @@ void job_admit(struct job *j)
     char err[160];
     j->arrive = rdtime();
     j->pt = uvm_create();
-    j->info = j->pt ? kalloc_page(0) : 0;
-    if (!j->info) {
+    if (!j->pt) {
         job_fail_early(j, "reason=out-of-memory what=address-space");
         return;
     }
+    j->pt_refs = 1;                          /* the live job's own reference */
+    j->info = kalloc_page(0);
+    if (!j->info || uvm_map(j->pt, SL_INFO_VA, (uint64_t)j->info, PTE_R) < 0) {
+        if (j->info)
+            kfree_page(j->info);
+        j->info = 0;
+        job_fail_early(j, "reason=out-of-memory what=info-page");
+        return;
+    }
     memset(j->info, 0, PAGE_SIZE);
-    uvm_map(j->pt, SL_INFO_VA, (uint64_t)j->info, PTE_R);
-    j->pt_refs = 1;
     j->heap_next = SL_HEAP_VA;
     fill_info(j);
     uint64_t entry = elf_load(j->pt, j->app, 0, err, sizeof err);
     if (!entry) {
-        job_fail_early(j, "reason=load-failed");
         kprintf("ERROR job %d (%s): %s\n", j->id, j->app->name, err);
+        job_fail_early(j, "reason=load-failed");
         return;
     }
     acquire(&sched_lock);
@@ -205,23 +211,22 @@ void job_admit(struct job *j)
         job_fail_early(j, "reason=out-of-memory what=first-process");
 }
 
-/* Admission failed before any process ran: the job is done, failed. */
+/* Admission failed before any process ran: the job is done, failed, and its page table (if it got one)
+   loses the job's own reference - no hart has loaded it, since nothing of the job ever ran. */
 void job_fail_early(struct job *j, const char *reason)
 {
     acquire(&j->lock);
     j->killed = 1;
     strlcpy(j->kill_reason, reason, sizeof j->kill_reason);
     release(&j->lock);
-    if (j->state == J_RUNNING) {
-        acquire(&sched_lock);
-        j->state = J_DONE;
+    acquire(&sched_lock);
+    if (j->state == J_RUNNING)
         sched->job_done(j);
-        release(&sched_lock);
-    }
     j->state = J_DONE;
+    release(&sched_lock);
     j->end = j->arrive;
     launcher_job_done(j);
-    if (j->pt && --j->pt_refs <= 0)
+    if (j->pt)
         job_put_pagetable(j);
 }
 

@@ -12,27 +12,27 @@
  */
 #ifdef SL_TARGET_KERNEL
 
-.section .text.entry, "ax"
-.balign 4
-.globl _start
-_start:
+/* gp, s0 (frame pointer) and ra as every process starts; the C half then never returns */
+.macro process_entry
     .option push
     .option norelax
     la gp, __global_pointer$
     .option pop
     li s0, 0
     li ra, 0
+.endm
+
+.section .text.entry, "ax"
+.balign 4
+.globl _start
+_start:
+    process_entry
     call sl_start0
 1:  j 1b
 
 .globl sl_proc_trampoline
 sl_proc_trampoline:
-    .option push
-    .option norelax
-    la gp, __global_pointer$
-    .option pop
-    li s0, 0
-    li ra, 0
+    process_entry
     call sl_proc_start          /* (arg, index) pass through in a0, a1 */
 2:  j 2b
 
