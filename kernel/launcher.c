@@ -11,6 +11,7 @@
  */
 #include "sched/sched.h"
 #include "scenario.h"
+#include "trace.h"
 
 int launcher_hart;
 uint64_t scenario_seed;
@@ -49,6 +50,7 @@ void launcher_init(void)
         .apps = app_names(),
         .policy_built = policy_built,
         .policies = sched_class_names(),
+        .trace_built = 1,
     };
     if (scenario_parse(plat.bootargs, &env, &scen, err, sizeof err)) {
         kprintf("ERROR %s\n", err);
@@ -58,6 +60,12 @@ void launcher_init(void)
     sched_quantum = us_to_ticks(scen.quantum_us);
     sched_seed = scenario_seed = scen.seed;
     sched_wakeboost = scen.wakeboost;
+    sched_alternates = scen.alternates;
+    sched_gangfit = scen.gangfit;
+    if (scen.trace && trace_init(err, sizeof err)) {
+        kprintf("ERROR %s\n", err);
+        platform_exit(2);
+    }
     njobs = scen.njobs;
     for (int i = 0; i < njobs; i++) {
         struct job *j = &jobs[i];
@@ -110,6 +118,7 @@ void launcher_timer(uint64_t now)
             if (jobs[i].state != J_DONE)
                 snprintf(left + strlen(left), sizeof left - strlen(left), " %d(%s)", jobs[i].id, jobs[i].app->name);
         kprintf("ERROR timeout: the run passed timeout=%lums; jobs not finished:%s\n", scen.timeout_us / 1000, left);
+        trace_dump(t0, sched->name, scen.quantum_us);
         platform_exit(4);
     }
 }
@@ -165,6 +174,8 @@ void launcher_job_done(struct job *j)
     }
     int all = ndone == njobs;
     uint64_t makespan = rel_us(rdtime());
+    if (all)
+        trace_dump(t0, sched->name, scen.quantum_us);
     if (all)
         kprintf("SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu\n", sched->name, ncpus, njobs, nfailed,
                 makespan);

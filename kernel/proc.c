@@ -64,6 +64,7 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
     p->job = j;
     p->idx = j->ncreated;
     p->hart = -1;
+    p->slot = -1;
     p->fpu_cpu = -1;
 
     acquire(&sched_lock);
@@ -204,8 +205,12 @@ void job_admit(struct job *j)
     }
     acquire(&sched_lock);
     j->state = J_RUNNING;
-    sched->job_admit(j);
+    int refused = sched->job_admit(j);
     release(&sched_lock);
+    if (refused) {
+        job_fail_early(j, "reason=no-room what=the-policy-has-no-room-for-the-job");
+        return;
+    }
     long why;
     if (!proc_create(j, entry, 0, &why))
         job_fail_early(j, "reason=out-of-memory what=first-process");

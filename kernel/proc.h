@@ -46,6 +46,7 @@ struct proc {
     struct job *job;
     int idx;                    /* index within the job: 0..procs-1 */
     int hart;                   /* the hart the policy bound it to (-1: none yet) */
+    int slot;                   /* its gang slot (row of the matrix); -1 outside gang */
     int killed;                 /* its job was killed: exit at the next return to user */
     struct cpu *on_cpu;         /* while RUNNING */
 

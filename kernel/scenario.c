@@ -2,7 +2,8 @@
  * scenario.c - parse and validate the scenario language of DESIGN.md:
  *
  *   policy=timeslice|gang|partition   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
- *   timeout=<n>ms|<n>s   wakeboost=on|off   job=<app>[:key=value[,key=value...]]   (repeatable)
+ *   timeout=<n>ms|<n>s   wakeboost=on|off   alternates=on|off   gangfit=first|best
+ *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
  * Keys every app takes: procs=<n> (default: the number of harts) and at=<time> (arrival, default 0);
  * the rest come from the app's spec. Every token is checked; the first bad one stops the parse with a
@@ -299,7 +300,7 @@ static int parse_token(struct parser *ps, const char *tok)
     char *val = split_eq(buf);
     const char *key = buf;
     if (!val)
-        return FAIL(ps, "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, timeout=, wakeboost=, job=)", tok);
+        return FAIL(ps, "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, timeout=, wakeboost=, alternates=, gangfit=, job=)", tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
     if (!strcmp(key, "policy")) {
@@ -335,12 +336,23 @@ static int parse_token(struct parser *ps, const char *tok)
             return FAIL(ps, "bad token '%s': expected wakeboost=on or wakeboost=off", tok);
         return 0;
     }
+    if (!strcmp(key, "alternates")) {
+        if (parse_onoff(val, &sc->alternates))
+            return FAIL(ps, "bad token '%s': expected alternates=on or alternates=off", tok);
+        return 0;
+    }
+    if (!strcmp(key, "gangfit")) {
+        if (strcmp(val, "first") && strcmp(val, "best"))
+            return FAIL(ps, "bad token '%s': expected gangfit=first or gangfit=best", tok);
+        sc->gangfit = strcmp(val, "best") ? SCEN_FIT_FIRST : SCEN_FIT_BEST;
+        return 0;
+    }
     if (!strcmp(key, "timeout")) {
         if (parse_time_us(val, &sc->timeout_us) || sc->timeout_us == 0)
             return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
         return 0;
     }
-    return FAIL(ps, "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, timeout=, wakeboost=, job=)",
+    return FAIL(ps, "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, timeout=, wakeboost=, alternates=, gangfit=, job=)",
                 tok, key);
 }
 

@@ -30,6 +30,8 @@ struct scenario {
     int trace;
     uint64_t timeout_us;        /* 0 = no watchdog */
     int wakeboost;
+    int alternates;             /* gang: run other slots' processes on harts idle in the current slot */
+    int gangfit;                /* gang: SCEN_FIT_FIRST or SCEN_FIT_BEST */
     int njobs;
     struct scen_job jobs[SCEN_MAX_JOBS];
 };
@@ -43,6 +45,8 @@ struct scen_env {
     const char *policies;                                /* the built ones, for messages */
     int trace_built;                                     /* trace=on is accepted only when tracing exists */
 };
+
+enum { SCEN_FIT_FIRST, SCEN_FIT_BEST };
 
 #define SCEN_DEFAULT_QUANTUM_US 10000
 #define SCEN_MIN_QUANTUM_US 100

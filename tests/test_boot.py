@@ -45,7 +45,6 @@ def test_numa_nodes_from_the_device_tree(boot):
 
 BAD = [
     ("policy=fifo job=gauss", "policy=fifo"),
-    ("policy=gang job=gauss", "not available yet"),
     ("policy=partition job=gauss", "not available yet"),
     ("job=matmul", "unknown app 'matmul'"),
     ("job=gauss:colour=red", "no key 'colour'"),
@@ -57,7 +56,8 @@ BAD = [
     ("seed=1e3 job=gauss", "seed=1e3"),
     ("timeout=never job=gauss", "timeout=never"),
     ("trace=maybe job=gauss", "trace=maybe"),
-    ("trace=on job=gauss", "not available yet"),
+    ("gangfit=worst job=gauss", "gangfit=worst"),
+    ("alternates=1 job=gauss", "alternates=1"),
     ("wakeboost=yes job=gauss", "wakeboost=yes"),
     ("job=gauss:n=8192", "MiB"),                 # 512 MiB of matrix cannot fit in 256 MiB
     ("job=oddeven:n=abc", "n=abc"),

@@ -12,8 +12,13 @@
  * or sched_first_return); a process holds it when it switches back to the loop, which releases it.
  *
  * Timers. Each hart has a periodic quantum tick (next_tick), first armed at a seeded random offset so
- * that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this). The
- * launcher hart also wakes for job arrivals, the watchdog and futex timeouts.
+ * that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this); a policy
+ * with one_timer (gang) has the tick on hart 0 only. next_tick is read and changed under sched_lock, so
+ * a policy may restart another hart's quantum (sched_restart_tick). The launcher hart also wakes for job
+ * arrivals, the watchdog and futex timeouts.
+ *
+ * Trace. With trace=on every switch in and out of a process, every wake-up and every idle period is
+ * recorded on the hart's own ring (trace.h); the policies add their own events (slot switches).
  *
  * Address spaces. c->satp_job is the job whose page table the hart has loaded; each such hart holds a
  * reference (job->pt_refs counts them plus one for the live job), so a finished job's page tables are
@@ -28,9 +33,11 @@ const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
 int sched_wakeboost;
+int sched_alternates;
+int sched_gangfit;
 
-extern const struct sched_class timeslice_class;
-static const struct sched_class *const classes[] = { &timeslice_class };
+extern const struct sched_class timeslice_class, gang_class;
+static const struct sched_class *const classes[] = { &timeslice_class, &gang_class };
 
 void fpu_save(uint64_t *regs);
 void fpu_restore(const uint64_t *regs);
@@ -74,13 +81,13 @@ static void arm_timer(struct cpu *c)
 void sched_timer_interrupt(struct cpu *c)
 {
     uint64_t now = rdtime();
+    acquire(&sched_lock);
     if (now >= c->next_tick) {
         while (c->next_tick <= now)
             c->next_tick += sched_quantum;
-        acquire(&sched_lock);
         sched->tick(c);
-        release(&sched_lock);
     }
+    release(&sched_lock);
     if (c->id == launcher_hart) {
         futex_timeouts(now);
         launcher_timer(now);
@@ -131,6 +138,12 @@ void sched_kick(int hart)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (__atomic_load_n(&c->idle, __ATOMIC_SEQ_CST) == IDLE_HALT)
         sched_ipi(1UL << hart);
+}
+
+void sched_restart_tick(int hart)
+{
+    cpus[hart].next_tick = rdtime() + sched_quantum;
+    /* an earlier timer armed on that hart fires, finds no tick due and re-arms (sched_timer_interrupt) */
 }
 
 void sched_preempt(struct cpu *c)
@@ -190,6 +203,8 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
     p->dispatched_at = now;
     p->nswitch++;
     c->cur = p;
+    c->traced_idle = 0;
+    trace_rec_at(c->id, now, TR_RUN, p->job->id, p->idx, p->slot);
     struct job *dead = load_satp(c, p->job);
     fpu_switch_in(c, p);
     p->tf.kernel_tp = (uint64_t)c;
@@ -219,6 +234,8 @@ void sched_make_ready(struct proc *p, enum enq_how how)
     if (p->state == P_BLOCKED)
         p->blocked_ticks += rdtime() - p->blocked_at;
     p->state = P_READY;
+    if (how == ENQ_NEW || how == ENQ_WAKE)
+        trace_proc(how == ENQ_NEW ? TR_NEW : TR_WAKE, p, p->hart);
     sched->enqueue(p, how);
 }
 
@@ -227,6 +244,7 @@ void sched_block(struct proc *p)
     p->state = P_BLOCKED;
     p->nblock++;
     p->blocked_at = rdtime();
+    trace_proc(TR_BLK, p, 0);
     sched->blocked(p);
     switch_out(p);
 }
@@ -235,6 +253,7 @@ void sched_yield(struct proc *p)
 {
     acquire(&sched_lock);
     p->state = P_READY;
+    trace_proc(TR_YLD, p, 0);
     sched->enqueue(p, ENQ_YIELD);
     switch_out(p);
     release(&sched_lock);
@@ -249,6 +268,7 @@ void sched_on_return(struct proc *p)
     c->need_resched = 0;
     p->npreempt++;
     p->state = P_READY;
+    trace_proc(TR_PRE, p, 0);
     sched->enqueue(p, ENQ_PREEMPT);
     switch_out(p);
     release(&sched_lock);
@@ -257,6 +277,7 @@ void sched_on_return(struct proc *p)
 void sched_exit(struct proc *p)
 {
     p->state = P_ZOMBIE;
+    trace_proc(TR_EXIT, p, 0);
     sched->exited(p);
     switch_out(p);
     panic("a zombie ran again");
@@ -316,6 +337,10 @@ static void scheduler_loop(struct cpu *c)
             dead = dispatch(c, p);
         } else {
             __atomic_store_n(&c->idle, IDLE_POLL, __ATOMIC_RELAXED);
+            if (!c->traced_idle) {
+                trace_rec_at(c->id, rdtime(), TR_IDLE, 0, -1, 0);
+                c->traced_idle = 1;
+            }
             dead = load_satp(c, 0);   /* an idle hart holds no job's page table */
         }
         release(&sched_lock);
@@ -332,7 +357,8 @@ void sched_init(void)
 {
     uint64_t now = rdtime();
     for (int i = 0; i < ncpus; i++)
-        cpus[i].next_tick = now + sched_quantum + sched_rand() % sched_quantum;
+        cpus[i].next_tick = sched->one_timer ? (i ? ~0UL : now + sched_quantum)
+                                             : now + sched_quantum + sched_rand() % sched_quantum;
     sched->init();
 }
 

@@ -8,12 +8,16 @@
  * plus one line in the table in core.c.
  *
  * Process life as a policy sees it:
- *   proc_new(p)           p was created; choose p->hart (binding) if the policy binds
+ *   job_admit(j)          j arrived (before its first process); -1 refuses it (no room), and it fails
+ *   job_done(j)           j's last process was reaped, or its admission failed after job_admit
+ *   proc_new(p)           p was created; choose p->hart (binding) and p->slot if the policy uses them
  *   enqueue(p, how)       p is runnable and not running: after proc_new, after preemption or yield,
  *                         or after a wake-up (how = ENQ_WAKE)
  *   pick_next(c)          take the process hart c should run next, or NULL to idle
  *   blocked(p) / exited(p)  the running p stopped running for good or until woken
- *   tick(c)               hart c's quantum timer fired; call sched_preempt(c) to end the current quantum
+ *   tick(c)               hart c's quantum timer fired; call sched_preempt(c) to end the current quantum.
+ *                         Every hart ticks, at seeded random phases, unless the policy sets one_timer:
+ *                         then only hart 0 does (gang), and sched_restart_tick starts a full quantum anew
  *   ipi(c)                an IPI the policy sent (sched_ipi) arrived on hart c
  */
 #ifndef SCHED_H
@@ -21,13 +25,15 @@
 
 #include "../kernel.h"
 #include "../proc.h"
+#include "../trace.h"
 
 enum enq_how { ENQ_NEW, ENQ_PREEMPT, ENQ_YIELD, ENQ_WAKE };
 
 struct sched_class {
     const char *name;
+    int one_timer;                          /* only hart 0 has the quantum timer */
     void (*init)(void);
-    void (*job_admit)(struct job *j);
+    int (*job_admit)(struct job *j);
     void (*job_done)(struct job *j);
     void (*proc_new)(struct proc *p);
     void (*enqueue)(struct proc *p, enum enq_how how);
@@ -54,6 +60,7 @@ struct cpu {
     int need_resched;           /* leave the current process at the next return to user */
     uint64_t next_tick;         /* time of the next quantum tick */
     uint64_t idle_ticks, idle_since;
+    int traced_idle;            /* an idle record was written since the last dispatch */
     void *policy;               /* per-hart policy state */
 };
 
@@ -66,6 +73,8 @@ extern const struct sched_class *sched;
 extern uint64_t sched_quantum;          /* ticks */
 extern uint64_t sched_seed;
 extern int sched_wakeboost;
+extern int sched_alternates;            /* gang: alternates=on */
+extern int sched_gangfit;               /* gang: SCEN_FIT_FIRST / SCEN_FIT_BEST */
 
 static inline struct cpu *mycpu(void)
 {
@@ -79,6 +88,13 @@ void sched_preempt(struct cpu *c);          /* end c's current process's turn at
 void sched_kick(int hart);                  /* make an idle hart look at its queue again */
 void sched_ipi(uint64_t hart_mask);         /* send the policy's IPI to those harts */
 uint64_t sched_rand(void);                  /* seeded PRNG (splitmix64) */
+void sched_restart_tick(int hart);          /* hart's next tick a full quantum from now */
+
+/* Record a trace event about p on the calling hart. */
+static inline void trace_proc(enum trace_ev ev, struct proc *p, int arg)
+{
+    trace_rec_at(mycpu()->id, rdtime(), ev, p->job->id, p->idx, arg);
+}
 
 /* core entry points */
 const struct sched_class *sched_class_by_name(const char *name);

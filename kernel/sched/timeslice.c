@@ -25,7 +25,7 @@ static struct ts_hart ts[SL_MAX_HARTS];
 
 static void ts_init(void) { memset(ts, 0, sizeof ts); }
 
-static void ts_job_admit(struct job *j) {}
+static int ts_job_admit(struct job *j) { return 0; }
 static void ts_job_done(struct job *j) {}
 
 /* Processes of job j bound to hart h (the caller holds j->lock, so j->procs is stable). */

@@ -89,6 +89,12 @@ static void test_bad_tokens(void)
     env.trace_built = 1;
     CHECK(fails("timeout=0s job=gauss", "timeout=0s", "positive time"));
     CHECK(fails("wakeboost=1 job=gauss", "wakeboost=1", "wakeboost=on"));
+    CHECK(fails("alternates=yes job=gauss", "alternates=yes", "alternates=on or alternates=off"));
+    CHECK(fails("gangfit=worst job=gauss", "gangfit=worst", "gangfit=first or gangfit=best"));
+    CHECK(parse("gangfit=best alternates=on job=gauss") == 0);   /* other policies ignore them */
+    CHECK(sc.gangfit == SCEN_FIT_BEST && sc.alternates == 1);
+    CHECK(parse("job=gauss") == 0);
+    CHECK(sc.gangfit == SCEN_FIT_FIRST && sc.alternates == 0);
     CHECK(fails("job=gauss:n=1", "n=1", "from 2 to 4096"));
     CHECK(fails("job=gauss:n=12a", "n=12a", "whole number"));
     CHECK(fails("job=gauss:sync=lock", "sync=lock", "barrier or cond"));

@@ -1,0 +1,79 @@
+/*
+ * trace.c - allocating the per-hart trace rings and dumping them (the recording is inline, trace.h).
+ *
+ * Dump format (console contract; tools/schedlab_harness/trace.py parses it):
+ *   TRACE begin harts=<H> timebase_hz=<hz> policy=<p> quantum_us=<q>
+ *   TRACE hart=<h> records=<n> dropped=<d>          one block per hart, its records in time order
+ *   T <hart> <ticks since t0> <event> <job> <proc> <arg>
+ *   TRACE end
+ */
+#include "sched/sched.h"
+#include "trace.h"
+
+int trace_enabled;
+struct trace_ring trace_rings[SL_MAX_HARTS];
+
+static const char *const ev_names[TR_NEVENTS] = {
+    [TR_RUN] = "run", [TR_PRE] = "pre", [TR_YLD] = "yld", [TR_BLK] = "blk", [TR_EXIT] = "exit",
+    [TR_NEW] = "new", [TR_WAKE] = "wake", [TR_IDLE] = "idle", [TR_SLOT] = "slot", [TR_EARLY] = "early",
+    [TR_ACK] = "ack", [TR_REP] = "rep",
+};
+
+/* Pages per hart: the largest power of two within both TRACE_MAX_PAGES and the budget's share. */
+static uint64_t pages_per_hart(int nharts)
+{
+    uint64_t share = TRACE_BUDGET_BYTES / PAGE_SIZE / (uint64_t)nharts, p = 1;
+    while (p * 2 <= share && p * 2 <= TRACE_MAX_PAGES)
+        p *= 2;
+    return p;
+}
+
+uint64_t trace_bytes(int nharts) { return pages_per_hart(nharts) * PAGE_SIZE * (uint64_t)nharts; }
+
+int trace_init(char *err, size_t errlen)
+{
+    uint64_t np = pages_per_hart(ncpus);
+    for (int h = 0; h < ncpus; h++) {
+        struct trace_ring *r = &trace_rings[h];
+        for (uint64_t i = 0; i < np; i++) {
+            r->page[i] = kalloc_page(cpus[h].node);
+            if (!r->page[i]) {
+                snprintf(err, errlen, "trace=on needs %lu MiB for its buffers and memory ran out (boot with more -m)",
+                         trace_bytes(ncpus) >> 20);
+                return -1;
+            }
+        }
+        r->cap = np * TRACE_PAGE_RECS;
+        r->n = 0;
+    }
+    __atomic_store_n(&trace_enabled, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void trace_stop(void) { __atomic_store_n(&trace_enabled, 0, __ATOMIC_SEQ_CST); }
+
+static void dump_ring(int h, uint64_t t0)
+{
+    struct trace_ring *r = &trace_rings[h];
+    uint64_t n = __atomic_load_n(&r->n, __ATOMIC_ACQUIRE);
+    uint64_t first = n > r->cap ? n - r->cap : 0;
+    kprintf("TRACE hart=%d records=%lu dropped=%lu\n", h, n - first, first);
+    for (uint64_t k = first; k < n; k++) {
+        uint64_t i = k & (r->cap - 1);
+        const struct trace_rec *rec = &r->page[i / TRACE_PAGE_RECS][i % TRACE_PAGE_RECS];
+        const char *ev = rec->ev < TR_NEVENTS ? ev_names[rec->ev] : "?";
+        kprintf("T %d %lu %s %u %d %d\n", h, rec->t > t0 ? rec->t - t0 : 0, ev, rec->job, rec->proc, rec->arg);
+    }
+}
+
+void trace_dump(uint64_t t0, const char *policy, uint64_t quantum_us)
+{
+    if (!trace_rings[0].cap)
+        return;
+    trace_stop();
+    kprintf("TRACE begin harts=%d timebase_hz=%lu policy=%s quantum_us=%lu\n", ncpus, plat.timebase_hz, policy,
+            quantum_us);
+    for (int h = 0; h < ncpus; h++)
+        dump_ring(h, t0);
+    kprintf("TRACE end\n");
+}

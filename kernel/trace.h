@@ -1,0 +1,73 @@
+/*
+ * trace.h - the schedule trace: what every hart did, when (scenario token trace=on).
+ *
+ * Each hart appends 16-byte records (time, event, job, process, arg) to its own ring of pages. Only the
+ * hart itself writes its ring, so recording takes no lock: it is a time read, four stores and an index
+ * bump (trace_rec is inline and does nothing when tracing is off). When the ring is full the oldest
+ * records are overwritten and counted as dropped. At the end of the run the launcher stops recording
+ * and dumps every ring on the console (trace_dump); tools/schedlab trace turns the dump into a
+ * Chrome/Perfetto trace and a Gantt chart. The dump format is part of the console contract (README).
+ *
+ * Events and their arg:
+ *   run    dispatched job.proc            arg: the process's gang slot, -1 outside gang
+ *   pre    preempted (still runnable)     yld  yielded         blk  blocked          exit  exited
+ *   new    created                        arg: its hart (-1 unbound); recorded by the creating hart
+ *   wake   woken                          arg: its hart; recorded by the waking hart
+ *   idle   this hart has nothing to run (recorded once per idle period)
+ *   slot / early   this hart started a gang slot switch to slot arg, at the quantum's end / early
+ *   ack    this hart acted on the switch to slot arg
+ *   rep    (partition) job's allotment became arg harts
+ */
+#ifndef TRACE_H
+#define TRACE_H
+
+#include "kernel.h"
+
+enum trace_ev { TR_RUN, TR_PRE, TR_YLD, TR_BLK, TR_EXIT, TR_NEW, TR_WAKE, TR_IDLE, TR_SLOT, TR_EARLY, TR_ACK,
+                TR_REP, TR_NEVENTS };
+
+struct trace_rec {
+    uint64_t t;         /* time CSR */
+    int32_t arg;
+    uint16_t job;       /* 0: none */
+    int8_t proc;        /* -1: none; indices 0..SL_MAX_PROCS-1 */
+    uint8_t ev;
+};
+_Static_assert(sizeof(struct trace_rec) == 16, "trace records are 16 bytes");
+_Static_assert(SL_MAX_PROCS - 1 <= 127, "process indices must fit trace_rec.proc");
+
+#define TRACE_PAGE_RECS (PAGE_SIZE / sizeof(struct trace_rec))
+#define TRACE_MAX_PAGES 256                      /* per hart: 65536 records, 1 MiB */
+#define TRACE_BUDGET_BYTES (16UL << 20)          /* all harts together at most */
+
+struct trace_ring {
+    struct trace_rec *page[TRACE_MAX_PAGES];
+    uint64_t cap;       /* records: npages * TRACE_PAGE_RECS, a power of two */
+    uint64_t n;         /* records ever written; the newest cap are kept */
+};
+
+extern int trace_enabled;
+extern struct trace_ring trace_rings[SL_MAX_HARTS];
+
+int trace_init(char *err, size_t errlen);   /* boot hart, before t0: allocate the rings; 0 or -1 */
+void trace_stop(void);                      /* stop recording (before the dump) */
+void trace_dump(uint64_t t0, const char *policy, uint64_t quantum_us);
+uint64_t trace_bytes(int nharts);           /* memory trace_init takes */
+
+/* Record on the calling hart's ring. `hart` must be the caller's own index. */
+static inline void trace_rec_at(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
+{
+    if (!trace_enabled)
+        return;
+    struct trace_ring *r = &trace_rings[hart];
+    uint64_t i = r->n & (r->cap - 1);
+    struct trace_rec *rec = &r->page[i / TRACE_PAGE_RECS][i % TRACE_PAGE_RECS];
+    rec->t = t;
+    rec->arg = arg;
+    rec->job = (uint16_t)job;
+    rec->proc = (int8_t)proc;
+    rec->ev = (uint8_t)ev;
+    __atomic_store_n(&r->n, r->n + 1, __ATOMIC_RELEASE);   /* the dump reads only published records */
+}
+
+#endif
