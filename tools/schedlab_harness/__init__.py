@@ -13,9 +13,11 @@ The harness never times anything itself; it
   jobs, foreground or background (``mix``);
 * reduces repeated runs to medians, spreads and slowdowns (``stats``,
   ``compare``), formats them (``table``) and exports records (``writers``);
-* offers two commands, ``run`` and ``compare`` (``commands``, ``cli``).
+* turns a boot's trace dump (``trace=on``) into run intervals, slot-switch
+  statistics, a gang co-scheduling check, Chrome/Perfetto JSON and a Gantt
+  chart (``trace``);
+* offers three commands, ``run``, ``compare`` and ``trace`` (``commands``, ``cli``).
 
 The console contract and the QEMU command are fixed in docs (DESIGN.md); any
-line the harness does not know is ignored, so later kinds (``TRACE``) never
-break it.
+line the harness does not know is ignored, so later kinds never break it.
 """

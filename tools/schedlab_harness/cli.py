@@ -1,7 +1,8 @@
-"""Command-line interface: ``schedlab run`` and ``schedlab compare``.
+"""Command-line interface: ``schedlab run``, ``schedlab compare`` and ``schedlab trace``.
 
 Exit status: 0 when every boot's verdict was ok, 1 when a run failed or timed
-out, 2 for usage problems (bad arguments, missing kernel, QEMU or scenario).
+out, 2 for usage problems (bad arguments, missing kernel, QEMU or scenario, a
+log without a trace dump).
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="boot a scenario, print its results",
                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(run)
+    run.add_argument("--trace", action="store_true",
+                     help="boot with trace=on; save each boot's console, Chrome trace and Gantt chart")
+    run.add_argument("--trace-out", metavar="PREFIX",
+                     help="write PREFIX.log/.json/.png (PREFIX-<n>.* with --repeat; implies --trace; "
+                          "default build/trace/run-<n>)")
     run.add_argument("scenario", nargs="+", metavar="TOKEN|SCENARIO",
                      help="bootargs tokens, or a scenario file (+ extra tokens)")
     run.set_defaults(func=commands.run_command)
@@ -57,6 +63,19 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--keep-going", action="store_true", help="continue after a failed run")
     cmp.add_argument("scenario", nargs="*", metavar="TOKEN|SCENARIO", help="the mix (default: gauss + oddeven)")
     cmp.set_defaults(func=commands.compare_command)
+
+    trace = sub.add_parser(
+        "trace", help="turn a saved console of a trace=on boot into a Chrome/Perfetto trace and a Gantt chart",
+        epilog="Open the JSON in https://ui.perfetto.dev or chrome://tracing: one row per hart, one slice "
+               "per run interval (<app>#<job>.<proc>), slot switches as instant events.")
+    trace.add_argument("log", metavar="CONSOLE_LOG", help="the saved console ('-': standard input)")
+    trace.add_argument("-o", "--output", required=True, metavar="FILE.json", help="Chrome trace JSON to write")
+    trace.add_argument("--png", metavar="FILE.png", help="also draw the per-hart Gantt chart (needs matplotlib)")
+    trace.add_argument("--stats", action="store_true",
+                       help="print slot-switch statistics and the gang co-scheduling check per job")
+    trace.add_argument("--grace", type=float, default=0.0, metavar="US",
+                       help="with --stats: ignore the first US microseconds of each ready wait (default 0)")
+    trace.set_defaults(func=commands.trace_command)
     return parser
 
 
@@ -64,11 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     for name in ("cpus", "repeat"):
-        value = getattr(args, name)
+        value = getattr(args, name, None)
         if value is not None and value < 1:
             parser.error(f"--{name} must be at least 1")
-    if args.timeout <= 0:
+    if getattr(args, "timeout", 1) <= 0:
         parser.error("--timeout must be positive")
+    if getattr(args, "grace", 0) < 0:
+        parser.error("--grace must not be negative")
     try:
         return args.func(args)
     except HarnessError as exc:

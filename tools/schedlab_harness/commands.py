@@ -1,24 +1,32 @@
-"""The two commands, ``run`` and ``compare``: boot, report, export, decide the exit status.
+"""The commands ``run``, ``compare`` and ``trace``: boot, report, export, decide the exit status.
 
-Both print tables on stdout and progress/warnings on stderr, show every
-``ERROR``/``PANIC`` line of a failed run verbatim (or the tail of the raw
-console when the kernel said nothing), and return 0 only if every boot's
-verdict was ok.  A run killed for exceeding ``--timeout`` counts as failed
-and is reported as ``TIMEOUT``.
+``run`` and ``compare`` print tables on stdout and progress/warnings on
+stderr, show every ``ERROR``/``PANIC`` line of a failed run verbatim (or the
+tail of the raw console when the kernel said nothing), and return 0 only if
+every boot's verdict was ok.  A run killed for exceeding ``--timeout`` counts
+as failed and is reported as ``TIMEOUT``.  ``run --trace`` also boots with
+``trace=on`` and saves each boot's console, Chrome trace and Gantt chart; a
+boot that printed no trace dump then counts as failed.  ``trace`` boots
+nothing: it turns a saved console into those files.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from argparse import Namespace
 from collections import defaultdict
+from pathlib import Path
 
 from . import compare as cmp
-from .mix import override, split_tokens
-from .qemu import Run, boot, host_cores, oversubscription_warning
+from .console import parse_console
+from .mix import override, split_tokens, token_key
+from .qemu import REPO_ROOT, HarnessError, Run, boot, host_cores, oversubscription_warning
 from .scenario import Scenario, scenario_from_args
 from .stats import Spread
-from .table import comparison_table, format_table, ms, ranking_line, results_table, spread, summary_line
+from .table import (comparison_table, format_table, gang_table, ms, ranking_line, results_table, spread,
+                    summary_line, switch_line, trace_paragraph)
+from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, parse_trace, switch_stats, to_chrome
 from .writers import run_meta, write_csv, write_json
 
 #: The mix ``compare`` uses when given none (same as tools/scenarios/default-mix.scn).
@@ -27,6 +35,8 @@ DEFAULT_MIX = ["job=gauss", "job=oddeven"]
 DEFAULT_MAX_CPUS = 4
 #: Lines of raw console shown for a failed run that printed no ERROR/PANIC.
 CONSOLE_TAIL = 15
+#: Where ``run --trace`` saves boot n's files (``run-<n>.log/.json/.png``) without ``--trace-out``.
+DEFAULT_TRACE_PREFIX = REPO_ROOT / "build" / "trace" / "run"
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -79,6 +89,76 @@ def _export(args: Namespace, command: str, entries, comparison: dict | None = No
         note(f"wrote {args.csv}")
 
 
+# ---- traces ----
+
+def write_trace(trace: Trace, apps: dict[int, str], json_path: str | Path, png_path: str | Path | None) -> None:
+    """Write the Chrome trace JSON and, if asked, the Gantt PNG (HarnessError without matplotlib)."""
+    Path(json_path).write_text(json.dumps(to_chrome(trace, apps)) + "\n")
+    if png_path is not None:
+        draw_gantt(trace, apps, png_path)
+
+
+def with_trace_on(tokens: list[str]) -> list[str]:
+    """The tokens with ``trace=on`` (appended unless already there; a ``trace=off`` is dropped)."""
+    if "trace=on" in tokens:
+        return list(tokens)
+    return [t for t in tokens if token_key(t) != "trace"] + ["trace=on"]
+
+
+def trace_prefix(trace_out: str | None, number: int, repeat: int) -> Path:
+    """Files of boot ``number`` (1-based): ``PREFIX`` for a single boot, else ``PREFIX-<number>``."""
+    if trace_out is None:
+        return DEFAULT_TRACE_PREFIX.with_name(f"{DEFAULT_TRACE_PREFIX.name}-{number}")
+    return Path(trace_out if repeat == 1 else f"{trace_out}-{number}")
+
+
+def _save_trace(run: Run, prefix: Path) -> bool:
+    """Save the console as PREFIX.log and its trace as PREFIX.json/.png; False when it has no trace."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    log, json_path, png = (prefix.with_name(prefix.name + suffix) for suffix in (".log", ".json", ".png"))
+    log.write_text(run.console)
+    try:
+        trace = parse_trace(run.traces)
+    except HarnessError as exc:
+        problem = "the boot printed no TRACE dump" if str(exc) == NO_TRACE else str(exc)
+        note(f"trace: {problem} (console saved to {log})")
+        return False
+    written = [log, json_path]
+    try:
+        write_trace(trace, app_names(run.results), json_path, png)
+        written.append(png)
+    except HarnessError as exc:
+        note(f"trace: {exc}")
+    print("trace: " + "  ".join(str(p) for p in written))
+    print(switch_line(switch_stats(trace)))
+    return True
+
+
+def _read_log(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def trace_command(args: Namespace) -> int:
+    parsed = parse_console(_read_log(args.log))
+    trace = parse_trace(parsed.traces)
+    apps = app_names(parsed.results)
+    stats = switch_stats(trace)
+    write_trace(trace, apps, args.output, args.png)
+    print(trace_paragraph(trace, apps, stats))
+    if args.stats:
+        print(switch_line(stats))
+        print(f"gang check: time a process ran while another of its job and slot waited ready "
+              f"(switch windows and {args.grace:g} us grace excluded)")
+        print(gang_table(gang_violations(trace, args.grace), apps))
+    note(f"wrote {args.output}" + (f" and {args.png}" if args.png else ""))
+    return EXIT_OK
+
+
 # ---- run ----
 
 def _repeat_table(runs: list[Run]) -> str:
@@ -99,9 +179,11 @@ def _repeat_table(runs: list[Run]) -> str:
 def run_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario)
     cpus, repeat = _settings(args, scenario, default_repeat=1)
+    tracing = args.trace or args.trace_out is not None
+    tokens = with_trace_on(scenario.tokens) if tracing else scenario.tokens
     entries, failed = [], 0
     for index in range(repeat):
-        run = _boot(args, cpus, scenario.tokens)
+        run = _boot(args, cpus, tokens)
         entries.append((run_meta(index, run), run))
         print(f"== run {index + 1}/{repeat}  cpus={cpus}  {run.verdict}  ({run.seconds:.1f} s)"
               f"  bootargs: {run.bootargs}")
@@ -110,9 +192,12 @@ def run_command(args: Namespace) -> int:
         if run.results:
             print(results_table(run.results))
         print(summary_line(run.summary))
+        traced = _save_trace(run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
         if not run.ok:
             failed += 1
             print(failure_report(run))
+        elif not traced:
+            failed += 1
         elif run.errors or run.panics:
             print("\n".join(run.errors + run.panics))
         print()

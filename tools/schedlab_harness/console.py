@@ -7,7 +7,7 @@ The kernel prints a few line kinds, each a keyword followed by fields:
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
     ERROR <free text>
     PANIC <hart> <cause> <sepc> <stval> ...
-    TRACE ...                                   (later issues)
+    TRACE ... / T <hart> <ticks> <event> ...    the trace dump (trace=on; see ``trace``)
 
 Everything else (the OpenSBI banner, QEMU's own messages, kinds added later)
 is ignored.  ``key=value`` values never contain spaces; they are typed:
@@ -60,7 +60,8 @@ class Console:
     """The recognised lines of one boot's console, in order of appearance.
 
     ``errors``, ``panics`` and ``traces`` hold the lines verbatim (``ERROR ...``,
-    ``PANIC ...``, ``TRACE ...``) so they can be shown to a user unchanged.
+    ``PANIC ...``; ``TRACE ...`` and the ``T ...`` records of the trace dump)
+    so they can be shown to a user unchanged or handed to ``trace.parse_trace``.
     """
 
     boot: dict | None = None
@@ -105,7 +106,7 @@ def parse_line(line: str, into: Console) -> None:
         into.errors.append(line)
     elif keyword == "PANIC":
         into.panics.append(line)
-    elif keyword == "TRACE":
+    elif keyword in ("TRACE", "T"):
         into.traces.append(line)
 
 

@@ -1,13 +1,18 @@
-"""Human-readable text: aligned tables of results and of comparisons.
+"""Human-readable text: aligned tables of results, comparisons and traces.
 
-Times on the console are microseconds; tables show milliseconds.  A spread
-prints as ``median (low..high)``; with a single value just the value.
+Times on the console are microseconds; tables show milliseconds (slot-switch
+costs, a few microseconds each, stay in microseconds).  A spread prints as
+``median (low..high)``; with a single value just the value.
 """
 
 from __future__ import annotations
 
+import textwrap
+from collections import defaultdict
+
 from .compare import PolicyOutcome, ranking
 from .stats import Spread
+from .trace import GangCheck, SwitchStats, Trace, app_name, intervals
 
 #: RESULT keys shown in their own columns (or implied); every other key goes to "extra".
 STANDARD_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us",
@@ -89,3 +94,56 @@ def ranking_line(outcomes: list[PolicyOutcome]) -> str:
         return "ranking: no policy has a slowdown (every run failed, or no foreground job)"
     return ("ranking by mean slowdown (lower is better): "
             + " < ".join(f"{o.policy} {o.mean_slowdown:.2f}" for o in ranked))
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} us"
+
+
+def trace_paragraph(trace: Trace, apps: dict[int, str], stats: SwitchStats) -> str:
+    """One paragraph: records, harts, time span, jobs and their processes, switches."""
+    runs = intervals(trace)
+    procs: dict[int, set[int]] = defaultdict(set)
+    for interval in runs:
+        procs[interval.job].add(interval.proc)
+    jobs = ", ".join(f"{app_name(apps, job)}#{job} ({len(procs[job])} procs)" for job in sorted(procs)) or "none"
+    lost = {h: n for h, n in sorted(trace.dropped.items()) if n}
+    text = (f"trace: {len(trace.records)} records on {trace.harts} harts, policy={trace.policy} "
+            f"quantum={ms(trace.quantum_us)} ms, {ms(trace.start_us)}..{ms(trace.end_us)} ms; "
+            f"{len(runs)} run intervals; jobs: {jobs}; "
+            f"{stats.count} slot switches ({stats.quantum} quantum, {stats.early} early).")
+    if lost:
+        text += " Rings overwrote their oldest records (" + ", ".join(
+            f"hart {h}: {n}" for h, n in lost.items()) + "): those harts start mid-run."
+    if not trace.complete:
+        text += " The dump was cut off (no 'TRACE end')."
+    return textwrap.fill(text, width=100)
+
+
+def switch_line(stats: SwitchStats) -> str:
+    """The slot-switch summary on one line."""
+    if not stats.count:
+        return "slot switches: none"
+    line = (f"slot switches: {stats.count} ({stats.quantum} quantum, {stats.early} early); "
+            f"skew median {_us(stats.skew_median_us)}, max {_us(stats.skew_max_us)}; "
+            f"latency median {_us(stats.latency_median_us)}, max {_us(stats.latency_max_us)}; "
+            f"cost per hart median {_us(stats.cost_median_us)}")
+    if stats.overhead_pct is not None:
+        line += f"; overhead {stats.overhead_pct:.3f}% of the quantum"
+    if stats.missing_acks:
+        line += f"; {stats.missing_acks} hart acks missing"
+    return line
+
+
+def gang_table(checks: dict[int, GangCheck], apps: dict[int, str]) -> str:
+    """Per job: run time, time a gang member ran while another waited ready, and the worst span."""
+    headers = ["job", "app", "run ms", "violation ms", "fraction", "worst span"]
+    rows = []
+    for job, check in sorted(checks.items()):
+        worst = "-"
+        if check.worst:
+            start, end, p, q = check.worst[0]
+            worst = f"{ms(start)}..{ms(end)} ms: proc {p} ran, proc {q} waited"
+        rows.append([job, app_name(apps, job), ms(check.run_us), ms(check.violation_us),
+                     f"{check.fraction:.3f}", worst])
+    return format_table(headers, rows)
