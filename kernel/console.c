@@ -33,7 +33,7 @@ void console_write(const char *s, size_t n)
 
 void kprintf(const char *fmt, ...)
 {
-    char buf[512];
+    char buf[1024];            /* a RESULT line with every app key fits */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);

@@ -81,6 +81,7 @@ struct job {
     uint64_t at_us;                 /* arrival time after t0 */
     char args[SL_ARGS_MAX];         /* app keys with defaults, "k=v,k=v" */
     int background;
+    int adaptive;                   /* adapt=yes: follows its allotment (process control) */
 
     pagetable_t pt;
     int pt_refs;                    /* harts with pt loaded, +1 until the job is done (sched_lock) */
@@ -93,6 +94,7 @@ struct job {
 
     uint64_t arrive, start, end;    /* time CSR */
     uint64_t cpu_ticks, blocked_ticks, nswitch, nblock, npreempt;
+    uint64_t nmigrate;              /* processes moved to another hart by the policy (sched_lock) */
     int exit_status;                /* first non-zero SYS_exit status of any process */
     int result_set, result_ok;
     char result_keys[SL_RESULT_MAX + 1];

@@ -5,7 +5,8 @@
  *   timeout=<n>ms|<n>s   wakeboost=on|off   alternates=on|off   gangfit=first|best
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
- * Keys every app takes: procs=<n> (default: the number of harts) and at=<time> (arrival, default 0);
+ * Keys every app takes: procs=<n> (default: the number of harts), at=<time> (arrival, default 0) and
+ * adapt=yes|no (partition: can the job follow its allotment; default from the app's spec);
  * the rest come from the app's spec. Every token is checked; the first bad one stops the parse with a
  * message that names it and says what was expected.
  */
@@ -139,7 +140,7 @@ static void choices_words(const char *choices, char *out, size_t outlen)
 
 static void key_list(const struct sl_appspec *spec, char *out, size_t outlen)
 {
-    int n = snprintf(out, outlen, "procs, at");
+    int n = snprintf(out, outlen, "procs, at, adapt");
     for (uint32_t i = 0; i < spec->nkeys && n > 0 && (size_t)n < outlen; i++)
         n += snprintf(out + n, outlen - n, ", %s", spec->keys[i].name);
 }
@@ -156,7 +157,7 @@ static const struct sl_keyspec *find_key(const struct sl_appspec *spec, const ch
 struct job_vals {
     char val[SL_MAX_KEYS][48];
     int given[SL_MAX_KEYS];
-    int procs_given, at_given;
+    int procs_given, at_given, adapt_given;
 };
 
 static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, char *key)
@@ -175,6 +176,14 @@ static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struc
         if (parse_u64(val, &v) || v < 1 || v > SL_MAX_PROCS)
             return FAIL(ps, "bad token '%s': procs=%s, expected a whole number from 1 to %d", tok, val, SL_MAX_PROCS);
         j->procs = (int)v;
+        return 0;
+    }
+    if (!strcmp(key, "adapt")) {
+        if (jv->adapt_given++)
+            return FAIL(ps, "bad token '%s': adapt given twice", tok);
+        if (strcmp(val, "yes") && strcmp(val, "no"))
+            return FAIL(ps, "bad token '%s': adapt=%s, expected adapt=yes or adapt=no", tok, val);
+        j->adaptive = !strcmp(val, "yes");
         return 0;
     }
     if (!strcmp(key, "at")) {
@@ -249,6 +258,7 @@ static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
     memcpy(j->app, buf, applen + 1);
     j->procs = ps->env->nharts;
     j->at_us = 0;
+    j->adaptive = (j->spec->flags & SL_APP_ADAPTIVE) != 0;
 
     struct job_vals jv;
     memset(&jv, 0, sizeof jv);

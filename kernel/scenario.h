@@ -19,6 +19,7 @@ struct scen_job {
     const struct sl_appspec *spec;
     int procs;
     uint64_t at_us;
+    int adaptive;               /* adapt=yes|no; default: the spec's SL_APP_ADAPTIVE */
     char args[SL_ARGS_MAX];     /* every app key in spec order, defaults filled in: "n=256,sync=barrier" */
     uint64_t mem_bytes;         /* the spec's estimate for these keys */
 };

@@ -90,6 +90,7 @@ struct sl_info {
     uint32_t running[SL_MAX_PROCS]; /* running[i] = 1 while process i is on a hart this instant */
 };
 #define SL_INFO_BACKGROUND 1u  /* this job is a background job (its app spec says so) */
+#define SL_INFO_ADAPTIVE   2u  /* this job adapts to its allotment (adapt=yes): process control */
 
 struct sl_topology {
     uint32_t nharts, nnodes;
@@ -118,6 +119,7 @@ struct sl_keyspec {
     char     choices[64];
 };
 #define SL_APP_BACKGROUND 1u  /* the job never ends by itself: it runs until every foreground job has ended */
+#define SL_APP_ADAPTIVE   2u  /* built on the thread library: adapt=yes by default (process control) */
 struct sl_appspec {
     uint32_t magic;
     uint32_t nkeys;

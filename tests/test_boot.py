@@ -45,7 +45,7 @@ def test_numa_nodes_from_the_device_tree(boot):
 
 BAD = [
     ("policy=fifo job=gauss", "policy=fifo"),
-    ("policy=partition job=gauss", "not available yet"),
+    ("job=gauss:adapt=maybe", "adapt=maybe"),
     ("job=matmul", "unknown app 'matmul'"),
     ("job=gauss:colour=red", "no key 'colour'"),
     ("job=gauss:procs=0", "procs=0"),

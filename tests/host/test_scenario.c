@@ -91,6 +91,10 @@ static void test_bad_tokens(void)
     CHECK(fails("wakeboost=1 job=gauss", "wakeboost=1", "wakeboost=on"));
     CHECK(fails("alternates=yes job=gauss", "alternates=yes", "alternates=on or alternates=off"));
     CHECK(fails("gangfit=worst job=gauss", "gangfit=worst", "gangfit=first or gangfit=best"));
+    CHECK(fails("job=gauss:adapt=1", "adapt=1", "adapt=yes or adapt=no"));
+    CHECK(fails("job=gauss:adapt=no,adapt=yes", "adapt=yes", "twice"));
+    CHECK(parse("job=gauss:adapt=yes job=gauss") == 0);
+    CHECK(sc.jobs[0].adaptive == 1 && sc.jobs[1].adaptive == 0);    /* default: the spec's flag */
     CHECK(parse("gangfit=best alternates=on job=gauss") == 0);   /* other policies ignore them */
     CHECK(sc.gangfit == SCEN_FIT_BEST && sc.alternates == 1);
     CHECK(parse("job=gauss") == 0);

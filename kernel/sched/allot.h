@@ -1,0 +1,44 @@
+/*
+ * allot.h - dividing the harts among the running jobs (the partition policy's arithmetic).
+ *
+ * Markatos 3.4.3 (dynamic hardware partitions) with Tucker & Gupta's rule (process control, 1989):
+ *   - fair shares: the harts are shared out by water-filling - no job gets more than it asked for
+ *     (its procs), and what a small job does not need is shared among the others;
+ *   - at least one hart each while there are at least as many harts as jobs;
+ *   - the remainder of an uneven division goes one hart each to the jobs that still want more, in
+ *     arrival order (the job first in the list first): deterministic;
+ *   - a job that cannot adapt its number of processes gets Markatos's z-rule: offered x harts for y
+ *     processes it takes the smallest z <= x with ceil(y/z) = ceil(y/x) - the same number of rounds of
+ *     its processes per hart, with no hart that would only run a partial round; the harts it leaves go
+ *     to the other jobs by the same rules (an adaptive job first, in arrival order);
+ *   - more jobs than harts: every job gets one hart and job i (in list order) shares hart i mod H with
+ *     the others placed there, by time-slicing inside that one-hart partition.
+ * Which harts: a job keeps as many of the harts it held before as it still may (lowest first), then
+ * takes the lowest free ones, so a repartition moves as few processes as it can.
+ *
+ * Pure logic: no kernel dependency; tests/host/test_allot.c unit-tests it under ASan/UBSan.
+ */
+#ifndef ALLOT_H
+#define ALLOT_H
+
+#include <stdint.h>
+
+#define ALLOT_MAX_JOBS 64
+#define ALLOT_MAX_HARTS 64
+
+struct allot_job {
+    int procs;          /* processes it asked for (>= 1) */
+    int adaptive;       /* can change its number of running processes (process control) */
+    uint64_t prev;      /* harts it held before this repartition (0: none, a new job) */
+    /* results */
+    int count;          /* harts allotted */
+    uint64_t mask;      /* which ones */
+};
+
+/* Divide nharts (1..64) among jobs[0..njobs-1] (in arrival order); fills count and mask of each. */
+void allot_compute(int nharts, struct allot_job *jobs, int njobs);
+
+/* Markatos's z-rule: the smallest z <= x with ceil(y/z) == ceil(y/x) (x, y >= 1). */
+int allot_zrule(int x, int y);
+
+#endif

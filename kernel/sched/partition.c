@@ -1,0 +1,216 @@
+/*
+ * partition.c - dynamic space partitions (Markatos 3.4.3; Tucker & Gupta's process control).
+ *
+ * The harts are divided among the running jobs on every arrival and departure (allot.h: fair shares,
+ * never more than asked for, at least one each while there are enough harts, Markatos's z-rule for jobs
+ * that cannot adapt; more jobs than harts share one-hart partitions). A job's allotment - how many harts
+ * and which - is published in its info page (allot_count, allot_mask) and recorded in the trace (`rep`).
+ *
+ * Inside a partition each hart round-robins its own FIFO queue with the quantum, as timeslice does; a
+ * process is bound to one hart of its job's partition (the least loaded one) and only that job's
+ * processes are bound there (unless more jobs than harts share it). When a repartition takes a hart away
+ * from a job, the kernel moves (migrates) the job's processes from it to the job's remaining harts and
+ * counts the moves (RESULT migrations=); when a job gains harts, its processes are spread over them
+ * again. An adaptive job (adapt=yes) moreover suspends or resumes its own processes at safe points so
+ * that as many run as it has harts (lib/, process control); the kernel treats both kinds alike.
+ *
+ * All state below is guarded by sched_lock.
+ */
+#include "sched.h"
+#include "allot.h"
+
+struct pt_hart {
+    struct proc *head, *tail;   /* READY processes bound here, FIFO */
+    int nbound;                 /* live processes bound here */
+};
+
+static struct pt_hart harts[SL_MAX_HARTS];
+static struct job *running[NJOB];            /* admitted, not done, in arrival order */
+static int nrunning;
+static struct proc *members[NJOB][SL_MAX_PROCS];   /* live processes of each job (by id - 1, idx) */
+static uint64_t allot_mask[NJOB];
+
+static void pt_init(void) {}
+
+static void push_back(struct pt_hart *q, struct proc *p)
+{
+    p->rq_next = 0;
+    if (q->tail)
+        q->tail->rq_next = p;
+    else
+        q->head = p;
+    q->tail = p;
+}
+
+static void unlink(struct pt_hart *q, struct proc *p)
+{
+    struct proc **pp = &q->head, *prev = 0;
+    while (*pp && *pp != p) {
+        prev = *pp;
+        pp = &(*pp)->rq_next;
+    }
+    if (!*pp)
+        return;
+    *pp = p->rq_next;
+    if (q->tail == p)
+        q->tail = prev;
+    p->rq_next = 0;
+}
+
+/* Processes of job j bound to hart h. */
+static int job_on_hart(struct job *j, int h)
+{
+    int n = 0;
+    for (int i = 0; i < j->nprocs; i++)
+        n += members[j->id - 1][i] && members[j->id - 1][i]->hart == h;
+    return n;
+}
+
+/* The hart of j's partition for one more process: fewest of j's processes, then fewest bound, then lowest. */
+static int pick_hart(struct job *j)
+{
+    int best = -1, best_own = 0;
+    for (int h = 0; h < ncpus; h++) {
+        if (!(allot_mask[j->id - 1] >> h & 1))
+            continue;
+        int own = job_on_hart(j, h);
+        if (best < 0 || own < best_own || (own == best_own && harts[h].nbound < harts[best].nbound)) {
+            best = h;
+            best_own = own;
+        }
+    }
+    return best;
+}
+
+/* Move p to hart h: off its queue if it waits, off its hart if it runs (it is re-queued on h when it
+   leaves), or just rebound if it is blocked. */
+static void migrate(struct proc *p, int h)
+{
+    int old = p->hart;
+    harts[old].nbound--;
+    harts[h].nbound++;
+    p->hart = h;
+    p->job->nmigrate++;
+    if (p->state == P_READY) {
+        unlink(&harts[old], p);
+        push_back(&harts[h], p);
+        sched_kick(h);
+    } else if (p->state == P_RUNNING) {
+        sched_preempt(p->on_cpu);
+    }
+}
+
+/* Every process of j onto j's harts, spread evenly. */
+static void rebind(struct job *j)
+{
+    uint64_t mask = allot_mask[j->id - 1];
+    struct proc **m = members[j->id - 1];
+    for (int i = 0; i < j->nprocs; i++)
+        if (m[i] && m[i]->state != P_ZOMBIE && !(mask >> m[i]->hart & 1))
+            migrate(m[i], pick_hart(j));
+    for (int moved = 1; moved;) {          /* level the job's load over its harts */
+        moved = 0;
+        int lo = pick_hart(j), lo_n = job_on_hart(j, lo);
+        for (int i = 0; i < j->nprocs && !moved; i++)
+            if (m[i] && m[i]->state != P_ZOMBIE && m[i]->hart != lo && job_on_hart(j, m[i]->hart) > lo_n + 1) {
+                migrate(m[i], lo);
+                moved = 1;
+            }
+    }
+}
+
+static void repartition(void)
+{
+    struct allot_job a[NJOB];
+    for (int i = 0; i < nrunning; i++)
+        a[i] = (struct allot_job){ .procs = running[i]->nprocs, .adaptive = running[i]->adaptive,
+                                   .prev = allot_mask[running[i]->id - 1] };
+    allot_compute(ncpus, a, nrunning);
+    uint64_t now = rdtime();
+    for (int i = 0; i < nrunning; i++) {
+        struct job *j = running[i];
+        if (a[i].mask == allot_mask[j->id - 1])
+            continue;
+        allot_mask[j->id - 1] = a[i].mask;
+        j->info->allot_count = (uint32_t)a[i].count;
+        j->info->allot_mask = a[i].mask;
+        trace_rec_at(mycpu()->id, now, TR_REP, j->id, 0, a[i].count);
+    }
+    for (int i = 0; i < nrunning; i++)
+        rebind(running[i]);
+}
+
+static int pt_job_admit(struct job *j)
+{
+    running[nrunning++] = j;
+    allot_mask[j->id - 1] = 0;
+    repartition();
+    return 0;
+}
+
+static void pt_job_done(struct job *j)
+{
+    int k = 0;
+    for (int i = 0; i < nrunning; i++)
+        if (running[i] != j)
+            running[k++] = running[i];
+    if (k == nrunning)
+        return;                 /* never admitted (job_admit refused it) */
+    nrunning = k;
+    allot_mask[j->id - 1] = 0;
+    repartition();
+}
+
+static void pt_proc_new(struct proc *p)
+{
+    p->hart = pick_hart(p->job);
+    harts[p->hart].nbound++;
+    members[p->job->id - 1][p->idx] = p;
+}
+
+static void pt_enqueue(struct proc *p, enum enq_how how)
+{
+    push_back(&harts[p->hart], p);
+    sched_kick(p->hart);
+}
+
+static struct proc *pt_pick_next(struct cpu *c)
+{
+    struct pt_hart *q = &harts[c->id];
+    struct proc *p = q->head;
+    if (p) {
+        q->head = p->rq_next;
+        if (!q->head)
+            q->tail = 0;
+        p->rq_next = 0;
+    }
+    return p;
+}
+
+static void pt_blocked(struct proc *p) {}
+
+static void pt_exited(struct proc *p)
+{
+    harts[p->hart].nbound--;
+    members[p->job->id - 1][p->idx] = 0;
+}
+
+static void pt_tick(struct cpu *c)
+{
+    if (c->cur && harts[c->id].head)
+        sched_preempt(c);
+}
+
+const struct sched_class partition_class = {
+    .name = "partition",
+    .init = pt_init,
+    .job_admit = pt_job_admit,
+    .job_done = pt_job_done,
+    .proc_new = pt_proc_new,
+    .enqueue = pt_enqueue,
+    .pick_next = pt_pick_next,
+    .blocked = pt_blocked,
+    .exited = pt_exited,
+    .tick = pt_tick,
+    .ipi = 0,
+};

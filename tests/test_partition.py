@@ -1,0 +1,76 @@
+"""policy=partition under QEMU, checked from the schedule trace.
+
+Between two repartitions (`rep` records), while there are no more jobs than harts, every hart runs the
+processes of one job only: after a repartition a hart's queue holds only its new owner's processes, so
+every dispatch (`run`) on it is of that job. Allotments change on arrival and departure; jobs that cannot
+adapt still finish correctly after the kernel moved their processes.
+"""
+
+from schedlab_harness import trace as tr
+from test_boot import assert_all_ok
+
+
+def traced(run):
+    assert_all_ok(run)
+    trace = tr.parse_trace(run.console)
+    assert trace.complete and not any(trace.dropped.values())
+    return trace
+
+
+def epochs(trace):
+    """Times of the repartitions (reps recorded at one instant are one repartition)."""
+    return sorted({r.time_us for r in trace.records if r.event == "rep"})
+
+
+def test_harts_are_exclusive_between_repartitions(boot):
+    run = boot(2, "policy=partition trace=on quantum=2ms job=synth:procs=2,iters=1500,barrier=block "
+                  "job=synth:procs=2,iters=600,barrier=block,at=20ms", timeout=120)
+    trace = traced(run)
+    cuts = epochs(trace) + [float("inf")]
+    owners = {}
+    for r in trace.records:
+        if r.event != "run":
+            continue
+        epoch = max(i for i, t in enumerate(cuts) if t <= r.time_us) if r.time_us >= cuts[0] else -1
+        owners.setdefault((epoch, r.hart), set()).add(r.job)
+    shared = {k: v for k, v in owners.items() if len(v) > 1}
+    assert not shared, shared
+    # job 2's arrival split the harts, its departure gave them back: three epochs at least
+    assert len(cuts) - 1 >= 3
+
+
+def test_allotments_follow_arrivals_and_departures(boot):
+    run = boot(2, "policy=partition trace=on job=synth:procs=2,iters=3000,grain=500 "
+                  "job=synth:procs=2,iters=300,grain=500,at=20ms", timeout=120)
+    trace = traced(run)
+    reps = [(r.job, r.arg) for r in trace.records if r.event == "rep"]
+    # alone: 2 harts; with job 2: 1 each; job 2 gone: job 1 has 2 again
+    assert reps[0] == (1, 2)
+    assert (1, 1) in reps and (2, 1) in reps
+    assert reps[-1] == (1, 2), reps
+    by_job = {r["job"]: r for r in run.results}
+    assert by_job[1]["migrations"] >= 1      # job 1's processes were moved onto its shrunken partition
+
+
+def test_nonadaptive_jobs_survive_migrations_and_zrule(boot):
+    """Three non-adaptive jobs on 4 harts, arriving and leaving: z-rule allotments, processes moved,
+    answers still right."""
+    run = boot(4, "policy=partition trace=on quantum=2ms job=gauss:n=128,procs=4,barrier=block,adapt=no "
+                  "job=oddeven:n=1024,procs=3,barrier=block,at=10ms job=synth:procs=2,iters=400,at=20ms",
+               timeout=180)
+    trace = traced(run)
+    assert sum(r["migrations"] for r in run.results) >= 1
+    assert all(r["adapt"] == "no" for r in run.results)
+    # every allotment a non-adaptive job got obeys the z-rule: no hart beyond what its rounds need
+    procs = {r["job"]: r["procs"] for r in run.results}
+    for r in trace.records:
+        if r.event == "rep":
+            x, y = r.arg, procs[r.job]
+            rounds = -(-y // x)
+            assert -(-y // (x - 1)) > rounds if x > 1 else True, (r, y)
+
+
+def test_more_jobs_than_harts_share_by_timeslicing(boot):
+    run = boot(2, "policy=partition job=synth:procs=2,iters=200,barrier=block job=synth:procs=2,iters=200,"
+                  "barrier=block job=synth:procs=1,iters=200", timeout=120)
+    assert_all_ok(run)
