@@ -33,7 +33,14 @@ static void start_other_harts(int boot)
     for (int i = 0; i < ncpus; i++) {
         if (i == boot)
             continue;
-        long e = sbi_hart_start(cpus[i].hartid, (unsigned long)_secondary_entry, (unsigned long)i);
+        /* SBI_ERR_ALREADY_AVAILABLE (-6): the firmware has not parked that hart in STOPPED yet (its host
+           thread is slow on a busy machine): try again for up to 5 s */
+        long e;
+        uint64_t retry_until = rdtime() + 5 * plat.timebase_hz;
+        while ((e = sbi_hart_start(cpus[i].hartid, (unsigned long)_secondary_entry, (unsigned long)i)) == -6 &&
+               rdtime() < retry_until)
+            for (uint64_t t = rdtime() + plat.timebase_hz / 1000; rdtime() < t;)
+                ;
         if (e) {
             kprintf("ERROR hart %d (id %lu) did not start: SBI error %ld\n", i, cpus[i].hartid, e);
             platform_exit(2);
