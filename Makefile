@@ -5,6 +5,7 @@
 #   make test            the whole test suite (host unit tests + QEMU tests)
 #   make deps            install the toolchain and Python packages
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
+#   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines
 
 CROSS    ?= riscv64-unknown-elf-
 CC        = $(CROSS)gcc
@@ -36,6 +37,8 @@ UCFLAGS := -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g -ffreestanding -fno-
 APPS    := $(sort $(basename $(notdir $(wildcard apps/*.c))))
 ULIBSRC := $(filter-out lib/host_%.c,$(wildcard lib/*.c))
 ULIBASM := $(wildcard lib/*.S)
+# host_*.S are the Linux backend's (lib/host.mk), not the kernel target's
+ULIBASM := $(filter-out lib/host_%.S,$(ULIBASM))
 ULIBOBJ := $(patsubst %.c,$(B)/u/%.o,$(ULIBSRC)) $(patsubst %.S,$(B)/u/%.o,$(ULIBASM))
 APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
@@ -101,6 +104,11 @@ include tests/host/host.mk
 
 test: all host-test
 	$(PYTHON) -m pytest -q tests
+
+# Not part of `make test`: timings, one BENCH line per figure (tools/bench).
+.PHONY: bench
+bench: all host
+	$(PYTHON) tools/bench
 
 clean:
 	rm -rf $(B)

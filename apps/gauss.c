@@ -14,13 +14,23 @@
  *                 for ready[k] before using row k as the pivot. The owner of
  *                 row k+1 reduces it first and publishes it at once, so the
  *                 next column can start while this one is still being done.
- * The wait (spin or futex block) for barriers and for ready flags is the
- * barrier= key. Rows are generated in parallel by their owners; the timed
+ * The wait kind for barriers and for ready flags is the barrier= key
+ * (spin|block|twophase|adaptive, wait.h), the barrier's shape the shape= key
+ * (central|tree|combination, barrier.h).
+ * sched= (sync=barrier only) says how the rows below k are dealt out in
+ * each step: static is the round robin above; the others (ss, gss,
+ * factoring, trapezoid, afs; loopsched.h) hand out chunks of the rows
+ * [k+1, n) from a loop scheduler, which is reset for step k+1 by process 0
+ * during step k (two loops, alternating; the barrier orders reset and use).
+ * grabs= counts the chunks taken over all steps (static: every process with
+ * a row takes its share once per step), remote= those not from the taker's
+ * own share or queue. Rows are generated in parallel by their owners; the timed
  * part (par_us) runs from a start barrier to an end barrier. Process 0 then
  * back-substitutes and compares x with the x_true that generated b.
  */
 #include "schedlab.h"
 #include "barrier.h"
+#include "loopsched.h"
 
 SL_APP(.about = "Gaussian elimination, coarse grain (Markatos 3.3.4)",
        /* a: 8 n(n+1); x, x_true: 8n each; ready: 4n; page rounding and the
@@ -29,7 +39,9 @@ SL_APP(.about = "Gaussian elimination, coarse grain (Markatos 3.3.4)",
        SL_KEYS(SL_INT("n", 2, 65536, 768),
                SL_ENUM("variant", "coarse", 0),
                SL_ENUM("sync", "barrier|cond", 0),
-               SL_ENUM("barrier", "spin|block", 0)));
+               SL_ENUM("barrier", "spin|block|twophase|adaptive", 0),
+               SL_ENUM("shape", "central|tree|combination", 0),
+               SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs", 0)));
 
 #define MAXERR 1e-9
 
@@ -39,6 +51,9 @@ struct gauss {
     double *x_true, *x;
     uint32_t *ready;         /* ready[k] = 1 once row k is fully reduced (cond) */
     struct sl_barrier bar;
+    enum sl_wait wait;
+    int sched;               /* enum sl_loopsched */
+    struct sl_loop *loop[2]; /* sched != static: step k uses loop[k & 1] */
     uint64_t t0, t1;         /* process 0's clock at the start and end barriers */
 };
 
@@ -86,8 +101,7 @@ first_mine(struct gauss *g, int k, int id)
 static void
 publish(struct gauss *g, int i)
 {
-    __atomic_store_n(&g->ready[i], 1, __ATOMIC_RELEASE);
-    sl_wait_wake(&g->ready[i], g->bar.wait);
+    sl_wait_set(&g->ready[i], 1, g->wait);
 }
 
 static void
@@ -100,6 +114,34 @@ solve_barrier(struct gauss *g, int id)
     }
 }
 
+/* Rows [k+1, n) of step k from the loop scheduler. */
+static void
+solve_sched(struct gauss *g, int id)
+{
+    struct sl_chunk c;
+
+    for (int k = 0; k < g->n - 1; k++) {
+        if (id == 0 && k + 1 < g->n - 1)
+            sl_loop_start(g->loop[(k + 1) & 1], k + 2, g->n);
+        while (sl_loop_next(g->loop[k & 1], id, &c))
+            for (int64_t i = c.start; i < c.start + c.len; i++)
+                eliminate(g, (int)i, k);
+        sl_barrier_wait(&g->bar);
+    }
+}
+
+/* Adaptive waits for ready[k] need the owner of row k only. */
+struct owner_wf {
+    struct sl_waitfor wf;
+    uint32_t proc;
+};
+
+static int
+owner_running(const struct sl_waitfor *wf)
+{
+    return sl_proc_running(((const struct owner_wf *)wf)->proc);
+}
+
 /* Rows are visited in increasing order, so the owner of row k+1 reduces it
    first within column k and publishes it before its other rows. */
 static void
@@ -108,7 +150,8 @@ solve_cond(struct gauss *g, int id)
     if (id == 0)
         publish(g, 0);                        /* row 0 needs no reduction */
     for (int k = 0; k < g->n - 1; k++) {
-        sl_wait_ne(&g->ready[k], 0, g->bar.wait);
+        struct owner_wf w = { { owner_running }, (uint32_t)(k % g->nprocs) };
+        sl_wait_ne_for(&g->ready[k], 0, g->wait, &w.wf);
         for (int i = first_mine(g, k, id); i < g->n; i += g->nprocs) {
             eliminate(g, i, k);
             if (i == k + 1)
@@ -129,6 +172,8 @@ worker(void *arg, int id)
         g->t0 = sl_now_us();
     if (g->cond)
         solve_cond(g, id);
+    else if (g->sched != SL_LOOP_STATIC)
+        solve_sched(g, id);
     else
         solve_barrier(g, id);
     sl_barrier_wait(&g->bar);
@@ -164,6 +209,7 @@ main(void)
                        .cond = sl_arg_is("sync", "cond") };
     struct sl_rng r;
     double maxerr;
+    uint64_t local = 0, remote = 0, l1, r1;
 
     g.a = sl_malloc((size_t)g.n * (size_t)(g.n + 1) * sizeof(double));
     g.x_true = sl_malloc((size_t)g.n * sizeof(double));
@@ -174,11 +220,35 @@ main(void)
     sl_rng_init(&r, (uint64_t)g.n + 0x5eed);
     for (int j = 0; j < g.n; j++)
         g.x_true[j] = 2 * sl_rng_double(&r) - 1;
-    sl_barrier_init(&g.bar, (uint32_t)g.nprocs, sl_wait_from_arg("barrier"));
+    sl_barrier_init_args(&g.bar, (uint32_t)g.nprocs, "shape", "barrier");
+    g.wait = g.bar.wait;
+    g.sched = sl_loop_parse(sl_arg_str("sched"));
+    if (g.sched != SL_LOOP_STATIC) {
+        if (g.cond)
+            sl_die("sched=%s needs sync=barrier (sync=cond has no loop per step)", sl_arg_str("sched"));
+        for (int i = 0; i < 2; i++) {
+            g.loop[i] = sl_alloc_node(sl_loop_bytes(g.nprocs), -1);
+            if (!g.loop[i])
+                sl_die("out of memory for the loop scheduler");
+            sl_loop_init(g.loop[i], (enum sl_loopsched)g.sched, g.nprocs, 0);
+        }
+        sl_loop_start(g.loop[0], 1, g.n);
+    }
 
     sl_run_procs(worker, &g);
 
     maxerr = back_substitute(&g);
-    sl_report(maxerr <= MAXERR, "maxerr=%.2e par_us=%lu", maxerr, (unsigned long)(g.t1 - g.t0));
+    if (g.sched != SL_LOOP_STATIC) {
+        sl_loop_grabs(g.loop[0], &local, &remote);
+        sl_loop_grabs(g.loop[1], &l1, &r1);
+        local += l1;
+        remote += r1;
+    } else if (!g.cond) {
+        for (int k = 0; k < g.n - 1; k++)
+            local += (uint64_t)(g.n - 1 - k < g.nprocs ? g.n - 1 - k : g.nprocs);
+    }
+    sl_report(maxerr <= MAXERR, "maxerr=%.2e par_us=%lu grabs=%lu remote=%lu sleeps=%lu", maxerr,
+              (unsigned long)(g.t1 - g.t0), (unsigned long)(local + remote), (unsigned long)remote,
+              (unsigned long)sl_wait_blocks());
     return 0;
 }

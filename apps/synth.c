@@ -15,7 +15,9 @@
  *   lockstep  a shared arrival counter is bumped before every barrier; after
  *             barrier i it must lie in [(i+1)P, (i+2)P - 1] (all of iteration
  *             i counted, nobody past barrier i+1)
- * iter_us is the mean iteration time seen by process 0 over the timed loop.
+ * iter_us is the mean iteration time seen by process 0 over the timed loop;
+ * sleeps is how many times a process slept in a barrier wait (wait.h).
+ * barrier= is the wait kind, shape= the barrier's shape (barrier.h).
  */
 #include "schedlab.h"
 #include "barrier.h"
@@ -25,7 +27,8 @@ SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)",
        SL_KEYS(SL_INT("grain", 0, 100000000, 1000),
                SL_INT("var", 0, 100000000, 0),
                SL_INT("iters", 1, 100000000, 50000),
-               SL_ENUM("barrier", "spin|block", 0)));
+               SL_ENUM("barrier", "spin|block|twophase|adaptive", 0),
+               SL_ENUM("shape", "central|tree|combination", 0)));
 
 #define LCG_A 6364136223846793005ull
 #define LCG_C 1442695040888963407ull
@@ -121,7 +124,7 @@ main(void)
     if (!y.slot)
         sl_die("out of memory for %d processes", y.nprocs);
     memset(y.slot, 0, (size_t)y.nprocs * sizeof(struct slot));
-    sl_barrier_init(&y.bar, (uint32_t)y.nprocs, sl_wait_from_arg("barrier"));
+    sl_barrier_init_args(&y.bar, (uint32_t)y.nprocs, "shape", "barrier");
 
     sl_run_procs(worker, &y);
 
@@ -132,8 +135,9 @@ main(void)
         badstep += s->lockstep_bad;
     }
     sl_report(badwork == 0 && badstep == 0 && y.arrived == (uint64_t)(y.iters * y.nprocs),
-              "iter_us=%.2f par_us=%lu units=%lu badwork=%lu badstep=%lu",
+              "iter_us=%.2f par_us=%lu units=%lu badwork=%lu badstep=%lu sleeps=%lu",
               (double)(y.t1 - y.t0) / (double)y.iters, (unsigned long)(y.t1 - y.t0),
-              (unsigned long)units, (unsigned long)badwork, (unsigned long)badstep);
+              (unsigned long)units, (unsigned long)badwork, (unsigned long)badstep,
+              (unsigned long)sl_wait_blocks());
     return 0;
 }

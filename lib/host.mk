@@ -16,6 +16,12 @@ HOST_CFLAGS ?= -std=gnu11 -O2 -g -pthread -Wall -Wextra -Werror -Wno-unused-para
                -D_GNU_SOURCE -Ilib
 HOST_LIBSRC := $(filter-out lib/rv_%,$(wildcard lib/*.c))
 HOST_LIBOBJ := $(patsubst lib/%.c,$(HOST_OUT)/obj/lib/%.o,$(HOST_LIBSRC))
+# The user-level context switch (uthread.c) is assembly, one file per host
+# architecture: lib/host_uctx_<arch>.S. Without one (e.g. aarch64) uthread.c
+# stops the build with an #error that says so.
+HOST_ARCH   := $(shell $(HOSTCC) -dumpmachine | cut -d- -f1)
+HOST_LIBASM := $(wildcard lib/host_uctx_$(HOST_ARCH).S)
+HOST_LIBOBJ += $(patsubst lib/%.S,$(HOST_OUT)/obj/lib/%.o,$(HOST_LIBASM))
 HOST_APPS   := $(patsubst %,$(HOST_OUT)/%,$(APPS))
 
 host: $(HOST_APPS)
@@ -30,6 +36,21 @@ $(HOST_OUT)/obj/apps/%.o: apps/%.c $(wildcard lib/*.h)
 $(HOST_OUT)/obj/lib/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
+
+$(HOST_OUT)/obj/lib/%.o: lib/%.S
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
+
+# Host tools built with lib/ pieces: the loop-scheduler simulation (tools/host/loopsched.c, part of
+# `make host`) and the pthread/OpenMP barrier benchmark for `make bench` (needs gcc -fopenmp).
+host: $(HOST_OUT)/loopsched
+$(HOST_OUT)/loopsched: tools/host/loopsched.c lib/loopsched.c lib/loopsched.h lib/spinlock.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ tools/host/loopsched.c lib/loopsched.c
+
+$(HOST_OUT)/barbench: tools/host/barbench.c
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) -fopenmp -o $@ tools/host/barbench.c
 
 # Keep the objects: they are intermediate files to make, but rebuilding all of
 # lib/ for every app is slow.

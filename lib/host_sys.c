@@ -131,7 +131,7 @@ host_start_proc(int index, void (*fn)(void *, int), void *arg)
     pthread_attr_setstacksize(&attr, (size_t)SL_STACK_SIZE * STACK_FACTOR);
     host_job.live++;
     host_job.created++;
-    host_job.info.running[index] = 1;
+    __atomic_store_n(&host_job.info.running[index], 1, __ATOMIC_RELAXED);
     r = pthread_create(&host_job.tid[index], &attr, proc_main, b);
     pthread_attr_destroy(&attr);
     if (r != 0) {

@@ -1,16 +1,136 @@
 /*
- * wait.c - the spin and block wait kinds and the table of kinds (wait.h).
+ * wait.c - the spin and block wait kinds, the table of kinds, changing a
+ * word (set/add with the sleepers bit), and the two primitives every
+ * sleeping wait goes through (wait.h).
+ *
+ * The sleepers-bit protocol. A waiter sleeps only on the exact value
+ * old|SL_WAIT_SLEEPERS, after setting the bit with a CAS on the word
+ * itself; a changer replaces the word with one RMW and wakes iff the value
+ * it replaced had the bit. Both are RMWs of one location, so they are
+ * totally ordered: either the waiter's CAS comes first (the changer sees
+ * the bit and wakes) or the changer's RMW does (the CAS fails, or the
+ * futex sees a different value and returns at once). A word that had the
+ * bit is always followed by a wake once it changes, so no sleeper is lost.
  */
 #include "schedlab.h"
+#include "uthread.h"
 #include "wait.h"
 
-/* Spin with plain loads; one acquire load once the word has changed pairs
-   with the changer's release store (it reads that store or a later one). */
-static void
-spin_wait(const uint32_t *word, uint32_t old)
+static uint64_t nblocks;          /* sleeps by any process (relaxed counter) */
+
+/* ---- the two primitives ---- */
+
+/* A user-level thread suspends itself (its process runs other threads); a
+   process sleeps in the kernel. */
+void
+sl_block_on_word(const uint32_t *word, uint32_t v)
 {
-    while (__atomic_load_n(word, __ATOMIC_RELAXED) == old)
+    if (sl_in_thread())
+        sl_thread_wait_ne(word, v);
+    else
+        sl_futex_wait(word, v, 0);
+}
+
+void
+sl_wait_pause(void)
+{
+    if (sl_in_thread())
+        sl_thread_yield();
+    else
         sl_cpu_relax();
+}
+
+/* Sleepers may be threads (uthread.c's buckets) and processes (futex). */
+void
+sl_wake_word(const uint32_t *word)
+{
+    sl_thread_wake(word);
+    sl_futex_wake(word, SL_WAKE_ALL);
+}
+
+void
+sl_wait_sleep(const uint32_t *word, uint32_t old)
+{
+    uint32_t *w = (uint32_t *)word;       /* waiters write only the bit */
+    uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+
+    if ((v & SL_WAIT_VALUE) != old)
+        return;
+    if (!(v & SL_WAIT_SLEEPERS) &&
+        !__atomic_compare_exchange_n(w, &v, v | SL_WAIT_SLEEPERS, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;                           /* changed under us: the caller re-checks */
+    __atomic_add_fetch(&nblocks, 1, __ATOMIC_RELAXED);
+    sl_block_on_word(word, old | SL_WAIT_SLEEPERS);
+}
+
+uint64_t
+sl_wait_blocks(void)
+{
+    return __atomic_load_n(&nblocks, __ATOMIC_RELAXED);
+}
+
+/* ---- changing a word ---- */
+
+void
+sl_wait_set(uint32_t *word, uint32_t v, enum sl_wait kind)
+{
+    if (kind == SL_WAIT_SPIN) {           /* nobody ever sets the bit */
+        __atomic_store_n(word, v & SL_WAIT_VALUE, __ATOMIC_RELEASE);
+        return;
+    }
+    if (__atomic_exchange_n(word, v & SL_WAIT_VALUE, __ATOMIC_ACQ_REL) & SL_WAIT_SLEEPERS)
+        sl_wake_word(word);
+}
+
+uint32_t
+sl_wait_add(uint32_t *word, uint32_t d, enum sl_wait kind)
+{
+    uint32_t v, nv;
+
+    if (kind == SL_WAIT_SPIN)
+        return __atomic_add_fetch(word, d, __ATOMIC_ACQ_REL) & SL_WAIT_VALUE;
+    v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    do
+        nv = ((v & SL_WAIT_VALUE) + d) & SL_WAIT_VALUE;     /* clears the bit */
+    while (!__atomic_compare_exchange_n(word, &v, nv, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    if (v & SL_WAIT_SLEEPERS)
+        sl_wake_word(word);
+    return nv;
+}
+
+/* ---- who is running (the adaptive kind's evidence) ---- */
+
+int
+sl_proc_running(uint32_t proc)
+{
+    volatile struct sl_info *in = sl_info();
+
+    if (proc >= SL_MAX_PROCS)
+        return 0;
+    return __atomic_load_n((uint32_t *)&in->running[proc], __ATOMIC_RELAXED) != 0;
+}
+
+int
+sl_others_running(void)
+{
+    uint32_t n = sl_info()->nprocs, self = (uint32_t)sl_self();
+
+    for (uint32_t p = 0; p < n && p < SL_MAX_PROCS; p++)
+        if (p != self && !sl_proc_running(p))
+            return 0;
+    return 1;
+}
+
+/* ---- spin and block ---- */
+
+/* Spin with plain loads; one acquire load once the word has changed pairs
+   with the changer's release (it reads that RMW or a later one). */
+static void
+spin_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
+{
+    (void)wf;
+    while ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) == old)
+        sl_wait_pause();
     (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
 
@@ -20,27 +140,23 @@ spin_wake(const uint32_t *word)
     (void)word;          /* spinners see the store by themselves */
 }
 
-/* The futex re-checks *word == old atomically with going to sleep, so a
-   change made between our load and the call is never missed. */
 static void
-block_wait(const uint32_t *word, uint32_t old)
+block_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
-    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == old)
-        sl_futex_wait(word, old, 0);
+    (void)wf;
+    while (sl_wait_value(word) == old)
+        sl_wait_sleep(word, old);
 }
 
-static void
-block_wake(const uint32_t *word)
-{
-    sl_futex_wake(word, SL_WAKE_ALL);
-}
-
+extern const struct sl_waitops sl_wait_twophase_ops, sl_wait_adaptive_ops;
 static const struct sl_waitops spin_ops = { "spin", spin_wait, spin_wake };
-static const struct sl_waitops block_ops = { "block", block_wait, block_wake };
+static const struct sl_waitops block_ops = { "block", block_wait, sl_wake_word };
 
 const struct sl_waitops *const sl_waits[SL_NWAITS] = {
     [SL_WAIT_SPIN] = &spin_ops,
     [SL_WAIT_BLOCK] = &block_ops,
+    [SL_WAIT_TWOPHASE] = &sl_wait_twophase_ops,
+    [SL_WAIT_ADAPTIVE] = &sl_wait_adaptive_ops,
 };
 
 int

@@ -4,32 +4,70 @@
  * Every synchronization object in lib/ (barrier shapes, gauss's pivot-row
  * flags, later join counters) reduces waiting to one operation: "return
  * once *word != old", paired with "I changed *word: wake the waiters". A
- * wait kind is a pair of functions doing that; objects take the kind as a
+ * wait kind is a function doing the first; objects take the kind as a
  * parameter and never care how it is done:
- *   spin   re-read the word until it changes (the waiter keeps its hart)
- *   block  futex-sleep while the word still holds old; the changer wakes all
- * A new kind (two-phase, schedule-aware) is one new file defining a struct
- * sl_waitops, one enum value and one table entry in wait.c.
+ *   spin      re-read the word until it changes (the waiter keeps its hart)
+ *   block     sleep at once (futex) while the word still holds old
+ *   twophase  spin for at most a bound, then block (wait_twophase.c); the
+ *             bound is about one block + wake round trip, so the time a
+ *             waiter wastes is at most twice what the best choice made in
+ *             hindsight would waste
+ *   adaptive  spin while every participant the waiter still needs is on a
+ *             hart right now (the info page's running[]), block otherwise
+ *             (wait_adaptive.c); objects say whom a waiter needs with a
+ *             struct sl_waitfor
+ * A new kind is one new file defining a struct sl_waitops, one enum value
+ * and one table entry in wait.c.
  *
- * Memory order contract: the changer stores the word with release (or a
- * stronger RMW) before calling wake; wait returns with acquire ordering, so
- * everything the changer wrote before the store is visible after wait.
+ * The sleepers bit. Bit 31 of a word (SL_WAIT_SLEEPERS) belongs to this
+ * layer: a waiter about to sleep sets it, so the changer knows whether a
+ * wake is needed at all and a wait that never slept costs no system call.
+ * Values are therefore 31 bits (SL_WAIT_VALUE); waits compare the value
+ * part only, and counters wrap at 2^31. The word must be writable memory.
+ *
+ * Changing a word:
+ *   sl_wait_set(word, v, kind)      publish v; wakes sleepers if any
+ *   sl_wait_add(word, d, kind)      add d (a counter); wakes sleepers if any
+ *   store + sl_wait_wake(word,kind) also correct (the wake is unconditional
+ *                                   for the sleeping kinds): the old contract
+ * Memory order contract: set and add are release RMWs; a wait returns with
+ * acquire ordering, so everything the changer wrote before changing the
+ * word is visible after the wait.
+ *
+ * Sleeping and waking go through two primitives only, sl_block_on_word and
+ * sl_wake_word (wait.c): the one place where a user-level thread suspends
+ * itself instead of its process.
  */
 #ifndef SL_WAIT_H
 #define SL_WAIT_H
 
 #include <stdint.h>
 
+#define SL_WAIT_SLEEPERS 0x80000000u
+#define SL_WAIT_VALUE    0x7fffffffu
+
 enum sl_wait {
     SL_WAIT_SPIN,
     SL_WAIT_BLOCK,
+    SL_WAIT_TWOPHASE,
+    SL_WAIT_ADAPTIVE,
     SL_NWAITS
+};
+
+/* Whom a waiter waits for, for the adaptive kind: running(wf) is 1 while
+   every participant the waiter still needs is on a hart this instant. An
+   object embeds it in its own struct and recovers that with an offset. A
+   null sl_waitfor means "every other process of the job". */
+struct sl_waitfor {
+    int (*running)(const struct sl_waitfor *wf);
 };
 
 struct sl_waitops {
     const char *name;                                   /* as in app keys */
-    void (*wait)(const uint32_t *word, uint32_t old);   /* until *word != old */
-    void (*wake)(const uint32_t *word);                 /* after changing *word */
+    /* Until (*word & SL_WAIT_VALUE) != old; wf may be null. */
+    void (*wait)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
+    /* After changing *word without set/add: wake whoever may sleep on it. */
+    void (*wake)(const uint32_t *word);
 };
 
 extern const struct sl_waitops *const sl_waits[SL_NWAITS];
@@ -39,10 +77,50 @@ int sl_wait_parse(const char *name);
 /* The kind named by the app key `key` (e.g. barrier=spin); sl_die if none. */
 enum sl_wait sl_wait_from_arg(const char *key);
 
+/* Publish value v (< 2^31) in *word; wake the sleepers, if any. */
+void     sl_wait_set(uint32_t *word, uint32_t v, enum sl_wait kind);
+/* *word += d (mod 2^31); wake the sleepers, if any; returns the new value. */
+uint32_t sl_wait_add(uint32_t *word, uint32_t d, enum sl_wait kind);
+
+/* ---- for wait kinds (and nothing else) ---- */
+/* Sleep once while *word's value is old: sets the sleepers bit, then blocks.
+   Returns on any wake-up, spurious ones included: callers loop. */
+void sl_wait_sleep(const uint32_t *word, uint32_t old);
+/* The two primitives: block while *word == v (exactly); wake every sleeper. */
+void sl_block_on_word(const uint32_t *word, uint32_t v);
+void sl_wake_word(const uint32_t *word);
+/* One pause of a spin loop: a user-level thread yields to its process's other threads (a spinning thread
+   must not keep the process from running the thread it waits for); a process relaxes. */
+void sl_wait_pause(void);
+/* 1 if process `proc` of the job is on a hart now (info page running[]). */
+int  sl_proc_running(uint32_t proc);
+/* Default for a null sl_waitfor: every other process of the job runs. */
+int  sl_others_running(void);
+
+/* How many times any process of this job slept in a wait (all kinds). */
+uint64_t sl_wait_blocks(void);
+
+/* twophase: the spin bound in nanoseconds (default SL_TWOPHASE_SPIN_NS,
+   wait_twophase.c); set it before the waits that should use it. Returns
+   the previous bound. */
+uint64_t sl_wait_twophase_bound(uint64_t ns);
+
+static inline uint32_t
+sl_wait_value(const uint32_t *word)
+{
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE) & SL_WAIT_VALUE;
+}
+
+static inline void
+sl_wait_ne_for(const uint32_t *word, uint32_t old, enum sl_wait kind, const struct sl_waitfor *wf)
+{
+    sl_waits[kind]->wait(word, old, wf);
+}
+
 static inline void
 sl_wait_ne(const uint32_t *word, uint32_t old, enum sl_wait kind)
 {
-    sl_waits[kind]->wait(word, old);
+    sl_waits[kind]->wait(word, old, 0);
 }
 
 static inline void

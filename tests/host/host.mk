@@ -17,6 +17,57 @@ $(B)/host-tests/test_slots: tests/host/test_slots.c kernel/sched/slots.c kernel/
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_slots.c kernel/sched/slots.c
 
+# lib/deque.c under ASan/UBSan and again under TSan (data races in its memory orders).
+HOST_TESTS  += $(B)/host-tests/test_deque $(B)/host-tests/test_deque_tsan
+$(B)/host-tests/test_deque: tests/host/test_deque.c lib/deque.c lib/deque.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_deque.c lib/deque.c
+
+$(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/deque.c lib/deque.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_deque.c lib/deque.c
+
+# User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
+UTHREAD_SRC := lib/uthread.c lib/deque.c lib/alloc.c lib/core.c lib/console.c lib/format.c lib/args.c \
+               lib/procs.c lib/host_sys.c $(HOST_LIBASM)
+HOST_TESTS  += $(B)/host-tests/test_uthread
+$(B)/host-tests/test_uthread: tests/host/test_uthread.c $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
+
+# The same under TSan (smaller runs; the library tells TSan about its stack switches).
+HOST_TESTS  += $(B)/host-tests/test_uthread_tsan
+$(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
+	    -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
+
+# Barriers (every shape x wait kind) on the host backend, and the loop schedulers; each under ASan/UBSan
+# and again under TSan. test_barrier plays the kernel itself (host_job, host_start_proc).
+BARRIER_SRC := lib/wait.c lib/wait_twophase.c lib/wait_adaptive.c lib/barrier.c lib/barrier_central.c \
+               lib/barrier_tree.c lib/barrier_combination.c lib/alloc.c lib/core.c lib/console.c lib/format.c \
+               lib/args.c lib/host_sys.c lib/uthread.c lib/deque.c lib/procs.c $(HOST_LIBASM)
+BARRIER_CFLAGS = -pthread -D_GNU_SOURCE -Wno-unused-parameter
+HOST_TESTS  += $(B)/host-tests/test_barrier $(B)/host-tests/test_barrier_tsan
+HOST_TESTS  += $(B)/host-tests/test_loopsched $(B)/host-tests/test_loopsched_tsan
+$(B)/host-tests/test_barrier: tests/host/test_barrier.c $(BARRIER_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_barrier.c $(BARRIER_SRC)
+
+$(B)/host-tests/test_barrier_tsan: tests/host/test_barrier.c $(BARRIER_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
+	    tests/host/test_barrier.c $(BARRIER_SRC)
+
+$(B)/host-tests/test_loopsched: tests/host/test_loopsched.c lib/loopsched.c $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_loopsched.c lib/loopsched.c -lm
+
+$(B)/host-tests/test_loopsched_tsan: tests/host/test_loopsched.c lib/loopsched.c $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
+	    tests/host/test_loopsched.c lib/loopsched.c -lm
+
 $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/sched/allot.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_allot.c kernel/sched/allot.c

@@ -1,0 +1,72 @@
+/*
+ * deque.h - the Arora-Blumofe-Plaxton non-blocking work-stealing deque.
+ *
+ * One deque per process holds that process's ready threads (uthread.h);
+ * it works for any non-NULL pointers. Two kinds of callers:
+ *   owner   the one process that pushes: sl_deque_push_bottom and
+ *           sl_deque_pop_bottom, at the bottom, LIFO. Never concurrent with
+ *           itself (only the owner calls them, one at a time).
+ *   thief   any process, the owner included: sl_deque_pop_top takes the
+ *           oldest item, FIFO; thieves race each other and the owner with
+ *           one compare-and-swap, and the loser is told so (ABORT), never
+ *           blocked. No locks: a thief or an owner preempted at any point
+ *           never stops the others (non-blocking, not wait-free).
+ *
+ * State (ABP 1998): an array slot[0..cap), an index `bot` (next free slot,
+ * written only by the owner) and one 64-bit word `age` = {tag, top}: top is
+ * the index of the oldest item, tag counts resets. Items are slot[top..bot).
+ * Only compare-and-swap changes `age` while items remain; when the owner
+ * finds the deque empty it resets bot = top = 0 and bumps the tag, so a
+ * thief that read the old {tag, top} before the reset fails its CAS even if
+ * top happens to hold the same number again (the ABA problem). The tag is
+ * 32 bits: a thief would have to stall across 2^32 resets to be fooled.
+ *
+ * Bound: the array is not circular. bot counts the owner's pushes minus its
+ * pops since the deque was last found empty; steals free slots only at the
+ * top. So a push fails when bot == cap, even if thieves have taken most
+ * items, unless every item has been taken (then the push resets the deque
+ * first). A failed push returns -1; callers must treat it as fatal (the
+ * thread library stops the job with an error naming the bound). Programs
+ * that spawn divide-and-conquer style (knary) keep bot near depth x degree;
+ * one thread spawning thousands in a loop does not fit.
+ *
+ * The memory-order argument is in deque.c.
+ */
+#ifndef SL_DEQUE_H
+#define SL_DEQUE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sl_deque {
+    _Atomic uint64_t age;                      /* {tag:32 | top:32}; CAS by thieves, reset by the owner */
+    char _line0[64 - sizeof(uint64_t)];
+    _Atomic uint32_t bot;                      /* next free slot; stored by the owner only */
+    uint32_t cap;
+    _Atomic(void *) *slot;                     /* cap entries, caller's memory */
+    char _line1[64 - 2 * sizeof(uint32_t) - sizeof(void *)];
+} __attribute__((aligned(64)));
+
+/* Bytes of slot memory sl_deque_init needs for `cap` entries. */
+#define SL_DEQUE_BYTES(cap) ((size_t)(cap) * sizeof(_Atomic(void *)))
+
+enum sl_steal {
+    SL_STEAL_OK,      /* *item is the stolen item */
+    SL_STEAL_EMPTY,   /* nothing to steal when we looked */
+    SL_STEAL_ABORT,   /* lost a race with another thief or the owner; try elsewhere or again */
+};
+
+/* mem: SL_DEQUE_BYTES(cap) bytes, valid until the deque is no longer used. */
+void sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap);
+
+/* Owner only. item != NULL. 0, or -1 when full (see "Bound" above). */
+int   sl_deque_push_bottom(struct sl_deque *d, void *item);
+/* Owner only. The newest item, or NULL when empty. */
+void *sl_deque_pop_bottom(struct sl_deque *d);
+/* Anyone. */
+enum sl_steal sl_deque_pop_top(struct sl_deque *d, void **item);
+/* Items present at some recent instant (a hint for thieves, never exact). */
+uint32_t sl_deque_size(struct sl_deque *d);
+
+#endif

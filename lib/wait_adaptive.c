@@ -1,0 +1,52 @@
+/*
+ * wait_adaptive.c - schedule-aware waiting: spin only while every
+ * participant the waiter still needs is running right now, block
+ * otherwise (wait.h).
+ *
+ * The evidence is the job info page's running[] (the kernel sets
+ * running[i] while process i is on a hart), read without a system call.
+ * Whom the waiter needs comes from the object: a struct sl_waitfor whose
+ * running() checks its participants (a barrier: those that have not
+ * arrived yet); without one, every other process of the job. Spinning for
+ * a participant that is not running only burns a quantum the participant
+ * may need (it may be queued behind the spinner on the same hart), so the
+ * waiter blocks at once; while all of them run, the change is near and a
+ * spin is cheapest.
+ *
+ * running() is re-evaluated every RECHECK spins (participants may be
+ * preempted while we spin) and after every wake-up. A waiter that went to
+ * sleep stays asleep until the word changes, even if its participants are
+ * dispatched again meanwhile.
+ *
+ * On the Linux host running[] says only which processes have not exited,
+ * so there this kind spins like `spin`.
+ */
+#include "schedlab.h"
+#include "wait.h"
+
+#define RECHECK 128
+
+static int
+needed_running(const struct sl_waitfor *wf)
+{
+    return wf ? wf->running(wf) : sl_others_running();
+}
+
+static void
+adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
+{
+    while (sl_wait_value(word) == old) {
+        while (needed_running(wf)) {
+            for (unsigned i = 0; i < RECHECK; i++) {
+                if ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) != old) {
+                    (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
+                    return;
+                }
+                sl_wait_pause();
+            }
+        }
+        sl_wait_sleep(word, old);
+    }
+}
+
+const struct sl_waitops sl_wait_adaptive_ops = { "adaptive", adaptive_wait, sl_wake_word };
