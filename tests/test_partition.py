@@ -74,3 +74,34 @@ def test_more_jobs_than_harts_share_by_timeslicing(boot):
     run = boot(2, "policy=partition job=synth:procs=2,iters=200,barrier=block job=synth:procs=2,iters=200,"
                   "barrier=block job=synth:procs=1,iters=200", timeout=120)
     assert_all_ok(run)
+
+
+def test_adaptive_job_follows_its_allotment(boot):
+    """knary (thread library, adapt=yes by default) shrinks to one running process while synth holds the
+    other hart, and grows back when synth leaves: the library suspends and resumes its own processes."""
+    run = boot(2, "policy=partition trace=on quantum=5ms job=knary:h=9,work=2000 "
+                  "job=synth:procs=2,iters=1500,barrier=block,at=30ms", timeout=120)
+    trace = traced(run)
+    knary = next(r for r in run.results if r["app"] == "knary")
+    assert knary["adapt"] == "yes" and knary["suspends"] >= 1 and knary["resumes"] >= 1, knary
+    # while knary's allotment is 1, its two processes overlap on harts only until the excess one has
+    # reached a safe point and suspended (a small part of that epoch)
+    reps = [(r.time_us, r.arg) for r in trace.records if r.event == "rep" and r.job == knary["job"]]
+    shrink = next(t for t, n in reps if n == 1)
+    grow = next((t for t, n in reps if n == 2 and t > shrink), trace.end_us)
+    runs = [i for i in tr.intervals(trace) if i.job == knary["job"]]
+    both = 0.0
+    for a in runs:
+        for b in runs:
+            if a.proc < b.proc:
+                lo, hi = max(a.start_us, b.start_us, shrink), min(a.end_us, b.end_us, grow)
+                both += max(0.0, hi - lo)
+    assert both <= 0.2 * (grow - shrink), (both, grow - shrink)
+
+
+def test_nonadaptive_knary_keeps_its_processes(boot):
+    run = boot(2, "policy=partition job=knary:h=8,work=1000,adapt=no job=synth:procs=2,iters=500,at=10ms",
+               timeout=120)
+    assert_all_ok(run)
+    knary = next(r for r in run.results if r["app"] == "knary")
+    assert knary["suspends"] == 0 and knary["resumes"] == 0
