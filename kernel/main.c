@@ -33,10 +33,11 @@ static void start_other_harts(int boot)
     for (int i = 0; i < ncpus; i++) {
         if (i == boot)
             continue;
-        /* SBI_ERR_ALREADY_AVAILABLE (-6): the firmware has not parked that hart in STOPPED yet (its host
-           thread is slow on a busy machine): try again for up to 5 s */
+        /* SBI_ERR_ALREADY_AVAILABLE (-6): OpenSBI keeps a hart's HSM state zeroed - which reads as STARTED -
+           until that hart has run its own firmware init and parked itself STOPPED; on a busy host its QEMU
+           thread may not have run yet. Try again for up to 30 s. */
         long e;
-        uint64_t retry_until = rdtime() + 5 * plat.timebase_hz;
+        uint64_t retry_until = rdtime() + 30 * plat.timebase_hz;
         while ((e = sbi_hart_start(cpus[i].hartid, (unsigned long)_secondary_entry, (unsigned long)i)) == -6 &&
                rdtime() < retry_until)
             for (uint64_t t = rdtime() + plat.timebase_hz / 1000; rdtime() < t;)
@@ -46,10 +47,10 @@ static void start_other_harts(int boot)
             platform_exit(2);
         }
     }
-    uint64_t deadline = rdtime() + 10 * plat.timebase_hz;
+    uint64_t deadline = rdtime() + 30 * plat.timebase_hz;
     while (__atomic_load_n(&harts_up, __ATOMIC_ACQUIRE) < ncpus - 1)
         if (rdtime() > deadline) {
-            kprintf("ERROR only %d of %d harts came up within 10 s\n", harts_up + 1, ncpus);
+            kprintf("ERROR only %d of %d harts came up within 30 s\n", harts_up + 1, ncpus);
             platform_exit(2);
         }
 }
