@@ -16,11 +16,11 @@
  *
  * All state below is guarded by sched_lock.
  */
-#include "sched.h"
+#include "runq.h"
 #include "allot.h"
 
 struct pt_hart {
-    struct proc *head, *tail;   /* READY processes bound here, FIFO */
+    struct runq q;              /* READY processes bound here */
     int nbound;                 /* live processes bound here */
 };
 
@@ -31,31 +31,6 @@ static struct proc *members[NJOB][SL_MAX_PROCS];   /* live processes of each job
 static uint64_t allot_mask[NJOB];
 
 static void pt_init(void) {}
-
-static void push_back(struct pt_hart *q, struct proc *p)
-{
-    p->rq_next = 0;
-    if (q->tail)
-        q->tail->rq_next = p;
-    else
-        q->head = p;
-    q->tail = p;
-}
-
-static void unlink(struct pt_hart *q, struct proc *p)
-{
-    struct proc **pp = &q->head, *prev = 0;
-    while (*pp && *pp != p) {
-        prev = *pp;
-        pp = &(*pp)->rq_next;
-    }
-    if (!*pp)
-        return;
-    *pp = p->rq_next;
-    if (q->tail == p)
-        q->tail = prev;
-    p->rq_next = 0;
-}
 
 /* Processes of job j bound to hart h. */
 static int job_on_hart(struct job *j, int h)
@@ -92,8 +67,8 @@ static void migrate(struct proc *p, int h)
     p->hart = h;
     p->job->nmigrate++;
     if (p->state == P_READY) {
-        unlink(&harts[old], p);
-        push_back(&harts[h], p);
+        runq_remove(&harts[old].q, p);
+        runq_push_back(&harts[h].q, p);
         sched_kick(h);
     } else if (p->state == P_RUNNING) {
         sched_preempt(p->on_cpu);
@@ -170,22 +145,11 @@ static void pt_proc_new(struct proc *p)
 
 static void pt_enqueue(struct proc *p, enum enq_how how)
 {
-    push_back(&harts[p->hart], p);
+    runq_push_back(&harts[p->hart].q, p);
     sched_kick(p->hart);
 }
 
-static struct proc *pt_pick_next(struct cpu *c)
-{
-    struct pt_hart *q = &harts[c->id];
-    struct proc *p = q->head;
-    if (p) {
-        q->head = p->rq_next;
-        if (!q->head)
-            q->tail = 0;
-        p->rq_next = 0;
-    }
-    return p;
-}
+static struct proc *pt_pick_next(struct cpu *c) { return runq_pop(&harts[c->id].q); }
 
 static void pt_blocked(struct proc *p) {}
 
@@ -197,7 +161,7 @@ static void pt_exited(struct proc *p)
 
 static void pt_tick(struct cpu *c)
 {
-    if (c->cur && harts[c->id].head)
+    if (c->cur && harts[c->id].q.head)
         sched_preempt(c);
 }
 

@@ -14,10 +14,10 @@
  * preempts the running process at once if that process has never blocked (a compute-bound or spinning
  * process); otherwise it waits for the current turn to end, still at the front.
  */
-#include "sched.h"
+#include "runq.h"
 
 struct ts_hart {
-    struct proc *head, *tail;   /* READY processes bound here, FIFO */
+    struct runq q;              /* READY processes bound here */
     int nbound;                 /* live processes bound here (ready, running or blocked) */
 };
 
@@ -51,50 +51,21 @@ static void ts_proc_new(struct proc *p)
     ts[best].nbound++;
 }
 
-static void push_back(struct ts_hart *q, struct proc *p)
-{
-    p->rq_next = 0;
-    if (q->tail)
-        q->tail->rq_next = p;
-    else
-        q->head = p;
-    q->tail = p;
-}
-
-static void push_front(struct ts_hart *q, struct proc *p)
-{
-    p->rq_next = q->head;
-    q->head = p;
-    if (!q->tail)
-        q->tail = p;
-}
-
 static void ts_enqueue(struct proc *p, enum enq_how how)
 {
-    struct ts_hart *q = &ts[p->hart];
+    struct runq *q = &ts[p->hart].q;
     struct cpu *c = &cpus[p->hart];
     if (how == ENQ_WAKE && sched_wakeboost) {
-        push_front(q, p);
+        runq_push_front(q, p);
         if (c->cur && c->cur->nblock == 0)
             sched_preempt(c);
     } else {
-        push_back(q, p);
+        runq_push_back(q, p);
     }
     sched_kick(p->hart);
 }
 
-static struct proc *ts_pick_next(struct cpu *c)
-{
-    struct ts_hart *q = &ts[c->id];
-    struct proc *p = q->head;
-    if (p) {
-        q->head = p->rq_next;
-        if (!q->head)
-            q->tail = 0;
-        p->rq_next = 0;
-    }
-    return p;
-}
+static struct proc *ts_pick_next(struct cpu *c) { return runq_pop(&ts[c->id].q); }
 
 static void ts_blocked(struct proc *p) {}
 
@@ -102,7 +73,7 @@ static void ts_exited(struct proc *p) { ts[p->hart].nbound--; }
 
 static void ts_tick(struct cpu *c)
 {
-    if (c->cur && ts[c->id].head)
+    if (c->cur && ts[c->id].q.head)
         sched_preempt(c);
 }
 
