@@ -13,6 +13,13 @@ _entry:
     csrw sie, zero
     csrw sscratch, zero
     mv tp, zero                 /* mycpu() is NULL until boot_main knows our hart index */
+    /* Only the first hart to get here boots. On a heavily loaded host the firmware has been seen to
+       send a second hart here; it must not clear .bss under the boot hart: it joins as a secondary
+       that started itself (late_secondary_main). */
+    la t0, boot_claimed
+    li t1, 1
+    amoswap.w.aqrl t1, t1, (t0)
+    bnez t1, _late_entry
     la sp, boot_stack
     li t0, KSTACK_SIZE
     add sp, sp, t0
@@ -26,6 +33,18 @@ _entry:
 2:  call boot_main
 3:  wfi
     j 3b
+
+_late_entry:
+    li t0, NHART_STACKS
+    bgeu a0, t0, 5f             /* no stack slot for such a hart id: stay parked */
+    la sp, hart_stacks          /* sp = hart_stacks + (hart id + 1) * KSTACK_SIZE */
+    addi t0, a0, 1
+    li t1, KSTACK_SIZE
+    mul t0, t0, t1
+    add sp, sp, t0
+    call late_secondary_main
+5:  wfi
+    j 5b
 
 .globl _secondary_entry
 _secondary_entry:
@@ -47,3 +66,7 @@ _secondary_entry:
 .globl boot_stack
 boot_stack:
     .space KSTACK_SIZE
+
+.section .data
+.balign 4
+boot_claimed: .word 0           /* in .data, not .bss: it must survive the boot hart's .bss clearing */

@@ -6,10 +6,13 @@
 #include "sched/sched.h"
 
 extern char _secondary_entry[];
-__attribute__((aligned(16))) char hart_stacks[SL_MAX_HARTS][KSTACK_SIZE];
+__attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
+_Static_assert(NHART_STACKS == SL_MAX_HARTS, "a stack per hart");
 
 static volatile int harts_up;
 static volatile int go;
+static volatile int harts_known;                 /* cpus[] is filled in */
+static volatile int self_started[SL_MAX_HARTS];  /* a hart the firmware sent to _entry after the boot hart */
 
 static void hart_setup(int idx)
 {
@@ -28,10 +31,27 @@ void secondary_main(uint64_t hartid, uint64_t idx)
     sched_start_hart();
 }
 
+/* A hart that came through _entry after the boot hart (see entry.S): wait for the hart table, then
+   run as the secondary it is. Its stack is the slot of its hart id, so this works when ids are dense
+   (ids = indices, as on QEMU virt); otherwise it stays parked and start_other_harts reports it. */
+void late_secondary_main(uint64_t hartid)
+{
+    while (!__atomic_load_n(&harts_known, __ATOMIC_ACQUIRE))
+        ;
+    for (int i = 0; i < ncpus; i++)
+        if (cpus[i].hartid == hartid && (uint64_t)i == hartid) {
+            __atomic_store_n(&self_started[i], 1, __ATOMIC_RELEASE);
+            secondary_main(hartid, (uint64_t)i);
+        }
+    for (;;)
+        wfi();
+}
+
 static void start_other_harts(int boot)
 {
+    __atomic_store_n(&harts_known, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < ncpus; i++) {
-        if (i == boot)
+        if (i == boot || __atomic_load_n(&self_started[i], __ATOMIC_ACQUIRE))
             continue;
         /* SBI_ERR_ALREADY_AVAILABLE (-6): OpenSBI keeps a hart's HSM state zeroed - which reads as STARTED -
            until that hart has run its own firmware init and parked itself STOPPED; on a busy host its QEMU
@@ -39,10 +59,10 @@ static void start_other_harts(int boot)
         long e;
         uint64_t retry_until = rdtime() + 30 * plat.timebase_hz;
         while ((e = sbi_hart_start(cpus[i].hartid, (unsigned long)_secondary_entry, (unsigned long)i)) == -6 &&
-               rdtime() < retry_until)
+               rdtime() < retry_until && !__atomic_load_n(&self_started[i], __ATOMIC_ACQUIRE))
             for (uint64_t t = rdtime() + plat.timebase_hz / 1000; rdtime() < t;)
                 ;
-        if (e) {
+        if (e && !__atomic_load_n(&self_started[i], __ATOMIC_ACQUIRE)) {
             kprintf("ERROR hart %d (id %lu) did not start: SBI error %ld\n", i, cpus[i].hartid, e);
             platform_exit(2);
         }

@@ -3,6 +3,7 @@
 #define PARAM_H
 
 #define KSTACK_SIZE   16384   /* per-hart scheduler stacks and per-process kernel stacks */
+#define NHART_STACKS  64      /* = SL_MAX_HARTS (checked in main.c) */
 #define NPROC         512     /* processes in the whole scenario at once */
 #define NJOB          64      /* jobs in one scenario */
 #define NFUTEX_BUCKET 64
