@@ -161,7 +161,9 @@ static void fill_info(struct job *j)
     in->nharts = ncpus;
     in->nprocs = j->nprocs;
     in->nnodes = plat.nnodes;
-    in->flags = (j->background ? SL_INFO_BACKGROUND : 0) | (j->adaptive ? SL_INFO_ADAPTIVE : 0);
+    /* process control only where the policy hands out allotments (partition); elsewhere the allotment
+       is every hart and an adaptive job runs all its processes */
+    in->flags = (j->background ? SL_INFO_BACKGROUND : 0) | (j->adaptive && sched->allots ? SL_INFO_ADAPTIVE : 0);
     in->timebase_hz = plat.timebase_hz;
     in->seed = scenario_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL);
     in->start_time = j->arrive;

@@ -167,6 +167,7 @@ static void pt_tick(struct cpu *c)
 
 const struct sched_class partition_class = {
     .name = "partition",
+    .allots = 1,
     .init = pt_init,
     .job_admit = pt_job_admit,
     .job_done = pt_job_done,

@@ -32,6 +32,7 @@ enum enq_how { ENQ_NEW, ENQ_PREEMPT, ENQ_YIELD, ENQ_WAKE };
 struct sched_class {
     const char *name;
     int one_timer;                          /* only hart 0 has the quantum timer */
+    int allots;                             /* sets each job's allotment (info page); adapt=yes jobs follow it */
     void (*init)(void);
     int (*job_admit)(struct job *j);
     void (*job_done)(struct job *j);
