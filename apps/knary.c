@@ -20,6 +20,12 @@
  * A lost, duplicated or corrupted thread (or an integer register the
  * context switch failed to keep) changes one or the other; each inner node
  * also checks four FP values it kept across its waits (fpbad).
+ *
+ * mode=static is the same work without threads, statically partitioned as
+ * in Hood's "performance cliff" (section 2): process p of P does the work
+ * of nodes [N p/P, N (p+1)/P) - one equal contiguous share each - and the
+ * shares' counts and sums are added up and checked the same way. Run it
+ * with adapt=no under partition: it has no safe points to adapt at.
  */
 #include "schedlab.h"
 #include "uthread.h"
@@ -32,7 +38,8 @@ SL_APP(.about = "Hood's knary(h,d,s) tree of user-level threads",
        SL_KEYS(SL_INT("h", 1, 24, 8),
                SL_INT("d", 1, 32, 4),
                SL_INT("s", 0, 32, 1),
-               SL_INT("work", 0, 100000000, 200)));
+               SL_INT("work", 0, 100000000, 200),
+               SL_ENUM("mode", "steal|static", 0)));
 
 /* An FP register operand, so the values below cannot be recomputed. */
 #if defined(__x86_64__)
@@ -124,6 +131,30 @@ root_thread(void *arg)
     node(arg);
 }
 
+/* mode=static: one equal contiguous share of the nodes per process. */
+struct share {
+    uint64_t count, sum;
+} __attribute__((aligned(64)));
+
+struct static_run {
+    const struct knary *k;
+    uint64_t nodes;
+    struct share *share;      /* one per process */
+};
+
+static void
+static_share(void *arg, int id)
+{
+    struct static_run *r = arg;
+    uint64_t P = (uint64_t)sl_nprocs(), lo = r->nodes * (uint64_t)id / P, hi = r->nodes * ((uint64_t)id + 1) / P;
+    uint64_t sum = 0;
+
+    for (uint64_t v = lo; v < hi; v++)
+        sum += do_work(v, r->k->work);
+    r->share[id].count = hi - lo;
+    r->share[id].sum = sum;
+}
+
 /* w LCG steps as one affine map x -> a x + c. */
 static void
 lcg_pow(uint64_t w, uint64_t *pa, uint64_t *pc)
@@ -160,6 +191,24 @@ main(void)
     }
     lcg_pow(k.work, &a, &c);
     want = a * (uint64_t)(((unsigned __int128)nodes * (nodes - 1) / 2)) + nodes * c;
+
+    if (sl_arg_is("mode", "static")) {
+        struct static_run r = { .k = &k, .nodes = nodes,
+                                .share = sl_calloc((size_t)sl_nprocs(), sizeof(struct share)) };
+        if (!r.share)
+            sl_die("out of memory for %d shares", sl_nprocs());
+        t0 = sl_now_us();
+        sl_run_procs(static_share, &r);
+        t1 = sl_now_us();
+        for (int p = 0; p < sl_nprocs(); p++) {
+            root.count += r.share[p].count;
+            root.sum += r.share[p].sum;
+        }
+        sl_report(root.count == nodes && root.sum == want, "nodes=%llu par_us=%llu%s",
+                  (unsigned long long)root.count, (unsigned long long)(t1 - t0),
+                  root.sum == want ? "" : " badsum=1");
+        return 0;
+    }
 
     t0 = sl_now_us();
     sl_threads_run(root_thread, &root);

@@ -23,6 +23,16 @@
  * already over (then it returns 1 and t is ready at once). Whoever later
  * ends the wait calls make_ready(t), which pushes t on the caller's own
  * deque (a thread or scheduler of this run) or on the run's inbox.
+ *
+ * Pinned threads (sl_thread_spawn_on / sl_thread_create_on) never enter a
+ * deque: making one ready appends it to its home process's FIFO (pq) when
+ * the caller is that process, else pushes it on the home's pin inbox (a
+ * CAS stack emptied whole by an exchange, like the run's inbox). So nobody
+ * steals them and they resume on their home after every wait. pin_load
+ * counts a process's pinned threads from creation to finish (placement's
+ * measure of load). The one exception is process control: the pin inbox
+ * of a suspended process is emptied by whoever is idle ("rescue"), so a
+ * suspended home never holds a thread hostage.
  */
 #include "schedlab.h"
 #include "deque.h"
@@ -85,6 +95,7 @@ struct sl_thread {
     sl_thread_t   *next;           /* yield FIFO, inbox, wait bucket, semaphore queue, free list */
     uint8_t        why;            /* why it last went back to the scheduler */
     uint8_t        detached, is_main;
+    int16_t        home;           /* pinned to this process; -1: not pinned (stealable) */
     int          (*park)(sl_thread_t *t);   /* WHY_PARK: register; 1 = ready again at once */
     void          *park_obj;
     uint32_t       park_old;
@@ -122,6 +133,12 @@ struct sched {
 #if defined(__SANITIZE_THREAD__)
     void          *tsan_fiber;
 #endif
+    sl_thread_t   *pq_head, *pq_tail;       /* pinned threads ready here, FIFO (owner only) */
+    /* written by other processes too: its own line */
+    sl_thread_t   *pin_inbox __attribute__((aligned(64)));   /* pinned here, made ready elsewhere */
+    uint32_t       pin_load;       /* pinned here, created and not finished */
+    uint32_t       suspended;      /* process control: 1 while suspended (its pin inbox may be rescued) */
+    int32_t        hart;           /* hart it was on when it last looked (-1: not yet) */
 } __attribute__((aligned(64)));
 
 struct pool {
@@ -327,12 +344,58 @@ push_local(struct sched *s, sl_thread_t *t)
         wake_sleeper(s->pool, 1);
 }
 
+/* Append t to the owner's FIFO of pinned ready threads. */
+static void
+pq_append(struct sched *s, sl_thread_t *t)
+{
+    t->next = 0;
+    if (s->pq_tail)
+        s->pq_tail->next = t;
+    else
+        s->pq_head = t;
+    s->pq_tail = t;
+}
+
+/* A pinned thread is ready: to its home's FIFO if we are the home, else
+   to the home's pin inbox (and wake the sleepers: we cannot wake the home
+   alone, it sleeps on the pool's word like everyone). */
+static void
+make_ready_pinned(struct sched *s, sl_thread_t *t)
+{
+    struct pool *p = t->pool;
+    struct sched *h = &p->procs[t->home];
+
+    if (s == h) {
+        pq_append(s, t);
+        return;
+    }
+    t->next = __atomic_load_n(&h->pin_inbox, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&h->pin_inbox, &t->next, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+    if (__atomic_load_n(&p->nsleep, __ATOMIC_SEQ_CST))
+        wake_sleeper(p, SL_WAKE_ALL);
+}
+
+/* Ready again on the scheduler side of process s (after a park). */
+static void
+ready_here(struct sched *s, sl_thread_t *t)
+{
+    if (t->home >= 0)
+        make_ready_pinned(s, t);
+    else
+        push_local(s, t);
+}
+
 static void
 make_ready(sl_thread_t *t)
 {
     struct sched *s = self_sched();
     struct pool *p = t->pool;
 
+    if (t->home >= 0) {
+        make_ready_pinned(s && s->pool == p ? s : 0, t);
+        return;
+    }
     if (s && s->pool == p) {
         push_local(s, t);
         return;
@@ -402,6 +465,8 @@ reap(struct sched *s, sl_thread_t *t)
     stack_put(s, t->stack);
     t->stack = 0;
     s->exited++;
+    if (t->home >= 0)
+        __atomic_sub_fetch(&s->pool->procs[t->home].pin_load, 1, __ATOMIC_RELAXED);
     if (t->is_main)
         finish_run(s->pool);
     if (t->detached)
@@ -433,7 +498,7 @@ run(struct sched *s, sl_thread_t *t)
         break;
     case WHY_PARK:
         if (t->park(t))
-            push_local(s, t);
+            ready_here(s, t);
         break;
     case WHY_EXIT:
         reap(s, t);
@@ -455,6 +520,62 @@ take_inbox(struct sched *s)
             u = n;
         }
     return t;
+}
+
+/* Move a pin inbox (a LIFO stack) to the end of s's FIFO, oldest first. */
+static void
+pq_append_inbox(struct sched *s, sl_thread_t **inbox)
+{
+    sl_thread_t *t = __atomic_exchange_n(inbox, 0, __ATOMIC_ACQUIRE), *rev = 0;
+
+    while (t) {
+        sl_thread_t *n = t->next;
+        t->next = rev;
+        rev = t;
+        t = n;
+    }
+    while (rev) {
+        sl_thread_t *n = rev->next;
+        pq_append(s, rev);
+        rev = n;
+    }
+}
+
+/* The oldest pinned thread ready on s. */
+static sl_thread_t *
+take_pinned(struct sched *s)
+{
+    sl_thread_t *t;
+
+    if (!s->pq_head && __atomic_load_n(&s->pin_inbox, __ATOMIC_RELAXED))
+        pq_append_inbox(s, &s->pin_inbox);
+    if ((t = s->pq_head) != 0) {
+        s->pq_head = t->next;
+        if (!s->pq_head)
+            s->pq_tail = 0;
+    }
+    return t;
+}
+
+/* Process control suspended a process whose pinned threads became ready
+   afterwards: run them here (they stay pinned to it: a later wait sends
+   them back to its inbox). */
+static sl_thread_t *
+rescue(struct sched *s)
+{
+    struct pool *p = s->pool;
+
+    if (!__atomic_load_n(&p->nsusp, __ATOMIC_RELAXED))
+        return 0;
+    for (int i = 0; i < p->nprocs; i++) {
+        struct sched *v = &p->procs[i];
+        if (v != s && __atomic_load_n(&v->suspended, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&v->pin_inbox, __ATOMIC_RELAXED)) {
+            pq_append_inbox(s, &v->pin_inbox);
+            return take_pinned(s);
+        }
+    }
+    return 0;
 }
 
 /* One steal attempt at a victim chosen uniformly among the others. */
@@ -479,13 +600,20 @@ steal(struct sched *s)
 }
 
 static int
-work_visible(struct pool *p)
+work_visible(struct sched *s)
 {
-    if (__atomic_load_n(&p->inbox, __ATOMIC_ACQUIRE))
+    struct pool *p = s->pool;
+
+    if (__atomic_load_n(&p->inbox, __ATOMIC_ACQUIRE) || s->pq_head ||
+        __atomic_load_n(&s->pin_inbox, __ATOMIC_ACQUIRE))
         return 1;
-    for (int i = 0; i < p->nprocs; i++)
-        if (sl_deque_size(&p->procs[i].dq))
+    for (int i = 0; i < p->nprocs; i++) {
+        struct sched *v = &p->procs[i];
+        if (sl_deque_size(&v->dq))
             return 1;
+        if (__atomic_load_n(&v->suspended, __ATOMIC_ACQUIRE) && __atomic_load_n(&v->pin_inbox, __ATOMIC_ACQUIRE))
+            return 1;
+    }
     return 0;
 }
 
@@ -497,11 +625,19 @@ idle_sleep(struct sched *s)
     uint32_t w = __atomic_load_n(&p->wake, __ATOMIC_ACQUIRE);
 
     __atomic_add_fetch(&p->nsleep, 1, __ATOMIC_SEQ_CST);
-    if (!work_visible(p) && !__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
+    if (!work_visible(s) && !__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
         sl_futex_wait(&p->wake, w, SLEEP_US);
         s->st.sleeps++;
     }
     __atomic_sub_fetch(&p->nsleep, 1, __ATOMIC_RELAXED);
+}
+
+/* Where this process runs (for placement): one system call, only at the
+   start of the run and after the kernel yields of idle passes. */
+static void
+note_hart(struct sched *s)
+{
+    __atomic_store_n(&s->hart, (int32_t)sl_hart(), __ATOMIC_RELAXED);
 }
 
 /* Every STEALS_PER_YIELD failed steals: give the hart away (Hood's yield),
@@ -519,6 +655,7 @@ pause_process(struct sched *s)
     }
     s->st.yields++;
     sl_yield();
+    note_hart(s);                         /* a policy may have moved us meanwhile */
 }
 
 /* Between failed steals: a pause that doubles up to BACKOFF_MAX relaxes,
@@ -542,6 +679,7 @@ sched_loop(void *arg, int id)
     struct sched *s = &p->procs[id];
 
     sl_plat_proc()->sched = s;
+    note_hart(s);
 #if defined(__SANITIZE_THREAD__)
     s->tsan_fiber = __tsan_get_current_fiber();
 #endif
@@ -553,10 +691,14 @@ sched_loop(void *arg, int id)
         if (__atomic_load_n(&p->done, __ATOMIC_ACQUIRE))
             break;
         t = sl_deque_pop_bottom(&s->dq);
+        if (!t)
+            t = take_pinned(s);
         if (!t && __atomic_load_n(&p->inbox, __ATOMIC_RELAXED))
             t = take_inbox(s);
         if (!t)
             t = steal(s);
+        if (!t)
+            t = rescue(s);
         if (t) {
             s->fails = 0;
             run(s, t);
@@ -622,12 +764,26 @@ suspend_self(struct sched *s)
 
     __atomic_store_n(&s->resume, 0, __ATOMIC_RELAXED);
     sl_spin_lock(&p->pc_lock);
+    /* finish_run sets done, then resumes whoever is on the stack, taking
+       this lock each time: a process that registers after the last of
+       those would never be resumed - but it sees done here, so it doesn't */
+    if (__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
+        __atomic_add_fetch(&p->active, 1, __ATOMIC_RELAXED);    /* undo our decrement */
+        sl_spin_unlock(&p->pc_lock);
+        return;
+    }
     p->susp[p->nsusp++] = s->id;
+    __atomic_store_n(&s->suspended, 1, __ATOMIC_RELEASE);
     sl_spin_unlock(&p->pc_lock);
     s->st.suspends++;
+    /* a pinned thread made ready in the meantime is rescued by the others */
+    if (__atomic_load_n(&s->pin_inbox, __ATOMIC_ACQUIRE) && __atomic_load_n(&p->nsleep, __ATOMIC_SEQ_CST))
+        wake_sleeper(p, SL_WAKE_ALL);
     /* finish_run resumes everyone: done is set before the wake-ups */
     while (!__atomic_load_n(&s->resume, __ATOMIC_ACQUIRE))
         sl_futex_wait(&s->resume, 0, 0);
+    __atomic_store_n(&s->suspended, 0, __ATOMIC_RELEASE);
+    note_hart(s);
 }
 
 static void
@@ -641,7 +797,8 @@ process_control(struct sched *s)
         return;
     allot = __atomic_load_n(&in->allot_count, __ATOMIC_RELAXED);
     active = __atomic_load_n(&p->active, __ATOMIC_RELAXED);
-    if (active > allot && allot >= 1 && !s->yq_head) {
+    if (active > allot && allot >= 1 && !s->yq_head && !s->pq_head &&
+        !__atomic_load_n(&s->pin_inbox, __ATOMIC_RELAXED)) {
         /* one suspension per excess process: the CAS picks who */
         if (__atomic_compare_exchange_n(&p->active, &active, active - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
             suspend_self(s);
@@ -700,6 +857,7 @@ sl_threads_run(void (*main_fn)(void *), void *arg)
         sl_deque_init(&s->dq, (void *)(((uintptr_t)sl + 7) & ~(uintptr_t)7), SL_THREAD_READY_MAX);
         s->pool = p;
         s->id = i;
+        s->hart = -1;
         sl_rng_init(&s->rng, 0x5eed0000u + (uint64_t)i);
     }
 
@@ -709,6 +867,7 @@ sl_threads_run(void (*main_fn)(void *), void *arg)
     t->pool = p;
     t->detached = 1;
     t->is_main = 1;
+    t->home = -1;
     if (sl_deque_push_bottom(&p->procs[0].dq, t) < 0)
         sl_die("cannot queue the main thread");
 
@@ -748,37 +907,89 @@ sl_threads_stats(struct sl_thread_stats *out)
 /* ---- threads ---- */
 
 static sl_thread_t *
-thread_new(void (*fn)(void *), void *arg, int detached)
+thread_new(void (*fn)(void *), void *arg, int detached, int home)
 {
     struct sched *s = self_sched();
     sl_thread_t *t;
 
     if (!s || !s->cur)
         fatal("threads can only be created by threads (start with sl_threads_run)");
+    if (home >= s->pool->nprocs)
+        fatal("a thread pinned to process %d, but the job has processes 0..%d", home, s->pool->nprocs - 1);
     t = thread_get(s);
     t->fn = fn;
     t->arg = arg;
     t->pool = s->pool;
     t->detached = (uint8_t)detached;
+    t->home = (int16_t)home;
     if (!detached) {
         sl_joincnt_init(&t->done, 1);
         s->joinable++;
     }
     s->st.threads++;
-    push_local(s, t);
+    if (home >= 0) {
+        __atomic_add_fetch(&s->pool->procs[home].pin_load, 1, __ATOMIC_RELAXED);
+        make_ready_pinned(s, t);
+    } else {
+        push_local(s, t);
+    }
     return t;
 }
 
 sl_thread_t *
 sl_thread_create(void (*fn)(void *), void *arg)
 {
-    return thread_new(fn, arg, 0);
+    return thread_new(fn, arg, 0, -1);
 }
 
 void
 sl_thread_spawn(void (*fn)(void *), void *arg)
 {
-    thread_new(fn, arg, 1);
+    thread_new(fn, arg, 1, -1);
+}
+
+sl_thread_t *
+sl_thread_create_on(int proc, void (*fn)(void *), void *arg)
+{
+    if (proc < 0)
+        fatal("a thread pinned to process %d (processes are numbered from 0)", proc);
+    return thread_new(fn, arg, 0, proc);
+}
+
+void
+sl_thread_spawn_on(int proc, void (*fn)(void *), void *arg)
+{
+    if (proc < 0)
+        fatal("a thread pinned to process %d (processes are numbered from 0)", proc);
+    thread_new(fn, arg, 1, proc);
+}
+
+/* The pool of the run the caller belongs to, or 0 outside a run. */
+static struct pool *
+self_pool(void)
+{
+    struct sched *s = self_sched();
+    return s ? s->pool : 0;
+}
+
+uint32_t
+sl_thread_load(int proc)
+{
+    struct pool *p = self_pool();
+
+    if (!p || proc < 0 || proc >= p->nprocs)
+        return 0;
+    return __atomic_load_n(&p->procs[proc].pin_load, __ATOMIC_RELAXED) + sl_deque_size(&p->procs[proc].dq);
+}
+
+int
+sl_thread_proc_hart(int proc)
+{
+    struct pool *p = self_pool();
+
+    if (!p || proc < 0 || proc >= p->nprocs)
+        return -1;
+    return __atomic_load_n(&p->procs[proc].hart, __ATOMIC_RELAXED);
 }
 
 void

@@ -27,9 +27,11 @@
  *
  * The scheduler loop of one process, in order:
  *   1. sl_safe_point(): no thread is running on this process (see below).
- *   2. pop the bottom of its own deque; else take threads made ready by
- *      code that is not a thread of this run (the inbox); else one steal
- *      attempt at a victim chosen uniformly at random.
+ *   2. pop the bottom of its own deque; else the oldest thread pinned to
+ *      it (see "Pinned threads"); else take threads made ready by code
+ *      that is not a thread of this run (the inbox); else one steal
+ *      attempt at a victim chosen uniformly at random; else the pinned
+ *      threads of a process that process control suspended (rescue).
  *   3. nothing found: count a failed steal and back off (1, 2, 4 .. 64
  *      spin-loop pauses). After every STEALS_PER_YIELD (32) failures in a
  *      row the process gives its hart away with a kernel yield (sl_yield),
@@ -49,6 +51,23 @@
  * in no deque: whoever satisfies the wait pushes them onto its own deque
  * (or the inbox, when it is not a thread of this run).
  *
+ * Pinned threads (placement, Markatos chapter 4). sl_thread_spawn_on(p, ..)
+ * and sl_thread_create_on(p, ..) make a thread that runs only on process
+ * p, its home: it is never stolen, and whenever it becomes ready (created,
+ * woken after a wait) it goes to p's own FIFO of pinned threads - directly
+ * when p itself makes it ready, else through p's pin inbox (a lock-free
+ * stack p empties whole). Step 2 takes, in order: the bottom of the deque,
+ * the oldest pinned thread, the run's inbox, a steal. So a thread stays
+ * where its data is, as in memory-conscious scheduling, and placement is
+ * decided once, at creation (lib/place.h chooses p: the data's home, or the
+ * least loaded process). The exception is process control: a process
+ * suspended by it cannot run its pinned threads, so an idle process takes
+ * the pin inbox of a suspended one ("rescue"; the threads stay pinned to
+ * it, and a later wait sends them back to its inbox), and a process
+ * suspends itself only when no pinned thread of its own is ready. Pinned
+ * threads are not bounded by SL_THREAD_READY_MAX (their FIFO is a list),
+ * so one thread may spawn thousands of them in a loop.
+ *
  * Safe point: sl_safe_point() runs at step 1, i.e. every time a thread has
  * finished, waited or yielded and before the next is taken, and on every
  * idle pass. It calls sl_safe_point_hook when that is set (NULL by default:
@@ -61,7 +80,8 @@
  * futex wait) - unless it holds yielded threads, which nobody else can run;
  * its deque stays stealable, so no thread is lost. Too few: it resumes one
  * suspended process. No application code is involved. The end of the run
- * resumes every suspended process.
+ * resumes every suspended process, and a process that would suspend itself
+ * after that sees the run is done and does not.
  *
  * Lifetimes: a thread made by sl_thread_create must be joined exactly once
  * (the join frees it); one made by sl_thread_spawn frees itself when it
@@ -113,6 +133,10 @@ void sl_threads_run(void (*main_fn)(void *), void *arg);
 sl_thread_t *sl_thread_create(void (*fn)(void *), void *arg);
 /* A detached thread running fn(arg): no handle, frees itself at the end. */
 void sl_thread_spawn(void (*fn)(void *), void *arg);
+/* The same, pinned to process proc (0..sl_nprocs()-1): it runs only there
+   (see "Pinned threads" above). A bad proc stops the job. */
+sl_thread_t *sl_thread_create_on(int proc, void (*fn)(void *), void *arg);
+void sl_thread_spawn_on(int proc, void (*fn)(void *), void *arg);
 /* Wait until t has finished, then free it. */
 void sl_thread_join(sl_thread_t *t);
 /* Let the other ready threads of this process run first (loop step 4).
@@ -124,6 +148,15 @@ __attribute__((noreturn)) void sl_thread_exit(void);
 sl_thread_t *sl_thread_self(void);
 /* Nonzero when the caller runs on a user-level thread. */
 int sl_in_thread(void);
+
+/* ---- what placement needs to know (inside a run; 0 / -1 outside) ---- */
+/* Process proc's load: its pinned threads created and not finished, plus the
+   ready threads in its deque (a snapshot: others change it meanwhile). */
+uint32_t sl_thread_load(int proc);
+/* The hart process proc was on when it last looked (at the start of the
+   run, after its idle kernel yields and after a suspension), -1 if it has
+   not started yet. Under timeslice a process never moves. */
+int sl_thread_proc_hart(int proc);
 
 /* ---- join counters (Hood's wait(n)/signal) ----
    sl_joincnt_wait returns once n signals have arrived (before or after it

@@ -75,3 +75,16 @@ $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/
 .PHONY: host-test
 host-test: $(HOST_TESTS)
 	@set -e; for t in $(HOST_TESTS); do echo "== $$t"; $$t; done
+
+# Thread placement (lib/place.c: the pure decision) and pinned threads (lib/uthread.c) on the host backend,
+# under ASan/UBSan and again under TSan.
+PLACE_SRC := lib/place.c $(UTHREAD_SRC)
+HOST_TESTS  += $(B)/host-tests/test_place $(B)/host-tests/test_place_tsan
+$(B)/host-tests/test_place: tests/host/test_place.c $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
+
+$(B)/host-tests/test_place_tsan: tests/host/test_place.c $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
+	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
