@@ -255,9 +255,12 @@ def test_scenario_from_args():
 
 
 SETTINGS = {"policy": {"timeslice", "gang", "partition"}, "quantum": None, "seed": None,
-            "trace": {"on", "off"}, "timeout": None, "wakeboost": {"on", "off"}}
-APP_KEYS = {"gauss": {"n", "variant", "sync", "barrier"}, "oddeven": {"n", "barrier"},
-            "synth": {"grain", "var", "iters", "barrier"}, "hog": set(), "fault": {"kind"}}
+            "trace": {"on", "off"}, "timeout": None, "wakeboost": {"on", "off"}, "alternates": {"on", "off"},
+            "gangfit": {"first", "best"}}
+APP_KEYS = {"gauss": {"n", "variant", "sync", "barrier", "shape", "sched", "place"},
+            "oddeven": {"n", "barrier", "shape", "sched"}, "synth": {"grain", "var", "iters", "barrier", "shape"},
+            "hog": {"block"}, "fault": {"kind"}, "knary": {"h", "d", "s", "work", "mode"},
+            "sleeper": {"iters", "sleep_us", "work"}}
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "tools" / "scenarios").glob("*.scn")), ids=lambda p: p.name)
@@ -273,7 +276,7 @@ def test_shipped_scenarios_use_only_contract_tokens(path):
         assert job.app in APP_KEYS, job.token
         keys = job.token.partition(":")[2]
         for kv in filter(None, keys.split(",")):
-            assert kv.partition("=")[0] in APP_KEYS[job.app] | {"procs", "at"}, job.token
+            assert kv.partition("=")[0] in APP_KEYS[job.app] | {"procs", "at", "adapt"}, job.token
 
 
 def test_default_mix_file_matches_builtin_default():
