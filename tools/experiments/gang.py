@@ -123,7 +123,7 @@ def cmd_feitelson2(args):
           "units of 5 instructions")
     print(f"{'grain':>6} {'gang+spin us/iter':>22} {'timeslice+block us/iter':>26} {'block/gang':>10}")
     for grain in (100, 300, 1000, 3000, 10000, 30000):
-        iters = max(100, min(4000, 2_000_000 // grain))
+        iters = max(1000, 4_000_000 // grain)      # alone: ~100 ms or more, many quanta
         res = {}
         for policy, barrier in (("gang", "spin"), ("timeslice", "block")):
             res[policy] = [synth_iter_us(args.cpus, policy, barrier, grain, grain, iters, 3, s)
@@ -141,7 +141,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gauss-n", type=int, default=512, help="markatos352: gauss n")
     ap.add_argument("--grain", type=int, default=200, help="feitelson4: grain = var (units)")
-    ap.add_argument("--iters", type=int, default=2000, help="feitelson4: iterations")
+    ap.add_argument("--iters", type=int, default=20000,
+                    help="feitelson4: iterations (alone they must span many quanta)")
     args = ap.parse_args()
     warning = qemu.oversubscription_warning(args.cpus)
     if warning:
