@@ -49,6 +49,8 @@ def cmd_markatos353(args):
           "fine 1.47")
     print(f"{'version':8} {'policy':10} {'alone ms':>9} {'mix ms':>9} {'slowdown':>9}  spread")
     for name, job in versions:
+        if args.only and name != args.only:
+            continue
         for policy in ("partition", "gang", "timeslice"):
             alone, mix, ratio = [], [], []
             for seed in range(1, args.repeat + 1):
@@ -131,7 +133,9 @@ def main():
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gauss-n", type=int, default=384)
-    ap.add_argument("--fine-n", type=int, default=128)
+    ap.add_argument("--fine-n", type=int, default=320, help="markatos353: fine gauss n (it must outlast the "
+                    "hog's arrival at 20 ms by far)")
+    ap.add_argument("--only", choices=["coarse", "fine"], help="markatos353: one version only")
     ap.add_argument("--knary-h", type=int, default=10)
     ap.add_argument("--gap-ms", type=int, default=100)
     args = ap.parse_args()
