@@ -72,9 +72,6 @@ $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_allot.c kernel/sched/allot.c
 
-.PHONY: host-test
-host-test: $(HOST_TESTS)
-	@set -e; for t in $(HOST_TESTS); do echo "== $$t"; $$t; done
 
 # Thread placement (lib/place.c: the pure decision) and pinned threads (lib/uthread.c) on the host backend,
 # under ASan/UBSan and again under TSan.
@@ -88,3 +85,8 @@ $(B)/host-tests/test_place_tsan: tests/host/test_place.c $(PLACE_SRC) $(wildcard
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
+
+# Last, after every HOST_TESTS += above: make expands a rule's prerequisites where it reads the rule.
+.PHONY: host-test
+host-test: $(HOST_TESTS)
+	@set -e; for t in $(HOST_TESTS); do echo "== $$t"; $$t; done

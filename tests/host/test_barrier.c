@@ -42,6 +42,7 @@ struct run {
     int last, min_episodes;         /* the last episode: process 0 moves it earlier when over budget */
     double t0, budget;
     uint32_t go;                    /* set once every process exists (host_start_proc writes running[]) */
+    uint32_t finished;              /* participants out of their last episode */
     uint64_t arrived __attribute__((aligned(64)));
     uint64_t bad_lockstep, bad_seen;
     struct { uint32_t v; } __attribute__((aligned(64))) slot[2][MAXP];
@@ -114,6 +115,11 @@ participant(void *arg, int id)
     }
     __atomic_add_fetch(&run->bad_lockstep, bad_lockstep, __ATOMIC_RELAXED);
     __atomic_add_fetch(&run->bad_seen, bad_seen, __ATOMIC_RELAXED);
+    /* an exiting process's running[] drops to 0: wait until every participant has left the last barrier,
+       or a slow one's adaptive wait could count a (harmless) attempt to sleep for it */
+    __atomic_add_fetch(&run->finished, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&run->finished, __ATOMIC_ACQUIRE) < (uint32_t)run->n)
+        sched_yield();
 }
 
 /* Start n processes running fn, as the kernel would, open the gate, and wait for all of them. */
