@@ -37,34 +37,20 @@ host cores (the script warns otherwise); run it on an otherwise idle machine.
 import argparse
 import math
 import re
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from schedlab_harness import qemu  # noqa: E402
+from expkit import boot_ok, med, spread  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def boot_ok(cpus, tokens, timeout=1800):
-    run = qemu.boot(cpus, tokens, timeout=timeout)
-    if run.timed_out or run.exit_code != 0:
-        sys.exit(f"run failed: {' '.join(tokens)}\n{run.console[-1500:]}")
-    return run
-
-
 def one(run, app):
     return next(r for r in run.results if r["app"] == app)
-
-
-def med(xs):
-    return statistics.median(xs)
-
-
-def spread(xs, fmt="{:.2f}"):
-    return f"{fmt.format(min(xs))}..{fmt.format(max(xs))}"
 
 
 def cell(xs, fmt="{:.2f}", width=20):

@@ -18,27 +18,13 @@ Medians over --repeat boots with seeds 1..R, min..max spread. Timings mean somet
 host cores on a quiet machine.
 """
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from schedlab_harness import qemu, trace as tr  # noqa: E402
-
-
-def boot_ok(cpus, tokens, timeout=900):
-    run = qemu.boot(cpus, tokens, timeout=timeout)
-    if run.timed_out or run.exit_code != 0:
-        sys.exit(f"run failed: {' '.join(tokens)}\n{run.console[-1500:]}")
-    return run
-
-
-def med(xs):
-    return statistics.median(xs)
-
-
-def spread(xs, fmt="{:.2f}"):
-    return f"{fmt.format(min(xs))}..{fmt.format(max(xs))}"
+from expkit import boot_ok, med, spread  # noqa: E402
 
 
 def cmd_markatos353(args):
