@@ -102,7 +102,7 @@ run: deps
 include lib/host.mk
 include tests/host/host.mk
 
-test: all host-test
+test: all host host-test          # host: the apps built for Linux, which tests/test_fine.py runs too
 	$(PYTHON) -m pytest -q tests
 
 # Not part of `make test`: timings, one BENCH line per figure (tools/bench).
