@@ -29,6 +29,7 @@
  */
 #include "schedlab.h"
 #include "uthread.h"
+#include "lcg.h"
 
 /* Memory: one stack per started, unfinished thread (at most a few per
    level and process), the per-process deques, small descriptors. */
@@ -48,8 +49,6 @@ SL_APP(.about = "Hood's knary(h,d,s) tree of user-level threads",
 #define FPREG(x) "+f"(x)
 #endif
 
-#define LCG_A 6364136223846793005ull
-#define LCG_C 1442695040888963407ull
 
 struct knary {
     int      h, d, s;
@@ -71,7 +70,7 @@ static uint64_t
 do_work(uint64_t x, uint64_t units)
 {
     for (uint64_t u = 0; u < units; u++) {
-        x = x * LCG_A + LCG_C;
+        x = sl_lcg_step(x);
         asm volatile("" : "+r"(x));      /* one step per unit: no closed form for the compiler */
     }
     return x;
@@ -155,24 +154,6 @@ static_share(void *arg, int id)
     r->share[id].sum = sum;
 }
 
-/* w LCG steps as one affine map x -> a x + c. */
-static void
-lcg_pow(uint64_t w, uint64_t *pa, uint64_t *pc)
-{
-    uint64_t a = LCG_A, c = LCG_C, ra = 1, rc = 0;
-
-    for (; w; w >>= 1) {
-        if (w & 1) {
-            ra *= a;
-            rc = rc * a + c;
-        }
-        c *= a + 1;
-        a *= a;
-    }
-    *pa = ra;
-    *pc = rc;
-}
-
 int
 main(void)
 {
@@ -189,7 +170,7 @@ main(void)
         if (nodes > (1ull << 40))
             sl_die("h=%d d=%d is more than 2^40 nodes", k.h, k.d);
     }
-    lcg_pow(k.work, &a, &c);
+    sl_lcg_pow(k.work, &a, &c);
     want = a * (uint64_t)(((unsigned __int128)nodes * (nodes - 1) / 2)) + nodes * c;
 
     if (sl_arg_is("mode", "static")) {

@@ -10,15 +10,13 @@
  * slept_us is the mean measured sleep, the timer's lateness included.
  */
 #include "schedlab.h"
+#include "lcg.h"
 
 SL_APP(.about = "sleeps in a loop, like I/O: blocked most of the time",
        .mem_const = 128 * 1024, .mem_per_proc = 64,
        SL_KEYS(SL_INT("iters", 1, 1000000, 50),
                SL_INT("sleep_us", 1, 10000000, 2000),
                SL_INT("work", 0, 100000000, 1000)));
-
-#define LCG_A 6364136223846793005ull
-#define LCG_C 1442695040888963407ull
 
 struct slot {                  /* one per process, written only by it */
     uint64_t h, bad_sleep, slept_us;
@@ -34,7 +32,7 @@ static uint64_t
 advance(uint64_t h, uint64_t units)
 {
     for (uint64_t u = 0; u < units; u++)
-        h = h * LCG_A + LCG_C;
+        h = sl_lcg_step(h);
     return h;
 }
 
@@ -68,7 +66,7 @@ main(void)
 
     sl_run_procs(worker, &z);
 
-    uint64_t expect = advance(0, (uint64_t)(z.work * z.iters));
+    uint64_t expect = sl_lcg_jump(0, (uint64_t)(z.work * z.iters));
     for (int i = 0; i < n; i++) {
         bad_sleep += z.slot[i].bad_sleep;
         bad_work += z.slot[i].h != expect;

@@ -21,6 +21,7 @@
  */
 #include "schedlab.h"
 #include "barrier.h"
+#include "lcg.h"
 
 SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)",
        .mem_const = 256 * 1024, .mem_per_proc = 64,   /* slots: 64 B each, + a page */
@@ -30,8 +31,6 @@ SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)",
                SL_ENUM("barrier", "spin|block|twophase|adaptive", 0),
                SL_ENUM("shape", "central|tree|combination", 0)));
 
-#define LCG_A 6364136223846793005ull
-#define LCG_C 1442695040888963407ull
 #define H0    0x9e3779b97f4a7c15ull
 
 struct slot {                  /* one per process, written only by it */
@@ -55,28 +54,11 @@ work(struct slot *s, uint64_t units)
     double d = s->d;
 
     for (uint64_t u = 0; u < units; u++) {
-        h = h * LCG_A + LCG_C;
+        h = sl_lcg_step(h);
         d += 1.0;
     }
     s->h = h;
     s->d = d;
-}
-
-/* h advanced by n LCG steps: compose x -> a x + c with itself by squaring. */
-static uint64_t
-lcg_jump(uint64_t h, uint64_t n)
-{
-    uint64_t a = LCG_A, c = LCG_C, ra = 1, rc = 0;
-
-    for (; n; n >>= 1) {
-        if (n & 1) {
-            ra *= a;
-            rc = rc * a + c;
-        }
-        c *= a + 1;
-        a *= a;
-    }
-    return ra * h + rc;
 }
 
 static void
@@ -131,7 +113,7 @@ main(void)
     for (int i = 0; i < y.nprocs; i++) {
         struct slot *s = &y.slot[i];
         units += s->units;
-        badwork += s->h != lcg_jump(H0, s->units) || s->d != (double)s->units;
+        badwork += s->h != sl_lcg_jump(H0, s->units) || s->d != (double)s->units;
         badstep += s->lockstep_bad;
     }
     sl_report(badwork == 0 && badstep == 0 && y.arrived == (uint64_t)(y.iters * y.nprocs),

@@ -41,6 +41,13 @@ static inline struct proc *runq_pop(struct runq *q)
     return p;
 }
 
+/* The round-robin tick of a per-hart queue: end the running process's turn if another waits. */
+static inline void runq_tick(struct runq *q, struct cpu *c)
+{
+    if (c->cur && q->head)
+        sched_preempt(c);
+}
+
 /* Take p out wherever it is in q (no-op if it is not there). */
 static inline void runq_remove(struct runq *q, struct proc *p)
 {

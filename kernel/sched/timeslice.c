@@ -71,11 +71,7 @@ static void ts_blocked(struct proc *p) {}
 
 static void ts_exited(struct proc *p) { ts[p->hart].nbound--; }
 
-static void ts_tick(struct cpu *c)
-{
-    if (c->cur && ts[c->id].q.head)
-        sched_preempt(c);
-}
+static void ts_tick(struct cpu *c) { runq_tick(&ts[c->id].q, c); }
 
 const struct sched_class timeslice_class = {
     .name = "timeslice",

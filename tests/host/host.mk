@@ -31,13 +31,13 @@ $(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/deque.c lib/deque.h
 UTHREAD_SRC := lib/uthread.c lib/deque.c lib/alloc.c lib/core.c lib/console.c lib/format.c lib/args.c \
                lib/procs.c lib/host_sys.c $(HOST_LIBASM)
 HOST_TESTS  += $(B)/host-tests/test_uthread
-$(B)/host-tests/test_uthread: tests/host/test_uthread.c $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
 
 # The same under TSan (smaller runs; the library tells TSan about its stack switches).
 HOST_TESTS  += $(B)/host-tests/test_uthread_tsan
-$(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
@@ -77,11 +77,11 @@ $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/
 # under ASan/UBSan and again under TSan.
 PLACE_SRC := lib/place.c $(UTHREAD_SRC)
 HOST_TESTS  += $(B)/host-tests/test_place $(B)/host-tests/test_place_tsan
-$(B)/host-tests/test_place: tests/host/test_place.c $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_place: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
 
-$(B)/host-tests/test_place_tsan: tests/host/test_place.c $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)

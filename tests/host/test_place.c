@@ -11,13 +11,10 @@
 #include "check.h"
 #include "schedlab.h"
 #include "host.h"
+#include "hostjob.h"
 #include "place.h"
 #include "uthread.h"
 
-struct host_job host_job = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .exited = PTHREAD_COND_INITIALIZER,
-};
 
 /* ---- the pure decision ---- */
 
@@ -78,42 +75,6 @@ static void test_decide(void)
 
 /* ---- the emulated kernel (as in test_uthread.c) ---- */
 
-static void (*job_main)(void);
-
-static void proc0(void *arg, int index)
-{
-    (void)arg;
-    (void)index;
-    sl_lib_init();
-    job_main();
-    sl_sys_exit(0);
-}
-
-static void run_job(int procs, void (*body)(void))
-{
-    struct sl_info *in = &host_job.info;
-
-    memset(in, 0, sizeof *in);
-    in->magic = SL_INFO_MAGIC;
-    in->job_id = 1;
-    in->nharts = 2;
-    in->nprocs = (uint32_t)procs;
-    in->nnodes = 1;
-    in->timebase_hz = 1000000000u;
-    in->seed = 7;
-    strcpy(in->app, "test_place");
-    in->fg_live = 1;
-    host_job.created = host_job.live = 0;
-    host_job.have_result = 0;
-    job_main = body;
-    pthread_mutex_lock(&host_job.lock);
-    host_start_proc(0, proc0, NULL);
-    while (host_job.live > 0)
-        pthread_cond_wait(&host_job.exited, &host_job.lock);
-    pthread_mutex_unlock(&host_job.lock);
-    for (int i = 0; i < host_job.created; i++)
-        pthread_join(host_job.tid[i], NULL);
-}
 
 #define BULK 6000            /* more than SL_THREAD_READY_MAX: pinned threads are not in a deque */
 #define HOPS 50
@@ -220,7 +181,7 @@ static void body(void)
 static void test_pinned(int procs)
 {
     memset(&R, 0, sizeof R);
-    run_job(procs, body);
+    hostjob_run("test_place", procs, body);
     CHECK(atomic_load(&R.ran) == BULK + 6 * procs);
     CHECK(atomic_load(&R.wrong) == 0);
     CHECK(atomic_load(&R.after_wait_wrong) == 0);

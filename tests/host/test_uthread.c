@@ -17,6 +17,7 @@
 #include "check.h"
 #include "schedlab.h"
 #include "host.h"
+#include "hostjob.h"
 #include "uthread.h"
 
 #if defined(__SANITIZE_THREAD__)      /* TSan is slow at creating fiber contexts: smaller runs */
@@ -33,51 +34,16 @@
 #define BAR_EPISODES 1000
 #endif
 
-struct host_job host_job = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .exited = PTHREAD_COND_INITIALIZER,
-};
+/* ---- the emulated kernel (hostjob.h) ---- */
 
-/* ---- the emulated kernel ---- */
-
-static void (*job_main)(void);
 static int job_in_thread_outside;            /* sl_in_thread() in process 0 before the run */
 
-static void proc0(void *arg, int index)
-{
-    (void)arg;
-    (void)index;
-    sl_lib_init();
-    job_in_thread_outside = sl_in_thread();
-    job_main();
-    sl_sys_exit(0);
-}
+static void note_in_thread(void) { job_in_thread_outside = sl_in_thread(); }
 
-/* Run body() as process 0 of a fresh job with `procs` processes, wait until they all exit. */
 static void run_job(int procs, void (*body)(void))
 {
-    struct sl_info *in = &host_job.info;
-
-    memset(in, 0, sizeof *in);
-    in->magic = SL_INFO_MAGIC;
-    in->job_id = 1;
-    in->nharts = 2;
-    in->nprocs = (uint32_t)procs;
-    in->nnodes = 1;
-    in->timebase_hz = 1000000000u;
-    in->seed = 7;
-    strcpy(in->app, "test_uthread");
-    in->fg_live = 1;
-    host_job.created = host_job.live = 0;
-    host_job.have_result = 0;
-    job_main = body;
-    pthread_mutex_lock(&host_job.lock);
-    host_start_proc(0, proc0, NULL);
-    while (host_job.live > 0)
-        pthread_cond_wait(&host_job.exited, &host_job.lock);
-    pthread_mutex_unlock(&host_job.lock);
-    for (int i = 0; i < host_job.created; i++)
-        pthread_join(host_job.tid[i], NULL);
+    hostjob_at_start = note_in_thread;
+    hostjob_run("test_uthread", procs, body);
 }
 
 /* Everything a scenario records; reset before each job. */
