@@ -31,15 +31,6 @@ sl_block_on_word(const uint32_t *word, uint32_t v)
         sl_futex_wait(word, v, 0);
 }
 
-void
-sl_wait_pause(void)
-{
-    if (sl_in_thread())
-        sl_thread_yield();
-    else
-        sl_cpu_relax();
-}
-
 /* Sleepers may be threads (uthread.c's buckets) and processes (futex). */
 void
 sl_wake_word(const uint32_t *word)
@@ -128,9 +119,11 @@ sl_others_running(void)
 static void
 spin_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
+    int in_thread = sl_in_thread();
+
     (void)wf;
     while ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) == old)
-        sl_wait_pause();
+        sl_wait_pause(in_thread);
     (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
 

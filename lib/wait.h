@@ -42,6 +42,8 @@
 #define SL_WAIT_H
 
 #include <stdint.h>
+#include "schedlab.h"
+#include "uthread.h"
 
 #define SL_WAIT_SLEEPERS 0x80000000u
 #define SL_WAIT_VALUE    0x7fffffffu
@@ -90,8 +92,16 @@ void sl_wait_sleep(const uint32_t *word, uint32_t old);
 void sl_block_on_word(const uint32_t *word, uint32_t v);
 void sl_wake_word(const uint32_t *word);
 /* One pause of a spin loop: a user-level thread yields to its process's other threads (a spinning thread
-   must not keep the process from running the thread it waits for); a process relaxes. */
-void sl_wait_pause(void);
+   must not keep the process from running the thread it waits for); a process relaxes. Spin loops ask
+   sl_in_thread() once, before the loop, and pass the answer. */
+static inline void
+sl_wait_pause(int in_thread)
+{
+    if (in_thread)
+        sl_thread_yield();
+    else
+        sl_cpu_relax();
+}
 /* 1 if process `proc` of the job is on a hart now (info page running[]). */
 int  sl_proc_running(uint32_t proc);
 /* Default for a null sl_waitfor: every other process of the job runs. */

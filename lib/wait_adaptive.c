@@ -35,6 +35,8 @@ needed_running(const struct sl_waitfor *wf)
 static void
 adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
+    int in_thread = sl_in_thread();
+
     while (sl_wait_value(word) == old) {
         while (needed_running(wf)) {
             for (unsigned i = 0; i < RECHECK; i++) {
@@ -42,7 +44,7 @@ adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
                     (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
                     return;
                 }
-                sl_wait_pause();
+                sl_wait_pause(in_thread);
             }
         }
         sl_wait_sleep(word, old);

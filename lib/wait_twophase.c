@@ -38,13 +38,14 @@ spin_phase(const uint32_t *word, uint32_t old)
     uint64_t ns = __atomic_load_n(&bound_ns, __ATOMIC_RELAXED);
     uint64_t limit = ns / 1000000000u * hz + ns % 1000000000u * hz / 1000000000u;
     uint64_t t0 = sl_plat_ticks();
+    int in_thread = sl_in_thread();
 
     for (unsigned i = 1;; i++) {
         if ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) != old)
             return 1;
         if (i % CHECK_EVERY == 0 && sl_plat_ticks() - t0 >= limit)
             return 0;
-        sl_wait_pause();
+        sl_wait_pause(in_thread);
     }
 }
 

@@ -13,7 +13,7 @@
  *
  * Timers. Each hart has a periodic quantum tick (next_tick), first armed at a seeded random offset so
  * that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this); a policy
- * with one_timer (gang) has the tick on hart 0 only. next_tick is read and changed under sched_lock, so
+ * with one_timer (gang) has the tick on hart 0 only. next_tick changes only under sched_lock, so
  * a policy may restart another hart's quantum (sched_restart_tick). The launcher hart also wakes for job
  * arrivals, the watchdog and futex timeouts.
  *
@@ -81,13 +81,17 @@ static void arm_timer(struct cpu *c)
 void sched_timer_interrupt(struct cpu *c)
 {
     uint64_t now = rdtime();
-    acquire(&sched_lock);
-    if (now >= c->next_tick) {
-        while (c->next_tick <= now)
-            c->next_tick += sched_quantum;
-        sched->tick(c);
+    /* next_tick changes only under sched_lock, and only ever later (sched_restart_tick): a stale read
+       can only send us to the lock for nothing, never skip a due tick */
+    if (now >= __atomic_load_n(&c->next_tick, __ATOMIC_RELAXED)) {
+        acquire(&sched_lock);
+        if (now >= c->next_tick) {
+            while (c->next_tick <= now)
+                c->next_tick += sched_quantum;
+            sched->tick(c);
+        }
+        release(&sched_lock);
     }
-    release(&sched_lock);
     if (c->id == launcher_hart) {
         futex_timeouts(now);
         launcher_timer(now);
@@ -338,7 +342,7 @@ static void scheduler_loop(struct cpu *c)
         } else {
             __atomic_store_n(&c->idle, IDLE_POLL, __ATOMIC_RELAXED);
             if (!c->traced_idle) {
-                trace_rec_at(c->id, rdtime(), TR_IDLE, 0, -1, 0);
+                trace_rec(c->id, TR_IDLE, 0, -1, 0);
                 c->traced_idle = 1;
             }
             dead = load_satp(c, 0);   /* an idle hart holds no job's page table */

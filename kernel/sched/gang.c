@@ -74,7 +74,7 @@ static void gang_ack(struct cpu *c)
     if (acked_seq[c->id] == switch_seq)
         return;
     acked_seq[c->id] = switch_seq;
-    trace_rec_at(c->id, rdtime(), TR_ACK, 0, -1, cur_slot);
+    trace_rec(c->id, TR_ACK, 0, -1, cur_slot);
     if (c->cur && c->cur != matrix[cur_slot][c->id])
         sched_preempt(c);
 }
@@ -100,7 +100,7 @@ static int gang_switch(enum trace_ev why)
     for (int h = 0; h < ncpus; h++)
         if (!runnable(matrix[row][h]))
             idle_mask |= 1UL << h;
-    trace_rec_at(me->id, rdtime(), why, 0, -1, row);
+    trace_rec(me->id, why, 0, -1, row);
     sched_restart_tick(0);
     sched_ipi(all_harts & ~(1UL << me->id));   /* the one broadcast */
     gang_ack(me);

@@ -101,7 +101,6 @@ static void repartition(void)
         a[i] = (struct allot_job){ .procs = running[i]->nprocs, .adaptive = running[i]->adaptive,
                                    .prev = allot_mask[running[i]->id - 1] };
     allot_compute(ncpus, a, nrunning);
-    uint64_t now = rdtime();
     for (int i = 0; i < nrunning; i++) {
         struct job *j = running[i];
         if (a[i].mask == allot_mask[j->id - 1])
@@ -109,7 +108,7 @@ static void repartition(void)
         allot_mask[j->id - 1] = a[i].mask;
         j->info->allot_count = (uint32_t)a[i].count;
         j->info->allot_mask = a[i].mask;
-        trace_rec_at(mycpu()->id, now, TR_REP, j->id, 0, a[i].count);
+        trace_rec(mycpu()->id, TR_REP, j->id, 0, a[i].count);
     }
     for (int i = 0; i < nrunning; i++)
         rebind(running[i]);
@@ -159,11 +158,7 @@ static void pt_exited(struct proc *p)
     members[p->job->id - 1][p->idx] = 0;
 }
 
-static void pt_tick(struct cpu *c)
-{
-    if (c->cur && harts[c->id].q.head)
-        sched_preempt(c);
-}
+static void pt_tick(struct cpu *c) { runq_tick(&harts[c->id].q, c); }
 
 const struct sched_class partition_class = {
     .name = "partition",

@@ -94,7 +94,7 @@ void sched_restart_tick(int hart);          /* hart's next tick a full quantum f
 /* Record a trace event about p on the calling hart. */
 static inline void trace_proc(enum trace_ev ev, struct proc *p, int arg)
 {
-    trace_rec_at(mycpu()->id, rdtime(), ev, p->job->id, p->idx, arg);
+    trace_rec(mycpu()->id, ev, p->job->id, p->idx, arg);
 }
 
 /* core entry points */
