@@ -87,6 +87,7 @@ struct sl_info {
     uint32_t fg_live;         /* foreground (non-background) jobs of the scenario not yet finished */
     uint32_t allot_count;     /* harts the job may use now (partition allotment; H under other policies) */
     uint64_t allot_mask;      /* which harts those are */
+    uint64_t allot_stamp;     /* `time` CSR when the allotment last changed (0: never): process control's reaction time */
     uint32_t running[SL_MAX_PROCS]; /* running[i] = 1 while process i is on a hart this instant */
 };
 #define SL_INFO_BACKGROUND 1u  /* this job is a background job (its app spec says so) */

@@ -17,8 +17,9 @@
  * in barrier.c's table; nothing here changes.
  *
  * Participants. The n participants have ids 0..n-1; sl_barrier_wait uses
- * the calling process's index (sl_self()), so a barrier of all the job's
- * processes needs nothing more. Callers whose participants are something
+ * the caller's worker id (sl_worker_id(): the worker inside sl_run_workers,
+ * else the process's index sl_self()), so a barrier of all the job's
+ * workers or processes needs nothing more. Callers whose participants are something
  * else (user-level threads, a subset of processes) pass the id themselves
  * with sl_barrier_wait_as. The central shape accepts any n callers per
  * episode; tree and combination need distinct ids < n.
@@ -75,7 +76,7 @@ sl_barrier_wait_as(struct sl_barrier *b, uint32_t id)
 static inline void
 sl_barrier_wait(struct sl_barrier *b)
 {
-    b->shape->wait(b, (uint32_t)sl_self());
+    b->shape->wait(b, (uint32_t)sl_worker_id());
 }
 
 #endif

@@ -46,6 +46,14 @@ sl_report(int ok, const char *fmt, ...)
     va_start(ap, fmt);
     n = sl_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (n >= 0 && (size_t)n + 2 < sizeof buf) {   /* process control's keys, when the job adapts */
+        buf[n] = ' ';
+        int k = sl_workers_keys(buf + n + 1, sizeof buf - (size_t)n - 1);
+        if (k > 0)
+            n += 1 + k;
+        else
+            buf[n] = 0;
+    }
     if (n > SL_RESULT_MAX) {
         n = SL_RESULT_MAX;
         while (n > 0 && buf[n] != ' ')

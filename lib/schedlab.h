@@ -106,6 +106,17 @@ typedef void (*sl_workfn)(void *arg, int id);
 /* Process 0 only: run fn(arg, id) on ids 0..nprocs-1, one per process, and
    return when all have returned. The other processes exit afterwards. */
 void sl_run_procs(sl_workfn fn, void *arg);
+/* Process 0 only: the same contract, but the nprocs workers fn(arg, id) are
+   user-level threads, worker i pinned to process i at start (workers.c):
+   they follow the job's allotment under process control. Once per job. */
+void sl_run_workers(sl_workfn fn, void *arg);
+/* Inside a worker: its id (the barrier participant); elsewhere sl_self(). */
+int  sl_worker_id(void);
+/* 1 if the process that hosts worker w is on a hart now (adaptive waits). */
+int  sl_worker_running(int worker);
+/* "suspends=.. resumes=.. react_us=.. react_max_us=.." of the last worker
+   run when the job adapts (process control), else nothing; returns length. */
+int  sl_workers_keys(char *buf, size_t cap);
 
 /* ---- pause inside spin loops ---- */
 static inline void

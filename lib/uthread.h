@@ -68,10 +68,10 @@
  * threads are not bounded by SL_THREAD_READY_MAX (their FIFO is a list),
  * so one thread may spawn thousands of them in a loop.
  *
- * Safe point: sl_safe_point() runs at step 1, i.e. every time a thread has
- * finished, waited or yielded and before the next is taken, and on every
- * idle pass. It calls sl_safe_point_hook when that is set (NULL by default:
- * a load and a branch), then does process control.
+ * Safe points: step 1 of the loop, i.e. every time a thread has finished,
+ * waited or yielded and before the next is taken, and on every idle pass;
+ * and inside threads, every pause of a wait (sl_thread_pause) and every
+ * sl_safe_point() call. Process control acts there (procctl.c).
  *
  * Process control (Tucker & Gupta 1989): when the job adapts (its info page
  * says SL_INFO_ADAPTIVE: adapt=yes under the partition policy), each safe
@@ -118,6 +118,10 @@
 #define SL_THREAD_STACK (64 * 1024)
 #endif
 #define SL_THREAD_READY_MAX 4096
+/* What a worker run (sl_run_workers) adds to an app's memory: per process
+   a worker's stack and its vp, once the main thread's stack and the run. */
+#define SL_WORKERS_MEM_PER_PROC (SL_THREAD_STACK + 2048)
+#define SL_WORKERS_MEM_CONST    (SL_THREAD_STACK + 8192)
 
 typedef struct sl_thread sl_thread_t;
 
@@ -198,9 +202,14 @@ void sl_sem_v(struct sl_sem *s);
 void sl_thread_wait_ne(const uint32_t *word, uint32_t old);
 void sl_thread_wake(const uint32_t *word);
 
-/* ---- safe point (for process control) ---- */
-extern void (*sl_safe_point_hook)(void);
+/* ---- safe points (for process control; procctl.c) ----
+   sl_safe_point: the calling thread may hand its process to another ready
+   thread, to its host, or to process control here (a no-op outside a
+   thread). sl_thread_pause: one pause of a spin loop inside a thread: the
+   same, or a cpu relax when nothing wants the process. Every wait kind of
+   wait.h pauses with it, so a barrier arrival is a safe point. */
 void sl_safe_point(void);
+void sl_thread_pause(void);
 
 /* ---- counters of the last sl_threads_run, summed over processes ---- */
 struct sl_thread_stats {
@@ -212,6 +221,8 @@ struct sl_thread_stats {
     uint64_t stacks;         /* stacks a process had to get from sl_alloc_node (its own free list was empty) */
     uint64_t suspends;       /* process control: times a process suspended itself */
     uint64_t resumes;        /* process control: times a process resumed a suspended one */
+    uint64_t react_ticks;    /* process control: sum over suspensions of (suspension - allotment change) */
+    uint64_t react_max_ticks;/* the longest of those */
 };
 void sl_threads_stats(struct sl_thread_stats *out);
 

@@ -17,6 +17,7 @@
 #include "wait.h"
 
 static uint64_t nblocks;          /* sleeps by any process (relaxed counter) */
+static uint32_t proc_sleepers;    /* processes in (or entering) a futex wait on some word */
 
 /* ---- the two primitives ---- */
 
@@ -25,18 +26,27 @@ static uint64_t nblocks;          /* sleeps by any process (relaxed counter) */
 void
 sl_block_on_word(const uint32_t *word, uint32_t v)
 {
-    if (sl_in_thread())
+    if (sl_in_thread()) {
         sl_thread_wait_ne(word, v);
-    else
-        sl_futex_wait(word, v, 0);
+        return;
+    }
+    __atomic_add_fetch(&proc_sleepers, 1, __ATOMIC_SEQ_CST);
+    sl_futex_wait(word, v, 0);
+    __atomic_sub_fetch(&proc_sleepers, 1, __ATOMIC_RELAXED);
 }
 
-/* Sleepers may be threads (uthread.c's buckets) and processes (futex). */
+/* Sleepers may be threads (usync.c's buckets) and processes (futex). A
+   process counts itself in proc_sleepers before its futex wait, and the
+   caller changed *word before this: both sequentially consistent, so if we
+   read 0 here, any process that still goes to sleep finds the new value in
+   its futex check and returns at once (worker runs never sleep on words as
+   processes, so they save the system call). */
 void
 sl_wake_word(const uint32_t *word)
 {
     sl_thread_wake(word);
-    sl_futex_wake(word, SL_WAKE_ALL);
+    if (__atomic_load_n(&proc_sleepers, __ATOMIC_SEQ_CST))
+        sl_futex_wake(word, SL_WAKE_ALL);
 }
 
 void

@@ -91,14 +91,16 @@ void sl_wait_sleep(const uint32_t *word, uint32_t old);
 /* The two primitives: block while *word == v (exactly); wake every sleeper. */
 void sl_block_on_word(const uint32_t *word, uint32_t v);
 void sl_wake_word(const uint32_t *word);
-/* One pause of a spin loop: a user-level thread yields to its process's other threads (a spinning thread
-   must not keep the process from running the thread it waits for); a process relaxes. Spin loops ask
+/* One pause of a spin loop. A user-level thread first lets another ready thread of its process run (a
+   spinning thread must not keep the process from running the thread it waits for: Markatos 3.6's
+   "yields to another process of the same application on the same processor, and spins otherwise", at
+   the thread level) and follows process control (sl_thread_pause); a process relaxes. Spin loops ask
    sl_in_thread() once, before the loop, and pass the answer. */
 static inline void
 sl_wait_pause(int in_thread)
 {
     if (in_thread)
-        sl_thread_yield();
+        sl_thread_pause();
     else
         sl_cpu_relax();
 }

@@ -108,6 +108,7 @@ static void repartition(void)
         allot_mask[j->id - 1] = a[i].mask;
         j->info->allot_count = (uint32_t)a[i].count;
         j->info->allot_mask = a[i].mask;
+        j->info->allot_stamp = rdtime();
         trace_rec(mycpu()->id, TR_REP, j->id, 0, a[i].count);
     }
     for (int i = 0; i < nrunning; i++)

@@ -28,7 +28,8 @@ $(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/deque.c lib/deque.h
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_deque.c lib/deque.c
 
 # User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
-UTHREAD_SRC := lib/uthread.c lib/deque.c lib/alloc.c lib/core.c lib/console.c lib/format.c lib/args.c \
+UTHREAD_SRC := lib/uthread.c lib/uthread_run.c lib/usync.c lib/procctl.c lib/workers.c lib/wait.c lib/wait_twophase.c \
+               lib/wait_adaptive.c lib/deque.c lib/alloc.c lib/core.c lib/console.c lib/format.c lib/args.c \
                lib/procs.c lib/host_sys.c $(HOST_LIBASM)
 HOST_TESTS  += $(B)/host-tests/test_uthread
 $(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
@@ -46,7 +47,8 @@ $(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.
 # and again under TSan. test_barrier plays the kernel itself (host_job, host_start_proc).
 BARRIER_SRC := lib/wait.c lib/wait_twophase.c lib/wait_adaptive.c lib/barrier.c lib/barrier_central.c \
                lib/barrier_tree.c lib/barrier_combination.c lib/alloc.c lib/core.c lib/console.c lib/format.c \
-               lib/args.c lib/host_sys.c lib/uthread.c lib/deque.c lib/procs.c $(HOST_LIBASM)
+               lib/args.c lib/host_sys.c lib/uthread.c lib/uthread_run.c lib/usync.c lib/procctl.c lib/workers.c lib/deque.c \
+               lib/procs.c $(HOST_LIBASM)
 BARRIER_CFLAGS = -pthread -D_GNU_SOURCE -Wno-unused-parameter
 HOST_TESTS  += $(B)/host-tests/test_barrier $(B)/host-tests/test_barrier_tsan
 HOST_TESTS  += $(B)/host-tests/test_loopsched $(B)/host-tests/test_loopsched_tsan
@@ -85,6 +87,18 @@ $(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
+
+# Worker runs under a changing allotment (process control, re-homed workers), every shape x wait kind.
+WORKERS_SRC := lib/barrier.c lib/barrier_central.c lib/barrier_tree.c lib/barrier_combination.c $(UTHREAD_SRC)
+HOST_TESTS  += $(B)/host-tests/test_workers $(B)/host-tests/test_workers_tsan
+$(B)/host-tests/test_workers: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
+
+$(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
+	    tests/host/test_workers.c $(WORKERS_SRC)
 
 # Last, after every HOST_TESTS += above: make expands a rule's prerequisites where it reads the rule.
 .PHONY: host-test

@@ -1,0 +1,172 @@
+/*
+ * uthread_impl.h - private to the thread library (uthread.c, procctl.c,
+ * usync.c, workers.c): the run, the virtual processors, the thread
+ * descriptor, and the few functions those files share. The model is in
+ * uthread.h; nothing here is for apps.
+ *
+ * Names. A "run" is one sl_threads_run (or sl_run_workers) call: the
+ * job's processes turned into one thread machine. Each process of the
+ * run is a "virtual processor" (vp, Markatos 3.3: the kernel process that
+ * runs user-level threads); its state is a struct vp that only that
+ * process writes, except where a field says otherwise.
+ *
+ * Homes and hosts. A pinned thread has a home: the vp it was created for.
+ * While process control keeps that vp suspended, its pinned threads run on
+ * a host instead: run->host[home] names the vp that takes them now (home
+ * itself while it is active). The map is rewritten under pc_lock on every
+ * suspension and resumption and read without it; a thread made ready is
+ * sent to host[home] as read at that moment, and a vp that finds a thread
+ * whose host is elsewhere sends it on (procctl.c). So a reader with a stale
+ * map only costs one extra hop, never a lost thread.
+ *
+ * Bells. An idle vp sleeps on its own bell (a futex word); whoever gives it
+ * a thread rings it (bell++, then a futex wake if it sleeps). The sleeper
+ * sets `sleeping`, reads the bell, looks for work, and sleeps only while the
+ * bell still holds what it read; the ringer publishes the thread, bumps the
+ * bell, then reads `sleeping`. All four are sequentially consistent, so
+ * either the sleeper sees the thread or the ringer sees the sleeper: no
+ * wake-up is lost (uthread.c, idle_sleep and vp_ring).
+ */
+#ifndef SL_UTHREAD_IMPL_H
+#define SL_UTHREAD_IMPL_H
+
+#include "schedlab.h"
+#include "deque.h"
+#include "uthread.h"
+
+#define STACK_BYTES      (SL_THREAD_STACK - 64)  /* + the allocator's 64-byte header = whole pages */
+
+enum why { WHY_YIELD = 1, WHY_PARK, WHY_EXIT };
+
+/* The low end of every stack block; the stack grows down towards it. */
+struct stack {
+    uint64_t canary[8];
+    struct stack *next;            /* only while on a free list */
+#if defined(__SANITIZE_THREAD__)
+    void *tsan_fiber;              /* TSan's context for whatever runs on this stack */
+#endif
+};
+
+struct sl_thread {
+    void          *sp;             /* saved context while not running */
+    struct stack  *stack;          /* NULL until it first runs */
+    void         (*fn)(void *);
+    void          *arg;
+    struct run    *run;
+    sl_thread_t   *next;           /* yield FIFO, inbox, wait bucket, semaphore queue, free list */
+    uint8_t        why;            /* why it last went back to the scheduler */
+    uint8_t        detached, is_main;
+    int16_t        home;           /* pinned to this vp; -1: not pinned (stealable) */
+    int32_t        worker;         /* sl_run_workers: the worker's id; -1 otherwise */
+    int          (*park)(sl_thread_t *t);   /* WHY_PARK: register; 1 = ready again at once */
+    void          *park_obj;
+    uint32_t       park_old;
+    struct sl_joincnt done;        /* joinable: signalled once, when finished */
+#if defined(__SANITIZE_ADDRESS__)
+    void          *asan_fake;
+#endif
+};
+
+/* One per process of the run, written by that process only (its deque's
+   top and the fields on the last line excepted). */
+struct vp {
+    struct sl_deque dq;
+    void          *sp;             /* the loop's context while a thread runs */
+    sl_thread_t   *cur;            /* the running thread; NULL in the loop */
+    struct run    *run;
+    int            id;
+    uint32_t       fails;          /* failed steals since a thread was last found */
+    uint32_t       until_yield;    /* failed steals left before the next kernel yield */
+    uint64_t       idle_since;     /* ticks: start of the current idle stretch */
+    struct sl_rng  rng;
+    sl_thread_t   *yq_head, *yq_tail;       /* yielded threads, FIFO */
+    struct stack  *free_stacks;
+    sl_thread_t   *free_threads;
+    uint32_t       nfree_stacks, nfree_threads;
+    struct sl_thread_stats st;
+    uint64_t       exited;         /* threads finished on this vp */
+    uint64_t       joinable, joined;   /* made by sl_thread_create here; joins done here */
+#if defined(__SANITIZE_ADDRESS__)
+    void          *asan_fake;
+    const void    *stack_bottom;   /* the loop's stack, learnt from the first switch */
+    size_t         stack_size;
+#endif
+#if defined(__SANITIZE_THREAD__)
+    void          *tsan_fiber;
+#endif
+    sl_thread_t   *pq_head, *pq_tail;       /* pinned threads ready here, FIFO (owner only) */
+    /* written by other processes too: its own line */
+    sl_thread_t   *pin_inbox __attribute__((aligned(64)));   /* pinned here, made ready elsewhere */
+    uint32_t       pin_load;       /* pinned here, created and not finished */
+    uint32_t       suspended;      /* process control: 1 while suspended (set before its threads leave) */
+    uint32_t       resume;         /* process control: futex word, set to 1 to resume this vp */
+    uint32_t       bell;           /* futex word of its idle sleep: bumped by whoever gives it work */
+    uint32_t       sleeping;       /* 1 while in (or about to enter) that sleep */
+    int32_t        hart;           /* hart it was on when it last looked (-1: not yet) */
+} __attribute__((aligned(64)));
+
+struct run {
+    struct vp     *vps;
+    int            nvps;
+    int            pinned_only;    /* sl_run_workers: every thread is pinned; idle vps sleep at once */
+    uint32_t       done __attribute__((aligned(64)));   /* the main thread has finished */
+    uint32_t       nsleep;         /* vps sleeping on their bells (or about to) */
+    /* process control: pc_lock guards susp and the writes of host; active is read without it */
+    uint32_t       active __attribute__((aligned(64)));   /* vps not suspended */
+    struct sl_spinlock pc_lock;
+    int            nsusp;
+    int           *susp;           /* ids of suspended vps, in suspension order (nvps entries) */
+    uint32_t      *host;           /* host[home]: the vp that runs home's pinned threads now */
+    uint64_t       repartitioned;  /* ticks of the last allotment change this run saw (0: none) */
+    sl_thread_t   *inbox __attribute__((aligned(64)));  /* made ready from outside the run */
+};
+
+/* The calling process's vp, or NULL outside a run; re-read after every
+   switch (a thread may continue on another process). */
+static inline struct vp *
+self_vp(void)
+{
+    return sl_plat_proc()->sched;
+}
+
+static inline sl_thread_t *
+self_thread(void)
+{
+    struct vp *s = self_vp();
+    return s ? s->cur : 0;
+}
+
+/* An ERROR line, check=FAIL, and a trap that ends the whole job. */
+__attribute__((noreturn, format(printf, 1, 2))) void sl_uthread_fatal(const char *fmt, ...);
+
+/* uthread.c */
+void sl_ut_ring(struct run *r, struct vp *h);            /* h has work: wake it if it sleeps */
+void sl_ut_pq_append(struct vp *s, sl_thread_t *t);      /* owner: end of s's pinned FIFO */
+void sl_ut_push_local(struct vp *s, sl_thread_t *t);     /* owner: bottom of s's deque */
+void sl_ut_make_ready(sl_thread_t *t);                   /* t may run again (any caller) */
+void sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t);   /* s: the caller's vp of t's run, or NULL */
+void sl_ut_park(sl_thread_t *t, int (*fn)(sl_thread_t *), void *obj, uint32_t old);
+void sl_ut_note_hart(struct vp *s);
+void sl_ut_take_inbox_into(struct vp *s, sl_thread_t **inbox);   /* a pin inbox, oldest first, to s's FIFO */
+sl_thread_t *sl_ut_thread_get(struct vp *s);             /* a zeroed descriptor (s may be NULL) */
+void sl_ut_thread_put(struct vp *s, sl_thread_t *t);
+void sl_ut_vp_loop(void *arg, int id);                   /* the loop of vp id of run arg (sl_run_procs' fn) */
+
+/* uthread_run.c */
+void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only);
+
+/* procctl.c */
+void sl_pc_init(struct run *r);
+void sl_pc_safe_point(struct vp *s);                     /* the scheduler loop's process control */
+int  sl_pc_resume_one(struct run *r);
+void sl_pc_finish(struct run *r);                        /* the run is done: resume everybody */
+sl_thread_t *sl_pc_rescue(struct vp *s);                 /* pinned threads stranded on a suspended vp */
+int  sl_pc_stranded(struct run *r);                      /* some suspended vp holds ready pinned threads */
+void sl_pc_forward_inbox(struct run *r, struct vp *v);   /* v is suspended: its pin inbox to the hosts */
+static inline uint32_t
+sl_pc_host(struct run *r, int home)
+{
+    return __atomic_load_n(&r->host[home], __ATOMIC_ACQUIRE);
+}
+
+#endif

@@ -1,0 +1,243 @@
+/*
+ * uthread_run.c - runs (sl_threads_run; sl_run_workers builds on the same
+ * sl_ut_run) and the thread API: create, spawn, pin, join, and what
+ * placement asks. The machinery under them - switching, stacks, making
+ * threads ready, the vp loop - is in uthread.c; the model in uthread.h.
+ */
+#include "schedlab.h"
+#include "uthread_impl.h"
+
+static struct sl_thread_stats last_stats;
+
+/* ---- runs ---- */
+
+/* The run's memory: the vps first (line-aligned), then the run, then the
+   deques' slots, susp and host. */
+static struct run *
+run_new(int n, int pinned_only, char **mem)
+{
+    uint32_t cap = pinned_only ? 16 : SL_THREAD_READY_MAX;    /* nothing is ever pushed in a pinned-only run */
+    size_t slots = SL_DEQUE_BYTES(cap);
+    size_t off_run = (size_t)n * sizeof(struct vp);
+    size_t off_slots = off_run + ((sizeof(struct run) + 63) & ~(size_t)63);
+    size_t off_ints = off_slots + (size_t)n * slots;
+    size_t bytes = off_ints + 2 * (size_t)n * sizeof(uint32_t);
+    struct run *r;
+
+    if (!(*mem = sl_alloc_node(bytes, -1)))
+        sl_die("out of memory for the thread scheduler of %d processes", n);
+    memset(*mem, 0, bytes);
+    r = (struct run *)(*mem + off_run);
+    r->vps = (struct vp *)*mem;
+    r->nvps = n;
+    r->pinned_only = pinned_only;
+    r->susp = (int *)(*mem + off_ints);
+    r->host = (uint32_t *)(*mem + off_ints + (size_t)n * sizeof(uint32_t));
+    sl_pc_init(r);
+    for (int i = 0; i < n; i++) {
+        struct vp *s = &r->vps[i];
+        sl_deque_init(&s->dq, *mem + off_slots + (size_t)i * slots, cap);
+        s->run = r;
+        s->id = i;
+        s->hart = -1;
+        sl_rng_init(&s->rng, 0x5eed0000u + (uint64_t)i);
+    }
+    return r;
+}
+
+/* Sum the vps' counters into last_stats; stop the job if threads were
+   left unfinished or unjoined. */
+static void
+run_collect(struct run *r)
+{
+    uint64_t threads = 1, exited = 0, joinable = 0, joined = 0;
+
+    memset(&last_stats, 0, sizeof last_stats);
+    for (int i = 0; i < r->nvps; i++) {
+        struct vp *s = &r->vps[i];
+        struct sl_thread_stats *st = &s->st;
+        threads += st->threads;
+        exited += s->exited;
+        joinable += s->joinable;
+        joined += s->joined;
+        last_stats.steals += st->steals;
+        last_stats.steal_fails += st->steal_fails;
+        last_stats.yields += st->yields;
+        last_stats.sleeps += st->sleeps;
+        last_stats.stacks += st->stacks;
+        last_stats.suspends += st->suspends;
+        last_stats.resumes += st->resumes;
+        last_stats.react_ticks += st->react_ticks;
+        if (st->react_max_ticks > last_stats.react_max_ticks)
+            last_stats.react_max_ticks = st->react_max_ticks;
+    }
+    last_stats.threads = threads;
+    if (exited != threads)
+        sl_uthread_fatal("%lu of %lu threads had not finished when the main thread returned (join them, or "
+                         "wait for them with a join counter)", (unsigned long)(threads - exited),
+                         (unsigned long)threads);
+    if (joined != joinable)
+        sl_uthread_fatal("%lu of %lu threads made by sl_thread_create were never joined (join each exactly once)",
+                         (unsigned long)(joinable - joined), (unsigned long)joinable);
+}
+
+/* A run of main_fn on every process; pinned_only: main is pinned to vp 0
+   and every thread made in the run must be pinned (sl_run_workers). */
+void
+sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only)
+{
+    int n = sl_nprocs();
+    char *mem;
+    struct run *r;
+    sl_thread_t *t;
+
+    if (sl_self() != 0)
+        sl_die("a thread run started from process %d (only process 0 may)", sl_self());
+    if (self_vp())
+        sl_die("a thread run started inside a thread program (runs do not nest)");
+    r = run_new(n, pinned_only, &mem);
+    t = sl_ut_thread_get(0);
+    t->fn = main_fn;
+    t->arg = arg;
+    t->run = r;
+    t->detached = 1;
+    t->is_main = 1;
+    t->worker = -1;
+    t->home = pinned_only ? 0 : -1;
+    if (pinned_only)
+        sl_ut_pq_append(&r->vps[0], t);
+    else if (sl_deque_push_bottom(&r->vps[0].dq, t) < 0)
+        sl_die("cannot queue the main thread");
+
+    sl_run_procs(sl_ut_vp_loop, r);
+
+    run_collect(r);
+    sl_free(mem);
+}
+
+void
+sl_threads_run(void (*main_fn)(void *), void *arg)
+{
+    sl_ut_run(main_fn, arg, 0);
+}
+
+void
+sl_threads_stats(struct sl_thread_stats *out)
+{
+    *out = last_stats;
+}
+
+/* ---- threads ---- */
+
+static sl_thread_t *
+thread_new(void (*fn)(void *), void *arg, int detached, int home)
+{
+    struct vp *s = self_vp();
+    sl_thread_t *t;
+
+    if (!s || !s->cur)
+        sl_uthread_fatal("threads can only be created by threads (start with sl_threads_run)");
+    if (home >= s->run->nvps)
+        sl_uthread_fatal("a thread pinned to process %d, but the job has processes 0..%d", home, s->run->nvps - 1);
+    if (home < 0 && s->run->pinned_only)
+        sl_uthread_fatal("a worker run (sl_run_workers) makes pinned threads only: use sl_thread_spawn_on");
+    t = sl_ut_thread_get(s);
+    t->fn = fn;
+    t->arg = arg;
+    t->run = s->run;
+    t->detached = (uint8_t)detached;
+    t->home = (int16_t)home;
+    t->worker = -1;
+    if (!detached) {
+        sl_joincnt_init(&t->done, 1);
+        s->joinable++;
+    }
+    s->st.threads++;
+    if (home >= 0) {
+        __atomic_add_fetch(&s->run->vps[home].pin_load, 1, __ATOMIC_RELAXED);
+        sl_ut_make_ready_pinned(s, t);
+    } else {
+        sl_ut_push_local(s, t);
+    }
+    return t;
+}
+
+sl_thread_t *
+sl_thread_create(void (*fn)(void *), void *arg)
+{
+    return thread_new(fn, arg, 0, -1);
+}
+
+void
+sl_thread_spawn(void (*fn)(void *), void *arg)
+{
+    thread_new(fn, arg, 1, -1);
+}
+
+sl_thread_t *
+sl_thread_create_on(int proc, void (*fn)(void *), void *arg)
+{
+    if (proc < 0)
+        sl_uthread_fatal("a thread pinned to process %d (processes are numbered from 0)", proc);
+    return thread_new(fn, arg, 0, proc);
+}
+
+void
+sl_thread_spawn_on(int proc, void (*fn)(void *), void *arg)
+{
+    if (proc < 0)
+        sl_uthread_fatal("a thread pinned to process %d (processes are numbered from 0)", proc);
+    thread_new(fn, arg, 1, proc);
+}
+
+/* The run the caller belongs to, or 0 outside a run. */
+static struct run *
+self_run(void)
+{
+    struct vp *s = self_vp();
+    return s ? s->run : 0;
+}
+
+uint32_t
+sl_thread_load(int proc)
+{
+    struct run *r = self_run();
+
+    if (!r || proc < 0 || proc >= r->nvps)
+        return 0;
+    return __atomic_load_n(&r->vps[proc].pin_load, __ATOMIC_RELAXED) + sl_deque_size(&r->vps[proc].dq);
+}
+
+int
+sl_thread_proc_hart(int proc)
+{
+    struct run *r = self_run();
+
+    if (!r || proc < 0 || proc >= r->nvps)
+        return -1;
+    return __atomic_load_n(&r->vps[proc].hart, __ATOMIC_RELAXED);
+}
+
+void
+sl_thread_join(sl_thread_t *t)
+{
+    struct vp *s;
+
+    sl_joincnt_wait(&t->done);
+    s = self_vp();                    /* the process we are on now */
+    if (s)
+        s->joined++;
+    sl_ut_thread_put(s, t);
+}
+
+sl_thread_t *
+sl_thread_self(void)
+{
+    return self_thread();
+}
+
+int
+sl_in_thread(void)
+{
+    return self_thread() != 0;
+}

@@ -1,0 +1,192 @@
+/* test_workers.c - worker runs (lib/workers.c) and process control (lib/procctl.c) on the host backend,
+ * with this program playing the kernel: it marks the job adaptive and changes the allotment
+ * (info->allot_count) at random every few hundred microseconds while the workers run a barrier loop.
+ *
+ * For every barrier shape x wait kind, P = 4 workers on 4 processes run many episodes; after each episode
+ * e every worker checks lockstep (a shared arrival counter lies in [(e+1)P, (e+2)P - 1]) and that the
+ * plain writes of every worker before the barrier are visible after it. At the end: every worker ran
+ * every episode exactly once (no worker lost or run twice), process control really suspended and
+ * resumed processes, workers really ran away from home while theirs was suspended, and the run ended
+ * (an alarm turns a lost wake-up or a deadlock into a failure). Then the allotment drops to 1 for good,
+ * so every worker of the suspended processes must finish on the one process left.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include "schedlab.h"
+#include "barrier.h"
+#include "uthread.h"
+#include "hostjob.h"
+#include "check.h"
+
+#define P        4
+#define EPISODES 400
+
+struct wtest {
+    struct sl_barrier bar;
+    uint64_t arrived __attribute__((aligned(64)));
+    uint64_t bad_lockstep, bad_seen, away;
+    uint32_t ran[P];                 /* episodes each worker completed */
+    struct { uint32_t v; } __attribute__((aligned(64))) slot[2][P];
+    uint32_t episodes;
+};
+
+static struct wtest W;
+static int controller_stop;         /* atomic */
+static unsigned controller_seed = 1;
+static int fixed_allot;              /* > 0: the controller sets this once and stops changing it */
+
+static void worker(void *arg, int id)
+{
+    struct wtest *w = arg;
+    struct sl_rng r;
+
+    sl_rng_init(&r, (uint64_t)id + 11);
+    for (uint32_t e = 0; e < w->episodes; e++) {
+        uint32_t spin = (uint32_t)sl_rng_below(&r, 8000);
+
+        for (volatile uint32_t i = 0; i < spin; i++)
+            ;
+        w->slot[e & 1][id].v = e + 1;
+        if (sl_self() != id)
+            __atomic_add_fetch(&w->away, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&w->arrived, 1, __ATOMIC_RELAXED);
+        sl_barrier_wait(&w->bar);
+        uint64_t c = __atomic_load_n(&w->arrived, __ATOMIC_RELAXED);
+        if (c < (uint64_t)(e + 1) * P || c > (uint64_t)(e + 2) * P - 1)
+            __atomic_add_fetch(&w->bad_lockstep, 1, __ATOMIC_RELAXED);
+        for (int j = 0; j < P; j++)
+            if (w->slot[e & 1][j].v != e + 1)
+                __atomic_add_fetch(&w->bad_seen, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&w->ran[id], 1, __ATOMIC_RELAXED);
+        /* the slot of episode e is rewritten in episode e+2, after the barrier of e+1 */
+        sl_barrier_wait(&w->bar);
+    }
+}
+
+static uint32_t min_ran(void)
+{
+    uint32_t m = UINT32_MAX;
+    for (int i = 0; i < P; i++) {
+        uint32_t v = __atomic_load_n(&W.ran[i], __ATOMIC_RELAXED);
+        m = v < m ? v : m;
+    }
+    return m;
+}
+
+/* The "kernel": the next allotment of a cycle that shrinks and grows by every step (P = 4), every
+   100-600 us, stamped as partition.c stamps it. */
+static const uint32_t cycle[] = { 1, 4, 2, 3, 1, 2, 4, 3, 2, 1, 3, 4 };
+
+static void *controller(void *arg)
+{
+    unsigned seed = controller_seed;
+    struct timespec ts;
+
+    (void)arg;
+    if (fixed_allot) {
+        while (min_ran() < 20 && !__atomic_load_n(&controller_stop, __ATOMIC_RELAXED))
+            usleep(100);
+        __atomic_store_n(&host_job.info.allot_count, (uint32_t)fixed_allot, __ATOMIC_RELAXED);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        __atomic_store_n(&host_job.info.allot_stamp, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                         __ATOMIC_RELAXED);
+        return 0;
+    }
+    for (unsigned i = 0; !__atomic_load_n(&controller_stop, __ATOMIC_RELAXED); i++) {
+        uint32_t from = min_ran();
+        /* at least 10 episodes per allotment (so every change happens within the run), and 100-600 us */
+        usleep(100 + (useconds_t)(rand_r(&seed) % 500));
+        while (!__atomic_load_n(&controller_stop, __ATOMIC_RELAXED) && min_ran() < from + 10)
+            usleep(50);
+        __atomic_store_n(&host_job.info.allot_count, cycle[i % (sizeof cycle / sizeof cycle[0])], __ATOMIC_RELAXED);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        __atomic_store_n(&host_job.info.allot_stamp, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                         __ATOMIC_RELAXED);
+    }
+    return 0;
+}
+
+static void adaptive_info(void);
+static const struct sl_barrier_shape *cur_shape;
+static enum sl_wait cur_wait;
+
+static void body(void)
+{
+    sl_barrier_init_shape(&W.bar, cur_shape, P, cur_wait);
+    sl_run_workers(worker, &W);
+    sl_barrier_destroy(&W.bar);
+}
+
+static void alarm_handler(int sig)
+{
+    (void)sig;
+    fprintf(stderr, "test_workers: a worker run did not finish in time (lost wake-up or deadlock)\n");
+    _exit(2);
+}
+
+static void one(const struct sl_barrier_shape *shape, enum sl_wait wait, uint32_t episodes, int allot)
+{
+    pthread_t ctl;
+    struct sl_thread_stats st;
+    uint32_t total = 0;
+
+    memset(&W, 0, sizeof W);
+    W.episodes = episodes;
+    cur_shape = shape;
+    cur_wait = wait;
+    __atomic_store_n(&controller_stop, 0, __ATOMIC_RELAXED);
+    fixed_allot = allot;
+    controller_seed++;
+    alarm(getenv("WT_ALARM") ? atoi(getenv("WT_ALARM")) : 120);
+    /* hostjob_run fills the info page; the flags and allotment are set once process 0 runs */
+    hostjob_at_start = adaptive_info;
+    pthread_create(&ctl, 0, controller, 0);
+    hostjob_run("workers", P, body);
+    __atomic_store_n(&controller_stop, 1, __ATOMIC_RELAXED);
+    pthread_join(ctl, 0);
+    alarm(0);
+    sl_threads_stats(&st);
+    for (int i = 0; i < P; i++) {
+        CHECK(W.ran[i] == episodes);
+        total += W.ran[i];
+    }
+    CHECK(total == (uint32_t)P * episodes);
+    CHECK(W.bad_lockstep == 0);
+    CHECK(W.bad_seen == 0);
+    CHECK(st.suspends > 0);
+    if (!allot) {
+        CHECK(st.resumes > 0);
+    } else {
+        CHECK(W.away > 0);               /* allotment 1: three workers finished away from home */
+    }
+    fflush(stderr);
+    printf("  %-11s %-8s allot=%s: suspends=%lu resumes=%lu away=%lu\n", shape->name, sl_waits[wait]->name,
+           allot ? "1" : "random", (unsigned long)st.suspends, (unsigned long)st.resumes, (unsigned long)W.away);
+}
+
+static void adaptive_info(void)
+{
+    host_job.info.flags |= SL_INFO_ADAPTIVE;
+    host_job.info.allot_count = P;
+}
+
+int main(void)
+{
+    setvbuf(stdout, 0, _IONBF, 0);        /* a failed CHECK (stderr) shows under its configuration */
+    int tsan = 0;
+#if defined(__SANITIZE_THREAD__)
+    tsan = 1;
+#endif
+    signal(SIGALRM, alarm_handler);
+    for (unsigned s = 0; sl_barrier_shape_at(s); s++)
+        for (int k = 0; k < SL_NWAITS; k++) {
+            one(sl_barrier_shape_at(s), (enum sl_wait)k, tsan ? 200 : EPISODES, 0);
+        }
+    for (int k = 0; k < SL_NWAITS; k++)
+        one(&sl_barrier_central, (enum sl_wait)k, tsan ? 100 : 400, 1);
+    return check_done("test_workers");
+}
