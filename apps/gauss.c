@@ -4,8 +4,10 @@
  * grain on user-level threads (variant=fine, versions 2 and 1; see "Fine
  * grain" below).
  *
- * One worker per process; row i belongs to process i % procs (round robin,
- * so the shrinking active part of the matrix stays balanced). The matrix is
+ * Coarse grain: P workers, user-level threads pinned one to each process
+ * at start (sl_run_workers: under partition they follow the allotment);
+ * row i belongs to worker i % procs (round robin, so the shrinking active
+ * part of the matrix stays balanced). The matrix is
  * stored augmented, n rows of n+1 doubles: [A | b]. Elimination needs no
  * pivoting because A is strictly diagonally dominant (|off-diagonal| < 1,
  * diagonal = n).
@@ -84,7 +86,8 @@ SL_APP(.about = "Gaussian elimination, coarse or fine grain (Markatos 3.3.4)",
           rounding; per n a stack for every thread that may be started and
           waiting: at most the FINE_WINDOW columns in flight, n each. */
        .mem_key = "n", .mem_quad = 8, .mem_lin = 56 + FINE_WINDOW * SL_THREAD_STACK, .mem_const = 256 * 1024,
-       .mem_per_proc = 8 * SL_THREAD_STACK + 128 * 1024,
+       .mem_per_proc = 8 * SL_THREAD_STACK + 128 * 1024,   /* covers coarse's worker stacks too */
+       .flags = SL_APP_ADAPTIVE,
        SL_KEYS(SL_INT("n", 2, 65536, 768),
                SL_ENUM("variant", "coarse|fine", 0),
                SL_ENUM("sync", "barrier|cond", 0),
@@ -212,7 +215,7 @@ struct owner_wf {
 static int
 owner_running(const struct sl_waitfor *wf)
 {
-    return sl_proc_running(((const struct owner_wf *)wf)->proc);
+    return sl_worker_running((int)((const struct owner_wf *)wf)->proc);
 }
 
 /* Rows are visited in increasing order, so the owner of row k+1 reduces it
@@ -517,7 +520,7 @@ main(void)
         sl_loop_start(g.loop[0], 1, g.n);
     }
 
-    sl_run_procs(worker, &g);
+    sl_run_workers(worker, &g);
 
     maxerr = back_substitute(&g);
     if (g.sched != SL_LOOP_STATIC) {

@@ -10,12 +10,19 @@
  * run, and a block that disagrees means some register or FPU state was
  * corrupted across a preemption. work= is the number of blocks done: the
  * CPU the hog got.
+ *
+ * The procs workers are user-level threads (sl_run_workers), one pinned to
+ * each process at start, with a safe point after every block: under
+ * partition with adapt=yes the hog follows its allotment like any other
+ * job (its surplus processes suspend, their workers share the rest).
  */
 #include "schedlab.h"
+#include "uthread.h"
 
 SL_APP(.about = "compute-bound background job (runs until the foreground ends)",
-       .flags = SL_APP_BACKGROUND,
-       .mem_const = 256 * 1024, .mem_per_proc = 64,   /* one line-aligned slot each */
+       .flags = SL_APP_BACKGROUND | SL_APP_ADAPTIVE,
+       /* one line-aligned slot each; the workers' stacks */
+       .mem_const = 256 * 1024 + SL_WORKERS_MEM_CONST, .mem_per_proc = 64 + SL_WORKERS_MEM_PER_PROC,
        SL_KEYS(SL_INT("block", 1, 100000000, 5000)));
 
 struct slot {                 /* one per process, written only by it */
@@ -68,6 +75,7 @@ worker(void *arg, int id)
         if (block(g->steps) != g->ref)
             s->bad++;
         s->blocks++;
+        sl_safe_point();
     }
 }
 
@@ -84,7 +92,7 @@ main(void)
     memset(g.slot, 0, (size_t)n * sizeof(struct slot));
     g.ref = block(g.steps);
 
-    sl_run_procs(worker, &g);
+    sl_run_workers(worker, &g);
 
     for (int i = 0; i < n; i++) {
         work += g.slot[i].blocks;

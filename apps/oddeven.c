@@ -4,7 +4,9 @@
  * n keys, n phases. In phase p the pairs (i, i+1) with i % 2 == p % 2 are
  * compare-exchanged; there are m = (n - p%2) / 2 of them, and process id
  * takes the contiguous slice [m*id/procs, m*(id+1)/procs) of that list,
- * about n/procs/2 compare-exchanges, then all meet at a barrier. Pairs of
+ * about n/procs/2 compare-exchanges, then all meet at a barrier. The P
+ * workers are user-level threads, worker i pinned to process i at start
+ * (sl_run_workers): under partition they follow the job's allotment. Pairs of
  * one phase are disjoint, so a phase needs no other synchronization; after
  * n phases the keys are sorted (the classic bound for this network).
  * Check: sorted order, and the sum and xor of the keys unchanged.
@@ -21,10 +23,13 @@
 #include "schedlab.h"
 #include "barrier.h"
 #include "loopsched.h"
+#include "uthread.h"
 
 SL_APP(.about = "odd-even transposition sort (Markatos 3.3.4)",
-       /* keys: 4n; page rounding and allocator chunks under 256 KB */
-       .mem_key = "n", .mem_lin = 4, .mem_const = 256 * 1024,
+       .flags = SL_APP_ADAPTIVE,
+       /* keys: 4n; page rounding and allocator chunks under 256 KB; the workers' stacks */
+       .mem_key = "n", .mem_lin = 4, .mem_const = 256 * 1024 + SL_WORKERS_MEM_CONST,
+       .mem_per_proc = SL_WORKERS_MEM_PER_PROC,
        SL_KEYS(SL_INT("n", 2, 1 << 20, 24576),
                SL_ENUM("barrier", "spin|block|twophase|adaptive", 0),
                SL_ENUM("shape", "central|tree|combination", 0),
@@ -132,7 +137,7 @@ main(void)
         sl_loop_start(s.loop[0], 0, npairs(&s, 0));
     }
 
-    sl_run_procs(worker, &s);
+    sl_run_workers(worker, &s);
 
     if (s.sched != SL_LOOP_STATIC) {
         sl_loop_grabs(s.loop[0], &local, &remote);

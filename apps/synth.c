@@ -1,6 +1,7 @@
 /*
  * synth - Feitelson & Rudolph's synthetic fine-grain program (section 3.3):
- * every process loops `iters` times: compute a random amount of work,
+ * every worker (user-level threads, one
+ * pinned to each process at start: sl_run_workers) loops `iters` times: compute a random amount of work,
  * uniform in [grain, grain+var] units, then barrier. LOAD is the number of
  * competing jobs in the scenario, not a key here.
  *
@@ -22,9 +23,12 @@
 #include "schedlab.h"
 #include "barrier.h"
 #include "lcg.h"
+#include "uthread.h"
 
 SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)",
-       .mem_const = 256 * 1024, .mem_per_proc = 64,   /* slots: 64 B each, + a page */
+       .flags = SL_APP_ADAPTIVE,
+       /* slots: 64 B each, + a page; the workers' stacks */
+       .mem_const = 256 * 1024 + SL_WORKERS_MEM_CONST, .mem_per_proc = 64 + SL_WORKERS_MEM_PER_PROC,
        SL_KEYS(SL_INT("grain", 0, 100000000, 1000),
                SL_INT("var", 0, 100000000, 0),
                SL_INT("iters", 1, 100000000, 50000),
@@ -108,7 +112,7 @@ main(void)
     memset(y.slot, 0, (size_t)y.nprocs * sizeof(struct slot));
     sl_barrier_init_args(&y.bar, (uint32_t)y.nprocs, "shape", "barrier");
 
-    sl_run_procs(worker, &y);
+    sl_run_workers(worker, &y);
 
     for (int i = 0; i < y.nprocs; i++) {
         struct slot *s = &y.slot[i];

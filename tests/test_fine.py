@@ -95,7 +95,7 @@ def test_fine_gauss_under_partition_with_process_control(boot):
     n = 96
     run = boot(2, ["policy=partition", "quantum=2ms", "timeout=100s",
                    f"job=gauss:n={n},variant=fine,place=mcs,sync=cond,barrier=block,procs=4,adapt=yes",
-                   f"job=gauss:n={n},variant=fine,place=lb,sync=barrier,barrier=twophase,procs=3",
+                   f"job=gauss:n={n},variant=fine,place=lb,sync=barrier,barrier=twophase,procs=3,adapt=no",
                    "job=hog:procs=2,at=5ms"], timeout=150)
     assert_all_ok(run)
     for r in by_key(run, app="gauss"):

@@ -57,7 +57,7 @@ def test_nonadaptive_jobs_survive_migrations_and_zrule(boot):
     """Three non-adaptive jobs on 4 harts, arriving and leaving: z-rule allotments, processes moved,
     answers still right."""
     run = boot(4, "policy=partition trace=on quantum=2ms job=gauss:n=128,procs=4,barrier=block,adapt=no "
-                  "job=oddeven:n=1024,procs=3,barrier=block,at=10ms job=synth:procs=2,iters=400,at=20ms",
+                  "job=oddeven:n=1024,procs=3,barrier=block,at=10ms,adapt=no job=synth:procs=2,iters=400,at=20ms,adapt=no",
                timeout=180)
     trace = traced(run)
     assert sum(r["migrations"] for r in run.results) >= 1
