@@ -1,7 +1,7 @@
 /*
  * scenario.c - parse and validate the scenario language of DESIGN.md:
  *
- *   policy=timeslice|gang|partition   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
+ *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
  *   timeout=<n>ms|<n>s   wakeboost=on|off   alternates=on|off   gangfit=first|best
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
@@ -314,8 +314,9 @@ static int parse_token(struct parser *ps, const char *tok)
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
     if (!strcmp(key, "policy")) {
-        if (strcmp(val, "timeslice") && strcmp(val, "gang") && strcmp(val, "partition"))
-            return FAIL(ps, "bad token '%s': expected policy=timeslice, policy=gang or policy=partition", tok);
+        if (strcmp(val, "timeslice") && strcmp(val, "gang") && strcmp(val, "partition") && strcmp(val, "global"))
+            return FAIL(ps, "bad token '%s': expected policy=timeslice, policy=gang, policy=partition or policy=global",
+                        tok);
         if (!ps->env->policy_built(val))
             return FAIL(ps, "bad token '%s': policy %s is not available yet in this build (available: %s)", tok, val,
                         ps->env->policies);

@@ -36,8 +36,8 @@ int sched_wakeboost;
 int sched_alternates;
 int sched_gangfit;
 
-extern const struct sched_class timeslice_class, gang_class, partition_class;
-static const struct sched_class *const classes[] = { &timeslice_class, &gang_class, &partition_class };
+extern const struct sched_class timeslice_class, gang_class, partition_class, global_class;
+static const struct sched_class *const classes[] = { &timeslice_class, &gang_class, &partition_class, &global_class };
 
 void fpu_save(uint64_t *regs);
 void fpu_restore(const uint64_t *regs);
