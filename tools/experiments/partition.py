@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
-"""The partition / process-control experiments of issue 5, as analogues of the papers' measurements.
+"""Partitions and process control (Markatos 3.5.3; Tucker & Gupta 1989) against the other policies.
 
-    python3 tools/experiments/partition.py markatos353 [--cpus 2] [--repeat 3]
+    python3 tools/experiments/partition.py markatos353 [--cpus 2] [--repeat 5] [--wait spin]
+    python3 tools/experiments/partition.py pair        [--cpus 2] [--repeat 5]
     python3 tools/experiments/partition.py tucker      [--cpus 2] [--repeat 3]
 
-markatos353  Markatos 3.5.3: gauss alone on all harts, then with a background job (hog) arriving 20 ms in,
-             under partition, gang and timeslice: slowdown = elapsed with the hog / alone. Coarse grain
-             (barrier=adaptive: spin while the partner runs, block when it does not) and fine grain
-             (variant=fine, threads: nothing to migrate). Paper: 1.97 (coarse), 1.47 (fine).
-tucker       Tucker & Gupta: three thread-library jobs (knary) with as many processes as harts arriving
-             one after another, under partition with adapt=yes (process control) and adapt=no: each
-             job's completion time; the runnable processes over time (from the trace: created, not
-             blocked, not exited); and the reaction time from each arrival's repartition to the moment
-             the excess process suspended (its futex block). Paper: gauss 66 s without control, 28 s with.
+markatos353  Markatos 3.5.3: each of the four gauss versions (coarse/fine x barrier/cond) alone on all harts,
+             then with a compute-bound background job (hog, H processes) arriving at the same time (no head
+             start), under every policy: slowdown = par_us with the hog / par_us alone (the thesis times
+             the parallel part). Paper (partition, 16 processors split 8 + 8): 1.97, 1.96, 1.47, 1.8.
+pair         Two spinning barrier jobs (oddeven and synth, H processes each) sharing the H harts: slowdown of
+             each under every policy (issue 9's motivating case: slowdowns in the hundreds under partition
+             before the barrier apps' workers followed their allotment).
+tucker       Tucker & Gupta: three busy-waiting applications (gauss, synth, oddeven with spinning barriers),
+             H processes each, arriving --gap-ms apart, under global (uncontrolled time-sharing, their
+             UMAX baseline), partition with process control (adapt=yes), partition without (adapt=no),
+             gang and timeslice: each job's elapsed time; the runnable processes of the three over time
+             (from the trace: created, not blocked, not exited; a suspended process is blocked), mean and
+             peak; the mean reaction time (repartition -> the excess process suspended, the RESULT's
+             react_us). Paper: gauss 66 s without control, 28 s with.
 
-Medians over --repeat boots with seeds 1..R, min..max spread. Timings mean something only at harts <=
-host cores on a quiet machine.
+Medians over --repeat boots with seeds 1..R, min..max spread. Timings mean something only at harts <= host
+cores on a quiet machine.
 """
 import argparse
 import sys
@@ -27,28 +33,58 @@ from schedlab_harness import qemu, trace as tr  # noqa: E402
 from expkit import boot_ok, med, spread  # noqa: E402
 
 
+#: (version, job keys) of Markatos 3.5.3's four gauss versions; sizes from --gauss-n / --fine-n
+def gauss_versions(args, h):
+    c, f = args.gauss_n, args.fine_n
+    return [("coarse barrier", f"job=gauss:n={c},variant=coarse,sync=barrier,barrier={args.wait},procs={h}", 1.97),
+            ("coarse cond", f"job=gauss:n={c},variant=coarse,sync=cond,barrier={args.wait},procs={h}", 1.96),
+            ("fine barrier", f"job=gauss:n={f},variant=fine,sync=barrier,barrier={args.wait},procs={h}", 1.47),
+            ("fine cond", f"job=gauss:n={f},variant=fine,sync=cond,barrier={args.wait},procs={h}", 1.8)]
+
+
+POLICIES = ("partition", "gang", "timeslice", "global")
+
+
+def par_us(run, app="gauss"):
+    return next(r for r in run.results if r["app"] == app)["par_us"]
+
+
 def cmd_markatos353(args):
     h = args.cpus
-    versions = [("coarse", f"job=gauss:n={args.gauss_n},variant=coarse,sync=barrier,barrier=adaptive,procs={h}"),
-                ("fine", f"job=gauss:n={args.fine_n},variant=fine,sync=barrier,procs={h}")]
-    print(f"# cpus={h} repeat={args.repeat}; background: hog:procs={h},at=20ms; paper (partition): coarse 1.97, "
-          "fine 1.47")
-    print(f"{'version':8} {'policy':10} {'alone ms':>9} {'mix ms':>9} {'slowdown':>9}  spread")
-    for name, job in versions:
-        if args.only and name != args.only:
+    print(f"# cpus={h} repeat={args.repeat} wait={args.wait}; background hog:procs={h} arriving at 0 (no head "
+          "start); slowdown = par_us with the hog / par_us alone, per seed, median [min..max]")
+    print(f"{'version':15} {'paper':>5} " + " ".join(f"{p:>20}" for p in POLICIES))
+    for name, job, paper in gauss_versions(args, h):
+        if args.only and args.only not in name:
             continue
-        for policy in ("partition", "gang", "timeslice"):
-            alone, mix, ratio = [], [], []
+        cells = []
+        for policy in POLICIES:
+            ratio = []
             for seed in range(1, args.repeat + 1):
                 base = [f"seed={seed}", f"policy={policy}", job]
-                a = next(r for r in boot_ok(h, base).results if r["app"] == "gauss")["elapsed_us"]
-                m = next(r for r in boot_ok(h, base + [f"job=hog:procs={h},at=20ms"]).results
-                         if r["app"] == "gauss")["elapsed_us"]
-                alone.append(a)
-                mix.append(m)
-                ratio.append(m / a)
-            print(f"{name:8} {policy:10} {med(alone) / 1000:9.1f} {med(mix) / 1000:9.1f} {med(ratio):9.2f}  "
-                  f"{spread(ratio)}", flush=True)
+                alone = par_us(boot_ok(h, base))
+                mix = par_us(boot_ok(h, base + [f"job=hog:procs={h}"]))
+                ratio.append(mix / alone)
+            cells.append(f"{med(ratio):6.2f} [{spread(ratio)}]")
+        print(f"{name:15} {paper:5.2f} " + " ".join(f"{c:>20}" for c in cells), flush=True)
+
+
+def cmd_pair(args):
+    """Two spinning barrier jobs (oddeven and synth, H processes each) sharing H harts."""
+    h = args.cpus
+    jobs = [f"job=oddeven:n={args.oddeven_n},procs={h},barrier=spin", f"job=synth:iters={args.synth_iters},procs={h},barrier=spin"]
+    print(f"# cpus={h} repeat={args.repeat}: {' '.join(jobs)}; slowdown of par_us (mix / alone), median [min..max]")
+    print(f"{'policy':10} {'oddeven':>20} {'synth':>20}")
+    for policy in POLICIES:
+        ratios = {"oddeven": [], "synth": []}
+        for seed in range(1, args.repeat + 1):
+            base = [f"seed={seed}", f"policy={policy}"]
+            mix = boot_ok(h, base + jobs)
+            for job in jobs:
+                app = job.split("=")[1].split(":")[0]
+                ratios[app].append(par_us(mix, app) / par_us(boot_ok(h, base + [job]), app))
+        print(f"{policy:10} " + " ".join(f"{med(v):8.2f} [{spread(v)}]".rjust(20) for v in ratios.values()),
+              flush=True)
 
 
 def runnable_profile(trace, job):
@@ -62,73 +98,77 @@ def runnable_profile(trace, job):
     return points
 
 
-def reaction_times(trace, jobs):
-    """For each repartition that shrank an adaptive job: time from the rep to that job's next blk."""
-    out = []
-    for rep in (r for r in trace.records if r.event == "rep"):
-        if rep.job not in jobs:
-            continue
-        blk = next((r for r in trace.records if r.time_us >= rep.time_us and r.job == rep.job and r.event == "blk"),
-                   None)
-        if blk is not None:
-            out.append(blk.time_us - rep.time_us)
-    return out
+def mean_and_peak_runnable(trace, jobs):
+    """Runnable processes of all `jobs` together: time-weighted mean over the run, and the peak."""
+    levels, last, area, peak = {j: 0 for j in jobs}, None, 0.0, 0
+    events = sorted((t, j, n) for j in jobs for t, n in runnable_profile(trace, j))
+    for t, j, n in events:
+        if last is not None:
+            area += sum(levels.values()) * (t - last)
+        levels[j] = n
+        peak = max(peak, sum(levels.values()))
+        last = t
+    span = events[-1][0] - events[0][0] if events else 0.0
+    return (area / span if span else 0.0), peak
+
+
+#: Tucker & Gupta's mix, busy-waiting as theirs did (spinning barriers): three applications with as many
+#: processes as harts, started one after another
+TUCKER_APPS = ("gauss:n={gn},barrier=spin", "synth:iters={si},grain=500,barrier=spin", "oddeven:n={on},barrier=spin")
+#: (label, policy, adapt): uncontrolled global time-sharing (their UMAX baseline), partitions with process
+#: control, partitions without it, and the other two policies for comparison
+TUCKER_RUNS = (("global", "global", "yes"), ("partition+pc", "partition", "yes"),
+               ("partition", "partition", "no"), ("gang", "gang", "yes"), ("timeslice", "timeslice", "yes"))
 
 
 def cmd_tucker(args):
     h = args.cpus
-    print(f"# cpus={h} repeat={args.repeat} policy=partition: 3 x knary:h={args.knary_h},work=1000,procs={h}, "
-          f"arriving {args.gap_ms} ms apart; paper: gauss 66 s without control, 28 s with")
-    print(f"{'adapt':6} {'job':>4} {'elapsed ms':>11}  spread        {'mean runnable':>13} {'max runnable':>12}")
-    reactions = []
-    for adapt in ("yes", "no"):
-        per_job, runnable = {}, {}
+    apps = [a.format(gn=args.gauss_n, si=args.synth_iters, on=args.oddeven_n) for a in TUCKER_APPS]
+    jobs = [f"job={a},procs={h}" + (f",at={k * args.gap_ms}ms" if k else "") for k, a in enumerate(apps)]
+    print(f"# cpus={h} repeat={args.repeat}: {' '.join(jobs)} (+adapt=)")
+    print("# paper (16 processors, 16 processes each, 10 s apart): gauss 66 s without control, 28 s with (2.4x)")
+    print(f"{'run':13} " + " ".join(f"{a.split(':')[0] + ' ms':>20}" for a in apps)
+          + f" {'mean runnable':>13} {'peak':>5} {'react ms':>9}")
+    medians = {}
+    for label, policy, adapt in TUCKER_RUNS:
+        per_job, mean_r, peak_r, react = {}, [], [], []
         for seed in range(1, args.repeat + 1):
-            jobs = [f"job=knary:h={args.knary_h},work=1000,procs={h},adapt={adapt}"
-                    + (f",at={k * args.gap_ms}ms" if k else "") for k in range(3)]
-            run = boot_ok(h, [f"seed={seed}", "policy=partition", "trace=on"] + jobs)
+            run = boot_ok(h, [f"seed={seed}", f"policy={policy}", "trace=on"] + [f"{j},adapt={adapt}" for j in jobs])
             trace = tr.parse_trace(run.console)
             for r in run.results:
-                per_job.setdefault(r["job"], []).append(r["elapsed_us"])
-            # runnable processes of all jobs together, time-weighted over the run
-            levels, last, area, peak = {j: 0 for j in (1, 2, 3)}, None, 0.0, 0
-            events = sorted((t, j, n) for j in (1, 2, 3) for t, n in runnable_profile(trace, j))
-            for t, j, n in events:
-                if last is not None:
-                    area += sum(levels.values()) * (t - last)
-                levels[j] = n
-                peak = max(peak, sum(levels.values()))
-                last = t
-            span = events[-1][0] - events[0][0] if events else 1.0
-            runnable.setdefault("mean", []).append(area / span if span else 0.0)
-            runnable.setdefault("max", []).append(peak)
-            if adapt == "yes":
-                reactions += reaction_times(trace, {1, 2, 3})
-        for job in sorted(per_job):
-            xs = per_job[job]
-            print(f"{adapt:6} {job:4d} {med(xs) / 1000:11.1f}  {spread([x / 1000 for x in xs], '{:.1f}'):12} "
-                  f"{med(runnable['mean']):13.2f} {med(runnable['max']):12.0f}", flush=True)
-    if reactions:
-        print(f"# reaction (repartition -> excess process suspended), adapt=yes: median "
-              f"{med(reactions) / 1000:.2f} ms, max {max(reactions) / 1000:.2f} ms over {len(reactions)} repartitions")
+                per_job.setdefault(r["job"], []).append(r["elapsed_us"] / 1000)
+                if r.get("suspends"):
+                    react.append(r["react_us"] / 1000)
+            m, p = mean_and_peak_runnable(trace, (1, 2, 3))
+            mean_r.append(m)
+            peak_r.append(p)
+        medians[label] = {j: med(v) for j, v in per_job.items()}
+        cells = [f"{med(per_job[j]):8.1f} [{spread(per_job[j], '{:.0f}')}]" for j in sorted(per_job)]
+        print(f"{label:13} " + " ".join(f"{c:>20}" for c in cells) + f" {med(mean_r):13.2f} {med(peak_r):5.0f} "
+              f"{(med(react) if react else 0):9.2f}", flush=True)
+    if "global" in medians and "partition+pc" in medians:
+        ratios = [medians["global"][j] / medians["partition+pc"][j] for j in sorted(medians["global"])]
+        print("# global / partition+pc, per job: " + " ".join(f"{x:.2f}" for x in ratios) + " (paper, gauss: 2.36)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("experiment", choices=["markatos353", "tucker"])
+    ap.add_argument("experiment", choices=["markatos353", "pair", "tucker"])
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gauss-n", type=int, default=384)
     ap.add_argument("--fine-n", type=int, default=320, help="markatos353: fine gauss n (it must outlast the "
                     "hog's arrival at 20 ms by far)")
-    ap.add_argument("--only", choices=["coarse", "fine"], help="markatos353: one version only")
-    ap.add_argument("--knary-h", type=int, default=10)
+    ap.add_argument("--only", help="markatos353: the versions whose name contains this (coarse, fine, cond...)")
+    ap.add_argument("--wait", default="spin", help="markatos353: the wait kind of every version (barrier=)")
+    ap.add_argument("--oddeven-n", type=int, default=6000)
+    ap.add_argument("--synth-iters", type=int, default=5000)
     ap.add_argument("--gap-ms", type=int, default=100)
     args = ap.parse_args()
     warning = qemu.oversubscription_warning(args.cpus)
     if warning:
         print(warning, file=sys.stderr)
-    {"markatos353": cmd_markatos353, "tucker": cmd_tucker}[args.experiment](args)
+    {"markatos353": cmd_markatos353, "pair": cmd_pair, "tucker": cmd_tucker}[args.experiment](args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,137 @@
+"""Adaptive workers (lib/workers.c, lib/procctl.c) and policy=global under QEMU.
+
+The barrier apps run their P workers as user-level threads, worker i pinned to process i at start.
+Under partition with adapt=yes (now the default of every bundled app) the processes the allotment no
+longer covers suspend at a safe point and their workers run on the processes that remain; when harts
+come back the processes resume and the workers go home. These tests change allotments many times
+(short jobs arriving and leaving next to an adaptive job) and check correctness and invariants only:
+every answer verified, processes really suspended and resumed, nobody lost. policy=global is checked
+from the schedule trace: processes migrate, never run on two harts at once, and a ready process waits
+for a bounded number of dispatches (one FIFO for all harts).
+"""
+
+import pytest
+
+from schedlab_harness import trace as tr
+from test_boot import assert_all_ok
+
+SHAPES = ["central", "tree", "combination"]
+KINDS = ["spin", "block", "twophase", "adaptive"]
+
+
+def churn(first_ms=2, count=4, gap_ms=6):
+    """Short jobs arriving one after another: each arrival and departure repartitions."""
+    return [f"job=synth:procs=1,iters=300,grain=300,barrier=block,at={first_ms + i * gap_ms}ms" for i in range(count)]
+
+
+def adaptive_result(run, app):
+    """The RESULT of the one job of `app` with more than one process (the churn jobs have one)."""
+    (r,) = [r for r in run.results if r["app"] == app and r["procs"] > 1]
+    assert r["adapt"] == "yes", r
+    return r
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_synth_workers_follow_allotment_every_shape_and_kind(boot, shape, kind):
+    run = boot(2, ["policy=partition", "quantum=2ms", "timeout=120s",
+                   f"job=synth:procs=3,iters=2500,grain=300,var=300,barrier={kind},shape={shape}", *churn()],
+               timeout=180)
+    assert_all_ok(run)
+    r = adaptive_result(run, "synth")
+    assert r["badwork"] == 0 and r["badstep"] == 0
+    # 3 processes on 2 harts: one suspends at once; the arrivals shrink it further and their departures grow it
+    assert r["suspends"] >= 2 and r["resumes"] >= 1, r
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
+def test_coarse_apps_follow_allotment_at_every_width(boot, cpus):
+    run = boot(cpus, ["policy=partition", "quantum=2ms", "timeout=120s",
+                      f"job=gauss:n=160,procs={cpus + 1},sync=barrier,barrier=twophase,shape=tree",
+                      f"job=gauss:n=160,procs={cpus + 1},sync=cond,barrier=block,at=1ms",
+                      f"job=oddeven:n=3000,procs={cpus + 1},barrier=adaptive,shape=combination,at=2ms",
+                      *churn(first_ms=3, count=3, gap_ms=5)], timeout=240)
+    assert_all_ok(run)
+    for r in run.results:
+        if r["app"] in ("gauss", "oddeven"):
+            assert r["adapt"] == "yes" and r["suspends"] >= 1, r     # more workers than harts: someone suspends
+
+
+def test_suspended_process_with_every_worker_blocked(boot):
+    """Four workers blocking at every barrier while the allotment goes 2 -> 1 -> 2 several times: the
+    suspended processes' workers are parked in a wait when their process leaves; each wake-up must
+    find them a running process (no lost wake-up, no deadlock: the watchdog would fire)."""
+    run = boot(2, ["policy=partition", "quantum=1ms", "timeout=120s",
+                   "job=synth:procs=4,iters=3000,grain=100,var=2000,barrier=block",
+                   *churn(first_ms=1, count=6, gap_ms=4)], timeout=180)
+    assert_all_ok(run)
+    r = adaptive_result(run, "synth")
+    assert r["suspends"] >= 3 and r["resumes"] >= 1, r
+
+
+def test_hog_adapts_and_keeps_its_checksums(boot):
+    run = boot(2, "policy=partition job=hog:procs=2 job=synth:procs=2,iters=1500,at=5ms", timeout=120)
+    assert_all_ok(run)
+    (hog,) = [r for r in run.results if r["app"] == "hog"]
+    assert hog["bad"] == 0 and hog["suspends"] >= 1
+
+
+@pytest.mark.parametrize("policy", ["timeslice", "gang", "global"])
+def test_no_process_control_outside_partition(boot, policy):
+    """Only a policy that allots harts makes a job adaptive: elsewhere one worker per process, nobody
+    suspends, and the RESULT line carries no process-control keys."""
+    run = boot(2, f"policy={policy} job=synth:procs=3,iters=500 job=oddeven:n=2000,procs=2,barrier=block",
+               timeout=120)
+    assert_all_ok(run)
+    assert all("suspends" not in r for r in run.results)
+
+
+def test_adapt_no_keeps_fixed_processes(boot):
+    run = boot(2, "policy=partition job=synth:procs=3,iters=800,adapt=no job=hog:procs=1,at=2ms", timeout=120)
+    assert_all_ok(run)
+    (synth,) = [r for r in run.results if r["app"] == "synth"]
+    assert synth["adapt"] == "no" and "suspends" not in synth
+
+
+# ---------------------------------------------------------------- policy=global
+
+def test_global_is_built_and_listed(boot):
+    run = boot(1, "policy=global job=synth:iters=10")
+    assert_all_ok(run)
+    assert "global" in run.boot["policies"]
+
+
+def test_global_migrates_never_doubles_and_serves_fifo(boot):
+    procs = {1: 3, 2: 2}
+    run = boot(2, ["policy=global", "trace=on", "quantum=1ms",
+                   f"job=synth:procs={procs[1]},iters=600,grain=2000,barrier=block",
+                   f"job=hog:procs={procs[2]}"], timeout=120)
+    assert_all_ok(run)
+    trace = tr.parse_trace(run.console)
+    assert trace.complete and not any(trace.dropped.values())
+    spans = tr.intervals(trace)
+    by_proc = {}
+    for i in spans:
+        by_proc.setdefault((i.job, i.proc), []).append(i)
+    # processes migrate freely: some process ran on both harts
+    assert any(len({i.hart for i in v}) > 1 for v in by_proc.values())
+    # never on two harts at once
+    for key, v in by_proc.items():
+        v.sort(key=lambda i: i.start_us)
+        for a, b in zip(v, v[1:]):
+            assert b.start_us >= a.end_us, (key, a, b)
+    # one FIFO: a process made ready runs before more dispatches of others than there are processes
+    nprocs = sum(procs.values())
+    ready_events = {"new", "wake", "pre", "yld"}
+    pending = {}
+    worst = 0
+    for r in trace.records:
+        key = (r.job, r.proc)
+        if r.event in ready_events:
+            pending[key] = 0
+        elif r.event == "run":
+            pending.pop(key, None)
+            for k in pending:
+                pending[k] += 1
+                worst = max(worst, pending[k])
+    assert worst <= 2 * nprocs, worst
