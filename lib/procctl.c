@@ -273,6 +273,23 @@ sl_safe_point(void)
         sl_thread_yield();
 }
 
+int
+sl_thread_block_process(const uint32_t *word, uint32_t v)
+{
+    struct vp *s = self_vp();
+
+    if (!s || !s->cur || !s->run->pinned_only)
+        return 0;
+    __atomic_store_n(&s->sleep_word, word, __ATOMIC_SEQ_CST);
+    if (must_leave(s, s->cur)) {
+        __atomic_store_n(&s->sleep_word, 0, __ATOMIC_RELAXED);
+        return 0;
+    }
+    sl_futex_wait(word, v, 0);
+    __atomic_store_n(&s->sleep_word, 0, __ATOMIC_RELAXED);
+    return 1;
+}
+
 void
 sl_thread_pause(void)
 {

@@ -26,6 +26,7 @@
  */
 #include "schedlab.h"
 #include "uthread_impl.h"
+#include "wait.h"
 
 #ifndef SL_TARGET_KERNEL
 #if !defined(__x86_64__)
@@ -213,9 +214,13 @@ sl_ut_thread_put(struct vp *s, sl_thread_t *t)
 void
 sl_ut_ring(struct run *r, struct vp *h)
 {
+    const uint32_t *w;
+
     __atomic_add_fetch(&h->bell, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST))
         sl_futex_wake(&h->bell, 1);
+    else if ((w = __atomic_load_n(&h->sleep_word, __ATOMIC_SEQ_CST)) != 0)
+        sl_wait_poke(w);                  /* it sleeps on a wait word with its thread */
     (void)r;
 }
 

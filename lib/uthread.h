@@ -210,6 +210,11 @@ void sl_thread_wake(const uint32_t *word);
    wait.h pauses with it, so a barrier arrival is a safe point. */
 void sl_safe_point(void);
 void sl_thread_pause(void);
+/* For wait.c's sleeping kinds: in a worker run, sleep the calling thread's
+   process on *word while it holds v, the thread staying on it, if nothing
+   else wants the process (uthread_impl.h, "Sleeping with a thread"); 1 if
+   it did (returns on any wake-up), 0 if the caller must park the thread. */
+int sl_thread_block_process(const uint32_t *word, uint32_t v);
 
 /* ---- counters of the last sl_threads_run, summed over processes ---- */
 struct sl_thread_stats {

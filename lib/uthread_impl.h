@@ -25,7 +25,18 @@
  * bell still holds what it read; the ringer publishes the thread, bumps the
  * bell, then reads `sleeping`. All four are sequentially consistent, so
  * either the sleeper sees the thread or the ringer sees the sleeper: no
- * wake-up is lost (uthread.c, idle_sleep and vp_ring).
+ * wake-up is lost (uthread.c, idle_sleep and sl_ut_ring).
+ *
+ * Sleeping with a thread. In a worker run a thread that must sleep on a
+ * wait word, on a vp with nothing else to run, does not park: its process
+ * sleeps on the word itself, as a process would (the same system calls, no
+ * user-level switch; sl_thread_block_process). It first publishes the word
+ * in sleep_word; a ringer that then finds sleep_word set "pokes" the word:
+ * it clears the word's sleepers bit and wakes every sleeper of it (wait.c,
+ * sl_wait_poke), so the process returns from its futex wait - or never
+ * enters it, the word no longer holding the value it waits on - and finds
+ * the thread it was given. Waiters treat that as the spurious wake-up they
+ * already loop on.
  */
 #ifndef SL_UTHREAD_IMPL_H
 #define SL_UTHREAD_IMPL_H
@@ -102,6 +113,7 @@ struct vp {
     uint32_t       resume;         /* process control: futex word, set to 1 to resume this vp */
     uint32_t       bell;           /* futex word of its idle sleep: bumped by whoever gives it work */
     uint32_t       sleeping;       /* 1 while in (or about to enter) that sleep */
+    const uint32_t *sleep_word;    /* while the process sleeps on a wait word with its thread (procctl.c) */
     int32_t        hart;           /* hart it was on when it last looked (-1: not yet) */
 } __attribute__((aligned(64)));
 

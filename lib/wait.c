@@ -21,18 +21,25 @@ static uint32_t proc_sleepers;    /* processes in (or entering) a futex wait on 
 
 /* ---- the two primitives ---- */
 
-/* A user-level thread suspends itself (its process runs other threads); a
-   process sleeps in the kernel. */
+/* A process sleeps in the kernel; so does the process of a user-level
+   thread in a worker run that has nothing else to do (uthread_impl.h); any
+   other thread parks and its process runs other threads. */
 void
 sl_block_on_word(const uint32_t *word, uint32_t v)
 {
-    if (sl_in_thread()) {
-        sl_thread_wait_ne(word, v);
-        return;
-    }
+    int in_thread = sl_in_thread(), slept;
+
+    /* counted before any futex check, this one's or the thread's process's */
     __atomic_add_fetch(&proc_sleepers, 1, __ATOMIC_SEQ_CST);
-    sl_futex_wait(word, v, 0);
+    if (in_thread) {
+        slept = sl_thread_block_process(word, v);
+    } else {
+        sl_futex_wait(word, v, 0);
+        slept = 1;
+    }
     __atomic_sub_fetch(&proc_sleepers, 1, __ATOMIC_RELAXED);
+    if (!slept)
+        sl_thread_wait_ne(word, v);       /* the thread parks; its process runs others */
 }
 
 /* Sleepers may be threads (usync.c's buckets) and processes (futex). A
@@ -47,6 +54,23 @@ sl_wake_word(const uint32_t *word)
     sl_thread_wake(word);
     if (__atomic_load_n(&proc_sleepers, __ATOMIC_SEQ_CST))
         sl_futex_wake(word, SL_WAKE_ALL);
+}
+
+/* Someone who sleeps on *word must look at something else: clear the
+   sleepers bit (a process sleeping on old|bit then returns from, or never
+   enters, its futex wait) and wake every sleeper; they re-check and sleep
+   again, setting the bit anew. */
+void
+sl_wait_poke(const uint32_t *word)
+{
+    uint32_t *w = (uint32_t *)word;
+    uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST);
+
+    while ((v & SL_WAIT_SLEEPERS) &&
+           !__atomic_compare_exchange_n(w, &v, v & SL_WAIT_VALUE, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+    sl_thread_wake(word);
+    sl_futex_wake(word, SL_WAKE_ALL);
 }
 
 void

@@ -91,6 +91,8 @@ void sl_wait_sleep(const uint32_t *word, uint32_t old);
 /* The two primitives: block while *word == v (exactly); wake every sleeper. */
 void sl_block_on_word(const uint32_t *word, uint32_t v);
 void sl_wake_word(const uint32_t *word);
+/* Make whoever sleeps on *word look again (a spurious wake-up for each). */
+void sl_wait_poke(const uint32_t *word);
 /* One pause of a spin loop. A user-level thread first lets another ready thread of its process run (a
    spinning thread must not keep the process from running the thread it waits for: Markatos 3.6's
    "yields to another process of the same application on the same processor, and spins otherwise", at

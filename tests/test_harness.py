@@ -254,7 +254,7 @@ def test_scenario_from_args():
         scenario.scenario_from_args(["default-mix", "feitelson-load"])
 
 
-SETTINGS = {"policy": {"timeslice", "gang", "partition"}, "quantum": None, "seed": None,
+SETTINGS = {"policy": {"timeslice", "gang", "partition", "global"}, "quantum": None, "seed": None,
             "trace": {"on", "off"}, "timeout": None, "wakeboost": {"on", "off"}, "alternates": {"on", "off"},
             "gangfit": {"first", "best"}}
 APP_KEYS = {"gauss": {"n", "variant", "sync", "barrier", "shape", "sched", "place"},

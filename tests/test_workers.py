@@ -19,9 +19,10 @@ SHAPES = ["central", "tree", "combination"]
 KINDS = ["spin", "block", "twophase", "adaptive"]
 
 
-def churn(first_ms=2, count=4, gap_ms=6):
-    """Short jobs arriving one after another: each arrival and departure repartitions."""
-    return [f"job=synth:procs=1,iters=300,grain=300,barrier=block,at={first_ms + i * gap_ms}ms" for i in range(count)]
+def churn(first_ms=5, count=4, gap_ms=50):
+    """Short jobs (a few ms each) arriving one after another, far enough apart not to overlap: each arrival
+    shrinks the other jobs' allotments and each departure grows them again."""
+    return [f"job=synth:procs=1,iters=100,grain=300,barrier=block,at={first_ms + i * gap_ms}ms" for i in range(count)]
 
 
 def adaptive_result(run, app):
@@ -50,7 +51,7 @@ def test_coarse_apps_follow_allotment_at_every_width(boot, cpus):
                       f"job=gauss:n=160,procs={cpus + 1},sync=barrier,barrier=twophase,shape=tree",
                       f"job=gauss:n=160,procs={cpus + 1},sync=cond,barrier=block,at=1ms",
                       f"job=oddeven:n=3000,procs={cpus + 1},barrier=adaptive,shape=combination,at=2ms",
-                      *churn(first_ms=3, count=3, gap_ms=5)], timeout=240)
+                      *churn(first_ms=3, count=3)], timeout=240)
     assert_all_ok(run)
     for r in run.results:
         if r["app"] in ("gauss", "oddeven"):
@@ -63,7 +64,7 @@ def test_suspended_process_with_every_worker_blocked(boot):
     find them a running process (no lost wake-up, no deadlock: the watchdog would fire)."""
     run = boot(2, ["policy=partition", "quantum=1ms", "timeout=120s",
                    "job=synth:procs=4,iters=3000,grain=100,var=2000,barrier=block",
-                   *churn(first_ms=1, count=6, gap_ms=4)], timeout=180)
+                   *churn(first_ms=1, count=6, gap_ms=30)], timeout=180)
     assert_all_ok(run)
     r = adaptive_result(run, "synth")
     assert r["suspends"] >= 3 and r["resumes"] >= 1, r

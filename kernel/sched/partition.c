@@ -12,7 +12,10 @@
  * from a job, the kernel moves (migrates) the job's processes from it to the job's remaining harts and
  * counts the moves (RESULT migrations=); when a job gains harts, its processes are spread over them
  * again. An adaptive job (adapt=yes) moreover suspends or resumes its own processes at safe points so
- * that as many run as it has harts (lib/, process control); the kernel treats both kinds alike.
+ * that as many run as it has harts (lib/, process control); the kernel treats both kinds alike. A hart
+ * of a job's partition with nothing of its own to run takes a ready process of that job waiting on
+ * another of its harts (pull_from_partition): the partition's harts share the job's work, whichever
+ * processes the library suspended.
  *
  * All state below is guarded by sched_lock.
  */
@@ -149,7 +152,39 @@ static void pt_enqueue(struct proc *p, enum enq_how how)
     sched_kick(p->hart);
 }
 
-static struct proc *pt_pick_next(struct cpu *c) { return runq_pop(&harts[c->id].q); }
+/* A ready process of a job that owns hart h, waiting on another hart of that job's partition: the hart's
+   group shares its work (Tucker & Gupta's processor groups with their own run queue). Without this, a
+   partition whose job suspended or blocked the processes bound to one of its harts leaves that hart idle
+   while two processes share another: process control decides how many processes run, not where. */
+static struct proc *pull_from_partition(int h)
+{
+    for (int i = 0; i < nrunning; i++) {
+        struct job *j = running[i];
+        uint64_t mask = allot_mask[j->id - 1];
+        if (!(mask >> h & 1))
+            continue;
+        for (int o = 0; o < ncpus; o++) {
+            if (o == h || !(mask >> o & 1))
+                continue;
+            for (struct proc *p = harts[o].q.head; p; p = p->rq_next)
+                if (p->job == j) {
+                    runq_remove(&harts[o].q, p);
+                    harts[o].nbound--;
+                    harts[h].nbound++;
+                    p->hart = h;
+                    j->nmigrate++;
+                    return p;
+                }
+        }
+    }
+    return 0;
+}
+
+static struct proc *pt_pick_next(struct cpu *c)
+{
+    struct proc *p = runq_pop(&harts[c->id].q);
+    return p ? p : pull_from_partition(c->id);
+}
 
 static void pt_blocked(struct proc *p) {}
 
