@@ -264,13 +264,22 @@ must_leave(struct vp *s, sl_thread_t *t)
     return excess(s);
 }
 
-void
-sl_safe_point(void)
+/* The calling thread gives its process back to the loop if it must; 1 if it did (and runs again now). */
+static int
+leave_if_asked(void)
 {
     struct vp *s = self_vp();
 
-    if (s && s->cur && must_leave(s, s->cur))
-        sl_thread_yield();
+    if (!s || !s->cur || !must_leave(s, s->cur))
+        return 0;
+    sl_thread_yield();
+    return 1;
+}
+
+void
+sl_safe_point(void)
+{
+    (void)leave_if_asked();
 }
 
 int
@@ -293,10 +302,6 @@ sl_thread_block_process(const uint32_t *word, uint32_t v)
 void
 sl_thread_pause(void)
 {
-    struct vp *s = self_vp();
-
-    if (s && s->cur && must_leave(s, s->cur))
-        sl_thread_yield();
-    else
+    if (!leave_if_asked())
         sl_cpu_relax();
 }

@@ -114,12 +114,7 @@ park_sem(sl_thread_t *t)
         sl_spin_unlock(&s->lock);
         return 1;
     }
-    t->next = 0;
-    if (s->tail)
-        s->tail->next = t;
-    else
-        s->head = t;
-    s->tail = t;
+    ut_fifo_push(&s->head, &s->tail, t);
     sl_spin_unlock(&s->lock);
     return 0;
 }

@@ -148,10 +148,22 @@ self_thread(void)
     return s ? s->cur : 0;
 }
 
+/* Append t to the FIFO (*head, *tail) linked through t->next. */
+static inline void
+ut_fifo_push(sl_thread_t **head, sl_thread_t **tail, sl_thread_t *t)
+{
+    t->next = 0;
+    if (*tail)
+        (*tail)->next = t;
+    else
+        *head = t;
+    *tail = t;
+}
+
 /* An ERROR line, check=FAIL, and a trap that ends the whole job. */
 __attribute__((noreturn, format(printf, 1, 2))) void sl_uthread_fatal(const char *fmt, ...);
 
-/* uthread.c */
+/* uready.c */
 void sl_ut_ring(struct run *r, struct vp *h);            /* h has work: wake it if it sleeps */
 void sl_ut_pq_append(struct vp *s, sl_thread_t *t);      /* owner: end of s's pinned FIFO */
 void sl_ut_push_local(struct vp *s, sl_thread_t *t);     /* owner: bottom of s's deque */

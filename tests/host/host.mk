@@ -28,7 +28,7 @@ $(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/deque.c lib/deque.h
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_deque.c lib/deque.c
 
 # User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
-UTHREAD_SRC := lib/uthread.c lib/uthread_run.c lib/usync.c lib/procctl.c lib/workers.c lib/wait.c lib/wait_twophase.c \
+UTHREAD_SRC := lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/procctl.c lib/workers.c lib/wait.c lib/wait_twophase.c \
                lib/wait_adaptive.c lib/deque.c lib/alloc.c lib/core.c lib/console.c lib/format.c lib/args.c \
                lib/procs.c lib/host_sys.c $(HOST_LIBASM)
 HOST_TESTS  += $(B)/host-tests/test_uthread
@@ -47,7 +47,7 @@ $(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.
 # and again under TSan. test_barrier plays the kernel itself (host_job, host_start_proc).
 BARRIER_SRC := lib/wait.c lib/wait_twophase.c lib/wait_adaptive.c lib/barrier.c lib/barrier_central.c \
                lib/barrier_tree.c lib/barrier_combination.c lib/alloc.c lib/core.c lib/console.c lib/format.c \
-               lib/args.c lib/host_sys.c lib/uthread.c lib/uthread_run.c lib/usync.c lib/procctl.c lib/workers.c lib/deque.c \
+               lib/args.c lib/host_sys.c lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/procctl.c lib/workers.c lib/deque.c \
                lib/procs.c $(HOST_LIBASM)
 BARRIER_CFLAGS = -pthread -D_GNU_SOURCE -Wno-unused-parameter
 HOST_TESTS  += $(B)/host-tests/test_barrier $(B)/host-tests/test_barrier_tsan

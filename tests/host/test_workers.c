@@ -38,6 +38,7 @@ static struct wtest W;
 static int controller_stop;         /* atomic */
 static unsigned controller_seed = 1;
 static int fixed_allot;              /* > 0: the controller sets this once and stops changing it */
+static uint32_t started;             /* set (release) once process 0 has filled the info page */
 
 static void worker(void *arg, int id)
 {
@@ -87,6 +88,8 @@ static void *controller(void *arg)
     struct timespec ts;
 
     (void)arg;
+    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) && !__atomic_load_n(&controller_stop, __ATOMIC_RELAXED))
+        usleep(50);
     if (fixed_allot) {
         while (min_ran() < 20 && !__atomic_load_n(&controller_stop, __ATOMIC_RELAXED))
             usleep(100);
@@ -139,6 +142,7 @@ static void one(const struct sl_barrier_shape *shape, enum sl_wait wait, uint32_
     cur_shape = shape;
     cur_wait = wait;
     __atomic_store_n(&controller_stop, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&started, 0, __ATOMIC_RELAXED);
     fixed_allot = allot;
     controller_seed++;
     alarm(getenv("WT_ALARM") ? atoi(getenv("WT_ALARM")) : 120);
@@ -170,8 +174,9 @@ static void one(const struct sl_barrier_shape *shape, enum sl_wait wait, uint32_
 
 static void adaptive_info(void)
 {
-    host_job.info.flags |= SL_INFO_ADAPTIVE;
-    host_job.info.allot_count = P;
+    __atomic_store_n(&host_job.info.allot_count, P, __ATOMIC_RELAXED);
+    __atomic_or_fetch(&host_job.info.flags, SL_INFO_ADAPTIVE, __ATOMIC_RELAXED);
+    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 }
 
 int main(void)
