@@ -1,6 +1,8 @@
 /* test_workers.c - worker runs (lib/workers.c) and process control (lib/procctl.c) on the host backend,
  * with this program playing the kernel: it marks the job adaptive and changes the allotment
- * (info->allot_count) at random every few hundred microseconds while the workers run a barrier loop.
+ * (info->allot_count) through a cycle of shrinks and grows while the workers run a barrier loop: change k
+ * comes 100-600 us after the workers pass the middle of allotment k-1, and they wait for it before episode
+ * k*step, so the whole cycle lands inside the run whatever the host does to the controller thread.
  *
  * For every barrier shape x wait kind, P = 4 workers on 4 processes run many episodes; after each episode
  * e every worker checks lockstep (a shared arrival counter lies in [(e+1)P, (e+2)P - 1]) and that the
@@ -39,6 +41,8 @@ static int controller_stop;         /* atomic */
 static unsigned controller_seed = 1;
 static int fixed_allot;              /* > 0: the controller sets this once and stops changing it */
 static uint32_t started;             /* set (release) once process 0 has filled the info page */
+static uint32_t changes;             /* allotment changes made so far (release) */
+static uint32_t step;                /* episodes per allotment in the random cycle */
 
 static void worker(void *arg, int id)
 {
@@ -47,6 +51,10 @@ static void worker(void *arg, int id)
 
     sl_rng_init(&r, (uint64_t)id + 11);
     for (uint32_t e = 0; e < w->episodes; e++) {
+        /* the random cycle's change k is made before episode k*step, so every change - a grow after a
+           shrink too - lands inside the run however the host schedules the controller */
+        while (!fixed_allot && e > 0 && e % step == 0 && __atomic_load_n(&changes, __ATOMIC_ACQUIRE) < e / step)
+            sl_thread_pause();
         uint32_t spin = (uint32_t)sl_rng_below(&r, 8000);
 
         for (volatile uint32_t i = 0; i < spin; i++)
@@ -78,8 +86,8 @@ static uint32_t min_ran(void)
     return m;
 }
 
-/* The "kernel": the next allotment of a cycle that shrinks and grows by every step (P = 4), every
-   100-600 us, stamped as partition.c stamps it. */
+/* The "kernel": the next allotment of a cycle that shrinks and grows by every step (P = 4), stamped as
+   partition.c stamps it. */
 static const uint32_t cycle[] = { 1, 4, 2, 3, 1, 2, 4, 3, 2, 1, 3, 4 };
 
 static void *controller(void *arg)
@@ -99,16 +107,18 @@ static void *controller(void *arg)
                          __ATOMIC_RELAXED);
         return 0;
     }
-    for (unsigned i = 0; !__atomic_load_n(&controller_stop, __ATOMIC_RELAXED); i++) {
-        uint32_t from = min_ran();
-        /* at least 10 episodes per allotment (so every change happens within the run), and 100-600 us */
-        usleep(100 + (useconds_t)(rand_r(&seed) % 500));
-        while (!__atomic_load_n(&controller_stop, __ATOMIC_RELAXED) && min_ran() < from + 10)
+    for (unsigned k = 1; !__atomic_load_n(&controller_stop, __ATOMIC_RELAXED); k++) {
+        /* change k once the workers are past the middle of allotment k-1 (they wait for it at k*step),
+           after 100-600 us */
+        while (!__atomic_load_n(&controller_stop, __ATOMIC_RELAXED) && min_ran() + step / 2 < k * step)
             usleep(50);
-        __atomic_store_n(&host_job.info.allot_count, cycle[i % (sizeof cycle / sizeof cycle[0])], __ATOMIC_RELAXED);
+        usleep(100 + (useconds_t)(rand_r(&seed) % 500));
+        __atomic_store_n(&host_job.info.allot_count, cycle[(k - 1) % (sizeof cycle / sizeof cycle[0])],
+                         __ATOMIC_RELAXED);
         clock_gettime(CLOCK_MONOTONIC, &ts);
         __atomic_store_n(&host_job.info.allot_stamp, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
                          __ATOMIC_RELAXED);
+        __atomic_store_n(&changes, k, __ATOMIC_RELEASE);
     }
     return 0;
 }
@@ -143,6 +153,8 @@ static void one(const struct sl_barrier_shape *shape, enum sl_wait wait, uint32_
     cur_wait = wait;
     __atomic_store_n(&controller_stop, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&started, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&changes, 0, __ATOMIC_RELAXED);
+    step = episodes / (sizeof cycle / sizeof cycle[0] + 2);   /* the whole cycle fits in the run */
     fixed_allot = allot;
     controller_seed++;
     alarm(getenv("WT_ALARM") ? atoi(getenv("WT_ALARM")) : 120);
