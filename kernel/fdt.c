@@ -4,7 +4,8 @@
  * We walk the structure block once and keep what the kernel needs: the harts under /cpus (hart ids from
  * `reg`, NUMA node from `numa-node-id`, skipping harts whose status is not "okay"), the timebase, every
  * /memory@* region with its node, the /reserved-memory ranges, and /chosen/bootargs. Everything in the
- * blob is big-endian.
+ * blob is big-endian. The blob itself is listed as reserved memory, so the kernel may keep pointers into
+ * it (the bootargs are not copied: they can be as long as the device tree allows).
  */
 #ifdef SCHEDLAB_HOST
 #include <stdio.h>
@@ -55,6 +56,7 @@ struct walk {
     const uint8_t *mem_reg;
     uint32_t mem_reg_len;
     int mem_node;
+    int bad_bootargs;                    /* /chosen/bootargs is not a NUL-terminated string */
 };
 
 static enum where classify(enum where parent, const char *name)
@@ -123,11 +125,10 @@ static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32
         }
         break;
     case W_CHOSEN:
-        if (!strcmp(name, "bootargs")) {
-            size_t n = MIN((size_t)len, sizeof pl->bootargs - 1);
-            memcpy(pl->bootargs, val, n);
-            pl->bootargs[n] = 0;
-        }
+        if (!strcmp(name, "bootargs") && len > 0 && val[len - 1] == 0)
+            pl->bootargs = (const char *)val;
+        else if (!strcmp(name, "bootargs"))
+            w->bad_bootargs = 1;
         break;
     case W_RESV:
         if (!strcmp(name, "reg"))
@@ -187,6 +188,7 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
     w.stack[0] = W_OTHER;
 
     pl->resv[pl->nresv++] = (struct mem_region){ (uint64_t)(uintptr_t)dtb, total, 0 };
+    pl->bootargs = "";
     while (p < end) {
         uint32_t tok = be32(p);
         p += 4;
@@ -221,6 +223,10 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
         pl->nnodes = MAX(pl->nnodes, pl->mem[i].node + 1);
     if (pl->nharts == 0 || pl->nmem == 0 || pl->timebase_hz == 0) {
         snprintf(err, errlen, "device tree lacks %s", pl->nharts == 0 ? "/cpus" : pl->nmem == 0 ? "/memory" : "timebase-frequency");
+        return -1;
+    }
+    if (w.bad_bootargs) {
+        snprintf(err, errlen, "/chosen/bootargs is not a NUL-terminated string");
         return -1;
     }
     if (pl->nnodes > SL_MAX_NODES) {

@@ -24,7 +24,9 @@ struct platform {
     struct mem_region mem[16];
     int nresv;
     struct mem_region resv[16];         /* reserved-memory nodes and the device tree blob itself */
-    char bootargs[2048];
+    const char *bootargs;               /* /chosen/bootargs, NUL-terminated, inside the blob ("" if none):
+                                           the blob is reserved memory, so it stays valid and has no
+                                           length limit of ours */
     int too_many_harts;                 /* the DT listed more than SL_MAX_HARTS harts */
 };
 

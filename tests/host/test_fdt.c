@@ -6,8 +6,8 @@
 #include "fdt.h"
 
 /* ---- a tiny flattened-device-tree writer ---- */
-static uint8_t blob[8192];
-static uint32_t structs[1500], nstruct;
+static uint8_t blob[32768];
+static uint32_t structs[7000], nstruct;
 static char strings[1024];
 static uint32_t nstrings;
 
@@ -173,8 +173,59 @@ static void test_too_many_harts(void)
     CHECK(pl.too_many_harts && pl.nharts == SL_MAX_HARTS);
 }
 
+/* A minimal machine: one hart, 16 MiB, and /chosen/bootargs given as raw bytes. */
+static void *machine_with_bootargs(const char *args, uint32_t len)
+{
+    begin("");
+    begin("memory@80000000");
+    prop_reg("reg", 0x80000000, 0x1000000);
+    end();
+    begin("cpus");
+    prop_u32("timebase-frequency", 10000000);
+    cpu(0, -1, NULL);
+    end();
+    begin("chosen");
+    prop("bootargs", args, len);
+    end();
+    end();
+    return finish();
+}
+
+/* Bootargs far beyond the old 2 KiB buffer arrive whole (issue 10: a scenario whose 2048th byte fell inside
+   a token ran a different scenario); bootargs that are not a string are refused, not read past. */
+static void test_long_bootargs(void)
+{
+    static struct platform pl;
+    static char args[20000];
+    char err[128];
+    size_t n = 0;
+    while (n + 64 < sizeof args - 32)
+        n += (size_t)snprintf(args + n, sizeof args - n, "job=synth:iters=5,procs=8,barrier=block ");
+    n += (size_t)snprintf(args + n, sizeof args - n, "job=fault:kind=store");
+    memset(&pl, 0, sizeof pl);
+    CHECK(fdt_parse(machine_with_bootargs(args, (uint32_t)n + 1), &pl, err, sizeof err) == 0);
+    CHECK(strlen(pl.bootargs) == n && !strcmp(pl.bootargs, args));
+    CHECK(!strcmp(pl.bootargs + n - 20, "job=fault:kind=store"));
+
+    memset(&pl, 0, sizeof pl);
+    CHECK(fdt_parse(machine_with_bootargs("job=gauss", 9), &pl, err, sizeof err) == -1 && strstr(err, "bootargs"));
+
+    memset(&pl, 0, sizeof pl);                  /* no /chosen/bootargs at all: an empty scenario */
+    begin("");
+    begin("memory@80000000");
+    prop_reg("reg", 0x80000000, 0x1000000);
+    end();
+    begin("cpus");
+    prop_u32("timebase-frequency", 10000000);
+    cpu(0, -1, NULL);
+    end();
+    end();
+    CHECK(fdt_parse(finish(), &pl, err, sizeof err) == 0 && pl.bootargs && pl.bootargs[0] == 0);
+}
+
 int main(void)
 {
+    test_long_bootargs();
     test_sparse_harts_and_numa();
     test_bad_blobs();
     test_too_many_harts();
