@@ -1,5 +1,6 @@
 /* platform.c - the machine as the device tree described it; time units; leaving QEMU. */
 #include "kernel.h"
+#include "ticks.h"
 
 struct platform plat;
 
@@ -13,11 +14,6 @@ void platform_exit(int code)
         wfi();
 }
 
-/* Exact for any timebase, without overflowing for any realistic run length. */
-uint64_t time_us(uint64_t ticks)
-{
-    uint64_t tb = plat.timebase_hz;
-    return ticks / tb * 1000000 + ticks % tb * 1000000 / tb;
-}
-
-uint64_t us_to_ticks(uint64_t us) { return us / 1000000 * plat.timebase_hz + us % 1000000 * plat.timebase_hz / 1000000; }
+/* Exact for any timebase; saturating (ticks.h). */
+uint64_t time_us(uint64_t ticks) { return ticks_to_us_tb(ticks, plat.timebase_hz); }
+uint64_t us_to_ticks(uint64_t us) { return us_to_ticks_tb(us, plat.timebase_hz); }

@@ -13,6 +13,11 @@ $(B)/host-tests/test_fdt: tests/host/test_fdt.c kernel/fdt.c kernel/fdt.h lib/ab
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_fdt.c kernel/fdt.c
 
+HOST_TESTS  += $(B)/host-tests/test_ticks
+$(B)/host-tests/test_ticks: tests/host/test_ticks.c kernel/ticks.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_ticks.c
+
 $(B)/host-tests/test_slots: tests/host/test_slots.c kernel/sched/slots.c kernel/sched/slots.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_slots.c kernel/sched/slots.c
