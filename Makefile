@@ -16,6 +16,9 @@ QEMU     ?= qemu-system-riscv64
 CPUS     ?= 2
 MEM      ?= 256M
 BOOTARGS ?=
+# make qemu's default watchdog, added as timeout= unless BOOTARGS has one (empty: none), so no run hangs.
+WATCHDOG ?= 600s
+WATCHDOG_ARG = $(if $(WATCHDOG),$(if $(findstring timeout=,$(BOOTARGS)),,timeout=$(WATCHDOG)))
 # Extra QEMU options, e.g. QEMUEXTRA="-numa node,..." (see README).
 QEMUEXTRA ?=
 
@@ -89,7 +92,7 @@ $(B)/u/%.o: %.S
 QEMUFLAGS = -machine virt -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
             -kernel $(B)/kernel.elf $(QEMUEXTRA)
 qemu: $(B)/kernel.elf
-	$(QEMU) $(QEMUFLAGS) -append "$(BOOTARGS)"
+	$(QEMU) $(QEMUFLAGS) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG))"
 
 deps:
 	sh tools/deps.sh

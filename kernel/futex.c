@@ -37,6 +37,10 @@ long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t time
     if (!pa)
         return SL_EFAULT;
     acquire(&sched_lock);
+    if (p->killed) {                 /* job_kill (under sched_lock) woke its blocked processes already */
+        release(&sched_lock);
+        return SL_EINVAL;
+    }
     if (*(volatile uint32_t *)pa != expected) {
         release(&sched_lock);
         return SL_EAGAIN;

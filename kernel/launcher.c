@@ -78,6 +78,7 @@ void launcher_init(void)
         j->at_us = s->at_us;
         j->background = (s->spec->flags & SL_APP_BACKGROUND) != 0;
         j->adaptive = s->adaptive;
+        j->mem_limit = s->mem_limit;
         strlcpy(j->args, s->args, sizeof j->args);
         if (!j->background)
             fg_live++;
@@ -118,7 +119,9 @@ void launcher_timer(uint64_t now)
         for (int i = 0; i < njobs; i++)
             if (jobs[i].state != J_DONE)
                 snprintf(left + strlen(left), sizeof left - strlen(left), " %d(%s)", jobs[i].id, jobs[i].app->name);
-        kprintf("ERROR timeout: the run passed timeout=%lums; jobs not finished:%s\n", scen.timeout_us / 1000, left);
+        kprintf("ERROR timeout: the run passed timeout=%lu%s; jobs not finished:%s\n",
+                scen.timeout_us % 1000 ? scen.timeout_us : scen.timeout_us / 1000, scen.timeout_us % 1000 ? "us" : "ms",
+                left);
         trace_dump(t0, sched->name, scen.quantum_us);
         platform_exit(4);
     }
@@ -151,11 +154,11 @@ static void print_result(struct job *j, int ok, const char *why)
     uint64_t start = j->start ? j->start : j->arrive;
     kprintf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
             "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-            "adapt=%s migrations=%lu\n",
+            "adapt=%s migrations=%lu mem_kb=%lu\n",
             j->id, j->app->name, sched->name, ncpus, j->nprocs, rel_us(j->arrive), rel_us(start), rel_us(j->end),
             rel_us(j->end) - rel_us(start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
             j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt,
-            j->nblock, time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate);
+            j->nblock, time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10);
 }
 
 void launcher_job_done(struct job *j)

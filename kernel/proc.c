@@ -40,12 +40,36 @@ static void proc_free(struct proc *p)
     release(&proc_table_lock);
 }
 
-static uint64_t stack_top(int idx) { return SL_STACK_TOP - (uint64_t)idx * (SL_STACK_SIZE + PAGE_SIZE); }
+/* Process idx's stack is the top SL_STACK_SIZE bytes of its SL_STACK_STRIDE window below SL_STACK_TOP; the
+   rest of the window is an unmapped guard, so overrunning a stack by less than the guard faults instead of
+   writing into the next process's stack. */
+static uint64_t stack_top(int idx) { return SL_STACK_TOP - (uint64_t)idx * SL_STACK_STRIDE; }
 
-uint64_t user_heap_limit(void) { return stack_top(SL_MAX_PROCS) - PAGE_SIZE; }
+uint64_t user_heap_limit(void) { return stack_top(SL_MAX_PROCS); }
+
+/* The process whose stack guard holds va, or -1. */
+int stack_guard_of(uint64_t va)
+{
+    if (va >= SL_STACK_TOP || va < user_heap_limit())
+        return -1;
+    uint64_t off = SL_STACK_TOP - 1 - va;         /* 0 = the top byte of process 0's stack */
+    return off % SL_STACK_STRIDE >= SL_STACK_SIZE ? (int)(off / SL_STACK_STRIDE) : -1;
+}
+
+/* job->lock held. Take bytes of j's memory limit; -1 (and the refusal noted) if they do not fit. */
+int job_charge(struct job *j, uint64_t bytes)
+{
+    if (bytes > j->mem_limit - j->mem_used) {
+        j->mem_refused = 1;
+        return -1;
+    }
+    j->mem_used += bytes;
+    return 0;
+}
 
 /* Create process number job->ncreated of j, starting at entry(arg, idx). NULL when the job has all its
-   processes, is being killed, or memory ran out; *why gets the SL_E* code. */
+   processes or is being killed (*why = SL_ELIMIT), when no process slot is free (SL_ENOSLOT), when its
+   stack would pass the job's memory limit (SL_EMEMLIMIT) or memory for it ran out (SL_ENOMEM). */
 struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
 {
     acquire(&j->lock);
@@ -57,7 +81,7 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
     struct proc *p = proc_alloc();
     if (!p) {
         release(&j->lock);
-        *why = SL_ENOMEM;
+        *why = SL_ENOSLOT;
         return 0;
     }
     memset(p, 0, offsetof(struct proc, kstack));
@@ -67,6 +91,12 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
     p->slot = -1;
     p->fpu_cpu = -1;
 
+    if (job_charge(j, SL_STACK_SIZE)) {
+        release(&j->lock);
+        proc_free(p);
+        *why = SL_EMEMLIMIT;
+        return 0;
+    }
     acquire(&sched_lock);
     sched->proc_new(p);          /* binding first, so the stack comes from the hart's node */
     release(&sched_lock);
@@ -75,6 +105,7 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
         acquire(&sched_lock);
         sched->exited(p);
         release(&sched_lock);
+        j->mem_used -= SL_STACK_SIZE;
         release(&j->lock);
         proc_free(p);
         *why = SL_ENOMEM;
@@ -98,14 +129,26 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
     return p;
 }
 
+/* A process ends. A non-zero status (an app's sl_die) fails the job, and its other processes are stopped:
+   they may be waiting for this one at a barrier, and would wait for ever. */
 void proc_exit(struct proc *p, int status)
 {
     struct job *j = p->job;
     if (status != 0 && !j->killed) {
+        char reason[48];
         acquire(&j->lock);
         if (!j->exit_status)
             j->exit_status = status;
         release(&j->lock);
+        int limit = j->mem_refused;      /* the likely cause: the app could not get memory */
+        if (limit)
+            snprintf(reason, sizeof reason, "reason=memory-limit status=%d proc=%d", status, p->idx);
+        else
+            snprintf(reason, sizeof reason, "reason=exit-status-%d proc=%d", status, p->idx);
+        if (job_kill(j, reason))
+            kprintf("ERROR job %d (%s) ended: process %d exited with status %d%s; its other processes are stopped\n",
+                    j->id, j->app->name, p->idx, status,
+                    limit ? " after the kernel refused it memory beyond the job's limit (mem=)" : "");
     }
     acquire(&sched_lock);
     sched_exit(p);
@@ -237,12 +280,15 @@ void job_fail_early(struct job *j, const char *reason)
         job_put_pagetable(j);
 }
 
-/* Kill every process of j (a process faulted). Each exits at its next return to U-mode; blocked ones are
-   woken for it and running ones on other harts interrupted. The first reason given is the one kept. */
-void job_kill(struct job *j, const char *reason)
+/* Kill every process of j (a process faulted, exited with an error, ran the kernel out of a resource, or
+   the job deadlocked). Each exits at its next return to U-mode; blocked ones are woken for it and running
+   ones on other harts interrupted. The first reason given is the one kept; returns 1 for that first call,
+   so its caller alone prints the job's one ERROR line. */
+int job_kill(struct job *j, const char *reason)
 {
     acquire(&j->lock);
-    if (!j->killed) {
+    int first = !j->killed;
+    if (first) {
         j->killed = 1;
         strlcpy(j->kill_reason, reason, sizeof j->kill_reason);
     }
@@ -261,4 +307,61 @@ void job_kill(struct job *j, const char *reason)
     }
     release(&sched_lock);
     release(&j->lock);
+    return first;
+}
+
+/* A process of j asked for a process or a stack the kernel could not give: the job cannot run as
+   specified, so it ends (its processes stopped) and the others go on. */
+void job_out_of(struct job *j, int idx, long why)
+{
+    char reason[96];
+    snprintf(reason, sizeof reason, "reason=%s proc=%d",
+             why == SL_EMEMLIMIT ? "memory-limit" : why == SL_ENOMEM ? "out-of-memory what=process-stack"
+                                                                      : "out-of-process-slots", idx);
+    if (!job_kill(j, reason))
+        return;
+    if (why == SL_EMEMLIMIT)
+        kprintf("ERROR job %d (%s) ended: the stack of process %d would pass the job's memory limit of %lu KiB "
+                "(mem=)\n", j->id, j->app->name, idx, j->mem_limit >> 10);
+    else if (why == SL_ENOMEM)
+        kprintf("ERROR job %d (%s) ended: no memory for the stack of process %d\n", j->id, j->app->name, idx);
+    else
+        kprintf("ERROR job %d (%s) ended: no free process slot for process %d (the kernel's %d are all in use; "
+                "run fewer processes at once)\n", j->id, j->app->name, idx, NPROC);
+}
+
+/* sched_lock held. Is j stuck for good: every live process blocked on a futex with no timeout, or a
+   zombie, and at least one blocked? Only a process of j can wake j's futexes and nothing else wakes a
+   waiter without a timeout, so such a job can never move again. A process being created implies a
+   running one, so the creation fields read here are stable whenever the answer is yes; a slot reaped and
+   reused by another job meanwhile is recognised by its job pointer. */
+int job_stuck(struct job *j)
+{
+    int blocked = 0;
+    for (int i = 0; i < __atomic_load_n(&j->ncreated, __ATOMIC_RELAXED); i++) {
+        struct proc *q = __atomic_load_n(&j->procs[i], __ATOMIC_RELAXED);
+        if (!q || q->job != j || q->state == P_FREE || q->state == P_ZOMBIE)
+            continue;
+        if (q->state != P_BLOCKED || q->fx_deadline || q->killed)
+            return 0;
+        blocked++;
+    }
+    return blocked > 0;
+}
+
+/* j was found stuck (job_stuck) on the way into the scheduler loop: report it and end it. */
+void job_deadlocked(struct job *j)
+{
+    char where[96] = "";
+    acquire(&sched_lock);
+    for (int i = 0, n = 0; i < j->ncreated && n < 4; i++) {
+        struct proc *q = j->procs[i];
+        if (q && q->job == j && q->state == P_BLOCKED)
+            n++, snprintf(where + strlen(where), sizeof where - strlen(where), " %d@0x%lx", i, q->fx_addr);
+    }
+    int stuck = job_stuck(j);      /* nothing can have changed, but never kill a job that moves */
+    release(&sched_lock);
+    if (stuck && job_kill(j, "reason=deadlock"))
+        kprintf("ERROR deadlock: job %d (%s): every live process waits on a futex that no process of the job "
+                "can wake (process@word:%s); the job is ended\n", j->id, j->app->name, where);
 }

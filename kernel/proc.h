@@ -87,6 +87,9 @@ struct job {
     int pt_refs;                    /* harts with pt loaded, +1 until the job is done (sched_lock) */
     struct sl_info *info;           /* kernel address of the info page */
     uint64_t heap_next;             /* SYS_alloc cursor */
+    uint64_t mem_limit;             /* bytes the job may take while it runs: stacks and SYS_alloc (mem=) */
+    uint64_t mem_used;              /* bytes it has taken so far (job->lock); never given back while it lives */
+    int mem_refused;                /* a request was refused for the limit (job->lock) */
 
     struct proc *procs[SL_MAX_PROCS];
     int ncreated;                   /* processes created so far */
@@ -110,9 +113,16 @@ void proc_exit(struct proc *p, int status) __attribute__((noreturn));
 void proc_reap(struct proc *p);
 void job_admit(struct job *j);
 void job_fail_early(struct job *j, const char *reason);
-void job_kill(struct job *j, const char *reason);
+int job_kill(struct job *j, const char *reason);
+void job_out_of(struct job *j, int idx, long why);
+int job_stuck(struct job *j);
+void job_deadlocked(struct job *j);
+#define SL_ENOSLOT (-100)   /* kernel-internal: proc_create found no free process slot */
+#define SL_EMEMLIMIT (-101) /* kernel-internal: the stack would pass the job's memory limit */
+int job_charge(struct job *j, uint64_t bytes);
 void job_put_pagetable(struct job *j);
 uint64_t user_heap_limit(void);
+int stack_guard_of(uint64_t va);
 struct proc *myproc(void);
 
 #endif

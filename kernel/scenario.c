@@ -157,8 +157,27 @@ static const struct sl_keyspec *find_key(const struct sl_appspec *spec, const ch
 struct job_vals {
     char val[SL_MAX_KEYS][48];
     int given[SL_MAX_KEYS];
-    int procs_given, at_given, adapt_given;
+    int procs_given, at_given, adapt_given, mem_given;
 };
+
+/* "<n>K", "<n>M" or "<n>G" (KiB, MiB, GiB) -> bytes; 0 on success. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char num[24];
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    if (n == 0 || n >= sizeof num || !s[n] || s[n + 1])
+        return -1;
+    memcpy(num, s, n);
+    num[n] = 0;
+    uint64_t v;
+    int shift = s[n] == 'K' ? 10 : s[n] == 'M' ? 20 : s[n] == 'G' ? 30 : -1;
+    if (shift < 0 || parse_u64(num, &v) || v == 0 || v > (UINT64_MAX >> shift))
+        return -1;
+    *out = v << shift;
+    return 0;
+}
 
 static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, char *key)
 {
@@ -184,6 +203,13 @@ static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struc
         if (strcmp(val, "yes") && strcmp(val, "no"))
             return FAIL(ps, "bad token '%s': adapt=%s, expected adapt=yes or adapt=no", tok, val);
         j->adaptive = !strcmp(val, "yes");
+        return 0;
+    }
+    if (!strcmp(key, "mem")) {
+        if (jv->mem_given++)
+            return FAIL(ps, "bad token '%s': mem given twice", tok);
+        if (parse_size(val, &j->mem_limit))
+            return FAIL(ps, "bad token '%s': mem=%s, expected a size like mem=64M, mem=512K or mem=1G", tok, val);
         return 0;
     }
     if (!strcmp(key, "at")) {
@@ -296,6 +322,11 @@ static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
     if (j->mem_bytes > ps->env->free_bytes)
         return FAIL(ps, "bad token '%s': needs about %llu MiB of memory but only %llu MiB are free (boot with more -m, or make it smaller)",
                     tok, (unsigned long long)(j->mem_bytes >> 20), (unsigned long long)(ps->env->free_bytes >> 20));
+    if (!jv.mem_given)
+        j->mem_limit = j->mem_bytes > UINT64_MAX / 2 ? UINT64_MAX : SCEN_MEM_SLACK(j->mem_bytes);
+    else if (j->mem_limit > ps->env->free_bytes)
+        return FAIL(ps, "bad token '%s': mem= is %llu MiB but only %llu MiB are free", tok,
+                    (unsigned long long)(j->mem_limit >> 20), (unsigned long long)(ps->env->free_bytes >> 20));
     sc->njobs++;
     return 0;
 }
@@ -367,6 +398,41 @@ static int parse_token(struct parser *ps, const char *tok)
                 tok, key);
 }
 
+/* Jobs certain to be in memory together: those that arrive at the same instant, with every background job
+   that arrived before (it runs until every foreground job has ended). A later arrival may find earlier jobs
+   gone, so nothing else is certain. Each such group must fit within their memory limits. */
+static int check_overlap(struct parser *ps)
+{
+    const struct scenario *sc = ps->sc;
+    for (int i = 0; i < sc->njobs; i++) {
+        uint64_t t = sc->jobs[i].at_us;
+        int first = 1;
+        for (int k = 0; k < i; k++)
+            first &= sc->jobs[k].at_us != t;
+        if (!first)
+            continue;
+        unsigned __int128 sum = 0;
+        char ids[96] = "";
+        size_t n = 0;
+        for (int k = 0; k < sc->njobs; k++) {
+            const struct scen_job *j = &sc->jobs[k];
+            int bg = (j->spec->flags & SL_APP_BACKGROUND) != 0;
+            if (j->at_us != t && !(bg && j->at_us < t))
+                continue;
+            sum += j->mem_limit;
+            if (n < sizeof ids)
+                n += snprintf(ids + n, sizeof ids - n, "%s%d", n ? "," : "", k + 1);
+        }
+        if (sum > ps->env->free_bytes)
+            return FAIL(ps, "jobs %s%s are in memory together from %llu ms on and may take %llu MiB (their mem= limits, "
+                        "by default each job's estimate plus slack), but only %llu MiB are free: give some a later at=, "
+                        "smaller sizes or a smaller mem=", ids, n >= sizeof ids ? "..." : "",
+                        (unsigned long long)(t / 1000), (unsigned long long)(sum >> 20),
+                        (unsigned long long)(ps->env->free_bytes >> 20));
+    }
+    return 0;
+}
+
 int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *sc, char *err, size_t errlen)
 {
     struct parser ps = { env, sc, err, errlen };
@@ -395,7 +461,7 @@ int scenario_parse(const char *bootargs, const struct scen_env *env, struct scen
     if (sc->njobs == 0)
         return FAIL(&ps, "no job= in the scenario, so there is nothing to run (e.g. job=gauss job=oddeven; apps: %s)",
                     env->apps);
-    return 0;
+    return check_overlap(&ps);
 }
 
 int scenario_arg(const char *args, const char *key, char *val, size_t vallen)

@@ -22,6 +22,8 @@ struct scen_job {
     int adaptive;               /* adapt=yes|no; default: the spec's SL_APP_ADAPTIVE */
     char args[SL_ARGS_MAX];     /* every app key in spec order, defaults filled in: "n=256,sync=barrier" */
     uint64_t mem_bytes;         /* the spec's estimate for these keys */
+    uint64_t mem_limit;         /* what the job may take while it runs (stacks, SYS_alloc): mem=, or the
+                                   estimate with slack (SCEN_MEM_SLACK) */
 };
 
 struct scenario {
@@ -53,6 +55,9 @@ enum { SCEN_FIT_FIRST, SCEN_FIT_BEST };
 #define SCEN_MIN_QUANTUM_US 100
 #define SCEN_MAX_QUANTUM_US 10000000
 #define SCEN_MAX_TIME_US (24ULL * 3600 * 1000000)
+/* a job's default memory limit: its estimate + 1/8 + 256 KiB (estimates are formulas; the slack keeps an
+   honest app within them however its keys round) */
+#define SCEN_MEM_SLACK(est) ((est) + (est) / 8 + 256 * 1024)
 
 /* 0 on success; otherwise -1 and err holds one sentence naming the token and what was expected. */
 int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *out, char *err,

@@ -54,7 +54,12 @@ static long sys_proc_create(struct proc *p)
         return SL_EFAULT;
     long why;
     struct proc *np = proc_create(p->job, entry, ARG(p, 1), &why);
-    return np ? np->idx : why;
+    if (np)
+        return np->idx;
+    if (why == SL_ELIMIT)
+        return why;
+    job_out_of(p->job, p->job->ncreated, why);   /* the caller is killed on its way out */
+    return SL_ENOMEM;
 }
 
 static long sys_topology(struct proc *p)
@@ -84,9 +89,13 @@ static long sys_alloc(struct proc *p)
     acquire(&j->lock);
     uint64_t va = j->heap_next;
     long r = SL_ENOMEM;
-    if (bytes <= user_heap_limit() - va && uvm_alloc(j->pt, va, bytes, PTE_R | PTE_W, (int)node) == 0) {
-        j->heap_next = va + bytes;
-        r = (long)va;
+    if (bytes <= user_heap_limit() - va && !job_charge(j, bytes)) {
+        if (uvm_alloc(j->pt, va, bytes, PTE_R | PTE_W, (int)node) == 0) {
+            j->heap_next = va + bytes;
+            r = (long)va;
+        } else {
+            j->mem_used -= bytes;    /* the pages it did map stay mapped, and are reused by the next call */
+        }
     }
     release(&j->lock);
     return r;

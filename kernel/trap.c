@@ -40,9 +40,9 @@ static void user_fault(struct proc *p, uint64_t cause, uint64_t stval)
     struct job *j = p->job;
     snprintf(reason, sizeof reason, "reason=%s addr=0x%lx pc=0x%lx proc=%d", exception_name(cause), stval,
              p->tf.epc, p->idx);
-    kprintf("ERROR job %d (%s) killed: %s at address 0x%lx, pc 0x%lx, in process %d\n", j->id, j->app->name,
-            exception_name(cause), stval, p->tf.epc, p->idx);
-    job_kill(j, reason);
+    if (job_kill(j, reason))       /* one ERROR per job, however many of its processes fault together */
+        kprintf("ERROR job %d (%s) killed: %s at address 0x%lx, pc 0x%lx, in process %d%s\n", j->id, j->app->name,
+                exception_name(cause), stval, p->tf.epc, p->idx, stack_guard_of(stval) >= 0 ? " (stack overflow)" : "");
     proc_exit(p, -1);
 }
 

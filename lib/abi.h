@@ -59,9 +59,10 @@
 #define SL_INFO_VA     0x40000000UL   /* the job info page, read-only */
 #define SL_TEXT_VA     0x40010000UL   /* apps are linked here (linker/app.ld) */
 #define SL_HEAP_VA     0x48000000UL   /* SYS_alloc hands out memory upward from here */
-#define SL_STACK_TOP   0x80000000UL   /* process i's stack ends at SL_STACK_TOP - i*(SL_STACK_SIZE+guard page) */
+#define SL_STACK_TOP   0x80000000UL   /* process i's stack ends at SL_STACK_TOP - i*SL_STACK_STRIDE */
 #define SL_USER_TOP    0x80000000UL
 #define SL_STACK_SIZE  (64 * 1024)
+#define SL_STACK_STRIDE (1024 * 1024) /* a stack and the unmapped guard below it (960 KiB): an overrun faults */
 
 /* ---- the job info page ----------------------------------------------------- */
 /*

@@ -243,6 +243,14 @@ void sched_make_ready(struct proc *p, enum enq_how how)
     sched->enqueue(p, how);
 }
 
+/* p's job may have just become stuck for good (job_stuck): the hart's loop reports and ends it once it
+   has dropped sched_lock (ending a job takes job->lock, which comes before sched_lock). */
+static void note_if_stuck(struct proc *p)
+{
+    if (!p->fx_deadline && job_stuck(p->job))
+        mycpu()->stuck_job = p->job;
+}
+
 void sched_block(struct proc *p)
 {
     p->state = P_BLOCKED;
@@ -250,6 +258,7 @@ void sched_block(struct proc *p)
     p->blocked_at = rdtime();
     trace_proc(TR_BLK, p, 0);
     sched->blocked(p);
+    note_if_stuck(p);
     switch_out(p);
 }
 
@@ -283,6 +292,7 @@ void sched_exit(struct proc *p)
     p->state = P_ZOMBIE;
     trace_proc(TR_EXIT, p, 0);
     sched->exited(p);
+    note_if_stuck(p);
     switch_out(p);
     panic("a zombie ran again");
 }
@@ -336,9 +346,11 @@ static void scheduler_loop(struct cpu *c)
     for (;;) {
         acquire(&sched_lock);
         struct proc *p = sched->pick_next(c);
-        struct job *dead;
+        struct job *dead, *stuck = 0;
         if (p) {
             dead = dispatch(c, p);
+            stuck = c->stuck_job;
+            c->stuck_job = 0;
         } else {
             __atomic_store_n(&c->idle, IDLE_POLL, __ATOMIC_RELAXED);
             if (!c->traced_idle) {
@@ -350,6 +362,8 @@ static void scheduler_loop(struct cpu *c)
         release(&sched_lock);
         if (dead)
             job_put_pagetable(dead);
+        if (stuck)
+            job_deadlocked(stuck);    /* before the reap: a job is not done while it has a zombie */
         if (p && p->state == P_ZOMBIE)
             proc_reap(p);
         if (!p)

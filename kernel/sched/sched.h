@@ -63,6 +63,7 @@ struct cpu {
     uint64_t idle_ticks, idle_since;
     int traced_idle;            /* an idle record was written since the last dispatch */
     void *policy;               /* per-hart policy state */
+    struct job *stuck_job;      /* the process that just left this hart found its job stuck (job_stuck) */
 };
 
 extern struct cpu cpus[SL_MAX_HARTS];

@@ -139,8 +139,37 @@ static void test_arg_lookup(void)
     CHECK(scenario_arg("", "n", v, sizeof v) != 0);
 }
 
+/* Memory limits (issue 10): mem= or the estimate with slack, and the jobs certain to overlap must fit. */
+static void test_memory_limits(void)
+{
+    CHECK(parse("job=gauss:n=1100") == 0);
+    uint64_t est = sc.jobs[0].mem_bytes;
+    CHECK(est >= 1100ULL * 1100 * 16 && sc.jobs[0].mem_limit == SCEN_MEM_SLACK(est));
+    CHECK(parse("job=gauss:n=64,mem=3M job=hog:mem=512K") == 0);
+    CHECK(sc.jobs[0].mem_limit == 3ULL << 20 && sc.jobs[1].mem_limit == 512ULL << 10);
+    CHECK(fails("job=gauss:mem=0M", "mem=0M", "size like"));
+    CHECK(fails("job=gauss:mem=12", "mem=12", "size like"));
+    CHECK(fails("job=gauss:mem=1T", "mem=1T", "size like"));
+    CHECK(fails("job=gauss:mem=1M,mem=2M", "mem=2M", "twice"));
+    CHECK(fails("job=gauss:mem=100G", "mem=100G", "free"));
+
+    /* two of these fit in 64 MiB, three do not */
+    CHECK(parse("job=gauss:n=1100 job=gauss:n=1100") == 0);
+    CHECK(parse("job=gauss:n=1100 job=gauss:n=1100 job=gauss:n=1100") == -1 && strstr(err, "jobs 1,2,3") &&
+          strstr(err, "in memory together"));
+    /* foreground jobs that arrive at different times may never overlap: accepted */
+    CHECK(parse("job=gauss:n=1100 job=gauss:n=1100,at=1s job=gauss:n=1100,at=2s job=gauss:n=1100,at=2s") == 0);
+    CHECK(parse("job=gauss:n=1100,at=1s job=gauss:n=1100,at=1s job=gauss:n=1100,at=1s") == -1 &&
+          strstr(err, "from 1000 ms"));
+    /* a background job stays until every foreground job ends, so it overlaps every later arrival */
+    CHECK(parse("job=hog:mem=30M job=gauss:n=1100,at=1s") == 0);
+    CHECK(parse("job=hog:mem=30M job=gauss:n=1100,at=1s job=gauss:n=1100,at=1s") == -1 && strstr(err, "jobs 1,2,3"));
+    CHECK(parse("job=gauss:n=1100,at=1s job=gauss:n=1100,at=1s job=hog:mem=30M,at=2s") == 0);
+}
+
 int main(void)
 {
+    test_memory_limits();
     test_defaults();
     test_full();
     test_bad_tokens();
