@@ -4,6 +4,7 @@
     python3 tools/experiments/partition.py markatos353 [--cpus 2] [--repeat 5] [--wait spin]
     python3 tools/experiments/partition.py pair        [--cpus 2] [--repeat 5]
     python3 tools/experiments/partition.py tucker      [--cpus 2] [--repeat 3]
+    python3 tools/experiments/partition.py react       [--cpus 2] [--repeat 5]
 
 markatos353  Markatos 3.5.3: each of the four gauss versions (coarse/fine x barrier/cond) alone on all harts,
              then with a compute-bound background job (hog, H processes) arriving at the same time (no head
@@ -19,6 +20,11 @@ tucker       Tucker & Gupta: three busy-waiting applications (gauss, synth, odde
              (from the trace: created, not blocked, not exited; a suspended process is blocked), mean and
              peak; the mean reaction time (repartition -> the excess process suspended, the RESULT's
              react_us). Paper: gauss 66 s without control, 28 s with.
+react        Process control's reaction time per adaptive app: the app alone on all H harts under partition,
+             a hog (H processes) arriving at --react-at-ms halves its allotment; the RESULT's react_us (the
+             allotment's stamp -> the excess process suspended) and react_max_us, beside the app's barrier
+             episode (par_us per barrier: gauss n columns, oddeven n phases, synth one per iteration).
+             Target (issue 9): within one barrier episode.
 
 Medians over --repeat boots with seeds 1..R, min..max spread. Timings mean something only at harts <= host
 cores on a quiet machine.
@@ -151,9 +157,41 @@ def cmd_tucker(args):
         print("# global / partition+pc, per job: " + " ".join(f"{x:.2f}" for x in ratios) + " (paper, gauss: 2.36)")
 
 
+#: (label, job keys, barrier episodes from the RESULT) of the adaptive barrier apps
+REACT_APPS = (("gauss coarse", "gauss:n={gn},variant=coarse", lambda r: r["n"]),
+              ("gauss cond", "gauss:n={gn},variant=coarse,sync=cond", lambda r: r["n"]),
+              ("gauss fine", "gauss:n={fn},variant=fine", lambda r: r["n"]),
+              ("oddeven", "oddeven:n={on}", lambda r: r["n"]),
+              ("synth", "synth:iters={si}", lambda r: r["iters"]))
+
+
+def cmd_react(args):
+    h = args.cpus
+    print(f"# cpus={h} repeat={args.repeat}: each app alone (procs={h}, spinning barriers) under partition, "
+          f"hog:procs={h} arriving at {args.react_at_ms} ms; median [min..max] over seeds")
+    print(f"{'app':13} {'react us':>18} {'react max us':>18} {'episode us':>18} {'react / episode':>16}")
+    for label, keys, episodes in REACT_APPS:
+        keys = keys.format(gn=args.gauss_n * 2, fn=args.fine_n, on=args.oddeven_n * 4, si=args.synth_iters * 8)
+        react, rmax, episode = [], [], []
+        for seed in range(1, args.repeat + 1):
+            run = boot_ok(h, [f"seed={seed}", "policy=partition", f"job={keys},procs={h}",
+                              f"job=hog:procs={h},at={args.react_at_ms}ms"])
+            r = next(x for x in run.results if x["app"] != "hog")
+            if not r.get("suspends"):
+                sys.exit(f"{label}: no suspension (did it end before the hog arrived?)\n{run.console[-800:]}")
+            if "react_us" not in r:
+                sys.exit(f"{label}: no react_us in {r}")
+            react.append(r["react_us"])
+            rmax.append(r["react_max_us"])
+            episode.append(r["par_us"] / episodes(r))
+        ratio = [a / b for a, b in zip(react, episode)]
+        print(f"{label:13} {med(react):7.0f} [{spread(react, '{:.0f}'):>9}] {med(rmax):7.0f} [{spread(rmax, '{:.0f}'):>9}] "
+              f"{med(episode):7.1f} [{spread(episode, '{:.0f}'):>9}] {med(ratio):7.2f} [{spread(ratio)}]", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("experiment", choices=["markatos353", "pair", "tucker"])
+    ap.add_argument("experiment", choices=["markatos353", "pair", "tucker", "react"])
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gauss-n", type=int, default=384)
@@ -164,11 +202,13 @@ def main():
     ap.add_argument("--oddeven-n", type=int, default=6000)
     ap.add_argument("--synth-iters", type=int, default=5000)
     ap.add_argument("--gap-ms", type=int, default=100)
+    ap.add_argument("--react-at-ms", type=int, default=50, help="react: when the hog arrives")
     args = ap.parse_args()
     warning = qemu.oversubscription_warning(args.cpus)
     if warning:
         print(warning, file=sys.stderr)
-    {"markatos353": cmd_markatos353, "pair": cmd_pair, "tucker": cmd_tucker}[args.experiment](args)
+    {"markatos353": cmd_markatos353, "pair": cmd_pair, "tucker": cmd_tucker,
+     "react": cmd_react}[args.experiment](args)
 
 
 if __name__ == "__main__":
