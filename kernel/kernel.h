@@ -47,7 +47,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- console.c ---- */
-void console_write(const char *s, size_t n);
+void console_write_job(int job, int proc, const char *s, size_t n);   /* a job's output: "[<job>] " lines */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- platform.c / fdt.c: what the device tree told us, and leaving QEMU ---- */

@@ -111,10 +111,12 @@ void boot_main(uint64_t hartid, const void *dtb)
     uint64_t mem = 0;
     for (int i = 0; i < plat.nmem; i++)
         mem += plat.mem[i].size;
-    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=", ncpus, plat.nnodes, mem >> 20, sched_class_names());
+    char names[512];           /* one kprintf per line: each kprintf starts a new line (console.c) */
+    names[0] = 0;
     for (int i = 0; i < napps(); i++)
-        kprintf("%s%s", i ? "," : "", app_at(i)->name);
-    kprintf(" boot_hart=%d boot_us=%lu\n", boot, time_us(rdtime()));
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", app_at(i)->name);
+    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu\n", ncpus,
+            plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()));
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

@@ -24,7 +24,7 @@ static long sys_write(struct proc *p)
         uint64_t k = MIN(len - done, sizeof kbuf);
         if (copy_from_user(p->job->pt, kbuf, buf + done, k) < 0)
             return SL_EFAULT;
-        console_write(kbuf, k);
+        console_write_job(p->job->id, p->idx, kbuf, k);
         done += k;
     }
     return (long)len;

@@ -4,7 +4,10 @@
  * Output is formatted into a buffer on the caller's stack and written with
  * one SYS_write, which the kernel never interleaves with other writes, so a
  * line printed by one process is never torn by another. Lines longer than
- * the buffer are cut and end in "...\n".
+ * the buffer are cut and end in "...\n". The kernel shows each line a job
+ * writes as "[<job id>] <text>" (no line a job writes can pass for a kernel
+ * contract line), so sl_die's "ERROR <app>: ..." is the job's output; the
+ * kernel's RESULT line carries the verdict (check=FAIL error=<word>).
  */
 #include "schedlab.h"
 

@@ -74,4 +74,6 @@ def test_sched_needs_sync_barrier(boot):
     run = boot(1, "job=gauss:n=16,sync=cond,sched=gss", timeout=60)
     assert run.exit_code == 1
     assert run.results[0]["check"] == "FAIL"
-    assert any("sched=gss needs sync=barrier" in e for e in run.errors)
+    assert any(line.startswith("ERROR gauss:") and
+               "sched=gss needs sync=barrier" in line for line in run.output[1])
+    assert not run.errors                        # the app's ERROR is its output, not a kernel line

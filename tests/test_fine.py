@@ -108,7 +108,9 @@ def test_fine_rejects_a_loop_scheduler(boot):
     run = boot(1, "job=gauss:n=16,variant=fine,sched=gss", timeout=60)
     assert run.exit_code == 1
     assert run.results[0]["check"] == "FAIL"
-    assert any("sched=gss needs variant=coarse" in e for e in run.errors)
+    assert any(line.startswith("ERROR gauss:") and
+               "sched=gss needs variant=coarse" in line for line in run.output[1])
+    assert not run.errors                        # the app's ERROR is its output, not a kernel line
 
 
 def nodes(h, d):

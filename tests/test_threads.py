@@ -64,5 +64,5 @@ def test_tbench_checks_pass_and_prints_bench_lines(boot):
     run = boot(2, "job=tbench:batches=3,ops=200", timeout=120)
     assert_all_ok(run)
     for name in ("spawn_join_vs_call", "uthread_yield_ns", "steal_ns"):
-        m = re.search(rf"^BENCH {name} ([0-9.]+) (ratio|ns)\s*$", run.console, re.M)
+        m = re.search(rf"^BENCH {name} ([0-9.]+) (ratio|ns)\s*$", "\n".join(run.output[1]), re.M)
         assert m and float(m.group(1)) > 0, name

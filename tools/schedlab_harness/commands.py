@@ -1,8 +1,10 @@
 """The commands ``run``, ``compare`` and ``trace``: boot, report, export, decide the exit status.
 
 ``run`` and ``compare`` print tables on stdout and progress/warnings on
-stderr, show every ``ERROR``/``PANIC`` line of a failed run verbatim (or the
-tail of the raw console when the kernel said nothing), and return 0 only if
+stderr, show every ``ERROR``/``PANIC`` line of a failed run verbatim, each
+failed job with its reason and the job's own ``ERROR`` lines (``[<id>] ERROR
+...``, from ``sl_die``), or the tail of the raw console when nothing says
+why, and return 0 only if
 every boot's verdict was ok.  A run killed for exceeding ``--timeout`` counts
 as failed and is reported as ``TIMEOUT``.  ``run --trace`` also boots with
 ``trace=on`` and saves each boot's console, Chrome trace and Gantt chart; a
@@ -65,14 +67,19 @@ def _boot(args: Namespace, cpus: int, tokens) -> Run:
 
 
 def failure_report(run: Run) -> str:
-    """What to show for a failed run: its ERROR/PANIC lines, else the console's tail."""
+    """What to show for a failed run: its ERROR/PANIC lines and failed jobs with their own ERROR lines,
+    else the console's tail."""
     lines = [f"{run.verdict}: cpus={run.cpus} bootargs: {run.bootargs}"]
     if run.timed_out:
         lines.append(f"TIMEOUT: killed after {run.seconds:.0f} s (raise --timeout, or the kernel hung)")
     lines += run.errors + run.panics
     failed_jobs = [r for r in run.results if r.get("check") != "ok"]
-    lines += [f"job {r.get('job')} ({r.get('app')}) check={r.get('check')}"
-              + (f" reason={r['reason']}" if "reason" in r else "") for r in failed_jobs]
+    for r in failed_jobs:
+        lines.append(f"job {r.get('job')} ({r.get('app')}) check={r.get('check')}"
+                     + (f" reason={r['reason']}" if "reason" in r else ""))
+        lines += ["  " + e for e in run.parsed.job_errors(r.get("job"))]
+    reported = {r.get("job") for r in failed_jobs}
+    lines += [e for job in sorted(run.output) if job not in reported for e in run.parsed.job_errors(job)]
     if not (run.errors or run.panics or failed_jobs):
         tail = run.console.splitlines()[-CONSOLE_TAIL:]
         lines.append(f"no ERROR/PANIC line; last {len(tail)} console lines:" if tail else "no console output")

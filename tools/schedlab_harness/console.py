@@ -9,6 +9,16 @@ The kernel prints a few line kinds, each a keyword followed by fields:
     PANIC <hart> <cause> <sepc> <stval> ...
     TRACE ... / T <hart> <ticks> <event> ...    the trace dump (trace=on; see ``trace``)
 
+Each of these starts at the beginning of a line.  What a job writes is never
+one of them: the kernel puts each of its lines on a line of its own that starts
+with the job's id in brackets, with every byte that could break or hide a line
+shown as ``\\xHH``::
+
+    [<job id>] <the job's text>                 e.g. ``[2] BENCH call_ns 3.10 ns``
+
+Those lines go to ``output[<job id>]`` (the text after ``"[<id>] "``); a job's
+own ``ERROR ...`` line (``sl_die``) is job output, never in ``errors``.
+
 Everything else (the OpenSBI banner, QEMU's own messages, kinds added later)
 is ignored.  ``key=value`` values never contain spaces; they are typed:
 decimal integers become ``int``, things that look like decimal floats
@@ -25,6 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+#: A job's output line: ``[<job id>] <text>`` (an empty job line may lose its trailing space).
+JOB_LINE = re.compile(r"\[(\d+)\](?: (.*))?\Z", re.S)
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|[+-]?(inf|nan)\Z")
 
@@ -62,6 +74,7 @@ class Console:
     ``errors``, ``panics`` and ``traces`` hold the lines verbatim (``ERROR ...``,
     ``PANIC ...``; ``TRACE ...`` and the ``T ...`` records of the trace dump)
     so they can be shown to a user unchanged or handed to ``trace.parse_trace``.
+    ``output`` maps a job id to the lines that job wrote, prefix removed, in order.
     """
 
     boot: dict | None = None
@@ -71,6 +84,18 @@ class Console:
     panics: list[str] = field(default_factory=list)
     traces: list[str] = field(default_factory=list)
     malformed: list[str] = field(default_factory=list)
+    output: dict[int, list[str]] = field(default_factory=dict)
+
+    def job_lines(self, job: int | None = None) -> list[str]:
+        """The output lines of job ``job`` (of every job, in job-id order, when None)."""
+        if job is not None:
+            return list(self.output.get(job, []))
+        return [line for key in sorted(self.output) for line in self.output[key]]
+
+    def job_errors(self, job: int | None = None) -> list[str]:
+        """A job's own ``ERROR ...`` lines (``sl_die``), each labelled ``[<id>] `` as on the console."""
+        jobs = [job] if job is not None else sorted(self.output)
+        return [f"[{j}] {line}" for j in jobs for line in self.output.get(j, []) if line.startswith("ERROR")]
 
 
 def _parse_boot(rest: str) -> dict:
@@ -86,6 +111,10 @@ def _parse_boot(rest: str) -> dict:
 
 def parse_line(line: str, into: Console) -> None:
     """Add one console line to ``into`` if it is of a known kind."""
+    job = JOB_LINE.match(line.rstrip("\r\n").lstrip())
+    if job:
+        into.output.setdefault(int(job.group(1)), []).append(job.group(2) or "")
+        return
     line = line.strip()
     keyword, _, rest = line.partition(" ")
     if keyword == "RESULT":

@@ -61,7 +61,8 @@ class Run:
 
     ``exit_code`` is None when the harness killed QEMU after ``timeout``
     (then ``timed_out`` is True).  ``results``, ``summary``, ``boot``,
-    ``errors`` and ``panics`` come from the console (see ``console``).
+    ``errors``, ``panics`` and the jobs' ``output`` come from the console
+    (see ``console``).
     """
 
     cpus: int
@@ -92,6 +93,11 @@ class Run:
     @property
     def panics(self) -> list[str]:
         return self.parsed.panics
+
+    @property
+    def output(self) -> dict[int, list[str]]:
+        """What each job wrote: job id -> its lines without the ``[<id>] `` prefix."""
+        return self.parsed.output
 
     @property
     def traces(self) -> list[str]:

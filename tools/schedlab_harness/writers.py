@@ -5,7 +5,8 @@ run, with that run's identity in front - ``run`` (0-based index in the
 command), ``cpus``, ``bootargs``, and whatever the command adds (``repeat``,
 ``kind``, ``policy_asked``...).  CSV has one row per record, columns in order
 of first appearance, empty cells for missing keys.  JSON additionally keeps
-one entry per run (verdict, summary, ERROR/PANIC lines), so a run that printed
+one entry per run (verdict, summary, ERROR/PANIC lines, each job's output lines
+under its id as a string), so a run that printed
 no RESULT is not lost, plus an optional command-specific ``comparison``.
 """
 
@@ -39,7 +40,9 @@ def run_summaries(entries: list[Entry]) -> list[dict]:
     return [{**meta, "verdict": run.verdict, "exit_code": run.exit_code,
              "timed_out": run.timed_out, "seconds": round(run.seconds, 3),
              "boot": run.boot, "summary": run.summary,
-             "errors": run.errors, "panics": run.panics} for meta, run in entries]
+             "errors": run.errors, "panics": run.panics,
+             "output": {str(job): lines for job, lines in sorted(run.output.items())}}
+            for meta, run in entries]
 
 
 def write_json(path: str | Path, command: str, entries: list[Entry],
