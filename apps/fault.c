@@ -15,7 +15,7 @@
  *   badptr   no fault: hand the kernel bad pointers and check each syscall
  *            returns SL_EFAULT; this kind ends check=ok
  * If a fault kind comes back, the kernel failed to stop it: check=FAIL with
- * reason=no_fault.
+ * fault=none.
  */
 #include "schedlab.h"
 
@@ -65,7 +65,7 @@ static void
 misbehave_or_wait(void *arg, int id)
 {
     if (id == 0 && sl_arg_is("kind", "stack"))
-        sl_report(0, "reason=no_fault sum=%lu", (unsigned long)recurse(1000));
+        sl_report(0, "fault=none sum=%lu", (unsigned long)recurse(1000));
     else if (id == 1 && sl_arg_is("kind", "exit"))
         sl_sys_exit(3);
     else
@@ -105,6 +105,6 @@ main(void)
         ((void (*)(void))UNMAPPED)();
     else
         illegal();
-    sl_report(0, "reason=no_fault");
+    sl_report(0, "fault=none");
     return 0;
 }

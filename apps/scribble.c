@@ -15,7 +15,9 @@
  *   control-chars  every byte 0x00..0xff but '\n', each followed by '.', 16 to a line, then the UTF-8 line
  *                  separators; `lines` times
  * The text does not depend on the seed (tests/test_console.py rebuilds it); only the cuts and gaps do.
- * Check: every write returned its length.
+ * spoof also tries to forge its RESULT through SYS_result (check=ok, another job's job=, a reason=): the
+ * kernel must refuse each (SL_EINVAL).
+ * Check: every write returned its length; every forged verdict was refused.
  */
 #include "schedlab.h"
 
@@ -150,6 +152,11 @@ main(void)
 
     s.chunk = sl_arg_int("chunk");
     s.gap_us = sl_arg_int("gap_us");
+    if (sl_arg_is("mode", "spoof")) {
+        static const char *const forged[] = { "check=ok", "x=1 job=1", "reason=none y=2", "app=gauss", "mem_kb=1" };
+        for (unsigned i = 0; i < sizeof forged / sizeof forged[0]; i++)
+            bad += sl_sys_result(1, forged[i]) != SL_EINVAL;
+    }
     sl_run_procs(worker, &s);
     for (int i = 0; i < sl_nprocs(); i++) {
         bad += s.bad[i];

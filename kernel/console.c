@@ -118,7 +118,7 @@ static void console_write_kernel(const char *s, size_t n)
 /* A kernel line: always starts at the beginning of a line (see the header). */
 void kprintf(const char *fmt, ...)
 {
-    char buf[1024];            /* a RESULT line with every app key fits */
+    char buf[2048];            /* a RESULT line fits: ~400 kernel bytes, SL_ARGS_MAX, SL_RESULT_MAX, a reason */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);

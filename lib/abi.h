@@ -35,7 +35,8 @@
                               from NUMA node `node` (-1 = the caller's node, falling back to any node), or SL_ENOMEM */
 #define SYS_result     12  /* (int ok, const char *keys) -> 0: the job's verdict (ok != 0: check=ok) and extra
                               space-separated key=value pairs for its RESULT line (at most SL_RESULT_MAX bytes).
-                              The last call wins. A job that ends without calling it is reported check=FAIL. */
+                              The last call wins. A job that ends without calling it is reported check=FAIL.
+                              A key the kernel itself prints (job=, check=, reason=, ...) is refused: SL_EINVAL. */
 #define SYS_NSYSCALLS  13
 
 /* ---- errors (negative return values) ------------------------------------- */
@@ -52,7 +53,7 @@
 #define SL_MAX_PROCS    128   /* processes per job */
 #define SL_MAX_NODES      8   /* NUMA nodes */
 #define SL_ARGS_MAX     256   /* the app-keys string in the info page */
-#define SL_RESULT_MAX   200   /* extra RESULT keys from SYS_result */
+#define SL_RESULT_MAX   400   /* extra RESULT keys from SYS_result */
 
 /* ---- user address space (Sv39, one per job, shared by its processes) ------ */
 #define SL_USER_BASE   0x40000000UL   /* user space is [SL_USER_BASE, SL_USER_TOP) */
