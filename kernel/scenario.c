@@ -11,8 +11,8 @@
  * message that names it and says what was expected.
  */
 #ifdef SCHEDLAB_HOST
-#include <stdio.h>
 #include <string.h>
+#include "kprintf.h"        /* the kernel's formatter on the host too: its messages are what is tested */
 #else
 #include "kernel.h"
 #endif

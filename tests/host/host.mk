@@ -5,9 +5,18 @@ HOST_TCFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DSCHEDLAB_HOST -Ikernel
 HOST_TESTS  := $(B)/host-tests/test_scenario $(B)/host-tests/test_fdt
 HOST_TESTS  += $(B)/host-tests/test_slots $(B)/host-tests/test_allot
 
-$(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario.h lib/abi.h tests/host/check.h
+# The scenario parser with the kernel's own formatter (kernel/printf.c as ksnprintf, kernel/kprintf.h):
+# its messages are tested as the kernel prints them.
+$(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario.h kernel/printf.c \
+                               kernel/kprintf.h lib/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c
+	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c kernel/printf.c
+
+# The kernel's formatter against glibc's snprintf.
+HOST_TESTS  += $(B)/host-tests/test_printf
+$(B)/host-tests/test_printf: tests/host/test_printf.c kernel/printf.c kernel/kprintf.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_printf.c kernel/printf.c
 
 $(B)/host-tests/test_fdt: tests/host/test_fdt.c kernel/fdt.c kernel/fdt.h lib/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)

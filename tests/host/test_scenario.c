@@ -127,6 +127,16 @@ static void test_limits(void)
     memset(longtok, 'a', sizeof longtok - 1);
     longtok[sizeof longtok - 1] = 0;
     CHECK(fails(longtok, "aaaa", "longer than"));
+    /* the whole message, as the kernel's formatter prints it (it once lacked %.40s: issue 10, defect 5) */
+    char want[120];
+    snprintf(want, sizeof want, "bad token '%.40s...': longer than 511 characters", longtok);
+    CHECK(!strcmp(err, want));
+    char jobtok[700] = "job=gauss:n=64,";
+    memset(jobtok + strlen(jobtok), 'b', sizeof jobtok - 1 - strlen(jobtok));
+    CHECK(parse("job=hog") == 0);
+    CHECK(fails(jobtok, "job=gauss:n=64,bbbb", "longer than 511 characters"));
+    snprintf(want, sizeof want, "bad token '%.40s...': longer than 511 characters", jobtok);
+    CHECK(!strcmp(err, want));
     CHECK(fails("job=gauss:at=99999999999999s", "at=", "time"));
 }
 
