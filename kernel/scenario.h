@@ -54,7 +54,8 @@ enum { SCEN_FIT_FIRST, SCEN_FIT_BEST };
 #define SCEN_MAX_QUANTUM_US 10000000
 #define SCEN_MAX_TIME_US (24ULL * 3600 * 1000000)
 
-/* 0 on success; otherwise -1 and err holds one sentence naming the token and what was expected. */
+/* 0 on success; otherwise -1 and err holds one sentence naming the token and what was expected, in
+   printable ASCII (other bytes of the token become '?'). */
 int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *out, char *err,
                    size_t errlen);
 
