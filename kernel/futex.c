@@ -7,6 +7,7 @@
  * to the word can never be lost. Timeouts are checked by the launcher hart's timer.
  */
 #include "sched/sched.h"
+#include "uaccess.h"
 
 static struct proc *bucket[NFUTEX_BUCKET];     /* sched_lock */
 static uint64_t next_deadline = ~0UL;          /* earliest fx_deadline of any waiter (sched_lock) */
@@ -42,7 +43,8 @@ long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t time
     }
     p->fx_addr = uaddr;
     p->fx_result = 0;
-    p->fx_deadline = timeout_us ? rdtime() + us_to_ticks(timeout_us) : 0;
+    /* saturating: a huge timeout waits "forever" instead of wrapping into the past or onto 0 (= none) */
+    p->fx_deadline = timeout_us ? sat_add(rdtime(), us_to_ticks(timeout_us)) : 0;
     p->fx_next = 0;
     struct proc **pp = bucket_of(p->job, uaddr);
     while (*pp)

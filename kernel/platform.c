@@ -1,5 +1,6 @@
 /* platform.c - the machine as the device tree described it; time units; leaving QEMU. */
 #include "kernel.h"
+#include "uaccess.h"
 
 struct platform plat;
 
@@ -20,4 +21,5 @@ uint64_t time_us(uint64_t ticks)
     return ticks / tb * 1000000 + ticks % tb * 1000000 / tb;
 }
 
-uint64_t us_to_ticks(uint64_t us) { return us / 1000000 * plat.timebase_hz + us % 1000000 * plat.timebase_hz / 1000000; }
+/* Saturating: a time too far away to represent is UINT64_MAX, never. */
+uint64_t us_to_ticks(uint64_t us) { return ticks_of_us(us, plat.timebase_hz); }

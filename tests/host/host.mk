@@ -109,6 +109,12 @@ $(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_workers.c $(WORKERS_SRC)
 
+# The arithmetic of user-pointer and timeout checks (kernel/uaccess.h).
+HOST_TESTS  += $(B)/host-tests/test_uaccess
+$(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h lib/abi.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_uaccess.c
+
 # The scenario parser under random and mutated bootargs (tests/host/fuzz_scenario.c), fixed seed, about
 # 20 s (SCHEDLAB_FUZZ_SECONDS=N for longer). The app specs are read from the host build's app objects.
 FUZZ_SPECS  := $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))
