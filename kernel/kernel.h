@@ -75,7 +75,8 @@ int uvm_map(pagetable_t pt, uint64_t va, uint64_t pa, uint64_t perm);
 int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm, int node);
 void uvm_free(pagetable_t pt);
 uint64_t uvm_translate(pagetable_t pt, uint64_t va, uint64_t perm);   /* pa of va with perm, or 0 */
-int copy_from_user(pagetable_t pt, void *dst, uint64_t src, size_t n);
+int uvm_check(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm); /* 0: all of it mapped with perm */
+int copy_from_user(pagetable_t pt, void *dst, uint64_t src, size_t n);  /* all or nothing: 0, or -1 */
 int copy_to_user(pagetable_t pt, uint64_t dst, const void *src, size_t n);
 
 /* ---- apps.c: the embedded apps ---- */

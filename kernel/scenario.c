@@ -11,8 +11,8 @@
  * message that names it and says what was expected.
  */
 #ifdef SCHEDLAB_HOST
-#include <stdio.h>
 #include <string.h>
+#include "kprintf.h"        /* the kernel's formatter on the host too: its messages are what is tested */
 #else
 #include "kernel.h"
 #endif
@@ -153,9 +153,12 @@ static const struct sl_keyspec *find_key(const struct sl_appspec *spec, const ch
     return NULL;
 }
 
-/* Per-job scratch while its keys are read: the chosen value of every app key as text. */
+/* Per-job scratch while its keys are read: the chosen value of every app key as text. A value is a
+   number or one of the key's choices, so it fits in the size of the choices field. */
+#define VAL_MAX sizeof(((struct sl_keyspec *)0)->choices)
+_Static_assert(VAL_MAX > 20, "a 64-bit number fits a value");
 struct job_vals {
-    char val[SL_MAX_KEYS][48];
+    char val[SL_MAX_KEYS][VAL_MAX];
     int given[SL_MAX_KEYS];
     int procs_given, at_given, adapt_given, mem_given;
 };
@@ -433,13 +436,8 @@ static int check_overlap(struct parser *ps)
     return 0;
 }
 
-int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *sc, char *err, size_t errlen)
+static int parse_tokens(struct parser *ps, const char *bootargs)
 {
-    struct parser ps = { env, sc, err, errlen };
-    memset(sc, 0, sizeof *sc);
-    snprintf(sc->policy, sizeof sc->policy, "timeslice");
-    sc->quantum_us = SCEN_DEFAULT_QUANTUM_US;
-    sc->seed = 1;
     const char *p = bootargs;
     char tok[512];
     while (*p) {
@@ -451,17 +449,39 @@ int scenario_parse(const char *bootargs, const struct scen_env *env, struct scen
         if (!n)
             break;
         if (n >= sizeof tok)
-            return FAIL(&ps, "bad token '%.40s...': longer than %d characters", p, (int)sizeof tok - 1);
+            return FAIL(ps, "bad token '%.40s...': longer than %d characters", p, (int)sizeof tok - 1);
         memcpy(tok, p, n);
         tok[n] = 0;
         p += n;
-        if (parse_token(&ps, tok))
+        if (parse_token(ps, tok))
             return -1;
     }
-    if (sc->njobs == 0)
-        return FAIL(&ps, "no job= in the scenario, so there is nothing to run (e.g. job=gauss job=oddeven; apps: %s)",
-                    env->apps);
-    return check_overlap(&ps);
+    if (ps->sc->njobs == 0)
+        return FAIL(ps, "no job= in the scenario, so there is nothing to run (e.g. job=gauss job=oddeven; apps: %s)",
+                    ps->env->apps);
+    return check_overlap(ps);
+}
+
+/* The message quotes the user's token: a control character there (a '\r', an escape) would end or garble
+   the ERROR line on the console, so every byte that is not printable ASCII becomes '?'. */
+static void printable(char *s, size_t len)
+{
+    for (size_t i = 0; i < len && s[i]; i++)
+        if (s[i] < ' ' || s[i] > '~')
+            s[i] = '?';
+}
+
+int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *sc, char *err, size_t errlen)
+{
+    struct parser ps = { env, sc, err, errlen };
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->policy, sizeof sc->policy, "timeslice");
+    sc->quantum_us = SCEN_DEFAULT_QUANTUM_US;
+    sc->seed = 1;
+    if (parse_tokens(&ps, bootargs) == 0)
+        return 0;
+    printable(err, errlen);
+    return -1;
 }
 
 int scenario_arg(const char *args, const char *key, char *val, size_t vallen)

@@ -59,7 +59,8 @@ enum { SCEN_FIT_FIRST, SCEN_FIT_BEST };
    honest app within them however its keys round) */
 #define SCEN_MEM_SLACK(est) ((est) + (est) / 8 + 256 * 1024)
 
-/* 0 on success; otherwise -1 and err holds one sentence naming the token and what was expected. */
+/* 0 on success; otherwise -1 and err holds one sentence naming the token and what was expected, in
+   printable ASCII (other bytes of the token become '?'). */
 int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *out, char *err,
                    size_t errlen);
 

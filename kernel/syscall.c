@@ -3,7 +3,8 @@
  *
  * Arguments come from the trapframe (a0..a5), the number from a7, the result goes to a0. Every user
  * pointer is checked by translating it through the job's page table with the access it needs; a bad
- * one makes the call return SL_EFAULT. Nothing a process passes can fault the kernel.
+ * one makes the call return SL_EFAULT. Nothing a process passes can fault the kernel. A call that fails
+ * has no effect: buffers are checked whole before use (uvm_check), allocations are all or nothing.
  */
 #include "sched/sched.h"
 
@@ -14,12 +15,15 @@ static long sys_exit(struct proc *p)
     proc_exit(p, (int)ARG(p, 0));
 }
 
+/* All or nothing: the whole buffer is checked before a byte of it reaches the console. */
 static long sys_write(struct proc *p)
 {
     uint64_t buf = ARG(p, 0), len = ARG(p, 1);
     char kbuf[512];
     if (len > (1 << 20))
         return SL_EINVAL;
+    if (uvm_check(p->job->pt, buf, len, PTE_R) < 0)
+        return SL_EFAULT;
     for (uint64_t done = 0; done < len;) {
         uint64_t k = MIN(len - done, sizeof kbuf);
         if (copy_from_user(p->job->pt, kbuf, buf + done, k) < 0)
@@ -77,15 +81,21 @@ static long sys_topology(struct proc *p)
     return copy_to_user(p->job->pt, ARG(p, 0), &t, sizeof t) < 0 ? SL_EFAULT : 0;
 }
 
+/* More than the heap's address space or the free memory is refused before a page is taken (and
+   uvm_alloc gives back what it took if memory runs out meanwhile): a job asking for too much gets
+   SL_ENOMEM and its neighbours keep their memory. */
 static long sys_alloc(struct proc *p)
 {
     struct job *j = p->job;
-    uint64_t bytes = ROUNDUP(ARG(p, 0), PAGE_SIZE);
+    uint64_t want = ARG(p, 0);
     long node = (long)ARG(p, 1);
     if (node == -1)
         node = mycpu()->node;
-    if (bytes == 0 || node < 0 || node >= plat.nnodes)
+    if (want == 0 || node < 0 || node >= plat.nnodes)
         return SL_EINVAL;
+    if (want > kalloc_free_bytes(-1))
+        return SL_ENOMEM;
+    uint64_t bytes = ROUNDUP(want, PAGE_SIZE);     /* want <= free memory: no wrap */
     acquire(&j->lock);
     uint64_t va = j->heap_next;
     long r = SL_ENOMEM;

@@ -9,8 +9,14 @@
  * runs unchanged whichever job's satp is loaded, traps need no trampoline, and the kernel reaches any
  * physical page through its identity address. User pointers are never dereferenced directly: they are
  * translated through the job's page table with the access checked (uvm_translate).
+ *
+ * All or nothing: uvm_check looks at every page of a user range before a copy or a console write uses
+ * any of it, so a bad range fails without a partial effect; uvm_alloc either maps the whole range or
+ * gives back every page it took. User pages are never unmapped while their job lives, so a range that
+ * passed uvm_check stays good (no TLB shootdown is ever needed).
  */
 #include "kernel.h"
+#include "uaccess.h"
 
 pagetable_t kernel_pagetable;
 
@@ -84,20 +90,41 @@ int uvm_map(pagetable_t pt, uint64_t va, uint64_t pa, uint64_t perm)
     return 0;
 }
 
-/* Back [va, va+len) with zeroed pages from node; pages already mapped are kept. */
+/* Back [va, va+len) with zeroed pages from node; pages already mapped are kept (perm added to them).
+   First every page it needs is taken onto a private list (page-table pages are made on the way and
+   stay, empty, with the address space), then all are mapped; if memory runs out first, the list goes
+   back to the allocator and nothing new is mapped - a failed request never eats the memory other jobs
+   need, nor leaves pages nobody was given. */
 int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm, int node)
 {
-    for (uint64_t a = va & ~(PAGE_SIZE - 1); a < va + len; a += PAGE_SIZE) {
+    if (!uva_range_ok(va, len))
+        return -1;
+    uint64_t start = va & ~(PAGE_SIZE - 1), end = va + len;
+    void *list = 0;                               /* each page's first word links the next */
+    for (uint64_t a = start; a < end; a += PAGE_SIZE) {
         pte_t *e = walk(pt, a, 1);
-        if (!e)
+        void *page = e && !(*e & PTE_V) ? kalloc_page(node) : 0;
+        if (!e || (!(*e & PTE_V) && !page)) {
+            while (list) {
+                void *next = *(void **)list;
+                kfree_page(list);
+                list = next;
+            }
             return -1;
+        }
+        if (page) {
+            *(void **)page = list;
+            list = page;
+        }
+    }
+    for (uint64_t a = start; a < end; a += PAGE_SIZE) {
+        pte_t *e = walk(pt, a, 0);
         if (*e & PTE_V) {
             *e |= perm;
             continue;
         }
-        void *page = kalloc_page(node);
-        if (!page)
-            return -1;
+        void *page = list;
+        list = *(void **)page;
         memset(page, 0, PAGE_SIZE);
         *e = PA2PTE(page) | perm | PTE_U | PTE_V | PTE_A | PTE_D;
     }
@@ -128,9 +155,22 @@ uint64_t uvm_translate(pagetable_t pt, uint64_t va, uint64_t perm)
     return PTE2PA(*e) | (va & (PAGE_SIZE - 1));
 }
 
+/* 0 if every byte of [va, va+len) is user memory mapped with perm; -1 otherwise (also when it wraps). */
+int uvm_check(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm)
+{
+    if (!uva_range_ok(va, len))
+        return -1;
+    for (uint64_t a = va & ~(PAGE_SIZE - 1); a < va + len; a += PAGE_SIZE)
+        if (!uvm_translate(pt, a, perm))
+            return -1;
+    return 0;
+}
+
 int copy_from_user(pagetable_t pt, void *dst, uint64_t src, size_t n)
 {
     uint8_t *d = dst;
+    if (uvm_check(pt, src, n, PTE_R) < 0)
+        return -1;
     while (n) {
         uint64_t pa = uvm_translate(pt, src, PTE_R);
         if (!pa)
@@ -145,6 +185,8 @@ int copy_from_user(pagetable_t pt, void *dst, uint64_t src, size_t n)
 int copy_to_user(pagetable_t pt, uint64_t dst, const void *src, size_t n)
 {
     const uint8_t *s = src;
+    if (uvm_check(pt, dst, n, PTE_W) < 0)
+        return -1;
     while (n) {
         uint64_t pa = uvm_translate(pt, dst, PTE_W);
         if (!pa)

@@ -5,9 +5,18 @@ HOST_TCFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DSCHEDLAB_HOST -Ikernel
 HOST_TESTS  := $(B)/host-tests/test_scenario $(B)/host-tests/test_fdt
 HOST_TESTS  += $(B)/host-tests/test_slots $(B)/host-tests/test_allot
 
-$(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario.h lib/abi.h tests/host/check.h
+# The scenario parser with the kernel's own formatter (kernel/printf.c as ksnprintf, kernel/kprintf.h):
+# its messages are tested as the kernel prints them.
+$(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario.h kernel/printf.c \
+                               kernel/kprintf.h lib/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c
+	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c kernel/printf.c
+
+# The kernel's formatter against glibc's snprintf.
+HOST_TESTS  += $(B)/host-tests/test_printf
+$(B)/host-tests/test_printf: tests/host/test_printf.c kernel/printf.c kernel/kprintf.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_printf.c kernel/printf.c
 
 $(B)/host-tests/test_fdt: tests/host/test_fdt.c kernel/fdt.c kernel/fdt.h lib/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
@@ -104,6 +113,41 @@ $(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_workers.c $(WORKERS_SRC)
+
+# The arithmetic of user-pointer checks (kernel/uaccess.h).
+HOST_TESTS  += $(B)/host-tests/test_uaccess
+$(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h lib/abi.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_uaccess.c
+
+# The scenario parser under random and mutated bootargs (tests/host/fuzz_scenario.c), fixed seed, about
+# 20 s (SCHEDLAB_FUZZ_SECONDS=N for longer). The app specs are read from the host build's app objects.
+FUZZ_SPECS  := $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))
+FUZZ_SRC    := tests/host/fuzz_scenario.c kernel/scenario.c kernel/printf.c
+FUZZ_DEFS   := -DFUZZ_SPEC_DIR='"$(HOST_OUT)/obj/apps"'
+HOST_TESTS  += $(B)/host-tests/fuzz_scenario
+$(B)/host-tests/fuzz_scenario: $(FUZZ_SRC) kernel/scenario.h kernel/kprintf.h lib/abi.h $(FUZZ_SPECS)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) $(FUZZ_DEFS) -o $@ $(FUZZ_SRC)
+
+# `make fuzz` (not part of make test): libFuzzer for FUZZ_SECONDS (default 300) when clang is installed,
+# seeded with the same corpus and dictionary; otherwise the standalone fuzzer for as long.
+FUZZ_SECONDS ?= 300
+CLANG       ?= clang
+.PHONY: fuzz
+fuzz: $(B)/host-tests/fuzz_scenario
+	@mkdir -p $(B)/fuzz/seeds $(B)/fuzz/corpus
+	@if command -v $(CLANG) >/dev/null 2>&1; then \
+	    set -e; \
+	    $(CLANG) -std=gnu11 -O1 -g -DSCHEDLAB_HOST -DFUZZ_LIBFUZZER $(FUZZ_DEFS) -Ikernel -Ilib \
+	        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $(B)/fuzz/fuzz_scenario_lf $(FUZZ_SRC); \
+	    $(B)/host-tests/fuzz_scenario --write-seeds $(B)/fuzz/seeds --write-dict $(B)/fuzz/scenario.dict; \
+	    $(B)/fuzz/fuzz_scenario_lf -max_total_time=$(FUZZ_SECONDS) -dict=$(B)/fuzz/scenario.dict \
+	        -artifact_prefix=$(B)/fuzz/ -print_final_stats=1 $(B)/fuzz/corpus $(B)/fuzz/seeds; \
+	else \
+	    echo "fuzz: $(CLANG) not found (apt-get install clang for libFuzzer); running the standalone fuzzer"; \
+	    SCHEDLAB_FUZZ_SECONDS=$(FUZZ_SECONDS) $(B)/host-tests/fuzz_scenario; \
+	fi
 
 # Last, after every HOST_TESTS += above: make expands a rule's prerequisites where it reads the rule.
 .PHONY: host-test

@@ -127,7 +127,38 @@ static void test_limits(void)
     memset(longtok, 'a', sizeof longtok - 1);
     longtok[sizeof longtok - 1] = 0;
     CHECK(fails(longtok, "aaaa", "longer than"));
+    /* the whole message, as the kernel's formatter prints it (it once lacked %.40s: issue 10, defect 5) */
+    char want[120];
+    snprintf(want, sizeof want, "bad token '%.40s...': longer than 511 characters", longtok);
+    CHECK(!strcmp(err, want));
+    char jobtok[700] = "job=gauss:n=64,";
+    memset(jobtok + strlen(jobtok), 'b', sizeof jobtok - 1 - strlen(jobtok));
+    CHECK(parse("job=hog") == 0);
+    CHECK(fails(jobtok, "job=gauss:n=64,bbbb", "longer than 511 characters"));
+    snprintf(want, sizeof want, "bad token '%.40s...': longer than 511 characters", jobtok);
+    CHECK(!strcmp(err, want));
     CHECK(fails("job=gauss:at=99999999999999s", "at=", "time"));
+}
+
+/* Found by fuzz_scenario: a message quoting a token with control bytes (a '\r' could fake a new console
+   line), and enum values longer than 47 bytes cut short in the args. */
+static const struct sl_appspec longenum = {
+    .magic = SL_APPSPEC_MAGIC, .nkeys = 1,
+    .keys = { { .name = "mode", .kind = SL_KEY_ENUM, .def = 1,
+                .choices = "short|a_choice_of_fifty_seven_bytes_as_long_as_the_field_allows" } },
+};
+static const struct sl_appspec *lookup_long(const char *name) { return strcmp(name, "le") ? NULL : &longenum; }
+
+static void test_found_by_fuzzing(void)
+{
+    CHECK(fails("job=gauss:sync=\rRESULT\x1b[2J", "sync=?RESULT?[2J", "barrier or cond"));
+    for (const char *c = err; *c; c++)
+        CHECK(*c >= ' ' && *c <= '~');
+    CHECK(fails("\x01\xff", "'?" "?'", "key=value"));
+    struct scen_env e = env;
+    e.lookup = lookup_long;
+    CHECK(scenario_parse("job=le", &e, &sc, err, sizeof err) == 0);
+    CHECK(!strcmp(sc.jobs[0].args, "mode=a_choice_of_fifty_seven_bytes_as_long_as_the_field_allows"));
 }
 
 static void test_arg_lookup(void)
@@ -175,5 +206,6 @@ int main(void)
     test_bad_tokens();
     test_limits();
     test_arg_lookup();
+    test_found_by_fuzzing();
     return check_done("test_scenario");
 }

@@ -1,0 +1,740 @@
+/*
+ * fuzz_scenario - the scenario parser (kernel/scenario.c, with the kernel's formatter) under random and
+ * mutated bootargs, ASan/UBSan. Two drivers share one checker, fuzz_one():
+ *
+ *   the standalone fuzzer (default; part of `make host-test`): a fixed seed, a time budget
+ *     (SCHEDLAB_FUZZ_SECONDS, default 20), inputs from three generators - token soup built from a
+ *     dictionary (the settings, the real app specs' keys and choices, boundary numbers, separators),
+ *     mutations of a seed corpus (the .scn files of tools/scenarios and the scenarios in README.md), and mutations
+ *     of inputs that parsed. It prints how many inputs it ran and how fast.
+ *   libFuzzer (-DFUZZ_LIBFUZZER, `make fuzz` with clang): byte 0 picks the environment, byte 1 the
+ *     error buffer's size, the rest is the bootargs.
+ *
+ * The app specs are the real ones: the ".slapp" section of each app's host object (FUZZ_SPEC_DIR).
+ *
+ * Invariants checked on every input
+ *   failure: the message is NUL-terminated inside the buffer, non-empty, printable ASCII, starts with
+ *            "bad token '" or "no job=", and not one byte is written after the buffer;
+ *   success: every field is in range (policy built, quantum, times, flags), every job names a known app
+ *            whose spec it carries, procs 1..SL_MAX_PROCS, its args are exactly the spec's keys in order
+ *            with valid values, its memory estimate fits; and the scenario printed back as canonical
+ *            bootargs parses to the identical struct.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "scenario.h"
+
+#ifndef FUZZ_SPEC_DIR
+#define FUZZ_SPEC_DIR "build/host/obj/apps"
+#endif
+#ifndef FUZZ_CORPUS_DIR
+#define FUZZ_CORPUS_DIR "tools/scenarios"
+#endif
+#ifndef FUZZ_README
+#define FUZZ_README "README.md"
+#endif
+
+/* ---- the app specs, from the host objects' .slapp sections ---- */
+
+#define MAX_SPECS 34
+static struct { char name[16]; struct sl_appspec spec; } specs[MAX_SPECS];
+static int nspecs;
+static char app_names[512];
+
+static int load_spec(const char *path, const char *name)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    static char buf[4 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    const Elf64_Ehdr *h = (const void *)buf;
+    if (n < sizeof *h || memcmp(h->e_ident, ELFMAG, SELFMAG) || h->e_ident[EI_CLASS] != ELFCLASS64 ||
+        h->e_shoff + (uint64_t)h->e_shnum * sizeof(Elf64_Shdr) > n || h->e_shstrndx >= h->e_shnum)
+        return -1;
+    const Elf64_Shdr *sh = (const void *)(buf + h->e_shoff);
+    for (int i = 0; i < h->e_shnum; i++) {
+        uint64_t nameoff = sh[h->e_shstrndx].sh_offset + sh[i].sh_name;
+        if (nameoff + 7 > n || memcmp(buf + nameoff, ".slapp", 7) || sh[i].sh_size < sizeof(struct sl_appspec) ||
+            sh[i].sh_offset + sizeof(struct sl_appspec) > n || nspecs == MAX_SPECS - 2 || strlen(name) >= 16)
+            continue;
+        memcpy(&specs[nspecs].spec, buf + sh[i].sh_offset, sizeof(struct sl_appspec));
+        if (specs[nspecs].spec.magic != SL_APPSPEC_MAGIC || specs[nspecs].spec.nkeys > SL_MAX_KEYS)
+            return -1;
+        strcpy(specs[nspecs].name, name);
+        nspecs++;
+        return 0;
+    }
+    return -1;
+}
+
+/* Apps that no real one is like: key names and choices as long as the spec allows (with nkeys =
+   SL_MAX_KEYS the canonical args overflow SL_ARGS_MAX), and a memory estimate that saturates. */
+static void add_synthetic_spec(const char *name, int nkeys)
+{
+    struct sl_appspec *s = &specs[nspecs].spec;
+    memset(s, 0, sizeof *s);
+    s->magic = SL_APPSPEC_MAGIC;
+    s->nkeys = (uint32_t)nkeys;
+    strcpy(s->mem_key, "kkkkkkkkkkkkkk0");
+    s->mem_quad = INT64_MAX;
+    s->mem_per_proc = 1 << 20;
+    for (int i = 0; i < nkeys; i++) {
+        struct sl_keyspec *k = &s->keys[i];
+        memcpy(k->name, "kkkkkkkkkkkkkk", 14);
+        k->name[14] = (char)('0' + i);
+        if (i % 2 == 0) {
+            k->kind = SL_KEY_INT, k->min = i, k->max = i == 0 ? INT64_MAX : 1000000 * i, k->def = i;
+        } else {
+            k->kind = SL_KEY_ENUM, k->def = i % 3;
+            memset(k->choices, 'c', sizeof k->choices - 1);      /* "ccc...c|a|bb", 63 bytes */
+            memcpy(k->choices + sizeof k->choices - 6, "|a|bb", 5);
+            k->choices[i] = 'x';
+        }
+    }
+    strcpy(specs[nspecs].name, name);
+    nspecs++;
+    snprintf(app_names + strlen(app_names), sizeof app_names - strlen(app_names), ", %s", name);
+}
+
+static void load_specs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[1024], name[64];
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 3 || len >= sizeof name || strcmp(e->d_name + len - 2, ".o"))
+            continue;
+        memcpy(name, e->d_name, len - 2);
+        name[len - 2] = 0;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (load_spec(path, name) == 0)
+            snprintf(app_names + strlen(app_names), sizeof app_names - strlen(app_names), "%s%s",
+                     nspecs > 1 ? ", " : "", name);
+    }
+    if (d)
+        closedir(d);
+    if (nspecs == 0) {
+        fprintf(stderr, "fuzz_scenario: no app specs in %s (build the host apps: make host)\n", dir);
+        exit(2);
+    }
+    add_synthetic_spec("zzlong", 4);
+    add_synthetic_spec("zzwide", SL_MAX_KEYS);
+}
+
+static const struct sl_appspec *lookup(const char *name)
+{
+    for (int i = 0; i < nspecs; i++)
+        if (!strcmp(specs[i].name, name))
+            return &specs[i].spec;
+    return NULL;
+}
+
+/* ---- environments: what the kernel would pass ---- */
+
+static const char *const policies[] = { "timeslice", "gang", "partition", "global" };
+static int all_policies(const char *p) { for (int i = 0; i < 4; i++) if (!strcmp(p, policies[i])) return 1; return 0; }
+static int only_timeslice(const char *p) { return !strcmp(p, "timeslice"); }
+
+static struct scen_env make_env(unsigned sel)
+{
+    static const int harts[] = { 1, 2, 4, 64 };
+    static const uint64_t mem[] = { 256ULL << 20, 8ULL << 20, 4ULL << 30, UINT64_MAX };
+    struct scen_env e = { harts[sel & 3], mem[(sel >> 2) & 3], lookup, app_names,
+                          (sel >> 4) & 1 ? only_timeslice : all_policies,
+                          (sel >> 4) & 1 ? "timeslice" : "timeslice, gang, partition, global", (sel >> 5) & 1 };
+    return e;
+}
+
+/* ---- the checker ---- */
+
+static void fail(const char *input, const char *what, const char *err)
+{
+    fprintf(stderr, "fuzz_scenario: INVARIANT BROKEN: %s\n  input: '", what);
+    for (const unsigned char *c = (const unsigned char *)input; *c; c++)
+        fprintf(stderr, *c >= ' ' && *c <= '~' && *c != '\\' ? "%c" : "\\x%02x", *c);
+    fprintf(stderr, "'\n  message: '%s'\n", err ? err : "");
+    abort();
+}
+
+static int value_ok(const struct sl_keyspec *k, const char *v)
+{
+    if (k->kind == SL_KEY_INT) {
+        char *end;
+        long long x = strtoll(v, &end, 10);
+        return *v && !*end && x >= k->min && x <= k->max;
+    }
+    size_t len = strlen(v);
+    for (const char *c = k->choices; *c;) {
+        size_t clen = strcspn(c, "|");
+        if (clen == len && !strncmp(c, v, len))
+            return 1;
+        c += clen + (c[clen] == '|');
+    }
+    return 0;
+}
+
+/* args == "k1=v1,k2=v2,..." with exactly the spec's keys in order and valid values */
+static int args_ok(const struct sl_appspec *s, const char *args)
+{
+    const char *a = args;
+    for (uint32_t i = 0; i < s->nkeys; i++) {
+        size_t nl = strlen(s->keys[i].name);
+        if (i && *a++ != ',')
+            return 0;
+        if (strncmp(a, s->keys[i].name, nl) || a[nl] != '=')
+            return 0;
+        a += nl + 1;
+        char v[64];
+        size_t vl = strcspn(a, ",");
+        if (vl >= sizeof v)
+            return 0;
+        memcpy(v, a, vl);
+        v[vl] = 0;
+        char back[64];
+        if (!value_ok(&s->keys[i], v) || scenario_arg(args, s->keys[i].name, back, sizeof back) || strcmp(back, v))
+            return 0;
+        a += vl;
+    }
+    return *a == 0;
+}
+
+/* The parsed scenario as bootargs that say exactly the same. */
+static size_t canonical(const struct scenario *sc, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len, "policy=%s quantum=%luus seed=%lu trace=%s wakeboost=%s alternates=%s gangfit=%s",
+                                sc->policy, (unsigned long)sc->quantum_us, (unsigned long)sc->seed, sc->trace ? "on" : "off",
+                                sc->wakeboost ? "on" : "off", sc->alternates ? "on" : "off",
+                                sc->gangfit == SCEN_FIT_BEST ? "best" : "first");
+    if (sc->timeout_us && n < len)
+        n += (size_t)snprintf(out + n, len - n, " timeout=%luus", (unsigned long)sc->timeout_us);
+    for (int i = 0; i < sc->njobs && n < len; i++) {
+        const struct scen_job *j = &sc->jobs[i];
+        n += (size_t)snprintf(out + n, len - n, " job=%s:%s%sprocs=%d,at=%luus,adapt=%s", j->app, j->args,
+                              j->args[0] ? "," : "", j->procs, (unsigned long)j->at_us, j->adaptive ? "yes" : "no");
+    }
+    return n;
+}
+
+/* Equal as the kernel reads them: strings up to their NUL (the bytes after it are not part of them). */
+static int same_scenario(const struct scenario *a, const struct scenario *b)
+{
+    if (strcmp(a->policy, b->policy) || a->quantum_us != b->quantum_us || a->seed != b->seed || a->trace != b->trace ||
+        a->timeout_us != b->timeout_us || a->wakeboost != b->wakeboost || a->alternates != b->alternates ||
+        a->gangfit != b->gangfit || a->njobs != b->njobs)
+        return 0;
+    for (int i = 0; i < a->njobs; i++) {
+        const struct scen_job *x = &a->jobs[i], *y = &b->jobs[i];
+        if (strcmp(x->app, y->app) || x->spec != y->spec || x->procs != y->procs || x->at_us != y->at_us ||
+            x->adaptive != y->adaptive || strcmp(x->args, y->args) || x->mem_bytes != y->mem_bytes)
+            return 0;
+    }
+    return 1;
+}
+
+static void check_ok(const char *input, const struct scen_env *env, const struct scenario *sc)
+{
+    if (!env->policy_built(sc->policy) || sc->quantum_us < SCEN_MIN_QUANTUM_US || sc->quantum_us > SCEN_MAX_QUANTUM_US ||
+        sc->timeout_us > SCEN_MAX_TIME_US || sc->trace > 1 || sc->wakeboost > 1 || sc->alternates > 1 ||
+        (sc->gangfit != SCEN_FIT_FIRST && sc->gangfit != SCEN_FIT_BEST) || (sc->trace && !env->trace_built))
+        fail(input, "a setting out of range", NULL);
+    if (sc->njobs < 1 || sc->njobs > SCEN_MAX_JOBS)
+        fail(input, "njobs out of range", NULL);
+    for (int i = 0; i < sc->njobs; i++) {
+        const struct scen_job *j = &sc->jobs[i];
+        if (!memchr(j->app, 0, sizeof j->app) || !j->spec || lookup(j->app) != j->spec)
+            fail(input, "a job without a known app", NULL);
+        if (j->procs < 1 || j->procs > SL_MAX_PROCS || j->at_us > SCEN_MAX_TIME_US || j->adaptive > 1)
+            fail(input, "a job's procs, at or adapt out of range", NULL);
+        if (!memchr(j->args, 0, sizeof j->args) || !args_ok(j->spec, j->args))
+            fail(input, "a job's args are not its spec's keys with valid values", j->args);
+        if (j->mem_bytes > env->free_bytes)
+            fail(input, "a job admitted with more memory than is free", NULL);
+    }
+    static char again[SCEN_MAX_JOBS * 600 + 400];
+    if (canonical(sc, again, sizeof again) >= sizeof again)
+        fail(input, "canonical form too long", NULL);
+    struct scenario *sc2 = malloc(sizeof *sc2);
+    char err[400];
+    if (scenario_parse(again, env, sc2, err, sizeof err))
+        fail(again, "the canonical form of a good scenario does not parse", err);
+    if (!same_scenario(sc, sc2))
+        fail(input, "the canonical form parses to a different scenario", again);
+    free(sc2);
+}
+
+static void check_err(const char *input, const char *err, size_t errlen)
+{
+    if (errlen == 0)
+        return;
+    const char *nul = memchr(err, 0, errlen);
+    if (!nul)
+        fail(input, "error message not NUL-terminated inside its buffer", NULL);
+    if (errlen > 1 && nul == err)
+        fail(input, "empty error message", NULL);
+    for (const char *c = err; c < nul; c++)
+        if (*c < ' ' || *c > '~')
+            fail(input, "error message with a byte that is not printable ASCII", err);
+    static const char *const starts[] = { "bad token '", "no job=" };
+    size_t len = (size_t)(nul - err);
+    int named = 0;
+    for (int i = 0; i < 2; i++)
+        named |= !strncmp(err, starts[i], len < strlen(starts[i]) ? len : strlen(starts[i]));
+    if (!named)
+        fail(input, "error message names no token", err);
+}
+
+#define GUARD 32
+static long n_ok, n_fail;
+
+/* Parse input (NUL-terminated) in environment sel with an error buffer of errlen bytes; check it all. */
+static void fuzz_one(const char *input, unsigned sel, size_t errlen)
+{
+    struct scen_env env = make_env(sel);
+    size_t inlen = strlen(input);
+    char *in = malloc(inlen + 1);             /* exactly sized: ASan catches reads past the end */
+    memcpy(in, input, inlen + 1);
+    struct scenario *sc = malloc(sizeof *sc);
+    memset(sc, 0xa5, sizeof *sc);
+    char *err = malloc(errlen + GUARD);
+    memset(err, 0x5a, errlen + GUARD);
+    int r = scenario_parse(in, &env, sc, err, errlen);
+    for (size_t g = errlen; g < errlen + GUARD; g++)
+        if (err[g] != 0x5a)
+            fail(input, "a byte written after the error buffer", NULL);
+    if (r == 0) {
+        n_ok++;
+        check_ok(input, &env, sc);
+    } else {
+        n_fail++;
+        if (r != -1)
+            fail(input, "scenario_parse returned neither 0 nor -1", NULL);
+        check_err(input, err, errlen);
+    }
+    free(err);
+    free(sc);
+    free(in);
+}
+
+/* ---- libFuzzer entry ---- */
+#ifdef FUZZ_LIBFUZZER
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    load_specs(getenv("SCHEDLAB_FUZZ_SPECS") ? getenv("SCHEDLAB_FUZZ_SPECS") : FUZZ_SPEC_DIR);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const size_t errlens[] = { 400, 400, 400, 400, 1, 2, 17, 0 };
+    if (size < 2 || size > 8192)
+        return 0;
+    char *s = malloc(size - 1);
+    memcpy(s, data + 2, size - 2);
+    s[size - 2] = 0;
+    if (strlen(s) == size - 2)              /* an embedded NUL ends the bootargs early: not a new input */
+        fuzz_one(s, data[0], errlens[data[1] & 7]);
+    free(s);
+    return 0;
+}
+#else
+/* ---- the standalone fuzzer ---- */
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static int pick(int n) { return n > 0 ? (int)(rnd() % (uint64_t)n) : 0; }
+
+#define MAXIN 2048
+#define MAXWORDS 2048
+#define MAXCORPUS 1024
+
+struct words { char *w[MAXWORDS]; int n; };
+static struct words settings, values, keys, appwords, seps, dict;
+static char *corpus[MAXCORPUS];
+static int ncorpus, nshipped;
+static char *goods[256];                  /* inputs that parsed: mutated again */
+static int ngoods;
+
+static void add(struct words *ws, const char *w)
+{
+    for (int i = 0; i < ws->n; i++)
+        if (!strcmp(ws->w[i], w))
+            return;
+    if (ws->n < MAXWORDS)
+        ws->w[ws->n++] = strdup(w);
+    if (ws != &dict)
+        add(&dict, w);
+}
+
+static const char *any(const struct words *ws) { return ws->w[pick(ws->n)]; }
+
+static void build_dict(void)
+{
+    static const char *const set[] = { "policy", "quantum", "seed", "trace", "timeout", "wakeboost", "alternates",
+                                       "gangfit", "job" };
+    static const char *const val[] = {
+        "timeslice", "gang", "partition", "global", "on", "off", "yes", "no", "first", "best", "0us", "99us",
+        "100us", "10ms", "10s", "11s", "86400s", "86401s", "86400000000us", "1ms", "0", "1", "2", "64", "65", "128",
+        "129", "4096", "9223372036854775807", "9223372036854775808", "18446744073709551615",
+        "18446744073709551616", "99999999999999999999999", "-1", "+1", "0x10", "1e3", "", "000000000000000000000001",
+    };
+    static const char *const sep[] = { " ", " ", " ", ",", ":", "=", "\t", "\n", "  ", "\r", "\x01", "\xff", "%s",
+                                       "%n", "'" };
+    for (size_t i = 0; i < sizeof set / sizeof *set; i++)
+        add(&settings, set[i]);
+    for (size_t i = 0; i < sizeof val / sizeof *val; i++)
+        add(&values, val[i]);
+    for (size_t i = 0; i < sizeof sep / sizeof *sep; i++)
+        add(&seps, sep[i]);
+    add(&keys, "procs"), add(&keys, "at"), add(&keys, "adapt");
+    add(&appwords, "nosuchapp"), add(&appwords, "abcdefghijklmnop");
+    char num[80];
+    for (int i = 0; i < nspecs; i++) {
+        add(&appwords, specs[i].name);
+        for (uint32_t k = 0; k < specs[i].spec.nkeys; k++) {
+            const struct sl_keyspec *ks = &specs[i].spec.keys[k];
+            add(&keys, ks->name);
+            if (ks->kind == SL_KEY_INT) {
+                const int64_t v[] = { ks->min, ks->max, ks->def };
+                for (int j = 0; j < 3; j++) {
+                    snprintf(num, sizeof num, "%lld", (long long)v[j]);
+                    add(&values, num);
+                }
+                snprintf(num, sizeof num, "%lld", (long long)ks->min - (ks->min > INT64_MIN));
+                add(&values, num);
+                snprintf(num, sizeof num, "%llu", (unsigned long long)ks->max + 1);
+                add(&values, num);
+            } else {
+                add(&values, ks->choices);                       /* "a|b|c" itself */
+                for (const char *c = ks->choices; *c;) {
+                    size_t clen = strcspn(c, "|");
+                    snprintf(num, sizeof num, "%.*s", (int)(clen < 79 ? clen : 79), c);
+                    add(&values, num);
+                    c += clen + (c[clen] == '|');
+                }
+            }
+        }
+    }
+}
+
+static void add_corpus(const char *s)
+{
+    if (ncorpus < MAXCORPUS && *s && strlen(s) < MAXIN)
+        corpus[ncorpus++] = strdup(s);
+}
+
+/* Every .scn file in dir, comments dropped, lines joined: each should parse. */
+static void load_scenarios(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        char path[1024], line[1024], all[MAXIN] = "";
+        if (len < 5 || strcmp(e->d_name + len - 4, ".scn"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            line[strcspn(line, "#\n")] = 0;
+            if (line[strspn(line, " \t")] && strlen(all) + strlen(line) + 2 < sizeof all)
+                strcat(strcat(all, " "), line);
+        }
+        if (f)
+            fclose(f);
+        add_corpus(all);
+    }
+    if (d)
+        closedir(d);
+    nshipped = ncorpus;
+}
+
+/* The scenarios in README.md: from each line that mentions job=, the words that look like tokens. */
+static void load_readme(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    while (f && fgets(line, sizeof line, f)) {
+        if (!strstr(line, "job="))
+            continue;
+        char out[MAXIN] = "";
+        for (char *w = strtok(line, " \t\n`\""); w; w = strtok(NULL, " \t\n`\"")) {
+            for (int i = 0; i < settings.n; i++) {
+                size_t sl = strlen(settings.w[i]);
+                if (!strncmp(w, settings.w[i], sl) && w[sl] == '=' && strlen(out) + strlen(w) + 2 < sizeof out) {
+                    strcat(strcat(out, out[0] ? " " : ""), w);
+                    break;
+                }
+            }
+        }
+        add_corpus(out);
+    }
+    if (f)
+        fclose(f);
+}
+
+static void append(char *buf, size_t *n, const char *s)
+{
+    size_t l = strlen(s);
+    if (*n + l < MAXIN) {
+        memcpy(buf + *n, s, l + 1);
+        *n += l;
+    }
+}
+
+/* job=<app>[:k=v,...]: mostly real apps with their own keys and values, sometimes anything. */
+static void gen_job(char *buf, size_t *n)
+{
+    int si = pick(nspecs);
+    append(buf, n, "job=");
+    append(buf, n, pick(8) ? specs[si].name : any(&appwords));
+    int nk = pick(6);
+    for (int k = 0; k < nk; k++) {
+        append(buf, n, k ? (pick(20) ? "," : any(&seps)) : ":");
+        const struct sl_appspec *s = &specs[si].spec;
+        int r = pick(10);
+        if (r < 6 && s->nkeys) {
+            append(buf, n, s->keys[pick((int)s->nkeys)].name);
+        } else if (r < 9) {
+            static const char *const common[] = { "procs", "at", "adapt" };
+            append(buf, n, common[pick(3)]);
+        } else {
+            append(buf, n, any(&keys));
+        }
+        append(buf, n, pick(15) ? "=" : any(&seps));
+        append(buf, n, any(&values));
+    }
+}
+
+static void gen_soup(char *buf)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    int ntok = 1 + pick(8);
+    for (int t = 0; t < ntok; t++) {
+        if (t)
+            append(buf, &n, pick(10) ? " " : any(&seps));
+        int r = pick(10);
+        if (r < 5) {
+            gen_job(buf, &n);
+        } else if (r < 9) {
+            append(buf, &n, any(&settings));
+            append(buf, &n, pick(20) ? "=" : any(&seps));
+            append(buf, &n, any(&values));
+        } else {
+            for (int k = pick(4); k >= 0; k--)
+                append(buf, &n, any(&dict));
+        }
+    }
+}
+
+/* One random edit of buf in place. */
+static void mutate(char *buf)
+{
+    size_t len = strlen(buf), pos = (size_t)pick((int)len + 1);
+    char tmp[MAXIN];
+    switch (pick(9)) {
+    case 0:                                              /* a byte: printable, separator or anything */
+        if (len) {
+            int r = pick(4);
+            buf[pos % len] = (char)(r == 0 ? 1 + pick(255) : r == 1 ? " ,:="[pick(4)] : 32 + pick(95));
+        }
+        break;
+    case 1: case 2: {                                    /* a dictionary word */
+        const char *w = any(&dict);
+        if (len + strlen(w) < MAXIN) {
+            memmove(buf + pos + strlen(w), buf + pos, len - pos + 1);
+            memcpy(buf + pos, w, strlen(w));
+        }
+        break;
+    }
+    case 3: {                                            /* delete a span */
+        size_t k = (size_t)pick(16) + 1;
+        if (pos + k > len)
+            k = len - pos;
+        memmove(buf + pos, buf + pos + k, len - pos - k + 1);
+        break;
+    }
+    case 4: {                                            /* duplicate a span (more jobs, keys given twice) */
+        size_t k = (size_t)pick(64) + 1;
+        if (pos + k > len)
+            k = len - pos;
+        if (len + k < MAXIN) {
+            memcpy(tmp, buf + pos, k);
+            memmove(buf + pos + k, buf + pos, len - pos + 1);
+            memcpy(buf + pos, tmp, k);
+        }
+        break;
+    }
+    case 5: {                                            /* a digit run becomes a boundary number */
+        char *d = strpbrk(buf + pos, "0123456789");
+        if (d) {
+            size_t dl = strspn(d, "0123456789");
+            const char *w = any(&values);
+            snprintf(tmp, sizeof tmp, "%s%s", w, d + dl);
+            if ((size_t)(d - buf) + strlen(tmp) < MAXIN)
+                strcpy(d, tmp);
+        }
+        break;
+    }
+    case 6: {                                            /* a long run: tokens near and over 511 bytes */
+        size_t k = 400 + (size_t)pick(300);
+        char c = pick(2) ? 'a' : any(&seps)[0];
+        if (len + k < MAXIN) {
+            memmove(buf + pos + k, buf + pos, len - pos + 1);
+            memset(buf + pos, c ? c : 'a', k);
+        }
+        break;
+    }
+    case 7:                                              /* splice another corpus entry in */
+        snprintf(tmp, sizeof tmp, "%.*s %s%s", (int)pos, buf, corpus[pick(ncorpus)], buf + pos);
+        strcpy(buf, tmp);
+        break;
+    default:                                             /* cut */
+        buf[pos] = 0;
+    }
+}
+
+static void gen_input(char *buf)
+{
+    int r = pick(10);
+    if (r < 3 || (r >= 8 && ngoods == 0)) {
+        gen_soup(buf);
+        return;
+    }
+    snprintf(buf, MAXIN, "%s", r < 8 ? corpus[pick(ncorpus)] : goods[pick(ngoods)]);
+    for (int m = 1 + pick(r < 8 ? 6 : 3); m > 0; m--)
+        mutate(buf);
+}
+
+static size_t pick_errlen(void)
+{
+    int r = pick(20);
+    return r < 16 ? 400 : r == 16 ? 0 : r == 17 ? 1 : (size_t)(2 + pick(120));
+}
+
+static void keep_good(const char *buf)
+{
+    if (ngoods < (int)(sizeof goods / sizeof *goods)) {
+        goods[ngoods++] = strdup(buf);
+    } else {
+        int i = pick(ngoods);
+        free(goods[i]);
+        goods[i] = strdup(buf);
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* For libFuzzer (make fuzz): the corpus as seed files (2 selector bytes, then the bootargs) and the
+   dictionary in its format. */
+static void write_seeds(const char *dir, const char *dictfile)
+{
+    char path[1024];
+    for (int i = 0; i < ncorpus; i++) {
+        snprintf(path, sizeof path, "%s/seed-%03d", dir, i);
+        FILE *f = fopen(path, "wb");
+        if (!f)
+            continue;
+        fputs("\x21", f);
+        fputc(0, f);
+        fputs(corpus[i], f);
+        fclose(f);
+    }
+    FILE *f = fopen(dictfile, "w");
+    for (int i = 0; f && i < dict.n; i++) {
+        if (!dict.w[i][0])
+            continue;
+        fputc('"', f);
+        for (const unsigned char *c = (const unsigned char *)dict.w[i]; *c; c++)
+            fprintf(f, *c >= ' ' && *c <= '~' && *c != '"' && *c != '\\' ? "%c" : "\\x%02x", *c);
+        fputs("\"\n", f);
+    }
+    if (f)
+        fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    const char *specdir = FUZZ_SPEC_DIR, *corpusdir = FUZZ_CORPUS_DIR, *readme = FUZZ_README;
+    const char *seeds = NULL, *dictfile = NULL, *one = NULL;
+    double seconds = getenv("SCHEDLAB_FUZZ_SECONDS") ? atof(getenv("SCHEDLAB_FUZZ_SECONDS")) : 20;
+    uint64_t seed = getenv("SCHEDLAB_FUZZ_SEED") ? strtoull(getenv("SCHEDLAB_FUZZ_SEED"), NULL, 0) : 1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 0);
+        else if (!strcmp(argv[i], "--specs")) specdir = argv[i + 1];
+        else if (!strcmp(argv[i], "--corpus")) corpusdir = argv[i + 1];
+        else if (!strcmp(argv[i], "--readme")) readme = argv[i + 1];
+        else if (!strcmp(argv[i], "--write-seeds")) seeds = argv[i + 1];
+        else if (!strcmp(argv[i], "--write-dict")) dictfile = argv[i + 1];
+        else if (!strcmp(argv[i], "--one")) one = argv[i + 1];
+        else {
+            fprintf(stderr, "usage: fuzz_scenario [--seconds S] [--seed N] [--specs DIR] [--corpus DIR] [--readme FILE]\n"
+                            "                     [--write-seeds DIR --write-dict FILE] [--one BOOTARGS]\n");
+            return 2;
+        }
+    }
+    rng_state = seed;
+    load_specs(specdir);
+    build_dict();
+    load_scenarios(corpusdir);
+    load_readme(readme);
+    add_corpus("job=gauss");
+    if (seeds && dictfile) {
+        write_seeds(seeds, dictfile);
+        return 0;
+    }
+    if (one) {
+        for (unsigned sel = 0; sel < 64; sel++)
+            fuzz_one(one, sel, 400);
+        printf("fuzz_scenario: '%s' held every invariant in 64 environments\n", one);
+        return 0;
+    }
+    /* the shipped scenarios parse where every policy and tracing exist */
+    for (int i = 0; i < nshipped; i++) {
+        struct scen_env env = make_env(0x21);
+        struct scenario *sc = malloc(sizeof *sc);
+        char err[400];
+        if (scenario_parse(corpus[i], &env, sc, err, sizeof err))
+            fail(corpus[i], "a shipped scenario does not parse", err);
+        free(sc);
+    }
+    double t0 = now_s(), t = t0;
+    long count = 0;
+    char buf[MAXIN];
+    for (; t - t0 < seconds; count++) {
+        if ((count & 63) == 0)
+            t = now_s();
+        gen_input(buf);
+        long ok_before = n_ok;
+        fuzz_one(buf, (unsigned)pick(64), pick_errlen());
+        if (n_ok > ok_before && pick(4) == 0)
+            keep_good(buf);
+    }
+    t = now_s() - t0;
+    printf("fuzz_scenario: %ld inputs in %.1f s (%.0f/s), %ld parsed, %ld rejected, every invariant held "
+           "(seed %llu; %d apps, %d corpus entries, %d dictionary words)\n",
+           count, t, count / (t > 0 ? t : 1), n_ok, n_fail, (unsigned long long)seed, nspecs, ncorpus, dict.n);
+    return 0;
+}
+#endif
