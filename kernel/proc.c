@@ -238,11 +238,13 @@ void job_fail_early(struct job *j, const char *reason)
 }
 
 /* Kill every process of j (a process faulted). Each exits at its next return to U-mode; blocked ones are
-   woken for it and running ones on other harts interrupted. The first reason given is the one kept. */
-void job_kill(struct job *j, const char *reason)
+   woken for it and running ones on other harts interrupted. The first reason given is the one kept, and
+   only that call returns 1. */
+int job_kill(struct job *j, const char *reason)
 {
     acquire(&j->lock);
-    if (!j->killed) {
+    int first = !j->killed;
+    if (first) {
         j->killed = 1;
         strlcpy(j->kill_reason, reason, sizeof j->kill_reason);
     }
@@ -261,4 +263,5 @@ void job_kill(struct job *j, const char *reason)
     }
     release(&sched_lock);
     release(&j->lock);
+    return first;
 }

@@ -110,7 +110,7 @@ void proc_exit(struct proc *p, int status) __attribute__((noreturn));
 void proc_reap(struct proc *p);
 void job_admit(struct job *j);
 void job_fail_early(struct job *j, const char *reason);
-void job_kill(struct job *j, const char *reason);
+int job_kill(struct job *j, const char *reason);   /* 1 if this call killed it (the first) */
 void job_put_pagetable(struct job *j);
 uint64_t user_heap_limit(void);
 struct proc *myproc(void);

@@ -33,16 +33,18 @@ const char *exception_name(uint64_t cause)
     return "exception";
 }
 
-/* A process raised an exception: kill its job and end the process. */
+/* A process raised an exception: kill its job and end the process. One ERROR line per job: the fault
+   that killed it is the one reported (in the line and in RESULT's reason); faults of its other processes,
+   at the same moment on other harts or before they notice the kill, end them silently. */
 static void user_fault(struct proc *p, uint64_t cause, uint64_t stval)
 {
     char reason[160];
     struct job *j = p->job;
     snprintf(reason, sizeof reason, "reason=%s addr=0x%lx pc=0x%lx proc=%d", exception_name(cause), stval,
              p->tf.epc, p->idx);
-    kprintf("ERROR job %d (%s) killed: %s at address 0x%lx, pc 0x%lx, in process %d\n", j->id, j->app->name,
-            exception_name(cause), stval, p->tf.epc, p->idx);
-    job_kill(j, reason);
+    if (job_kill(j, reason))
+        kprintf("ERROR job %d (%s) killed: %s at address 0x%lx, pc 0x%lx, in process %d\n", j->id, j->app->name,
+                exception_name(cause), stval, p->tf.epc, p->idx);
     proc_exit(p, -1);
 }
 
