@@ -59,6 +59,8 @@ long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t time
         next_deadline = p->fx_deadline;
         if (launcher_hart != mycpu()->id)
             sched_ipi(1UL << launcher_hart);   /* re-arm its timer */
+        else
+            sched_arm_timer();                 /* we are the launcher hart: it may have no tick to do it */
     }
     sched_block(p);
     long r = p->fx_result;

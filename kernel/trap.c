@@ -33,7 +33,9 @@ const char *exception_name(uint64_t cause)
     return "exception";
 }
 
-/* A process raised an exception: kill its job and end the process. */
+/* A process raised an exception: kill its job and end the process. One ERROR line per job: the fault
+   that killed it is the one reported (in the line and in RESULT's reason); faults of its other processes,
+   at the same moment on other harts or before they notice the kill, end them silently. */
 static void user_fault(struct proc *p, uint64_t cause, uint64_t stval)
 {
     char reason[160];

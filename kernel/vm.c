@@ -158,6 +158,8 @@ uint64_t uvm_translate(pagetable_t pt, uint64_t va, uint64_t perm)
 /* 0 if every byte of [va, va+len) is user memory mapped with perm; -1 otherwise (also when it wraps). */
 int uvm_check(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm)
 {
+    if (len == 0)
+        return 0;                                 /* touches nothing, wherever it points */
     if (!uva_range_ok(va, len))
         return -1;
     for (uint64_t a = va & ~(PAGE_SIZE - 1); a < va + len; a += PAGE_SIZE)

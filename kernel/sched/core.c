@@ -78,6 +78,14 @@ static void arm_timer(struct cpu *c)
     sbi_set_timer(when);
 }
 
+/* The calling hart's next timer interrupt: a deadline it owns (a futex timeout on the launcher hart) moved
+   earlier. Needed where nothing else re-arms the timer soon - a hart without a quantum tick (gang's
+   one_timer leaves only hart 0 one, and the launcher hart is the boot hart, often another). */
+void sched_arm_timer(void)
+{
+    arm_timer(mycpu());
+}
+
 void sched_timer_interrupt(struct cpu *c)
 {
     uint64_t now = rdtime();

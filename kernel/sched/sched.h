@@ -91,6 +91,7 @@ void sched_kick(int hart);                  /* make an idle hart look at its que
 void sched_ipi(uint64_t hart_mask);         /* send the policy's IPI to those harts */
 uint64_t sched_rand(void);                  /* seeded PRNG (splitmix64) */
 void sched_restart_tick(int hart);          /* hart's next tick a full quantum from now */
+void sched_arm_timer(void);                 /* re-arm the calling hart's timer (a deadline moved earlier) */
 
 /* Record a trace event about p on the calling hart. */
 static inline void trace_proc(enum trace_ev ev, struct proc *p, int arg)
