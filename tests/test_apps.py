@@ -16,6 +16,7 @@ APPS = {
     "synth-block": "job=synth:grain=200,var=200,iters=200,barrier=block",
     "hog-with-gauss": "job=gauss:n=48,barrier=block job=hog",
     "fault-badptr": "job=fault:kind=badptr",
+    "chaos-random": "job=chaos:mode=random,calls=200",
 }
 
 
