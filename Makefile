@@ -6,6 +6,7 @@
 #   make deps            install the toolchain and Python packages
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
 #   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines
+#   make fuzz            the scenario parser under libFuzzer (clang) for FUZZ_SECONDS; not part of make test
 
 CROSS    ?= riscv64-unknown-elf-
 CC        = $(CROSS)gcc

@@ -17,6 +17,7 @@ APPS = {
     "hog-with-gauss": "job=gauss:n=48,barrier=block job=hog",
     "fault-badptr": "job=fault:kind=badptr",
     "scribble-partial": "job=scribble:mode=partial,lines=4,gap_us=50",
+    "chaos-random": "job=chaos:mode=random,calls=200",
 }
 
 

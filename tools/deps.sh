@@ -38,4 +38,6 @@ if ! python3 -c 'import matplotlib' 2>/dev/null; then
     echo "deps: pip installing matplotlib (optional)"
     pip_install matplotlib || echo "deps: warning: matplotlib could not be installed; plots will be unavailable" >&2
 fi
+# clang is optional: `make fuzz` uses its libFuzzer, and falls back to the standalone fuzzer without it
+command -v clang >/dev/null 2>&1 || echo "deps: note: clang is not installed (optional: apt-get install clang, for make fuzz)"
 echo "deps: ok ($(riscv64-unknown-elf-gcc --version | head -n1); $(qemu-system-riscv64 --version | head -n1))"
