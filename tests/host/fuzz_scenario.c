@@ -14,7 +14,8 @@
  *
  * Invariants checked on every input
  *   failure: the message is NUL-terminated inside the buffer, non-empty, printable ASCII, starts with
- *            "bad token '" or "no job=", and not one byte is written after the buffer;
+ *            "bad token '", "no job=" or "jobs " (jobs that cannot fit in memory together), and not one byte
+ *            is written after the buffer;
  *   success: every field is in range (policy built, quantum, times, flags), every job names a known app
  *            whose spec it carries, procs 1..SL_MAX_PROCS, its args are exactly the spec's keys in order
  *            with valid values, its memory estimate fits; and the scenario printed back as canonical
@@ -282,10 +283,11 @@ static void check_err(const char *input, const char *err, size_t errlen)
     for (const char *c = err; c < nul; c++)
         if (*c < ' ' || *c > '~')
             fail(input, "error message with a byte that is not printable ASCII", err);
-    static const char *const starts[] = { "bad token '", "no job=" };
+    /* a bad token, no job at all, or jobs that cannot be in memory together (check_overlap) */
+    static const char *const starts[] = { "bad token '", "no job=", "jobs " };
     size_t len = (size_t)(nul - err);
     int named = 0;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         named |= !strncmp(err, starts[i], len < strlen(starts[i]) ? len : strlen(starts[i]));
     if (!named)
         fail(input, "error message names no token", err);
