@@ -227,6 +227,9 @@ solve_cond(struct gauss *g, int id)
         publish(g, 0);                        /* row 0 needs no reduction */
     for (int k = 0; k < g->n - 1; k++) {
         struct owner_wf w = { { owner_running }, (uint32_t)(k % g->nprocs) };
+        /* a worker that runs ahead finds its pivots ready and never waits: without a safe point per
+           column, process control would not hear of a shrunken allotment for many quanta */
+        sl_safe_point();
         sl_wait_ne_for(&g->ready[k], 0, g->wait, &w.wf);
         for (int i = first_mine(g, k, id); i < g->n; i += g->nprocs) {
             eliminate(g, i, k);

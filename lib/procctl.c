@@ -41,6 +41,7 @@
  */
 #include "schedlab.h"
 #include "uthread_impl.h"
+#include "wait.h"
 
 /* Rebuild host[] from the suspended list. pc_lock held. */
 static void
@@ -139,6 +140,13 @@ send_all_away(struct vp *s, sl_thread_t *t)
 }
 
 static void
+stop_leaving(struct vp *s)
+{
+    __atomic_store_n(&s->leaving, 0, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&s->run->nleaving, 1, __ATOMIC_SEQ_CST);
+}
+
+static void
 suspend_self(struct vp *s)
 {
     struct run *r = s->run;
@@ -152,6 +160,7 @@ suspend_self(struct vp *s)
     if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
         __atomic_add_fetch(&r->active, 1, __ATOMIC_RELAXED);    /* undo the caller's decrement */
         sl_spin_unlock(&r->pc_lock);
+        stop_leaving(s);
         return;
     }
     r->susp[r->nsusp] = s->id;
@@ -159,6 +168,7 @@ suspend_self(struct vp *s)
     __atomic_store_n(&s->suspended, 1, __ATOMIC_SEQ_CST);
     rebuild_hosts(r);
     sl_spin_unlock(&r->pc_lock);
+    stop_leaving(s);
     note_reaction(s);
     /* everything this vp holds goes to the vps that remain; detached first, because another vp may
        resume this one meanwhile and then send_away gives threads back to this very FIFO */
@@ -203,10 +213,32 @@ sl_pc_safe_point(struct vp *s)
         return;
     active = __atomic_load_n(&r->active, __ATOMIC_RELAXED);
     allot = __atomic_load_n(&sl_info()->allot_count, __ATOMIC_RELAXED);
-    /* one suspension per excess vp: the CAS picks who */
-    if (active > allot && __atomic_compare_exchange_n(&r->active, &active, active - 1, 0, __ATOMIC_ACQ_REL,
-                                                      __ATOMIC_RELAXED))
+    /* one suspension per excess vp: the CAS picks who. `leaving` is set before the CAS and cleared once
+       the suspension is published (or the CAS lost), so whoever sees the excess gone while this vp is
+       still on its way also sees why (sl_pc_leaver_stalled). */
+    if (active <= allot)
+        return;
+    __atomic_add_fetch(&r->nleaving, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->leaving, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_compare_exchange_n(&r->active, &active, active - 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
         suspend_self(s);
+    else
+        stop_leaving(s);
+}
+
+/* A vp chosen to suspend that the kernel preempted before it published its suspension holds its pinned
+   threads at home, and every other worker waits for them: it must get a hart. Under partition the job's
+   processes share its harts, so a pause that finds such a vp off its hart gives the hart back to the
+   kernel (sl_thread_pause) - without this, a spinning sibling kept it off for a whole quantum. */
+int
+sl_pc_leaver_stalled(struct run *r)
+{
+    if (!__atomic_load_n(&r->nleaving, __ATOMIC_RELAXED))
+        return 0;
+    for (int i = 0; i < r->nvps; i++)
+        if (__atomic_load_n(&r->vps[i].leaving, __ATOMIC_SEQ_CST) && !sl_proc_running((uint32_t)i))
+            return 1;
+    return 0;
 }
 
 void
@@ -302,6 +334,13 @@ sl_thread_block_process(const uint32_t *word, uint32_t v)
 void
 sl_thread_pause(void)
 {
-    if (!leave_if_asked())
+    struct vp *s;
+
+    if (leave_if_asked())
+        return;
+    s = self_vp();
+    if (s && sl_pc_leaver_stalled(s->run))
+        sl_yield();                   /* the kernel's yield: let the sibling finish suspending */
+    else
         sl_cpu_relax();
 }

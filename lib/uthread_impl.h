@@ -110,6 +110,7 @@ struct vp {
     sl_thread_t   *pin_inbox __attribute__((aligned(64)));   /* pinned here, made ready elsewhere */
     uint32_t       pin_load;       /* pinned here, created and not finished */
     uint32_t       suspended;      /* process control: 1 while suspended (set before its threads leave) */
+    uint32_t       leaving;        /* process control: chosen to suspend, not yet published (procctl.c) */
     uint32_t       resume;         /* process control: futex word, set to 1 to resume this vp */
     uint32_t       bell;           /* futex word of its idle sleep: bumped by whoever gives it work */
     uint32_t       sleeping;       /* 1 while in (or about to enter) that sleep */
@@ -127,6 +128,7 @@ struct run {
     uint32_t       active __attribute__((aligned(64)));   /* vps not suspended */
     struct sl_spinlock pc_lock;
     int            nsusp;
+    uint32_t       nleaving;       /* vps with `leaving` set (read without the lock) */
     int           *susp;           /* ids of suspended vps, in suspension order (nvps entries) */
     uint32_t      *host;           /* host[home]: the vp that runs home's pinned threads now */
     uint64_t       repartitioned;  /* ticks of the last allotment change this run saw (0: none) */
@@ -186,6 +188,7 @@ int  sl_pc_resume_one(struct run *r);
 void sl_pc_finish(struct run *r);                        /* the run is done: resume everybody */
 sl_thread_t *sl_pc_rescue(struct vp *s);                 /* pinned threads stranded on a suspended vp */
 int  sl_pc_stranded(struct run *r);                      /* some suspended vp holds ready pinned threads */
+int  sl_pc_leaver_stalled(struct run *r);                /* a vp chosen to suspend is off its hart */
 void sl_pc_forward_inbox(struct run *r, struct vp *v);   /* v is suspended: its pin inbox to the hosts */
 static inline uint32_t
 sl_pc_host(struct run *r, int home)
