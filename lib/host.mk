@@ -52,6 +52,6 @@ $(HOST_OUT)/barbench: tools/host/barbench.c
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) -fopenmp -o $@ tools/host/barbench.c
 
-# Keep the objects: they are intermediate files to make, but rebuilding all of
-# lib/ for every app is slow.
-.SECONDARY: $(HOST_LIBOBJ) $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))
+# The objects are intermediate files to make, but rebuilding all of lib/ for every app is slow: the top
+# Makefile's bare .SECONDARY: keeps every one. (A .SECONDARY with a list here replaced it, and make deleted
+# build/u/*.o after every build.)
