@@ -123,10 +123,10 @@ $(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h lib/abi
 # The scenario parser under random and mutated bootargs (tests/host/fuzz_scenario.c), fixed seed, about
 # 20 s (SCHEDLAB_FUZZ_SECONDS=N for longer). The app specs are read from the host build's app objects.
 FUZZ_SPECS  := $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))
-FUZZ_SRC    := tests/host/fuzz_scenario.c kernel/scenario.c kernel/printf.c
+FUZZ_SRC    := tests/host/fuzz_scenario.c tests/host/fuzz_check.c kernel/scenario.c kernel/printf.c
 FUZZ_DEFS   := -DFUZZ_SPEC_DIR='"$(HOST_OUT)/obj/apps"'
 HOST_TESTS  += $(B)/host-tests/fuzz_scenario
-$(B)/host-tests/fuzz_scenario: $(FUZZ_SRC) kernel/scenario.h kernel/kprintf.h lib/abi.h $(FUZZ_SPECS)
+$(B)/host-tests/fuzz_scenario: $(FUZZ_SRC) tests/host/fuzz_scenario.h kernel/scenario.h kernel/kprintf.h lib/abi.h $(FUZZ_SPECS)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) $(FUZZ_DEFS) -o $@ $(FUZZ_SRC)
 
