@@ -21,7 +21,7 @@
  * Lock rules: console_lock is the innermost lock (kernel.h); it is taken with sched_lock or a job lock
  * held and nothing is acquired under it. Callers copy user memory before calling in.
  */
-#include "kernel.h"
+#include "sched/sched.h"   /* struct cpu, for spin_panic's hart number */
 
 #define UART_BASE 0x10000000UL
 #define UART_THR 0
@@ -126,4 +126,17 @@ void kprintf(const char *fmt, ...)
     if (n > (int)sizeof buf - 1)
         n = sizeof buf - 1;
     console_write_kernel(buf, n);
+}
+
+/* A lock rule was broken (spinlock.h). The console lock may be the broken one, or held by this very hart,
+   so print without it - the line may tear with another hart's, which matters less than saying why - and
+   leave QEMU with the panic status. */
+void spin_panic(const struct spinlock *l, const char *what)
+{
+    struct cpu *c = (struct cpu *)spin_self();
+    char buf[160];
+    snprintf(buf, sizeof buf, "\nPANIC %d lock 0x0 0x0 %s: %s\n", c ? c->id : -1, l->name, what);
+    for (const char *s = buf; *s; s++)
+        put_safe(*s);
+    platform_exit(3);
 }

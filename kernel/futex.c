@@ -95,6 +95,7 @@ long futex_wake(struct job *j, uint64_t uaddr, uint32_t n)
 
 void futex_cancel(struct proc *p)
 {
+    ASSERT_HELD(&sched_lock, "futex_cancel");
     unlink(p);
     p->fx_result = SL_EINVAL;
 }

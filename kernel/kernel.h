@@ -10,8 +10,15 @@
  *            Processes are what the policies place on harts; user-level threads (lib/) run on top of them.
  *   policy   a struct sched_class (sched/sched.h): which process runs on which hart, when.
  *
- * Lock order: job->lock, then sched_lock, then page-allocator / console locks. sched_lock is global and
- * guards every process's state, every run queue and all policy state (see sched/core.c).
+ * Locks, and the order they nest in (a hart may take a lock only while holding locks above it):
+ *   done_lock (launcher.c)     the count of finished jobs; RESULT and SUMMARY printing
+ *   job->lock (proc.h)         a job's process list, memory and result fields; never held with done_lock
+ *   sched_lock (sched/core.c)  every process's state, every run queue, all policy state, futex queues
+ *   proc_table_lock (proc.c)   which process slots are in use (taken under job->lock, never under sched_lock)
+ *   kalloc's node locks        the free page lists (taken under job->lock)
+ *   console_lock (console.c)   innermost: kprintf is called with any of the above held
+ * spinlock.h records each lock's holder: re-acquiring or releasing a lock the hart does not hold panics,
+ * and code whose rule is "X held" checks it (ASSERT_HELD).
  */
 #ifndef KERNEL_H
 #define KERNEL_H

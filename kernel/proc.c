@@ -59,6 +59,7 @@ int stack_guard_of(uint64_t va)
 /* job->lock held. Take bytes of j's memory limit; -1 (and the refusal noted) if they do not fit. */
 int job_charge(struct job *j, uint64_t bytes)
 {
+    ASSERT_HELD(&j->lock, "job_charge");
     if (bytes > j->mem_limit - j->mem_used) {
         j->mem_refused = 1;
         return -1;
@@ -103,7 +104,7 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
     int node = p->hart >= 0 ? cpus[p->hart].node : 0;
     if (uvm_alloc(j->pt, stack_top(p->idx) - SL_STACK_SIZE, SL_STACK_SIZE, PTE_R | PTE_W, node) < 0) {
         acquire(&sched_lock);
-        sched->exited(p);
+        sched->abandoned(p);
         release(&sched_lock);
         j->mem_used -= SL_STACK_SIZE;
         release(&j->lock);
@@ -337,6 +338,7 @@ void job_out_of(struct job *j, int idx, long why)
    reused by another job meanwhile is recognised by its job pointer. */
 int job_stuck(struct job *j)
 {
+    ASSERT_HELD(&sched_lock, "job_stuck");
     int blocked = 0;
     for (int i = 0; i < __atomic_load_n(&j->ncreated, __ATOMIC_RELAXED); i++) {
         struct proc *q = __atomic_load_n(&j->procs[i], __ATOMIC_RELAXED);

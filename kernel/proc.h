@@ -6,8 +6,7 @@
  * last ran on reaps (frees its slot) after switching away from its kernel stack. The job is done when its
  * last process has been reaped: then its RESULT is printed and its address space freed.
  *
- * Locking: p->state, the run-queue links and everything the policy keeps are guarded by sched_lock.
- * job->lock guards the job's process list, heap cursor and result fields.
+ * Locking: each struct's fields are grouped by what guards them (the lock order is in kernel.h).
  */
 #ifndef PROC_H
 #define PROC_H
@@ -40,20 +39,22 @@ enum pstate { P_FREE, P_READY, P_RUNNING, P_BLOCKED, P_ZOMBIE };
 struct cpu;
 
 struct proc {
+    /* the process's own: touched only by the hart running it (or, before it first runs, its creator) */
     struct trapframe tf;        /* must be first: sscratch points here */
     struct context ctx;
-    enum pstate state;
+
+    /* fixed at creation */
     struct job *job;
     int idx;                    /* index within the job: 0..procs-1 */
+
+    /* sched_lock */
+    enum pstate state;
     int hart;                   /* the hart the policy bound it to (-1: none yet) */
     int slot;                   /* its gang slot (row of the matrix); -1 outside gang */
     int killed;                 /* its job was killed: exit at the next return to user */
     struct cpu *on_cpu;         /* while RUNNING */
-
-    /* policy-owned links (sched_lock) */
-    struct proc *rq_next;
-    /* futex wait (sched_lock) */
-    struct proc *fx_next;
+    struct proc *rq_next;       /* policy-owned run-queue link */
+    struct proc *fx_next;       /* futex wait */
     uint64_t fx_addr;
     uint64_t fx_deadline;       /* time CSR; 0 = none */
     long fx_result;
@@ -73,8 +74,7 @@ struct proc {
 enum jstate { J_EMPTY, J_WAITING, J_RUNNING, J_DONE };
 
 struct job {
-    struct spinlock lock;
-    enum jstate state;
+    /* set by the launcher before the harts start; read-only after */
     int id;                         /* 1-based, scenario order */
     const struct app *app;
     int nprocs;                     /* the job's `procs` */
@@ -82,27 +82,33 @@ struct job {
     char args[SL_ARGS_MAX];         /* app keys with defaults, "k=v,k=v" */
     int background;
     int adaptive;                   /* adapt=yes: follows its allotment (process control) */
-
-    pagetable_t pt;
-    int pt_refs;                    /* harts with pt loaded, +1 until the job is done (sched_lock) */
-    struct sl_info *info;           /* kernel address of the info page */
-    uint64_t heap_next;             /* SYS_alloc cursor */
     uint64_t mem_limit;             /* bytes the job may take while it runs: stacks and SYS_alloc (mem=) */
-    uint64_t mem_used;              /* bytes it has taken so far (job->lock); never given back while it lives */
-    int mem_refused;                /* a request was refused for the limit (job->lock) */
 
+    /* sched_lock */
+    enum jstate state;
+    int pt_refs;                    /* harts with pt loaded, +1 until the job is done */
+    uint64_t nmigrate;              /* processes moved to another hart by the policy */
+    uint64_t start;                 /* time CSR of its first dispatch */
+
+    /* job->lock */
+    struct spinlock lock;
+    uint64_t heap_next;             /* SYS_alloc cursor */
+    uint64_t mem_used;              /* bytes it has taken so far; never given back while it lives */
+    int mem_refused;                /* a request was refused for the limit */
     struct proc *procs[SL_MAX_PROCS];
     int ncreated;                   /* processes created so far */
     int nlive;                      /* created and not yet reaped */
-
-    uint64_t arrive, start, end;    /* time CSR */
-    uint64_t cpu_ticks, blocked_ticks, nswitch, nblock, npreempt;
-    uint64_t nmigrate;              /* processes moved to another hart by the policy (sched_lock) */
+    uint64_t cpu_ticks, blocked_ticks, nswitch, nblock, npreempt;   /* of its reaped processes */
     int exit_status;                /* first non-zero SYS_exit status of any process */
     int result_set, result_ok;
     char result_keys[SL_RESULT_MAX + 1];
     int killed;
     char kill_reason[160];
+
+    /* set at admission before any process exists, cleared after the last: no lock needed to read */
+    pagetable_t pt;
+    struct sl_info *info;           /* kernel address of the info page */
+    uint64_t arrive, end;           /* time CSR: admitted, last process reaped */
 };
 
 extern struct job jobs[NJOB];

@@ -154,12 +154,14 @@ void sched_kick(int hart)
 
 void sched_restart_tick(int hart)
 {
+    ASSERT_HELD(&sched_lock, "sched_restart_tick");
     cpus[hart].next_tick = rdtime() + sched_quantum;
     /* an earlier timer armed on that hart fires, finds no tick due and re-arms (sched_timer_interrupt) */
 }
 
 void sched_preempt(struct cpu *c)
 {
+    ASSERT_HELD(&sched_lock, "sched_preempt");
     c->need_resched = 1;
     if (c != mycpu())
         sched_ipi(1UL << c->id);
@@ -209,6 +211,7 @@ static void fpu_switch_out(struct proc *p)
    page table lost its last user, if any. */
 static struct job *dispatch(struct cpu *c, struct proc *p)
 {
+    ASSERT_HELD(&sched_lock, "dispatch");
     uint64_t now = rdtime();
     p->state = P_RUNNING;
     p->on_cpu = c;
@@ -243,6 +246,7 @@ static void switch_out(struct proc *p)
 
 void sched_make_ready(struct proc *p, enum enq_how how)
 {
+    ASSERT_HELD(&sched_lock, "sched_make_ready");
     if (p->state == P_BLOCKED)
         p->blocked_ticks += rdtime() - p->blocked_at;
     p->state = P_READY;
@@ -261,6 +265,7 @@ static void note_if_stuck(struct proc *p)
 
 void sched_block(struct proc *p)
 {
+    ASSERT_HELD(&sched_lock, "sched_block");
     p->state = P_BLOCKED;
     p->nblock++;
     p->blocked_at = rdtime();
@@ -297,6 +302,7 @@ void sched_on_return(struct proc *p)
 
 void sched_exit(struct proc *p)
 {
+    ASSERT_HELD(&sched_lock, "sched_exit");
     p->state = P_ZOMBIE;
     trace_proc(TR_EXIT, p, 0);
     sched->exited(p);

@@ -242,6 +242,7 @@ const struct sched_class gang_class = {
     .pick_next = gang_pick_next,
     .blocked = gang_blocked,
     .exited = gang_exited,
+    .abandoned = gang_exited,  /* proc_new took its matrix entry and the part's count: exited gives it back */
     .tick = gang_tick,
     .ipi = gang_ipi,
 };

@@ -70,6 +70,7 @@ const struct sched_class global_class = {
     .pick_next = gl_pick_next,
     .blocked = gl_blocked,
     .exited = gl_exited,
+    .abandoned = gl_exited,       /* proc_new took nothing */
     .tick = gl_tick,
     .ipi = 0,
 };

@@ -207,6 +207,7 @@ const struct sched_class partition_class = {
     .pick_next = pt_pick_next,
     .blocked = pt_blocked,
     .exited = pt_exited,
+    .abandoned = pt_exited,    /* proc_new took its binding and membership: exited gives it back */
     .tick = pt_tick,
     .ipi = 0,
 };

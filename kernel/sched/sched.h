@@ -15,6 +15,8 @@
  *                         or after a wake-up (how = ENQ_WAKE)
  *   pick_next(c)          take the process hart c should run next, or NULL to idle
  *   blocked(p) / exited(p)  the running p stopped running for good or until woken
+ *   abandoned(p)          proc_new(p) was called but p never became ready (its stack could not be had):
+ *                         undo what proc_new did; p never ran and is never enqueued
  *   tick(c)               hart c's quantum timer fired; call sched_preempt(c) to end the current quantum.
  *                         Every hart ticks, at seeded random phases, unless the policy sets one_timer:
  *                         then only hart 0 does (gang), and sched_restart_tick starts a full quantum anew
@@ -41,6 +43,7 @@ struct sched_class {
     struct proc *(*pick_next)(struct cpu *c);
     void (*blocked)(struct proc *p);
     void (*exited)(struct proc *p);
+    void (*abandoned)(struct proc *p);
     void (*tick)(struct cpu *c);
     void (*ipi)(struct cpu *c);
 };

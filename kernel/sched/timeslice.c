@@ -83,6 +83,7 @@ const struct sched_class timeslice_class = {
     .pick_next = ts_pick_next,
     .blocked = ts_blocked,
     .exited = ts_exited,
+    .abandoned = ts_exited,    /* proc_new took its binding only: exited gives it back */
     .tick = ts_tick,
     .ipi = 0,
 };
