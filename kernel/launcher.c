@@ -11,6 +11,7 @@
  */
 #include "sched/sched.h"
 #include "scenario.h"
+#include "info.h"
 #include "trace.h"
 
 int launcher_hart;
@@ -171,11 +172,7 @@ void launcher_job_done(struct job *j)
     nfailed += !ok;
     if (!j->background) {
         fg_live--;
-        acquire(&sched_lock);
-        for (int i = 0; i < njobs; i++)
-            if (jobs[i].state == J_RUNNING && jobs[i].info)
-                jobs[i].info->fg_live = fg_live;
-        release(&sched_lock);
+        info_set_fg_live(fg_live);
     }
     int all = ndone == njobs;
     uint64_t makespan = rel_us(rdtime());

@@ -8,6 +8,7 @@
  *     while the job lives, so translating a user address needs no lock.
  */
 #include "sched/sched.h"
+#include "info.h"
 
 struct job jobs[NJOB];
 int njobs;
@@ -197,29 +198,6 @@ static void job_finish(struct job *j)
         job_put_pagetable(j);
 }
 
-static void fill_info(struct job *j)
-{
-    struct sl_info *in = j->info;
-    in->magic = SL_INFO_MAGIC;
-    in->job_id = j->id;
-    in->nharts = ncpus;
-    in->nprocs = j->nprocs;
-    in->nnodes = plat.nnodes;
-    /* process control only where the policy hands out allotments (partition); elsewhere the allotment
-       is every hart and an adaptive job runs all its processes */
-    in->flags = (j->background ? SL_INFO_BACKGROUND : 0) | (j->adaptive && sched->allots ? SL_INFO_ADAPTIVE : 0);
-    in->timebase_hz = plat.timebase_hz;
-    in->seed = scenario_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL);
-    in->start_time = j->arrive;
-    strlcpy(in->app, j->app->name, sizeof in->app);
-    strlcpy(in->args, j->args, sizeof in->args);
-    for (int h = 0; h < ncpus; h++)
-        in->hart_node[h] = cpus[h].node;
-    in->fg_live = launcher_fg_live();
-    in->allot_count = ncpus;
-    in->allot_mask = ncpus == 64 ? ~0UL : (1UL << ncpus) - 1;
-}
-
 /* The job arrives: address space, info page, the app's image, process 0. On failure the job is
    reported failed at once (it never ran). */
 void job_admit(struct job *j)
@@ -242,7 +220,7 @@ void job_admit(struct job *j)
     }
     memset(j->info, 0, PAGE_SIZE);
     j->heap_next = SL_HEAP_VA;
-    fill_info(j);
+    info_init(j);
     uint64_t entry = elf_load(j->pt, j->app, 0, err, sizeof err);
     if (!entry) {
         kprintf("ERROR job %d (%s): %s\n", j->id, j->app->name, err);

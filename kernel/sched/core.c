@@ -25,6 +25,7 @@
  * freed only when no hart can still walk them.
  */
 #include "sched.h"
+#include "../info.h"
 
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus;
@@ -223,7 +224,7 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
     struct job *dead = load_satp(c, p->job);
     fpu_switch_in(c, p);
     p->tf.kernel_tp = (uint64_t)c;
-    p->job->info->running[p->idx] = 1;
+    info_set_running(p->job, p->idx, 1);
     if (!p->job->start)
         p->job->start = now;
     swtch(&c->sched_ctx, &p->ctx);
@@ -238,7 +239,7 @@ static void switch_out(struct proc *p)
 {
     struct cpu *c = mycpu();
     p->run_ticks += rdtime() - p->dispatched_at;
-    p->job->info->running[p->idx] = 0;
+    info_set_running(p->job, p->idx, 0);
     fpu_switch_out(p);
     c->need_resched = 0;
     swtch(&p->ctx, &c->sched_ctx);

@@ -21,6 +21,7 @@
  */
 #include "runq.h"
 #include "allot.h"
+#include "../info.h"
 
 struct pt_hart {
     struct runq q;              /* READY processes bound here */
@@ -109,9 +110,7 @@ static void repartition(void)
         if (a[i].mask == allot_mask[j->id - 1])
             continue;
         allot_mask[j->id - 1] = a[i].mask;
-        j->info->allot_count = (uint32_t)a[i].count;
-        j->info->allot_mask = a[i].mask;
-        j->info->allot_stamp = rdtime();
+        info_set_allotment(j, a[i].count, a[i].mask);
         trace_rec(mycpu()->id, TR_REP, j->id, 0, a[i].count);
     }
     for (int i = 0; i < nrunning; i++)

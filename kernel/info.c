@@ -1,0 +1,47 @@
+/*
+ * info.c - the only writer of the job info pages (the model and lock rules are in info.h).
+ */
+#include "sched/sched.h"
+#include "info.h"
+
+/* The fixed fields, at admission (before the job's first process exists: no lock needed). */
+void info_init(struct job *j)
+{
+    struct sl_info *in = j->info;
+    in->magic = SL_INFO_MAGIC;
+    in->job_id = j->id;
+    in->nharts = ncpus;
+    in->nprocs = j->nprocs;
+    in->nnodes = plat.nnodes;
+    /* process control only where the policy hands out allotments (partition); elsewhere the allotment
+       is every hart and an adaptive job runs all its processes */
+    in->flags = (j->background ? SL_INFO_BACKGROUND : 0) | (j->adaptive && sched->allots ? SL_INFO_ADAPTIVE : 0);
+    in->timebase_hz = plat.timebase_hz;
+    in->seed = scenario_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL);
+    in->start_time = j->arrive;
+    strlcpy(in->app, j->app->name, sizeof in->app);
+    strlcpy(in->args, j->args, sizeof in->args);
+    for (int h = 0; h < ncpus; h++)
+        in->hart_node[h] = cpus[h].node;
+    in->fg_live = launcher_fg_live();
+    in->allot_count = ncpus;
+    in->allot_mask = ncpus == 64 ? ~0UL : (1UL << ncpus) - 1;
+}
+
+
+void info_set_allotment(struct job *j, int count, uint64_t mask)
+{
+    ASSERT_HELD(&sched_lock, "info_set_allotment");
+    j->info->allot_count = (uint32_t)count;
+    j->info->allot_mask = mask;
+    j->info->allot_stamp = rdtime();
+}
+
+void info_set_fg_live(uint32_t n)
+{
+    acquire(&sched_lock);
+    for (int i = 0; i < njobs; i++)
+        if (jobs[i].state == J_RUNNING && jobs[i].info)
+            jobs[i].info->fg_live = n;
+    release(&sched_lock);
+}
