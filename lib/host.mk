@@ -1,7 +1,7 @@
 # lib/host.mk - build lib/ and apps/ for Linux (pthreads backend, lib/host_*.c).
 # Included from the top Makefile.
 #
-#   make host                          build/host/<app> for every apps/*.c
+#   make host                          build/host/<app> for every app (apps/<app>.c or apps/<app>/)
 #   make host HOST_SAN="-fsanitize=address,undefined" HOST_OUT=build/host-asan
 #   make host HOST_SAN=-fsanitize=thread HOST_OUT=build/host-tsan
 #
@@ -32,6 +32,9 @@ $(HOST_OUT)/%: $(HOST_OUT)/obj/apps/%.o $(HOST_LIBOBJ)
 $(HOST_OUT)/obj/apps/%.o: apps/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -Dmain=sl_app_main -c -o $@ $<
+
+# Directory apps (apps/<name>/*.c, see the top Makefile) are combined into obj/apps/<name>.o.
+$(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(HOST_OUT)/obj,$(a),$(HOSTCC) -nostdlib)))
 
 $(HOST_OUT)/obj/lib/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
