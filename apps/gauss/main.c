@@ -35,7 +35,7 @@ SL_APP(.about = "Gaussian elimination, coarse or fine grain (Markatos 3.3.4)",
        SL_KEYS(SL_INT("n", 2, 65536, 768),
                SL_ENUM("variant", "coarse|fine", 0),
                SL_ENUM("sync", "barrier|cond", 0),
-               SL_ENUM("barrier", "spin|block|twophase|adaptive", 0),
+               SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
                SL_ENUM("shape", "central|tree|combination", 0),
                SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs", 0),
                SL_ENUM("place", "mcs|lb", 0)));
