@@ -285,6 +285,15 @@ def test_default_mix_file_matches_builtin_default():
 
 # ---------------------------------------------------------------- mixes
 
+def test_background_apps_from_boot_line():
+    boot = console.parse_console("BOOT harts=2 apps=gauss,hog,spin background=hog,spin\n").boot
+    assert mix.background_apps(boot) == {"hog", "spin"}
+    _, jobs = mix.split_tokens(["job=gauss", "job=spin"], mix.background_apps(boot))
+    assert [j.background for j in jobs] == [False, True]
+    assert mix.background_apps(console.parse_console("BOOT harts=2 background=\n").boot) == frozenset()
+    assert mix.background_apps(None) == mix.DEFAULT_BACKGROUND_APPS      # before any boot
+
+
 def test_split_tokens_and_background():
     settings, jobs = mix.split_tokens(["policy=gang", "job=gauss:n=64", "seed=2", "job=hog:procs=1", "job=oddeven"])
     assert settings == ["policy=gang", "seed=2"]
