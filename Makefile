@@ -38,7 +38,12 @@ KOBJS := $(patsubst %.c,$(B)/%.o,$(KSRCS)) $(patsubst %.S,$(B)/%.o,$(KASMS)) $(B
 UCFLAGS := -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns \
            -nostdlib -fno-common -fno-stack-protector -fno-pie -no-pie \
            -Wall -Wextra -Werror -Wno-unused-parameter -Ilib -DSL_TARGET_KERNEL
-APPS    := $(sort $(basename $(notdir $(wildcard apps/*.c))))
+# An app is apps/<name>.c, or a directory apps/<name>/ whose *.c (and private *.h) make one app <name>:
+# its objects are combined (ld -r) into one <name>.o, so every later step treats both kinds alike.
+APPDIRS := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
+APPS    := $(sort $(basename $(notdir $(wildcard apps/*.c))) $(APPDIRS))
+# app_parts(objdir, name): the objects of directory app <name>, under objdir
+app_parts = $(patsubst apps/%.c,$(1)/apps/%.o,$(wildcard apps/$(2)/*.c))
 ULIBSRC := $(filter-out lib/host_%.c,$(wildcard lib/*.c))
 ULIBASM := $(wildcard lib/*.S)
 # host_*.S are the Linux backend's (lib/host.mk), not the kernel target's
@@ -88,6 +93,15 @@ $(B)/u/%.o: %.c $(wildcard lib/*.h)
 $(B)/u/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c -o $@ $<
+
+# Directory apps: <objdir>/apps/<name>.o from its parts; the parts also depend on the app's own headers.
+# (1) objdir, (2) name, (3) the linker for ld -r
+define DIR_APP
+$(1)/apps/$(2).o: $(call app_parts,$(1),$(2))
+	$(3) -r -o $$@ $$^
+$(call app_parts,$(1),$(2)): $(wildcard apps/$(2)/*.h)
+endef
+$(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 
 # ---- running ----
 QEMUFLAGS = -machine virt -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \

@@ -24,7 +24,7 @@ SL_APP(.about = "barrier costs: every shape x wait kind, median ns per episode",
        SL_KEYS(SL_INT("ms", 1, 10000, 20),
                SL_INT("batches", 1, 99, 5),
                SL_ENUM("shape", "all|central|tree|combination", 0),
-               SL_ENUM("barrier", "all|spin|block|twophase|adaptive", 0)));
+               SL_ENUM("barrier", "all|" SL_WAIT_CHOICES, 0)));
 
 #define MAXB 12          /* shapes x kinds */
 #define MAXBATCH 100

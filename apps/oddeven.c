@@ -31,7 +31,7 @@ SL_APP(.about = "odd-even transposition sort (Markatos 3.3.4)",
        .mem_key = "n", .mem_lin = 4, .mem_const = 256 * 1024 + SL_WORKERS_MEM_CONST,
        .mem_per_proc = SL_WORKERS_MEM_PER_PROC,
        SL_KEYS(SL_INT("n", 2, 1 << 20, 24576),
-               SL_ENUM("barrier", "spin|block|twophase|adaptive", 0),
+               SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
                SL_ENUM("shape", "central|tree|combination", 0),
                SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs", 0)));
 

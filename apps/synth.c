@@ -32,7 +32,7 @@ SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)",
        SL_KEYS(SL_INT("grain", 0, 100000000, 1000),
                SL_INT("var", 0, 100000000, 0),
                SL_INT("iters", 1, 100000000, 50000),
-               SL_ENUM("barrier", "spin|block|twophase|adaptive", 0),
+               SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
                SL_ENUM("shape", "central|tree|combination", 0)));
 
 #define H0    0x9e3779b97f4a7c15ull

@@ -113,10 +113,15 @@ void boot_main(uint64_t hartid, const void *dtb)
         mem += plat.mem[i].size;
     char names[512];           /* one kprintf per line: each kprintf starts a new line (console.c) */
     names[0] = 0;
-    for (int i = 0; i < napps(); i++)
+    char bg[256];              /* the background apps (SL_APP_BACKGROUND): the harness never runs them alone */
+    bg[0] = 0;
+    for (int i = 0; i < napps(); i++) {
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", app_at(i)->name);
-    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu\n", ncpus,
-            plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()));
+        if (app_at(i)->spec->flags & SL_APP_BACKGROUND)
+            snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
+    }
+    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s\n", ncpus,
+            plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg);
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

@@ -34,11 +34,11 @@ extern struct host_job host_job;
 /* host_sys.c: start process index running fn(arg, index) on a new pthread. */
 int host_start_proc(int index, void (*fn)(void *, int), void *arg);
 
-/* host_spec.c: the kernel's checks of a job's keys against the app's spec. */
-int  host_spec_valid(const struct sl_appspec *s, char *err, size_t errsz);
-int  host_spec_args(const struct sl_appspec *s, int ntok, char **tok,
-                    char *args, size_t argsz, char *err, size_t errsz);
-long long host_spec_mem(const struct sl_appspec *s, const char *args, int procs);
+/* host_scenario.c: an app's command-line keys through the kernel's scenario parser, as the one job
+   "job=<app>:<tok>,<tok>..." with seed=<seed>; 0 and *job filled, or -1 and err says why. */
+struct scen_job;
+int  host_parse_job(const char *app, unsigned long long seed, int ntok, char **tok,
+                    struct scen_job *job, char *err, size_t errsz);
 
 #endif
 #endif

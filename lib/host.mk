@@ -1,11 +1,12 @@
 # lib/host.mk - build lib/ and apps/ for Linux (pthreads backend, lib/host_*.c).
 # Included from the top Makefile.
 #
-#   make host                          build/host/<app> for every apps/*.c
+#   make host                          build/host/<app> for every app (apps/<app>.c or apps/<app>/)
 #   make host HOST_SAN="-fsanitize=address,undefined" HOST_OUT=build/host-asan
 #   make host HOST_SAN=-fsanitize=thread HOST_OUT=build/host-tsan
 #
-# Run: build/host/<app> [procs=N] [seed=N] [key=value ...]; exit status 0 iff check=ok.
+# Run: build/host/<app> [procs=N] [seed=N] [key=value ...]; exit status 0 iff check=ok. The keys go through
+# the kernel's scenario parser (kernel/scenario.c, compiled here with -DSCHEDLAB_HOST; lib/host_scenario.c).
 # Kernel-only sources (lib/rv_*) are left out. Each app's main() is renamed
 # sl_app_main: on the host, main() is the backend's (lib/host_main.c), which
 # plays the kernel and runs the app's main as process 0.
@@ -23,6 +24,9 @@ HOST_ARCH   := $(shell $(HOSTCC) -dumpmachine | cut -d- -f1)
 HOST_LIBASM := $(wildcard lib/host_uctx_$(HOST_ARCH).S)
 HOST_LIBOBJ += $(patsubst lib/%.S,$(HOST_OUT)/obj/lib/%.o,$(HOST_LIBASM))
 HOST_APPS   := $(patsubst %,$(HOST_OUT)/%,$(APPS))
+# The kernel's scenario parser and its formatter, which host_scenario.c runs on an app's command line.
+HOST_KSRC   := kernel/scenario.c kernel/printf.c
+HOST_LIBOBJ += $(patsubst kernel/%.c,$(HOST_OUT)/obj/kernel/%.o,$(HOST_KSRC))
 
 host: $(HOST_APPS)
 
@@ -33,9 +37,16 @@ $(HOST_OUT)/obj/apps/%.o: apps/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -Dmain=sl_app_main -c -o $@ $<
 
+# Directory apps (apps/<name>/*.c, see the top Makefile) are combined into obj/apps/<name>.o.
+$(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(HOST_OUT)/obj,$(a),$(HOSTCC) -nostdlib)))
+
 $(HOST_OUT)/obj/lib/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
+
+$(HOST_OUT)/obj/kernel/%.o: kernel/%.c kernel/scenario.h kernel/kprintf.h lib/abi.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -DSCHEDLAB_HOST -Ikernel -c -o $@ $<
 
 $(HOST_OUT)/obj/lib/%.o: lib/%.S
 	@mkdir -p $(dir $@)

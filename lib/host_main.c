@@ -4,9 +4,10 @@
  *   build/host/<app> [procs=N] [seed=N] [fg_ms=N] [key=value ...]
  *
  * Tokens may also be comma-joined as in a scenario (n=64,sync=cond). The
- * app's keys are checked against its own spec (the sl_app symbol, which is
- * the .slapp section on the kernel target) exactly as the kernel checks a
- * job= token; an error prints one ERROR line and exits with status 2.
+ * job's keys (the app's own and procs, at, adapt, mem) are checked against
+ * its own spec (the sl_app symbol, which is the .slapp section on the kernel
+ * target) by the kernel's scenario parser itself (host_scenario.c); an error
+ * prints the parser's one ERROR line and exits with status 2.
  * fg_ms (host only) is how long a background app (hog) sees fg_live = 1.
  *
  * The app's main() is renamed sl_app_main by the host build (lib/host.mk)
@@ -32,6 +33,7 @@
 #include <unistd.h>
 #include "schedlab.h"
 #include "host.h"
+#include "../kernel/scenario.h"
 
 int sl_app_main(void);
 
@@ -75,16 +77,16 @@ basename_of(const char *path)
     return s ? s + 1 : path;
 }
 
-/* Split argv on commas; take the host's own keys, return the app's. */
+/* Split argv on commas; take the host's own keys (seed, fg_ms), return the job's. */
 static int
-split_args(int argc, char **argv, char **tok, int maxtok, long long *procs, long long *seed)
+split_args(int argc, char **argv, char **tok, int maxtok, long long *seed)
 {
     int n = 0;
 
     for (int i = 1; i < argc; i++) {
         for (char *t = strtok(argv[i], ","); t; t = strtok(NULL, ",")) {
-            if (strncmp(t, "procs=", 6) == 0)
-                *procs = num(t, t + 6, 1, SL_MAX_PROCS);
+            if (strpbrk(t, " \t\n"))
+                die(2, "'%s': expected key=value without spaces", t);
             else if (strncmp(t, "seed=", 5) == 0)
                 *seed = num(t, t + 5, 0, 0x7fffffffffffffffLL);
             else if (strncmp(t, "fg_ms=", 6) == 0)
@@ -209,26 +211,25 @@ wait_job(void)
 int
 main(int argc, char **argv)
 {
-    char *tok[64], args[SL_ARGS_MAX], err[256];
-    long long procs = sysconf(_SC_NPROCESSORS_ONLN), seed = 1;
+    char *tok[64], err[256];
+    long long seed = 1;
     const char *app = basename_of(argv[0]);
+    struct scen_job job;
     int ntok;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (host_spec_valid(&sl_app, err, sizeof err) < 0)
-        die(2, "app %s: %s", app, err);
+    if (sl_app.magic != SL_APPSPEC_MAGIC || sl_app.nkeys > SL_MAX_KEYS)
+        die(2, "app %s: its spec is broken (magic %#x, %u keys)", app, sl_app.magic, sl_app.nkeys);
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
         printf("%s: %s\nusage: %s [procs=N] [seed=N] [fg_ms=N] [key=value ...]\n",
                app, sl_app.about, argv[0]);
         return 0;
     }
-    ntok = split_args(argc, argv, tok, 64, &procs, &seed);
-    if (procs > SL_MAX_PROCS)
-        procs = SL_MAX_PROCS;
-    if (host_spec_args(&sl_app, ntok, tok, args, sizeof args, err, sizeof err) < 0)
-        die(2, "job=%s: %s", app, err);
-    mem_estimate = host_spec_mem(&sl_app, args, (int)procs);
-    fill_info(app, (int)procs, seed, args);
+    ntok = split_args(argc, argv, tok, 64, &seed);
+    if (host_parse_job(app, (unsigned long long)seed, ntok, tok, &job, err, sizeof err) < 0)
+        die(2, "%s", err);
+    mem_estimate = (long long)job.mem_bytes;
+    fill_info(app, job.procs, seed, job.args);
     catch_faults();
 
     pthread_mutex_lock(&host_job.lock);

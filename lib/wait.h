@@ -16,8 +16,8 @@
  *             hart right now (the info page's running[]), block otherwise
  *             (wait_adaptive.c); objects say whom a waiter needs with a
  *             struct sl_waitfor
- * A new kind is one new file defining a struct sl_waitops, one enum value
- * and one table entry in wait.c.
+ * A new kind is one new file defining a struct sl_waitops, one enum value,
+ * one table entry in wait.c and its name in SL_WAIT_CHOICES.
  *
  * The sleepers bit. Bit 31 of a word (SL_WAIT_SLEEPERS) belongs to this
  * layer: a waiter about to sleep sets it, so the changer knows whether a
@@ -55,6 +55,12 @@ enum sl_wait {
     SL_WAIT_ADAPTIVE,
     SL_NWAITS
 };
+
+/* The kinds' names in enum order, as an app's SL_ENUM choices
+   (SL_ENUM("barrier", SL_WAIT_CHOICES, 0)): the one list every app's key
+   takes, so the boot check accepts exactly the kinds sl_waits[] has.
+   tests/host/test_barrier.c checks it against the table. */
+#define SL_WAIT_CHOICES "spin|block|twophase|adaptive"
 
 /* Whom a waiter waits for, for the adaptive kind: running(wf) is 1 while
    every participant the waiter still needs is on a hart this instant. An

@@ -22,6 +22,7 @@ def test_boots_on_n_harts(boot, cpus):
     assert run.boot["harts"] == cpus
     assert run.summary["harts"] == cpus
     assert 0 <= run.boot["boot_hart"] < cpus
+    assert run.boot["background"] == ["hog"]          # the apps that declare SL_APP_BACKGROUND
 
 
 def test_boots_on_64_harts(boot):

@@ -11,6 +11,12 @@ depending on FAKE_QEMU_MODE,
   prints BOOT, one RESULT per job and SUMMARY.  Elapsed time of a job is
   BASE[app] * (1 + (jobs - 1) * EXTRA[policy]), so slowdowns are exact:
   with two jobs timeslice 2.0, gang 1.5, partition 1.2.
+
+The consoles are the real kernel's: ``canned`` plays (or cuts) consoles recorded
+from real boots in tests/data/consoles/ (``tools/record_consoles.py`` regenerates
+them), and ``sim`` writes its BOOT, RESULT and SUMMARY lines by changing values in
+the recorded lines of FAKE_QEMU_TEMPLATE, so when the kernel's format moves these
+tests see the new format.
 """
 
 import csv
@@ -72,7 +78,15 @@ for token in tokens:
     elif key not in ("quantum", "seed", "trace", "timeout", "wakeboost") or key == "policy":
         print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
         sys.exit(2)
-print(f"BOOT harts={cpus} nodes=1 mem_mb=256 policies={','.join(POLICIES)} apps=gauss,oddeven,synth,hog,fault boot_us=1200")
+import re
+TEMPLATE = open(os.environ["FAKE_QEMU_TEMPLATE"], encoding="utf-8", errors="replace").read().replace("\r", "")
+def recorded(keyword):
+    return next(line for line in TEMPLATE.splitlines() if line.startswith(keyword + " "))
+def with_values(line, **values):
+    for key, value in values.items():
+        line = re.sub(rf"(?<= ){key}=\S*", f"{key}={value}", line, count=1)
+    return line
+print(with_values(recorded("BOOT"), harts=cpus, policies=",".join(POLICIES)))
 elapsed = {}
 for i, (app, keys) in enumerate(jobs):
     if app != "hog":
@@ -83,26 +97,35 @@ for i, (app, keys) in enumerate(jobs):
     e = elapsed.get(i, end)
     check = "FAIL" if app == "fault" else "ok"
     failed += check != "ok"
-    more = " ".join(keys + (["reason=pagefault"] if app == "fault" else ["maxerr=1e-12"]))
-    print(f"RESULT job={i} app={app} policy={policy} harts={cpus} procs={cpus} arrive_us=0 "
-          f"start_us=10 end_us={10 + e} elapsed_us={e} cpu_us={e * cpus} check={check} {more}")
-print(f"SUMMARY policy={policy} harts={cpus} jobs={len(jobs)} failed={failed} makespan_us={end + 10}")
+    line = with_values(recorded("RESULT"), job=i + 1, app=app, policy=policy, harts=cpus, procs=cpus, arrive_us=0,
+                       start_us=10, end_us=10 + e, elapsed_us=e, cpu_us=e * cpus, check=check)
+    print(line + (" reason=pagefault" if app == "fault" else ""))
+print(with_values(recorded("SUMMARY"), policy=policy, harts=cpus, jobs=len(jobs), failed=failed, makespan_us=end + 10))
 sys.exit(3 if failed else 0)
 '''
 
-CONSOLE = (
-    "\r\nOpenSBI v1.1\r\n"
-    "   ____                    _____ ____ _____\r\n"
-    "Platform Name             : riscv-virtio,qemu\r\n"
-    "BOOT harts=2 nodes=1 mem_mb=256 policies=timeslice,gang apps=gauss,oddeven,hog boot_us=1834\r\n"
-    "TRACE 1200 0 dispatch 1 0\r\n"
-    "RESULT job=0 app=gauss policy=gang harts=2 procs=2 arrive_us=0 start_us=5 end_us=35005 "
-    "elapsed_us=35000 cpu_us=69000 check=ok n=256 sync=barrier barrier=spin maxerr=1e-12 iter_us=35\r\n"
-    "FOO some future line kind\r\n"
-    "RESULT job=1 app=hog policy=gang harts=2 procs=2 arrive_us=0 start_us=5 end_us=35010 "
-    "elapsed_us=35005 cpu_us=1000 check=ok\r\n"
-    "SUMMARY policy=gang harts=2 jobs=2 failed=0 makespan_us=35010\r\n"
-)
+CONSOLES = REPO / "tests" / "data" / "consoles"
+RECORDED = json.loads((CONSOLES / "index.json").read_text())
+
+
+def recorded(name: str) -> str:
+    """A console recorded from a real boot (tools/record_consoles.py), as QEMU printed it."""
+    return (CONSOLES / f"{name}.console").read_bytes().decode("utf-8", "replace")
+
+
+def line_of(text: str, prefix: str) -> str:
+    """The first line of a console that starts with prefix, without its line ending."""
+    return next(line.rstrip("\r") for line in text.split("\n") if line.startswith(prefix))
+
+
+def value_of(line: str, key: str) -> str:
+    """The value of key=value in a console line, read without the harness's parser."""
+    return next(word.partition("=")[2] for word in line.split() if word.startswith(key + "="))
+
+
+CONSOLE = recorded("gang-trace")          # policy=gang trace=on, gauss (job 1) and hog (job 2), CPUS=2
+GAUSS = line_of(CONSOLE, "RESULT job=1 ")
+SUMMARY = line_of(CONSOLE, "SUMMARY ")
 
 
 # ---------------------------------------------------------------- fixtures
@@ -132,8 +155,13 @@ def fake(tmp_path, monkeypatch):
             monkeypatch.setenv("FAKE_QEMU_EXIT", str(exit_code))
             monkeypatch.setenv("FAKE_QEMU_PIDFILE", str(tmp_path / "child.pid"))
 
+        def replay(self, name, mode="canned"):
+            """Play the recorded console `name` with the exit status its boot had."""
+            self.canned(recorded(name), exit_code=RECORDED[name]["exit"], mode=mode)
+
         def sim(self, policies="timeslice,gang,partition"):
             monkeypatch.setenv("FAKE_QEMU_MODE", "sim")
+            monkeypatch.setenv("FAKE_QEMU_TEMPLATE", str(CONSOLES / "gang-trace.console"))
             monkeypatch.setenv("FAKE_QEMU_POLICIES", policies)
 
         def calls(self):
@@ -174,16 +202,21 @@ def test_parse_value_types(text, value):
 
 
 def test_parse_console_typed_results_and_ignored_lines():
-    parsed = console.parse_console(CONSOLE)
-    assert parsed.boot == {"harts": 2, "nodes": 1, "mem_mb": 256, "policies": ["timeslice", "gang"],
-                           "apps": ["gauss", "oddeven", "hog"], "boot_us": 1834}
+    parsed = console.parse_console(CONSOLE)        # a real console: OpenSBI's banner lines are ignored
+    boot = line_of(CONSOLE, "BOOT ")
+    assert parsed.boot["harts"] == 2 and parsed.boot["mem_mb"] == int(value_of(boot, "mem_mb"))
+    assert parsed.boot["policies"] == value_of(boot, "policies").split(",") and "gang" in parsed.boot["policies"]
+    assert parsed.boot["apps"] == value_of(boot, "apps").split(",") and "gauss" in parsed.boot["apps"]
+    assert parsed.boot["background"] == ["hog"] and isinstance(parsed.boot["boot_us"], int)
     assert len(parsed.results) == 2
     gauss = parsed.results[0]
-    assert gauss["job"] == 0 and gauss["elapsed_us"] == 35000 and gauss["check"] == "ok"
-    assert gauss["maxerr"] == 1e-12 and gauss["barrier"] == "spin" and gauss["iter_us"] == 35
+    assert gauss["job"] == 1 and gauss["elapsed_us"] == int(value_of(GAUSS, "elapsed_us")) and gauss["check"] == "ok"
+    assert gauss["maxerr"] == float(value_of(GAUSS, "maxerr")) and gauss["barrier"] == "spin" and gauss["n"] == 32
     assert all(isinstance(v, int) for k, v in gauss.items() if k.endswith("_us"))
-    assert parsed.summary == {"policy": "gang", "harts": 2, "jobs": 2, "failed": 0, "makespan_us": 35010}
-    assert parsed.traces == ["TRACE 1200 0 dispatch 1 0"]
+    assert parsed.summary == {"policy": "gang", "harts": 2, "jobs": 2, "failed": 0,
+                              "makespan_us": int(value_of(SUMMARY, "makespan_us"))}
+    dump = [line.strip() for line in CONSOLE.split("\n") if line.startswith(("TRACE ", "T "))]
+    assert parsed.traces == dump and dump[0].startswith("TRACE begin") and dump[-1] == "TRACE end"
     assert parsed.errors == [] and parsed.panics == [] and parsed.malformed == []
 
 
@@ -197,13 +230,13 @@ def test_error_and_panic_lines_kept_verbatim():
 
 
 def test_partial_console_drops_cut_line_and_keeps_malformed_apart():
-    cut = CONSOLE.split("RESULT job=1")[0] + "RESULT job=1 app=hog policy=ga"
+    cut = CONSOLE.split("RESULT job=2")[0] + "RESULT job=2 app=hog policy=ga"
     parsed = console.parse_console(cut, complete=False)
-    assert [r["job"] for r in parsed.results] == [0]
+    assert [r["job"] for r in parsed.results] == [1]
     assert parsed.summary is None and parsed.malformed == []
     # The same text taken as complete: the cut RESULT lacks required keys.
     parsed = console.parse_console(cut, complete=True)
-    assert len(parsed.results) == 1 and parsed.malformed == ["RESULT job=1 app=hog policy=ga"]
+    assert len(parsed.results) == 1 and parsed.malformed == ["RESULT job=2 app=hog policy=ga"]
 
 
 def test_result_fields_without_equals_and_repeated_keys():
@@ -284,6 +317,15 @@ def test_default_mix_file_matches_builtin_default():
 
 
 # ---------------------------------------------------------------- mixes
+
+def test_background_apps_from_boot_line():
+    boot = console.parse_console("BOOT harts=2 apps=gauss,hog,spin background=hog,spin\n").boot
+    assert mix.background_apps(boot) == {"hog", "spin"}
+    _, jobs = mix.split_tokens(["job=gauss", "job=spin"], mix.background_apps(boot))
+    assert [j.background for j in jobs] == [False, True]
+    assert mix.background_apps(console.parse_console("BOOT harts=2 background=\n").boot) == frozenset()
+    assert mix.background_apps(None) == mix.DEFAULT_BACKGROUND_APPS      # before any boot
+
 
 def test_split_tokens_and_background():
     settings, jobs = mix.split_tokens(["policy=gang", "job=gauss:n=64", "seed=2", "job=hog:procs=1", "job=oddeven"])
@@ -392,12 +434,13 @@ def test_csv_and_json_one_record_per_job_per_run(tmp_path):
         rows = list(csv.DictReader(handle))
     assert len(rows) == 2
     assert list(rows[0])[:4] == ["run", "cpus", "bootargs", "repeat"]
-    assert rows[0]["app"] == "gauss" and rows[0]["maxerr"] == "1e-12" and rows[1]["maxerr"] == ""
+    assert rows[0]["app"] == "gauss" and float(rows[0]["maxerr"]) == float(value_of(GAUSS, "maxerr"))
+    assert rows[1]["maxerr"] == ""
     document = json.loads((tmp_path / "out.json").read_text())
     assert document["command"] == "run" and document["comparison"] == {"k": 1}
     assert [r["verdict"] for r in document["runs"]] == ["ok", "FAIL (exit 1)"]
     assert document["runs"][1]["errors"] == ["ERROR x"]
-    assert len(document["records"]) == 2 and document["records"][0]["elapsed_us"] == 35000
+    assert len(document["records"]) == 2 and document["records"][0]["elapsed_us"] == int(value_of(GAUSS, "elapsed_us"))
 
 
 # ---------------------------------------------------------------- booting
@@ -415,19 +458,36 @@ def test_qemu_argv_is_the_make_qemu_command(monkeypatch):
 
 
 def test_boot_with_fake_qemu_parses_console(fake):
-    fake.canned(CONSOLE, exit_code=0)
+    fake.replay("gang-trace")
     run = qemu.boot(2, ["policy=gang", "job=gauss"], kernel=fake.kernel_path, timeout=30)
     assert run.ok and run.exit_code == 0 and not run.timed_out and run.verdict == "ok"
     assert run.console.startswith("\r\nOpenSBI") and len(run.results) == 2
+    assert [(r["job"], r["app"], r["check"]) for r in run.results] == [(1, "gauss", "ok"), (2, "hog", "ok")]
+    assert run.boot["harts"] == 2 and "gang" in run.boot["policies"] and run.boot["background"] == ["hog"]
+    assert run.summary["makespan_us"] == int(value_of(SUMMARY, "makespan_us"))
+    assert run.parsed.traces[0].startswith("TRACE begin") and any(t.startswith("T ") for t in run.parsed.traces)
+    assert not run.parsed.malformed and not run.errors
     assert run.bootargs == "policy=gang job=gauss"
     assert fake.calls()[0][-2:] == ["-append", "policy=gang job=gauss"]
 
 
+def test_boot_job_output_and_job_error(fake):
+    fake.replay("job-error")
+    run = qemu.boot(1, "job=gauss", kernel=fake.kernel_path)
+    assert not run.ok and run.exit_code == RECORDED["job-error"]["exit"] != 0
+    assert run.output[1][0].startswith("ERROR gauss: sched=ss")          # "[1] " prefix removed
+    assert run.parsed.job_errors(1) == [line_of(recorded("job-error"), "[1] ERROR")]
+    assert run.errors == [line_of(recorded("job-error"), "ERROR job 1 ")]  # the kernel's own line only
+    assert run.results[0]["check"] == "FAIL" and run.summary["failed"] == 1
+
+
 def test_boot_nonzero_exit_is_failure(fake):
-    fake.canned("ERROR bad token 'x=1'\n", exit_code=1)
+    fake.replay("bad-token")
     run = qemu.boot(2, "x=1", kernel=fake.kernel_path)
-    assert not run.ok and run.exit_code == 1 and run.verdict == "FAIL (exit 1)"
-    assert run.errors == ["ERROR bad token 'x=1'"]
+    status = RECORDED["bad-token"]["exit"]
+    assert not run.ok and run.exit_code == status != 0 and run.verdict == f"FAIL (exit {status})"
+    assert run.errors == [line_of(recorded("bad-token"), "ERROR ")]
+    assert run.errors[0].startswith("ERROR bad token 'x=1'")
 
 
 def test_boot_missing_kernel_or_qemu(fake, tmp_path, monkeypatch):
@@ -447,7 +507,7 @@ def _process_gone(pid):
 
 
 def test_timeout_kills_process_group_and_keeps_partial_output(fake):
-    fake.canned(CONSOLE.split("RESULT job=1")[0] + "RESULT job=1 app=hog\n", mode="hang")
+    fake.canned(CONSOLE.split("RESULT job=2")[0] + "RESULT job=2 app=hog\n", mode="hang")
     started = time.monotonic()
     run = qemu.boot(2, "job=gauss", kernel=fake.kernel_path, timeout=1.5)
     assert time.monotonic() - started < 15
@@ -472,20 +532,22 @@ def test_oversubscription_warning(monkeypatch):
 # ---------------------------------------------------------------- schedlab run
 
 def test_cli_run_prints_table_and_summary(fake, capsys):
-    fake.canned(CONSOLE)
+    fake.replay("gang-trace")
     assert schedlab(fake, "run", "--cpus", "2", "policy=gang", "job=gauss", "job=hog") == 0
     out, err = capsys.readouterr()
-    assert "elapsed ms" in out and "35.000" in out and "maxerr=1e-12" in out
-    assert "summary: policy=gang harts=2 jobs=2 failed=0 makespan=35.010 ms" in out
+    elapsed_ms, makespan_ms = int(value_of(GAUSS, "elapsed_us")) / 1000, int(value_of(SUMMARY, "makespan_us")) / 1000
+    assert "elapsed ms" in out and f"{elapsed_ms:.3f}" in out and f"maxerr={value_of(GAUSS, 'maxerr')}" in out
+    assert f"summary: policy=gang harts=2 jobs=2 failed=0 makespan={makespan_ms:.3f} ms" in out
     assert err == ""
     assert fake.calls()[0][fake.calls()[0].index("-smp") + 1] == "2"
 
 
 def test_cli_run_failure_shows_error_lines_verbatim(fake, capsys):
-    fake.canned("OpenSBI\nERROR unknown app 'gaus' in job=gaus\n", exit_code=1)
+    fake.replay("unknown-app")
     assert schedlab(fake, "run", "--cpus", "1", "job=gaus") == 1
     out, _ = capsys.readouterr()
-    assert "ERROR unknown app 'gaus' in job=gaus" in out and "FAIL (exit 1)" in out
+    assert line_of(recorded("unknown-app"), "ERROR ") in out and f"FAIL (exit {RECORDED['unknown-app']['exit']})" in out
+    assert "unknown app 'gaus'" in out
 
 
 def test_cli_run_failure_without_error_shows_console_tail(fake, capsys):
@@ -502,7 +564,7 @@ def test_cli_run_timeout_reported(fake, capsys):
 
 
 def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path):
-    fake.canned(CONSOLE)
+    fake.replay("gang-trace")
     scn = tmp_path / "two.scn"
     scn.write_text("# cpus: 1\npolicy=gang\njob=gauss job=hog\n")
     status = schedlab(fake, "run", "--repeat", "2", "--json", str(tmp_path / "r.json"),
@@ -514,14 +576,14 @@ def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path)
     out, _ = capsys.readouterr()
     assert "== 2 runs" in out
     records = json.loads((tmp_path / "r.json").read_text())["records"]
-    assert [(r["run"], r["job"]) for r in records] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert [(r["run"], r["job"]) for r in records] == [(0, 1), (0, 2), (1, 1), (1, 2)]   # the kernel numbers jobs from 1
     assert all(r["cpus"] == 1 and r["bootargs"] == calls[0][-1] for r in records)
     with open(tmp_path / "r.csv", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 4
 
 
 def test_cli_warns_once_when_cpus_exceed_host_cores(fake, capsys):
-    fake.canned(CONSOLE)
+    fake.replay("gang-trace")
     assert schedlab(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 0
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and len(err.strip().splitlines()) == 1
@@ -604,7 +666,7 @@ def test_cli_compare_failed_job_check_exits_nonzero(fake, capsys):
 # ---------------------------------------------------------------- launcher and conftest
 
 def test_launcher_runs_as_a_script(fake):
-    fake.canned(CONSOLE)
+    fake.replay("gang-trace")
     assert os.access(LAUNCHER, os.X_OK)
     done = subprocess.run([str(LAUNCHER), "run", "--cpus", "1", "--kernel", fake.kernel_path, "job=gauss"],
                           capture_output=True, text=True, timeout=60, cwd="/")

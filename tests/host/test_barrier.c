@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "schedlab.h"
@@ -303,6 +304,18 @@ test_names(void)
     CHECK(sl_wait_parse("yield") == -1);
 }
 
+/* SL_WAIT_CHOICES, the apps' barrier= choices, names exactly the kinds of sl_waits[], in enum order. */
+static void
+test_wait_choices(void)
+{
+    char choices[] = SL_WAIT_CHOICES;
+    int n = 0;
+
+    for (char *save, *c = strtok_r(choices, "|", &save); c; c = strtok_r(NULL, "|", &save), n++)
+        CHECK(n < SL_NWAITS && strcmp(c, sl_waits[n]->name) == 0);
+    CHECK(n == SL_NWAITS);
+}
+
 /* set/add keep 31-bit values and wrap; the sleepers bit never leaks into a value. */
 static void
 test_word_ops(void)
@@ -349,6 +362,7 @@ main(void)
     in->seed = 1;
     snprintf(in->app, sizeof in->app, "test_barrier");
     test_names();
+    test_wait_choices();
     test_word_ops();
     test_every_shape_and_wait();
     test_adaptive_sleeps_when_a_participant_is_not_running();

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import compare as cmp
 from .console import parse_console
-from .mix import override, split_tokens, token_key
+from .mix import background_apps, override, split_tokens, token_key
 from .qemu import REPO_ROOT, HarnessError, Run, boot, host_cores, oversubscription_warning
 from .scenario import Scenario, scenario_from_args
 from .stats import Spread
@@ -255,6 +255,10 @@ def compare_command(args: Namespace) -> int:
         if policies is None:
             print(failure_report(discovery))
             return EXIT_FAILED
+        settings, jobs = split_tokens(scenario.tokens, background_apps(discovery.boot))
+        if not any(not j.background for j in jobs):
+            note("schedlab: every job of the mix is a background app (BOOT background=)")
+            return EXIT_USAGE
 
     trials = cmp.plan(settings, jobs, policies, repeat, args.quantum)
     if discovery is not None:

@@ -2,7 +2,7 @@
 
 The kernel prints a few line kinds, each a keyword followed by fields:
 
-    BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_us=<t>
+    BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_hart=<h> boot_us=<t> background=<a,...>
     RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
     ERROR <free text>
@@ -46,7 +46,8 @@ RESULT_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us"
 #: Keys every SUMMARY line carries.
 SUMMARY_KEYS = ("policy", "harts", "jobs", "failed", "makespan_us")
 #: BOOT keys whose values are comma-separated lists.
-BOOT_LIST_KEYS = ("policies", "apps")
+#: ``background`` lists the apps that declare SL_APP_BACKGROUND (empty when none).
+BOOT_LIST_KEYS = ("policies", "apps", "background")
 
 
 def parse_value(text: str):

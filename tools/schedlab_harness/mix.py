@@ -3,10 +3,13 @@
 A *mix* is a scenario with several jobs.  Its tokens are either settings
 (``policy=``, ``quantum=``, ``seed=``...) or jobs (``job=<app>[:k=v,...]``).
 Jobs are *foreground* (they do a finite piece of work whose time is the
-measurement) or *background*: an app in ``BACKGROUND_APPS`` runs until every
-other job has ended, so running it alone would never end and its elapsed time
-is the mix's, not its own.  Background jobs are therefore never run alone
-and have no slowdown; they stay in the mix.
+measurement) or *background*: an app that declares ``SL_APP_BACKGROUND`` runs
+until every other job has ended, so running it alone would never end and its
+elapsed time is the mix's, not its own.  Background jobs are therefore never
+run alone and have no slowdown; they stay in the mix.  The kernel lists the
+background apps on its BOOT line (``background=hog``); ``split_tokens`` takes
+that list, and before any boot the harness uses ``DEFAULT_BACKGROUND_APPS``
+(the bundled apps' answer) instead.
 
 The runs of a comparison keep every setting and every job's keys unchanged,
 except that ``policy=`` (and ``quantum=`` when asked) is replaced.
@@ -14,10 +17,17 @@ except that ``policy=`` (and ``quantum=`` when asked) is replaced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-#: Apps that run until the foreground jobs end; running them alone is meaningless.
-BACKGROUND_APPS = frozenset({"hog"})
+#: The background apps of the bundled build, for decisions made before any boot has printed its BOOT
+#: line's ``background=`` (the kernel's word wins once one has).
+DEFAULT_BACKGROUND_APPS = frozenset({"hog"})
+
+
+def background_apps(boot: dict | None) -> frozenset:
+    """The apps a boot's BOOT line lists as background; the default if it lists none (an older kernel)."""
+    listed = (boot or {}).get("background")
+    return frozenset(listed) if isinstance(listed, list) else DEFAULT_BACKGROUND_APPS
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,7 @@ class Job:
 
     index: int
     token: str
+    background_apps: frozenset = field(default=DEFAULT_BACKGROUND_APPS, compare=False, repr=False)
 
     @property
     def app(self) -> str:
@@ -33,19 +44,20 @@ class Job:
 
     @property
     def background(self) -> bool:
-        return self.app in BACKGROUND_APPS
+        return self.app in self.background_apps
 
 
 def token_key(token: str) -> str:
     return token.partition("=")[0]
 
 
-def split_tokens(tokens: list[str]) -> tuple[list[str], list[Job]]:
-    """(settings, jobs) of a token list, each in original order."""
+def split_tokens(tokens: list[str], background: frozenset = DEFAULT_BACKGROUND_APPS
+                 ) -> tuple[list[str], list[Job]]:
+    """(settings, jobs) of a token list, each in original order; ``background``: the background apps."""
     settings, jobs = [], []
     for token in tokens:
         if token_key(token) == "job":
-            jobs.append(Job(len(jobs), token))
+            jobs.append(Job(len(jobs), token, frozenset(background)))
         else:
             settings.append(token)
     return settings, jobs
