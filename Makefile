@@ -29,7 +29,7 @@ B := build
 KCFLAGS := -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -O2 -g \
            -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns -nostdlib -fno-common -fno-omit-frame-pointer \
            -fno-stack-protector -fno-pie -no-pie -Wall -Wextra -Werror -Wno-unused-parameter \
-           -Ikernel -Ilib
+           -Ikernel -Ilib -Iinclude
 KSRCS := $(wildcard kernel/*.c kernel/sched/*.c)
 KASMS := $(wildcard kernel/*.S kernel/sched/*.S)
 KOBJS := $(patsubst %.c,$(B)/%.o,$(KSRCS)) $(patsubst %.S,$(B)/%.o,$(KASMS)) $(B)/kernel/apps_blob.o
@@ -37,7 +37,7 @@ KOBJS := $(patsubst %.c,$(B)/%.o,$(KSRCS)) $(patsubst %.S,$(B)/%.o,$(KASMS)) $(B
 # ---- apps: U-mode, rv64gc with doubles, each its own ELF linked at SL_TEXT_VA ----
 UCFLAGS := -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns \
            -nostdlib -fno-common -fno-stack-protector -fno-pie -no-pie \
-           -Wall -Wextra -Werror -Wno-unused-parameter -Ilib -DSL_TARGET_KERNEL
+           -Wall -Wextra -Werror -Wno-unused-parameter -Ilib -Iinclude -DSL_TARGET_KERNEL
 # An app is apps/<name>.c, or a directory apps/<name>/ whose *.c (and private *.h) make one app <name>:
 # its objects are combined (ld -r) into one <name>.o, so every later step treats both kinds alike.
 APPDIRS := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
@@ -58,7 +58,7 @@ all: $(B)/kernel.elf
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld
 	$(CC) $(KCFLAGS) -T linker/kernel.ld -o $@ $(KOBJS)
 
-$(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) lib/abi.h
+$(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KCFLAGS) -c -o $@ $<
 

@@ -5,7 +5,7 @@
  *   random        every process makes `calls` syscalls with hostile arguments: pointers into the kernel,
  *                 outside Sv39, with high bits set, misaligned, unmapped, read-only or not executable;
  *                 lengths that are huge or wrap past 2^64; unknown syscall numbers; futex timeouts that
- *                 overflow. Each result must be one the ABI documents for it (lib/abi.h: SL_EFAULT,
+ *                 overflow. Each result must be one the ABI documents for it (include/schedlab/abi.h: SL_EFAULT,
  *                 SL_EINVAL, ...); check=ok iff every one was (bad=0). First, process 0 checks that a
  *                 failed call has no effect: a write or a topology copy running off the end of the heap
  *                 prints and changes nothing, and a SYS_alloc larger than memory leaves the memory free.

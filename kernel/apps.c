@@ -3,7 +3,7 @@
  *
  * The Makefile links every build/apps/<name>.elf into the kernel (kernel/apps_blob.S, generated) and a
  * table `embedded_apps` of {name, start, end}. At boot apps_init() checks each ELF and finds its app
- * spec in the section named ".slapp" (struct sl_appspec, lib/abi.h): the scenario parser validates the
+ * spec in the section named ".slapp" (struct sl_appspec, include/schedlab/abi.h): the scenario parser validates the
  * app's keys against it before any job runs.
  */
 #include "kernel.h"

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "abi.h"
+#include "schedlab/abi.h"
 
 struct mem_region {
     uint64_t base, size;

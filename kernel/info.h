@@ -1,5 +1,5 @@
 /*
- * info.h - the job info page (lib/abi.h struct sl_info): one read-only page per job, mapped at SL_INFO_VA,
+ * info.h - the job info page (include/schedlab/abi.h struct sl_info): one read-only page per job, mapped at SL_INFO_VA,
  * through which the library learns what the scheduler did without a syscall. kernel/info.c is its only
  * writer: the fixed fields when the job is admitted, and the live ones (running[], the allotment,
  * fg_live) through the setters below.

@@ -26,7 +26,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "abi.h"
+#include "schedlab/abi.h"
 #include "param.h"
 #include "riscv.h"
 #include "sbi.h"

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "abi.h"
+#include "schedlab/abi.h"
 
 #define SCEN_MAX_JOBS 64
 

@@ -1,5 +1,5 @@
 /*
- * syscall.c - the system calls (numbers and arguments in lib/abi.h).
+ * syscall.c - the system calls (numbers and arguments in include/schedlab/abi.h).
  *
  * Arguments come from the trapframe (a0..a5), the number from a7, the result goes to a0. Every user
  * pointer is checked by translating it through the job's page table with the access it needs; a bad

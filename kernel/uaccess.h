@@ -11,7 +11,7 @@
 #define UACCESS_H
 
 #include <stdint.h>
-#include "abi.h"
+#include "schedlab/abi.h"
 
 static inline int uva_range_ok(uint64_t va, uint64_t len)
 {

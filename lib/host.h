@@ -15,7 +15,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
-#include "abi.h"
+#include "schedlab/abi.h"
 
 struct host_job {
     struct sl_info  info;       /* the emulated info page */

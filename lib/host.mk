@@ -14,7 +14,7 @@
 HOST_OUT    ?= $(B)/host
 HOST_SAN    ?=
 HOST_CFLAGS ?= -std=gnu11 -O2 -g -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
-               -D_GNU_SOURCE -Ilib
+               -D_GNU_SOURCE -Ilib -Iinclude
 HOST_LIBSRC := $(filter-out lib/rv_%,$(wildcard lib/*.c))
 HOST_LIBOBJ := $(patsubst lib/%.c,$(HOST_OUT)/obj/lib/%.o,$(HOST_LIBSRC))
 # The user-level context switch (uthread.c) is assembly, one file per host
@@ -44,7 +44,7 @@ $(HOST_OUT)/obj/lib/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
-$(HOST_OUT)/obj/kernel/%.o: kernel/%.c kernel/scenario.h kernel/kprintf.h lib/abi.h
+$(HOST_OUT)/obj/kernel/%.o: kernel/%.c kernel/scenario.h kernel/kprintf.h include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -DSCHEDLAB_HOST -Ikernel -c -o $@ $<
 

@@ -21,7 +21,7 @@
 #define SL_PLATFORM_H
 
 #include <stdint.h>
-#include "abi.h"
+#include "schedlab/abi.h"
 
 /* A new process runs fn(arg, index) and then exits; index = its SYS_self. */
 typedef void (*sl_procfn)(void *arg, int index);

@@ -25,7 +25,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "abi.h"
+#include "schedlab/abi.h"
 #include "platform.h"
 #include "rng.h"
 

@@ -1,14 +1,14 @@
 # Host unit tests of the kernel's pure logic (and, with lib/host.mk, of lib/), under ASan/UBSan.
 # Included from the top Makefile.
 UNIT_SAN    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-HOST_TCFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DSCHEDLAB_HOST -Ikernel -Ilib -Itests/host $(UNIT_SAN)
+HOST_TCFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DSCHEDLAB_HOST -Ikernel -Ilib -Iinclude -Itests/host $(UNIT_SAN)
 HOST_TESTS  := $(B)/host-tests/test_scenario $(B)/host-tests/test_fdt
 HOST_TESTS  += $(B)/host-tests/test_slots $(B)/host-tests/test_allot
 
 # The scenario parser with the kernel's own formatter (kernel/printf.c as ksnprintf, kernel/kprintf.h):
 # its messages are tested as the kernel prints them.
 $(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario.h kernel/printf.c \
-                               kernel/kprintf.h lib/abi.h tests/host/check.h
+                               kernel/kprintf.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c kernel/printf.c
 
@@ -18,7 +18,7 @@ $(B)/host-tests/test_printf: tests/host/test_printf.c kernel/printf.c kernel/kpr
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_printf.c kernel/printf.c
 
-$(B)/host-tests/test_fdt: tests/host/test_fdt.c kernel/fdt.c kernel/fdt.h lib/abi.h tests/host/check.h
+$(B)/host-tests/test_fdt: tests/host/test_fdt.c kernel/fdt.c kernel/fdt.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_fdt.c kernel/fdt.c
 
@@ -116,7 +116,7 @@ $(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.
 
 # The arithmetic of user-pointer checks (kernel/uaccess.h).
 HOST_TESTS  += $(B)/host-tests/test_uaccess
-$(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h lib/abi.h tests/host/check.h
+$(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_uaccess.c
 
@@ -126,7 +126,7 @@ FUZZ_SPECS  := $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))
 FUZZ_SRC    := tests/host/fuzz_scenario.c tests/host/fuzz_check.c kernel/scenario.c kernel/printf.c
 FUZZ_DEFS   := -DFUZZ_SPEC_DIR='"$(HOST_OUT)/obj/apps"'
 HOST_TESTS  += $(B)/host-tests/fuzz_scenario
-$(B)/host-tests/fuzz_scenario: $(FUZZ_SRC) tests/host/fuzz_scenario.h kernel/scenario.h kernel/kprintf.h lib/abi.h $(FUZZ_SPECS)
+$(B)/host-tests/fuzz_scenario: $(FUZZ_SRC) tests/host/fuzz_scenario.h kernel/scenario.h kernel/kprintf.h include/schedlab/abi.h $(FUZZ_SPECS)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) $(FUZZ_DEFS) -o $@ $(FUZZ_SRC)
 
@@ -139,7 +139,7 @@ fuzz: $(B)/host-tests/fuzz_scenario
 	@mkdir -p $(B)/fuzz/seeds $(B)/fuzz/corpus
 	@if command -v $(CLANG) >/dev/null 2>&1; then \
 	    set -e; \
-	    $(CLANG) -std=gnu11 -O1 -g -DSCHEDLAB_HOST -DFUZZ_LIBFUZZER $(FUZZ_DEFS) -Ikernel -Ilib \
+	    $(CLANG) -std=gnu11 -O1 -g -DSCHEDLAB_HOST -DFUZZ_LIBFUZZER $(FUZZ_DEFS) -Ikernel -Ilib -Iinclude \
 	        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $(B)/fuzz/fuzz_scenario_lf $(FUZZ_SRC); \
 	    $(B)/host-tests/fuzz_scenario --write-seeds $(B)/fuzz/seeds --write-dict $(B)/fuzz/scenario.dict; \
 	    $(B)/fuzz/fuzz_scenario_lf -max_total_time=$(FUZZ_SECONDS) -dict=$(B)/fuzz/scenario.dict \
