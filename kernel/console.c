@@ -21,7 +21,7 @@
  * Lock rules: console_lock is the innermost lock (kernel.h); it is taken with sched_lock or a job lock
  * held and nothing is acquired under it. Callers copy user memory before calling in.
  */
-#include "sched/sched.h"   /* struct cpu, for spin_panic's hart number */
+#include "cpu.h"   /* struct cpu, for spin_panic's hart number */
 
 #define UART_BASE 0x10000000UL
 #define UART_THR 0

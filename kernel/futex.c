@@ -6,7 +6,7 @@
  * and futex_wait compares the word with the expected value under it, so a wake that follows a store
  * to the word can never be lost. Timeouts are checked by the launcher hart's timer.
  */
-#include "sched/sched.h"
+#include "sched/core.h"
 #include "ticks.h"
 
 static struct proc *bucket[NFUTEX_BUCKET];     /* sched_lock */

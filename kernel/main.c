@@ -3,7 +3,7 @@
  * device tree, numbers the harts, sets up memory and the scenario, then starts the others with SBI HSM
  * hart_start. Every hart then runs the scheduler loop; the boot hart is also the launcher hart.
  */
-#include "sched/sched.h"
+#include "sched/core.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];

@@ -6,7 +6,7 @@
  * one makes the call return SL_EFAULT. Nothing a process passes can fault the kernel. A call that fails
  * has no effect: buffers are checked whole before use (uvm_check), allocations are all or nothing.
  */
-#include "sched/sched.h"
+#include "sched/core.h"
 
 #define ARG(p, i) ((p)->tf.x[REG_A0 + (i)])
 

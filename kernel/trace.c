@@ -7,7 +7,7 @@
  *   T <hart> <ticks since t0> <event> <job> <proc> <arg>
  *   TRACE end
  */
-#include "sched/sched.h"
+#include "cpu.h"
 #include "trace.h"
 
 int trace_enabled;

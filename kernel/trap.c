@@ -6,7 +6,7 @@
  * the process's job - never the kernel - and the job's RESULT says why. Any trap taken in S-mode is a
  * kernel bug: kernel_fault() prints PANIC and exits QEMU with a non-zero status.
  */
-#include "sched/sched.h"
+#include "sched/core.h"
 
 extern char trap_vector[];
 void user_return(struct trapframe *tf) __attribute__((noreturn));

@@ -25,11 +25,8 @@
 #ifndef SCHED_H
 #define SCHED_H
 
-#include "../kernel.h"
-#include "../proc.h"
+#include "core.h"
 #include "../trace.h"
-
-enum enq_how { ENQ_NEW, ENQ_PREEMPT, ENQ_YIELD, ENQ_WAKE };
 
 struct sched_class {
     const char *name;
@@ -48,30 +45,6 @@ struct sched_class {
     void (*ipi)(struct cpu *c);
 };
 
-enum { IDLE_NOT, IDLE_POLL, IDLE_HALT };
-
-/* One per hart; tp points at it in S-mode. */
-struct cpu {
-    int id;                     /* hart index 0..H-1 */
-    uint64_t hartid;            /* firmware hart id */
-    int node;                   /* NUMA node */
-    struct proc *cur;           /* RUNNING here, or NULL while the hart idles in its scheduler loop */
-    struct job *satp_job;       /* whose page table is loaded */
-    struct context sched_ctx;   /* the scheduler loop's context */
-    struct proc *fpu_owner;     /* whose values the FP registers hold */
-    int idle;                   /* IDLE_NOT, or IDLE_POLL / IDLE_HALT while it has nothing to run */
-    int poked;                  /* sched_kick's wake-up for a polling hart */
-    int need_resched;           /* leave the current process at the next return to user */
-    uint64_t next_tick;         /* time of the next quantum tick */
-    uint64_t idle_ticks, idle_since;
-    int traced_idle;            /* an idle record was written since the last dispatch */
-    void *policy;               /* per-hart policy state */
-    struct job *stuck_job;      /* the process that just left this hart found its job stuck (job_stuck) */
-};
-
-extern struct cpu cpus[SL_MAX_HARTS];
-extern int ncpus;
-extern struct spinlock sched_lock;
 extern const struct sched_class *sched;
 
 /* scenario knobs the policies read */
@@ -81,39 +54,10 @@ extern int sched_wakeboost;
 extern int sched_alternates;            /* gang: alternates=on */
 extern int sched_gangfit;               /* gang: SCEN_FIT_FIRST / SCEN_FIT_BEST */
 
-static inline struct cpu *mycpu(void)
-{
-    struct cpu *c;
-    asm volatile("mv %0, tp" : "=r"(c));
-    return c;
-}
-
-/* core services for policies (sched_lock held) */
-void sched_preempt(struct cpu *c);          /* end c's current process's turn at its next return to user */
-void sched_kick(int hart);                  /* make an idle hart look at its queue again */
-void sched_ipi(uint64_t hart_mask);         /* send the policy's IPI to those harts */
-uint64_t sched_rand(void);                  /* seeded PRNG (splitmix64) */
-void sched_restart_tick(int hart);          /* hart's next tick a full quantum from now */
-void sched_arm_timer(void);                 /* re-arm the calling hart's timer (a deadline moved earlier) */
-
 /* Record a trace event about p on the calling hart. */
 static inline void trace_proc(enum trace_ev ev, struct proc *p, int arg)
 {
     trace_rec(mycpu()->id, ev, p->job->id, p->idx, arg);
 }
-
-/* core entry points */
-const struct sched_class *sched_class_by_name(const char *name);
-const char *sched_class_names(void);        /* "timeslice,gang,..." of the policies built */
-void sched_init(void);
-void sched_start_hart(void) __attribute__((noreturn));
-void sched_make_ready(struct proc *p, enum enq_how how);   /* sched_lock held */
-void sched_block(struct proc *p);           /* sched_lock held; returns when woken, lock held again */
-void sched_yield(struct proc *p);
-void sched_exit(struct proc *p) __attribute__((noreturn));  /* sched_lock held */
-void sched_timer_interrupt(struct cpu *c);
-void sched_soft_interrupt(struct cpu *c);
-void sched_on_return(struct proc *p);       /* on the way back to user: preempt if asked */
-void sched_first_return(void);
 
 #endif

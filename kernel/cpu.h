@@ -1,0 +1,46 @@
+/*
+ * cpu.h - a hart as the kernel keeps it: one struct cpu per hart, numbered 0..H-1 in ascending firmware
+ * hart-id order; tp points at the running hart's own in S-mode (mycpu()). Fields are the hart's own
+ * (touched by that hart only) unless marked: the scheduling fields are read by other harts under
+ * sched_lock or with the atomics named in sched/core.c.
+ */
+#ifndef CPU_H
+#define CPU_H
+
+#include "kernel.h"
+#include "proc.h"
+
+enum { IDLE_NOT, IDLE_POLL, IDLE_HALT };
+
+/* One per hart; tp points at it in S-mode. */
+struct cpu {
+    int id;                     /* hart index 0..H-1 */
+    uint64_t hartid;            /* firmware hart id */
+    int node;                   /* NUMA node */
+    struct proc *cur;           /* RUNNING here, or NULL while the hart idles in its scheduler loop */
+    struct job *satp_job;       /* whose page table is loaded */
+    struct context sched_ctx;   /* the scheduler loop's context */
+    struct proc *fpu_owner;     /* whose values the FP registers hold */
+    int idle;                   /* IDLE_NOT, or IDLE_POLL / IDLE_HALT while it has nothing to run */
+    int poked;                  /* sched_kick's wake-up for a polling hart */
+    int need_resched;           /* leave the current process at the next return to user */
+    uint64_t next_tick;         /* time of the next quantum tick */
+    uint64_t idle_ticks, idle_since;
+    int traced_idle;            /* an idle record was written since the last dispatch */
+    void *policy;               /* per-hart policy state */
+    struct job *stuck_job;      /* the process that just left this hart found its job stuck (job_stuck) */
+};
+
+extern struct cpu cpus[SL_MAX_HARTS];
+extern int ncpus;
+extern struct cpu cpus[SL_MAX_HARTS];
+extern int ncpus;
+
+static inline struct cpu *mycpu(void)
+{
+    struct cpu *c;
+    asm volatile("mv %0, tp" : "=r"(c));
+    return c;
+}
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * core.h - the scheduling core's services and entry points (sched/core.c), for the rest of the kernel and
+ * for the policies. What a policy implements is in sched.h; what a hart is, in ../cpu.h.
+ */
+#ifndef SCHED_CORE_H
+#define SCHED_CORE_H
+
+#include "../cpu.h"
+
+enum enq_how { ENQ_NEW, ENQ_PREEMPT, ENQ_YIELD, ENQ_WAKE };
+
+struct sched_class;
+
+extern struct spinlock sched_lock;
+
+/* services (sched_lock held) */
+void sched_preempt(struct cpu *c);          /* end c's current process's turn at its next return to user */
+void sched_kick(int hart);                  /* make an idle hart look at its queue again */
+void sched_ipi(uint64_t hart_mask);         /* send the policy's IPI to those harts */
+uint64_t sched_rand(void);                  /* seeded PRNG (splitmix64) */
+void sched_restart_tick(int hart);          /* hart's next tick a full quantum from now */
+void sched_arm_timer(void);                 /* re-arm the calling hart's timer (a deadline moved earlier) */
+
+/* core entry points */
+const struct sched_class *sched_class_by_name(const char *name);
+const char *sched_class_names(void);        /* "timeslice,gang,..." of the policies built */
+void sched_init(void);
+void sched_start_hart(void) __attribute__((noreturn));
+void sched_make_ready(struct proc *p, enum enq_how how);   /* sched_lock held */
+void sched_block(struct proc *p);           /* sched_lock held; returns when woken, lock held again */
+void sched_yield(struct proc *p);
+void sched_exit(struct proc *p) __attribute__((noreturn));  /* sched_lock held */
+void sched_timer_interrupt(struct cpu *c);
+void sched_soft_interrupt(struct cpu *c);
+void sched_on_return(struct proc *p);       /* on the way back to user: preempt if asked */
+void sched_first_return(void);
+
+#endif
