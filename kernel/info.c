@@ -20,7 +20,7 @@ void info_init(struct job *j)
     in->seed = scenario_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL);
     in->start_time = j->arrive;
     strlcpy(in->app, j->app->name, sizeof in->app);
-    strlcpy(in->args, j->args, sizeof in->args);
+    strlcpy(in->args, j->scen->args, sizeof in->args);
     for (int h = 0; h < ncpus; h++)
         in->hart_node[h] = cpus[h].node;
     in->fg_live = launcher_fg_live();

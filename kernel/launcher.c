@@ -76,16 +76,14 @@ void launcher_init(void)
         j->state = J_WAITING;
         j->app = app_lookup(s->app);
         j->nprocs = s->procs;
-        j->at_us = s->at_us;
+        j->scen = s;
         j->background = (s->spec->flags & SL_APP_BACKGROUND) != 0;
         j->adaptive = s->adaptive;
-        j->mem_limit = s->mem_limit;
-        strlcpy(j->args, s->args, sizeof j->args);
         if (!j->background)
             fg_live++;
         /* insertion sort by arrival, stable */
         int k = i;
-        while (k > 0 && jobs[order[k - 1]].at_us > j->at_us) {
+        while (k > 0 && jobs[order[k - 1]].scen->at_us > s->at_us) {
             order[k] = order[k - 1];
             k--;
         }
@@ -105,7 +103,7 @@ uint64_t launcher_next_deadline(void)
 {
     uint64_t d = ~0UL;
     if (next_arrival < njobs)
-        d = t0 + us_to_ticks(jobs[order[next_arrival]].at_us);
+        d = t0 + us_to_ticks(jobs[order[next_arrival]].scen->at_us);
     if (scen.timeout_us)
         d = MIN(d, t0 + us_to_ticks(scen.timeout_us));
     return d;
@@ -113,7 +111,7 @@ uint64_t launcher_next_deadline(void)
 
 void launcher_timer(uint64_t now)
 {
-    while (next_arrival < njobs && t0 + us_to_ticks(jobs[order[next_arrival]].at_us) <= now)
+    while (next_arrival < njobs && t0 + us_to_ticks(jobs[order[next_arrival]].scen->at_us) <= now)
         job_admit(&jobs[order[next_arrival++]]);
     if (scen.timeout_us && now >= t0 + us_to_ticks(scen.timeout_us)) {
         char left[160] = "";
@@ -148,7 +146,7 @@ static int job_ok(struct job *j, char *why, size_t len)
 static void print_result(struct job *j, int ok, const char *why)
 {
     char keys[SL_ARGS_MAX];
-    strlcpy(keys, j->args, sizeof keys);
+    strlcpy(keys, j->scen->args, sizeof keys);
     for (char *c = keys; *c; c++)
         if (*c == ',')
             *c = ' ';

@@ -61,7 +61,7 @@ int stack_guard_of(uint64_t va)
 int job_charge(struct job *j, uint64_t bytes)
 {
     ASSERT_HELD(&j->lock, "job_charge");
-    if (bytes > j->mem_limit - j->mem_used) {
+    if (bytes > j->scen->mem_limit - j->mem_used) {
         j->mem_refused = 1;
         return -1;
     }
@@ -301,7 +301,7 @@ void job_out_of(struct job *j, int idx, long why)
         return;
     if (why == SL_EMEMLIMIT)
         kprintf("ERROR job %d (%s) ended: the stack of process %d would pass the job's memory limit of %lu KiB "
-                "(mem=)\n", j->id, j->app->name, idx, j->mem_limit >> 10);
+                "(mem=)\n", j->id, j->app->name, idx, j->scen->mem_limit >> 10);
     else if (why == SL_ENOMEM)
         kprintf("ERROR job %d (%s) ended: no memory for the stack of process %d\n", j->id, j->app->name, idx);
     else

@@ -12,6 +12,7 @@
 #define PROC_H
 
 #include "kernel.h"
+#include "scenario.h"
 
 /* Saved user registers; x1..x31 in order, then sepc. Offsets are used by trap.S. */
 struct trapframe {
@@ -76,13 +77,11 @@ enum jstate { J_EMPTY, J_WAITING, J_RUNNING, J_DONE };
 struct job {
     /* set by the launcher before the harts start; read-only after */
     int id;                         /* 1-based, scenario order */
+    const struct scen_job *scen;    /* its job= token as parsed: args, at_us, mem_limit (scenario.h) */
     const struct app *app;
-    int nprocs;                     /* the job's `procs` */
-    uint64_t at_us;                 /* arrival time after t0 */
-    char args[SL_ARGS_MAX];         /* app keys with defaults, "k=v,k=v" */
-    int background;
-    int adaptive;                   /* adapt=yes: follows its allotment (process control) */
-    uint64_t mem_limit;             /* bytes the job may take while it runs: stacks and SYS_alloc (mem=) */
+    int nprocs;                     /* scen->procs, and the two below, kept here for the scheduler's paths */
+    int background;                 /* the app's spec says SL_APP_BACKGROUND */
+    int adaptive;                   /* scen->adaptive: follows its allotment (process control) */
 
     /* sched_lock */
     enum jstate state;
