@@ -32,7 +32,11 @@ KCFLAGS := -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -O2 -g \
            -Ikernel -Ilib -Iinclude
 KSRCS := $(wildcard kernel/*.c kernel/sched/*.c)
 KASMS := $(wildcard kernel/*.S kernel/sched/*.S)
-KOBJS := $(patsubst %.c,$(B)/%.o,$(KSRCS)) $(patsubst %.S,$(B)/%.o,$(KASMS)) $(B)/kernel/apps_blob.o
+# Policy files from outside kernel/sched (a policy registers itself: nothing else to edit), e.g. the test
+# tree's: make B=build-fifo EXTRA_POLICIES=tests/policies/fifo.c
+EXTRA_POLICIES ?=
+KOBJS := $(patsubst %.c,$(B)/%.o,$(KSRCS)) $(patsubst %.S,$(B)/%.o,$(KASMS)) $(B)/kernel/apps_blob.o \
+         $(patsubst %.c,$(B)/extra/%.o,$(EXTRA_POLICIES))
 
 # ---- apps: U-mode, rv64gc with doubles, each its own ELF linked at SL_TEXT_VA ----
 UCFLAGS := -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns \
@@ -61,6 +65,10 @@ $(B)/kernel.elf: $(KOBJS) linker/kernel.ld
 $(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KCFLAGS) -c -o $@ $<
+
+$(B)/extra/%.o: %.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -Ikernel/sched -c -o $@ $<
 
 $(B)/kernel/%.o: kernel/%.S kernel/param.h
 	@mkdir -p $(dir $@)

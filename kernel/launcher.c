@@ -31,7 +31,6 @@ static const struct sl_appspec *lookup_spec(const char *name)
     return a ? a->spec : 0;
 }
 
-static int policy_built(const char *name) { return sched_class_by_name(name) != 0; }
 
 static const char *app_names(void)
 {
@@ -44,12 +43,15 @@ static const char *app_names(void)
 void launcher_init(void)
 {
     char err[400];
+    int npol;
+    const struct scen_policy *pol = sched_policy_table(&npol);
     struct scen_env env = {
+        .policy_table = pol,
+        .npolicies = npol,
         .nharts = ncpus,
         .free_bytes = kalloc_free_bytes(-1),
         .lookup = lookup_spec,
         .apps = app_names(),
-        .policy_built = policy_built,
         .policies = sched_class_names(),
         .trace_built = 1,
     };
@@ -60,9 +62,8 @@ void launcher_init(void)
     sched = sched_class_by_name(scen.policy);
     sched_quantum = us_to_ticks(scen.quantum_us);
     sched_seed = scenario_seed = scen.seed;
-    sched_wakeboost = scen.wakeboost;
-    sched_alternates = scen.alternates;
-    sched_gangfit = scen.gangfit;
+    for (int i = 0; i < SCEN_MAX_OPTS; i++)
+        sched_opt[i] = scen.popt[i];
     if (scen.trace && trace_init(err, sizeof err)) {
         kprintf("ERROR %s\n", err);
         platform_exit(2);

@@ -120,8 +120,9 @@ void boot_main(uint64_t hartid, const void *dtb)
         if (app_at(i)->spec->flags & SL_APP_BACKGROUND)
             snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
     }
-    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s\n", ncpus,
-            plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg);
+    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
+            "options=%s\n", ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg,
+            sched_option_list());
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

@@ -2,7 +2,7 @@
  * scenario.c - parse and validate the scenario language of DESIGN.md:
  *
  *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
- *   timeout=<n>ms|<n>s   wakeboost=on|off   alternates=on|off   gangfit=first|best
+ *   timeout=<n>ms|<n>s   and the chosen policy's own options (struct scen_policy, declared by each policy)
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
  * Keys every app takes: procs=<n> (default: the number of harts), at=<time> (arrival, default 0) and
@@ -334,6 +334,64 @@ static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
     return 0;
 }
 
+/* ---- policies and their own options ---- */
+
+static const struct scen_policy *find_policy(const struct scen_env *env, const char *name)
+{
+    for (int i = 0; i < env->npolicies; i++)
+        if (!strcmp(env->policy_table[i].name, name))
+            return &env->policy_table[i];
+    return NULL;
+}
+
+static const struct scen_option *find_option(const struct scen_policy *p, const char *name)
+{
+    for (int i = 0; p && i < p->nopts; i++)
+        if (!strcmp(p->opts[i].name, name))
+            return &p->opts[i];
+    return NULL;
+}
+
+/* policy=<name>: the last one wins; read before every other token, so a policy's options may come
+   before it. The chosen policy's options start at their defaults. */
+static int parse_policy(struct parser *ps, const char *tok, const char *val)
+{
+    const struct scen_policy *p = find_policy(ps->env, val);
+    if (!p)
+        return FAIL(ps, "bad token '%s': no policy '%s' in this build (policies: %s)", tok, val, ps->env->policies);
+    snprintf(ps->sc->policy, sizeof ps->sc->policy, "%s", val);
+    for (int i = 0; i < SCEN_MAX_OPTS; i++)
+        ps->sc->popt[i] = i < p->nopts ? p->opts[i].def : 0;
+    return 0;
+}
+
+/* key=val that is no global setting: an option of the chosen policy, or an error that says whose it is. */
+static int parse_option(struct parser *ps, const char *tok, const char *key, const char *val)
+{
+    const struct scen_policy *chosen = find_policy(ps->env, ps->sc->policy);
+    const struct scen_option *o = find_option(chosen, key);
+    char list[160] = "";
+    if (o) {
+        int v = choice_index(o->choices, val);
+        if (v < 0) {
+            choices_words(o->choices, list, sizeof list);
+            return FAIL(ps, "bad token '%s': %s=%s, expected %s", tok, key, val, list);
+        }
+        ps->sc->popt[o - chosen->opts] = v;
+        return 0;
+    }
+    size_t n = 0;
+    for (int i = 0; i < ps->env->npolicies; i++)
+        if (find_option(&ps->env->policy_table[i], key) && n < sizeof list)
+            n += snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", ps->env->policy_table[i].name);
+    if (n)
+        return FAIL(ps, "bad token '%s': %s= is an option of policy %s, not of %s", tok, key, list, ps->sc->policy);
+    for (int i = 0; chosen && i < chosen->nopts && n < sizeof list; i++)
+        n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
+    return FAIL(ps, "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, timeout=, "
+                "job=%s)", tok, key, list);
+}
+
 static int parse_token(struct parser *ps, const char *tok)
 {
     struct scenario *sc = ps->sc;
@@ -344,19 +402,12 @@ static int parse_token(struct parser *ps, const char *tok)
     char *val = split_eq(buf);
     const char *key = buf;
     if (!val)
-        return FAIL(ps, "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, timeout=, wakeboost=, alternates=, gangfit=, job=)", tok);
+        return FAIL(ps, "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, timeout=, job=, or an "
+                    "option of the policy)", tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
-    if (!strcmp(key, "policy")) {
-        if (strcmp(val, "timeslice") && strcmp(val, "gang") && strcmp(val, "partition") && strcmp(val, "global"))
-            return FAIL(ps, "bad token '%s': expected policy=timeslice, policy=gang, policy=partition or policy=global",
-                        tok);
-        if (!ps->env->policy_built(val))
-            return FAIL(ps, "bad token '%s': policy %s is not available yet in this build (available: %s)", tok, val,
-                        ps->env->policies);
-        snprintf(sc->policy, sizeof sc->policy, "%s", val);
-        return 0;
-    }
+    if (!strcmp(key, "policy"))
+        return 0;                      /* read before every other token: parse_policy */
     if (!strcmp(key, "quantum")) {
         if (parse_time_us(val, &sc->quantum_us) || sc->quantum_us < SCEN_MIN_QUANTUM_US ||
             sc->quantum_us > SCEN_MAX_QUANTUM_US)
@@ -376,29 +427,12 @@ static int parse_token(struct parser *ps, const char *tok)
             return FAIL(ps, "bad token '%s': tracing is not available yet in this build (trace=off works)", tok);
         return 0;
     }
-    if (!strcmp(key, "wakeboost")) {
-        if (parse_onoff(val, &sc->wakeboost))
-            return FAIL(ps, "bad token '%s': expected wakeboost=on or wakeboost=off", tok);
-        return 0;
-    }
-    if (!strcmp(key, "alternates")) {
-        if (parse_onoff(val, &sc->alternates))
-            return FAIL(ps, "bad token '%s': expected alternates=on or alternates=off", tok);
-        return 0;
-    }
-    if (!strcmp(key, "gangfit")) {
-        if (strcmp(val, "first") && strcmp(val, "best"))
-            return FAIL(ps, "bad token '%s': expected gangfit=first or gangfit=best", tok);
-        sc->gangfit = strcmp(val, "best") ? SCEN_FIT_FIRST : SCEN_FIT_BEST;
-        return 0;
-    }
     if (!strcmp(key, "timeout")) {
         if (parse_time_us(val, &sc->timeout_us) || sc->timeout_us == 0)
             return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
         return 0;
     }
-    return FAIL(ps, "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, timeout=, wakeboost=, alternates=, gangfit=, job=)",
-                tok, key);
+    return parse_option(ps, tok, key, val);
 }
 
 /* Jobs certain to be in memory together: those that arrive at the same instant, with every background job
@@ -436,8 +470,36 @@ static int check_overlap(struct parser *ps)
     return 0;
 }
 
+/* The first pass: every policy= token, so that the policy's options are known whatever their order. */
+static int scan_policy(struct parser *ps, const char *bootargs)
+{
+    if (parse_policy(ps, "policy=timeslice", "timeslice") && ps->env->npolicies &&
+        parse_policy(ps, "policy=timeslice", ps->env->policy_table[0].name))   /* the first built */
+        return -1;
+    for (const char *p = bootargs; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        size_t n = 0;
+        while (p[n] && p[n] != ' ' && p[n] != '\t' && p[n] != '\n')
+            n++;
+        char tok[64];
+        if (n >= 7 && !strncmp(p, "policy=", 7)) {
+            if (n >= sizeof tok)
+                return FAIL(ps, "bad token '%.40s...': longer than %d characters", p, (int)sizeof tok - 1);
+            memcpy(tok, p, n);
+            tok[n] = 0;
+            if (parse_policy(ps, tok, tok + 7))
+                return -1;
+        }
+        p += n;
+    }
+    return 0;
+}
+
 static int parse_tokens(struct parser *ps, const char *bootargs)
 {
+    if (scan_policy(ps, bootargs))
+        return -1;
     const char *p = bootargs;
     char tok[512];
     while (*p) {

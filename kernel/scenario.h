@@ -13,6 +13,24 @@
 #include "schedlab/abi.h"
 
 #define SCEN_MAX_JOBS 64
+#define SCEN_MAX_OPTS 4
+#define SCEN_MAX_POLICIES 16
+
+/* A policy's own scenario option, as a policy declares it (sched.h): name=<one of choices>; its value is
+   the index of the choice (default def). "on|off"-style options read as 0 for the first choice. */
+struct scen_option {
+    char name[16];
+    char choices[48];           /* "a|b|c" */
+    int def;
+    const char *help;           /* one line */
+};
+
+/* What the parser needs of a policy: its name and its options. */
+struct scen_policy {
+    const char *name;
+    const struct scen_option *opts;
+    int nopts;
+};
 
 struct scen_job {
     char app[16];
@@ -32,9 +50,7 @@ struct scenario {
     uint64_t seed;
     int trace;
     uint64_t timeout_us;        /* 0 = no watchdog */
-    int wakeboost;
-    int alternates;             /* gang: run other slots' processes on harts idle in the current slot */
-    int gangfit;                /* gang: SCEN_FIT_FIRST or SCEN_FIT_BEST */
+    int popt[SCEN_MAX_OPTS];    /* the chosen policy's options, in its table's order: index into choices */
     int njobs;
     struct scen_job jobs[SCEN_MAX_JOBS];
 };
@@ -44,12 +60,11 @@ struct scen_env {
     uint64_t free_bytes;                                 /* memory the jobs can have */
     const struct sl_appspec *(*lookup)(const char *app); /* NULL if there is no such app */
     const char *apps;                                    /* "fault, gauss, ..." for messages */
-    int (*policy_built)(const char *policy);
-    const char *policies;                                /* the built ones, for messages */
+    const struct scen_policy *policy_table;              /* the policies built, with their options */
+    int npolicies;
+    const char *policies;                                /* their names, for messages */
     int trace_built;                                     /* trace=on is accepted only when tracing exists */
 };
-
-enum { SCEN_FIT_FIRST, SCEN_FIT_BEST };
 
 #define SCEN_DEFAULT_QUANTUM_US 10000
 #define SCEN_MIN_QUANTUM_US 100

@@ -27,11 +27,8 @@ lookup(const char *app)
     return strcmp(app, the_app) == 0 ? &sl_app : NULL;
 }
 
-static int
-policy_built(const char *policy)
-{
-    return strcmp(policy, "timeslice") == 0;
-}
+/* The host runs a job's processes as threads under Linux: no kernel policy, so only the default name. */
+static const struct scen_policy host_policy = { "timeslice", 0, 0 };
 
 static struct scen_env
 host_env(const char *app)
@@ -43,7 +40,8 @@ host_env(const char *app)
         .free_bytes = pages > 0 && pagesz > 0 ? (uint64_t)pages * (uint64_t)pagesz : 1ull << 30,
         .lookup = lookup,
         .apps = app,
-        .policy_built = policy_built,
+        .policy_table = &host_policy,
+        .npolicies = 1,
         .policies = "timeslice",
         .trace_built = 0,
     };

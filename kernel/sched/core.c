@@ -33,33 +33,11 @@ struct spinlock sched_lock = SPINLOCK_INIT("sched");
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
-int sched_wakeboost;
-int sched_alternates;
-int sched_gangfit;
-
-extern const struct sched_class timeslice_class, gang_class, partition_class, global_class;
-static const struct sched_class *const classes[] = { &timeslice_class, &gang_class, &partition_class, &global_class };
+int sched_opt[SCEN_MAX_OPTS];
 
 void fpu_save(uint64_t *regs);
 void fpu_restore(const uint64_t *regs);
 void swtch(struct context *old, struct context *new);
-
-const struct sched_class *sched_class_by_name(const char *name)
-{
-    for (unsigned i = 0; i < ARRAY_SIZE(classes); i++)
-        if (!strcmp(classes[i]->name, name))
-            return classes[i];
-    return 0;
-}
-
-const char *sched_class_names(void)
-{
-    static char names[64];
-    if (!names[0])
-        for (unsigned i = 0; i < ARRAY_SIZE(classes); i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", classes[i]->name);
-    return names;
-}
 
 uint64_t sched_rand(void)
 {

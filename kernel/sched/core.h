@@ -23,7 +23,10 @@ void sched_arm_timer(void);                 /* re-arm the calling hart's timer (
 
 /* core entry points */
 const struct sched_class *sched_class_by_name(const char *name);
-const char *sched_class_names(void);        /* "timeslice,gang,..." of the policies built */
+const char *sched_class_names(void);        /* "timeslice,gang,..." of the policies built, in order */
+const char *sched_option_list(void);        /* "gang.alternates=on|off,...": every policy's options */
+struct scen_policy;
+const struct scen_policy *sched_policy_table(int *n);   /* names and options, for the scenario parser */
 void sched_init(void);
 void sched_start_hart(void) __attribute__((noreturn));
 void sched_make_ready(struct proc *p, enum enq_how how);   /* sched_lock held */

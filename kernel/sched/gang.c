@@ -29,7 +29,8 @@
  */
 #include "sched.h"
 #include "slots.h"
-#include "../scenario.h"
+
+enum { OPT_ALTERNATES, OPT_GANGFIT };   /* index in gang_class.options */
 
 struct gang_part {
     int row;
@@ -53,7 +54,7 @@ static uint64_t acked_seq[SL_MAX_HARTS];   /* the last switch each hart acted on
 
 static void gang_init(void)
 {
-    slots_init(&table, ncpus, sched_gangfit == SCEN_FIT_BEST ? SLOT_FIT_BEST : SLOT_FIT_FIRST);
+    slots_init(&table, ncpus, sched_opt[OPT_GANGFIT] == 1 ? SLOT_FIT_BEST : SLOT_FIT_FIRST);
     all_harts = ncpus == 64 ? ~0UL : (1UL << ncpus) - 1;
     idle_mask = all_harts;
 }
@@ -182,7 +183,7 @@ static void gang_enqueue(struct proc *p, enum enq_how how)
         return;                         /* left at a switch: it waits for its slot */
     if (idle_mask == all_harts)
         gang_switch(TR_EARLY);          /* nothing of the current slot runs anywhere */
-    else if (sched_alternates)
+    else if (sched_opt[OPT_ALTERNATES])
         sched_kick(p->hart);
 }
 
@@ -207,7 +208,7 @@ static struct proc *gang_pick_next(struct cpu *c)
         if (cur_slot == before)
             break;
     }
-    return sched_alternates && cur_slot >= 0 ? alternate(c) : 0;
+    return sched_opt[OPT_ALTERNATES] && cur_slot >= 0 ? alternate(c) : 0;
 }
 
 static void gang_blocked(struct proc *p)
@@ -232,6 +233,9 @@ static void gang_tick(struct cpu *c) { gang_switch(TR_SLOT); }
 static void gang_ipi(struct cpu *c) { gang_ack(c); }
 
 const struct sched_class gang_class = {
+    .order = 2,
+    .options = { { "alternates", "off|on", 0, "a hart idle in the current slot runs a process of another slot" },
+                 { "gangfit", "first|best", 0, "slot allocation: first fit or best fit" } },
     .name = "gang",
     .one_timer = 1,
     .init = gang_init,
@@ -246,3 +250,5 @@ const struct sched_class gang_class = {
     .tick = gang_tick,
     .ipi = gang_ipi,
 };
+SCHED_CLASS(gang_class);
+

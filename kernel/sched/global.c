@@ -61,6 +61,7 @@ static void gl_exited(struct proc *p) {}
 static void gl_tick(struct cpu *c) { runq_tick(&queue, c); }
 
 const struct sched_class global_class = {
+    .order = 4,
     .name = "global",
     .init = gl_init,
     .job_admit = gl_job_admit,
@@ -74,3 +75,5 @@ const struct sched_class global_class = {
     .tick = gl_tick,
     .ipi = 0,
 };
+SCHED_CLASS(global_class);
+

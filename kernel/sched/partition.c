@@ -196,6 +196,7 @@ static void pt_exited(struct proc *p)
 static void pt_tick(struct cpu *c) { runq_tick(&harts[c->id].q, c); }
 
 const struct sched_class partition_class = {
+    .order = 3,
     .name = "partition",
     .allots = 1,
     .init = pt_init,
@@ -210,3 +211,5 @@ const struct sched_class partition_class = {
     .tick = pt_tick,
     .ipi = 0,
 };
+SCHED_CLASS(partition_class);
+

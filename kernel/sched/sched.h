@@ -4,8 +4,8 @@
  * The core (sched/core.c) owns the per-hart dispatch loop, the context switch, the timers and IPIs, and
  * process state. A policy decides placement and order only: it keeps its own queues and answers
  * pick_next(). Every hook is called with sched_lock held, on the hart named (or any hart for the
- * process hooks), and must not block or print. Adding a policy = one file defining a struct sched_class
- * plus one line in the table in core.c.
+ * process hooks), and must not block or print. Adding a policy = one file that defines a struct
+ * sched_class, declares its scenario options in it, and registers it with SCHED_CLASS (no table to edit).
  *
  * Process life as a policy sees it:
  *   job_admit(j)          j arrived (before its first process); -1 refuses it (no room), and it fails
@@ -26,10 +26,13 @@
 #define SCHED_H
 
 #include "core.h"
+#include "../scenario.h"
 #include "../trace.h"
 
 struct sched_class {
     const char *name;
+    int order;                              /* place in the BOOT line's list (the built-in four: 1..4) */
+    struct scen_option options[SCEN_MAX_OPTS];   /* its own scenario options; its values: sched_opt[] */
     int one_timer;                          /* only hart 0 has the quantum timer */
     int allots;                             /* sets each job's allotment (info page); adapt=yes jobs follow it */
     void (*init)(void);
@@ -50,9 +53,12 @@ extern const struct sched_class *sched;
 /* scenario knobs the policies read */
 extern uint64_t sched_quantum;          /* ticks */
 extern uint64_t sched_seed;
-extern int sched_wakeboost;
-extern int sched_alternates;            /* gang: alternates=on */
-extern int sched_gangfit;               /* gang: SCEN_FIT_FIRST / SCEN_FIT_BEST */
+extern int sched_opt[SCEN_MAX_OPTS];    /* the running policy's options, in its options[] order: choice index */
+
+/* A policy registers itself: SCHED_CLASS(x) puts a pointer to its struct sched_class in the kernel's
+   .sched_classes section (linker/kernel.ld), where sched/classes.c finds every policy built. */
+#define SCHED_CLASS(cls) \
+    static const struct sched_class *const cls##_entry __attribute__((used, section(".sched_classes"))) = &cls
 
 /* Record a trace event about p on the calling hart. */
 static inline void trace_proc(enum trace_ev ev, struct proc *p, int arg)

@@ -16,6 +16,8 @@
  */
 #include "runq.h"
 
+enum { OPT_WAKEBOOST };          /* index in timeslice_class.options */
+
 struct ts_hart {
     struct runq q;              /* READY processes bound here */
     int nbound;                 /* live processes bound here (ready, running or blocked) */
@@ -55,7 +57,7 @@ static void ts_enqueue(struct proc *p, enum enq_how how)
 {
     struct runq *q = &ts[p->hart].q;
     struct cpu *c = &cpus[p->hart];
-    if (how == ENQ_WAKE && sched_wakeboost) {
+    if (how == ENQ_WAKE && sched_opt[OPT_WAKEBOOST]) {
         runq_push_front(q, p);
         if (c->cur && c->cur->nblock == 0)
             sched_preempt(c);
@@ -74,6 +76,8 @@ static void ts_exited(struct proc *p) { ts[p->hart].nbound--; }
 static void ts_tick(struct cpu *c) { runq_tick(&ts[c->id].q, c); }
 
 const struct sched_class timeslice_class = {
+    .order = 1,
+    .options = { { "wakeboost", "off|on", 0, "a woken process preempts one that never blocks" } },
     .name = "timeslice",
     .init = ts_init,
     .job_admit = ts_job_admit,
@@ -87,3 +91,5 @@ const struct sched_class timeslice_class = {
     .tick = ts_tick,
     .ipi = 0,
 };
+SCHED_CLASS(timeslice_class);
+

@@ -116,17 +116,28 @@ static const struct sl_appspec *lookup(const char *name)
 
 /* ---- environments: what the kernel would pass ---- */
 
-static const char *const policies[] = { "timeslice", "gang", "partition", "global" };
-static int all_policies(const char *p) { for (int i = 0; i < 4; i++) if (!strcmp(p, policies[i])) return 1; return 0; }
-static int only_timeslice(const char *p) { return !strcmp(p, "timeslice"); }
+/* the built-in policies with their options, as kernel/sched/'s classes declare them */
+static const struct scen_option ts_opts[] = { { "wakeboost", "off|on", 0, "" } };
+static const struct scen_option gang_opts[] = { { "alternates", "off|on", 0, "" }, { "gangfit", "first|best", 0, "" } };
+static const struct scen_policy policy_table[] = { { "timeslice", ts_opts, 1 }, { "gang", gang_opts, 2 },
+                                                   { "partition", 0, 0 }, { "global", 0, 0 } };
+
+static const struct scen_policy *chosen_policy(const struct scen_env *env, const char *name)
+{
+    for (int i = 0; i < env->npolicies; i++)
+        if (!strcmp(env->policy_table[i].name, name))
+            return &env->policy_table[i];
+    return NULL;
+}
 
 struct scen_env make_env(unsigned sel)
 {
     static const int harts[] = { 1, 2, 4, 64 };
     static const uint64_t mem[] = { 256ULL << 20, 8ULL << 20, 4ULL << 30, UINT64_MAX };
-    struct scen_env e = { harts[sel & 3], mem[(sel >> 2) & 3], lookup, app_names,
-                          (sel >> 4) & 1 ? only_timeslice : all_policies,
-                          (sel >> 4) & 1 ? "timeslice" : "timeslice, gang, partition, global", (sel >> 5) & 1 };
+    struct scen_env e = { .nharts = harts[sel & 3], .free_bytes = mem[(sel >> 2) & 3], .lookup = lookup,
+                          .apps = app_names, .policy_table = policy_table, .npolicies = (sel >> 4) & 1 ? 1 : 4,
+                          .policies = (sel >> 4) & 1 ? "timeslice" : "timeslice, gang, partition, global",
+                          .trace_built = (sel >> 5) & 1 };
     return e;
 }
 
@@ -184,12 +195,17 @@ static int args_ok(const struct sl_appspec *s, const char *args)
 }
 
 /* The parsed scenario as bootargs that say exactly the same. */
-static size_t canonical(const struct scenario *sc, char *out, size_t len)
+static size_t canonical(const struct scen_env *env, const struct scenario *sc, char *out, size_t len)
 {
-    size_t n = (size_t)snprintf(out, len, "policy=%s quantum=%luus seed=%lu trace=%s wakeboost=%s alternates=%s gangfit=%s",
-                                sc->policy, (unsigned long)sc->quantum_us, (unsigned long)sc->seed, sc->trace ? "on" : "off",
-                                sc->wakeboost ? "on" : "off", sc->alternates ? "on" : "off",
-                                sc->gangfit == SCEN_FIT_BEST ? "best" : "first");
+    size_t n = (size_t)snprintf(out, len, "policy=%s quantum=%luus seed=%lu trace=%s", sc->policy,
+                                (unsigned long)sc->quantum_us, (unsigned long)sc->seed, sc->trace ? "on" : "off");
+    const struct scen_policy *p = chosen_policy(env, sc->policy);
+    for (int i = 0; p && i < p->nopts && n < len; i++) {           /* its options, as the choice words */
+        const char *c = p->opts[i].choices;
+        for (int k = 0; k < sc->popt[i]; k++)
+            c = strchr(c, '|') + 1;
+        n += (size_t)snprintf(out + n, len - n, " %s=%.*s", p->opts[i].name, (int)strcspn(c, "|"), c);
+    }
     if (sc->timeout_us && n < len)
         n += (size_t)snprintf(out + n, len - n, " timeout=%luus", (unsigned long)sc->timeout_us);
     for (int i = 0; i < sc->njobs && n < len; i++) {
@@ -204,8 +220,7 @@ static size_t canonical(const struct scenario *sc, char *out, size_t len)
 static int same_scenario(const struct scenario *a, const struct scenario *b)
 {
     if (strcmp(a->policy, b->policy) || a->quantum_us != b->quantum_us || a->seed != b->seed || a->trace != b->trace ||
-        a->timeout_us != b->timeout_us || a->wakeboost != b->wakeboost || a->alternates != b->alternates ||
-        a->gangfit != b->gangfit || a->njobs != b->njobs)
+        a->timeout_us != b->timeout_us || memcmp(a->popt, b->popt, sizeof a->popt) || a->njobs != b->njobs)
         return 0;
     for (int i = 0; i < a->njobs; i++) {
         const struct scen_job *x = &a->jobs[i], *y = &b->jobs[i];
@@ -218,10 +233,13 @@ static int same_scenario(const struct scenario *a, const struct scenario *b)
 
 static void check_ok(const char *input, const struct scen_env *env, const struct scenario *sc)
 {
-    if (!env->policy_built(sc->policy) || sc->quantum_us < SCEN_MIN_QUANTUM_US || sc->quantum_us > SCEN_MAX_QUANTUM_US ||
-        sc->timeout_us > SCEN_MAX_TIME_US || sc->trace > 1 || sc->wakeboost > 1 || sc->alternates > 1 ||
-        (sc->gangfit != SCEN_FIT_FIRST && sc->gangfit != SCEN_FIT_BEST) || (sc->trace && !env->trace_built))
+    const struct scen_policy *p = chosen_policy(env, sc->policy);
+    if (!p || sc->quantum_us < SCEN_MIN_QUANTUM_US || sc->quantum_us > SCEN_MAX_QUANTUM_US ||
+        sc->timeout_us > SCEN_MAX_TIME_US || sc->trace > 1 || (sc->trace && !env->trace_built))
         fail(input, "a setting out of range", NULL);
+    for (int i = 0; i < SCEN_MAX_OPTS; i++)
+        if (sc->popt[i] < 0 || sc->popt[i] > (i < p->nopts ? 1 : 0))   /* every option here has two choices */
+            fail(input, "a policy option out of range", NULL);
     if (sc->njobs < 1 || sc->njobs > SCEN_MAX_JOBS)
         fail(input, "njobs out of range", NULL);
     for (int i = 0; i < sc->njobs; i++) {
@@ -236,7 +254,7 @@ static void check_ok(const char *input, const struct scen_env *env, const struct
             fail(input, "a job admitted with more memory than is free", NULL);
     }
     static char again[SCEN_MAX_JOBS * 600 + 400];
-    if (canonical(sc, again, sizeof again) >= sizeof again)
+    if (canonical(env, sc, again, sizeof again) >= sizeof again)
         fail(input, "canonical form too long", NULL);
     struct scenario *sc2 = malloc(sizeof *sc2);
     char err[400];

@@ -22,9 +22,14 @@ static const struct sl_appspec *lookup(const char *name)
     return NULL;
 }
 
-static int only_timeslice(const char *p) { return !strcmp(p, "timeslice"); }
+/* two policies with options of their own, as sched.h's classes declare them */
+static const struct scen_option ts_opts[] = { { "wakeboost", "off|on", 0, "" } };
+static const struct scen_option gang_opts[] = { { "alternates", "off|on", 0, "" }, { "gangfit", "first|best", 0, "" } };
+static const struct scen_policy two_policies[] = { { "timeslice", ts_opts, 1 }, { "gang", gang_opts, 2 } };
 
-static struct scen_env env = { 4, 64ULL << 20, lookup, "gauss, hog", only_timeslice, "timeslice", 1 };
+static struct scen_env env = { .nharts = 4, .free_bytes = 64ULL << 20, .lookup = lookup, .apps = "gauss, hog",
+                               .policy_table = two_policies, .npolicies = 1, .policies = "timeslice",
+                               .trace_built = 1 };
 
 static struct scenario sc;
 static char err[400];
@@ -46,7 +51,7 @@ static void test_defaults(void)
 {
     CHECK(parse("job=gauss") == 0);
     CHECK(!strcmp(sc.policy, "timeslice"));
-    CHECK(sc.quantum_us == 10000 && sc.seed == 1 && sc.trace == 0 && sc.timeout_us == 0 && sc.wakeboost == 0);
+    CHECK(sc.quantum_us == 10000 && sc.seed == 1 && sc.trace == 0 && sc.timeout_us == 0 && sc.popt[0] == 0);
     CHECK(sc.njobs == 1 && sc.jobs[0].procs == 4 && sc.jobs[0].at_us == 0);
     CHECK(!strcmp(sc.jobs[0].args, "n=256,sync=barrier,barrier=block"));
 }
@@ -55,7 +60,7 @@ static void test_full(void)
 {
     CHECK(parse("  policy=timeslice quantum=500us seed=42 trace=on timeout=30s wakeboost=on "
                 "job=gauss:n=64,barrier=spin,procs=2,at=1500ms job=hog:procs=3  ") == 0);
-    CHECK(sc.quantum_us == 500 && sc.seed == 42 && sc.trace == 1 && sc.timeout_us == 30000000 && sc.wakeboost);
+    CHECK(sc.quantum_us == 500 && sc.seed == 42 && sc.trace == 1 && sc.timeout_us == 30000000 && sc.popt[0] == 1);
     CHECK(sc.njobs == 2);
     CHECK(!strcmp(sc.jobs[0].args, "n=64,sync=barrier,barrier=spin"));
     CHECK(sc.jobs[0].procs == 2 && sc.jobs[0].at_us == 1500000);
@@ -66,9 +71,8 @@ static void test_full(void)
 
 static void test_bad_tokens(void)
 {
-    CHECK(fails("policy=fifo job=gauss", "policy=fifo", "expected policy=timeslice"));
-    CHECK(fails("policy=gang job=gauss", "policy=gang", "not available yet"));
-    CHECK(fails("policy=partition job=gauss", "policy=partition", "not available yet"));
+    CHECK(fails("policy=fifo job=gauss", "policy=fifo", "no policy 'fifo' in this build (policies: timeslice)"));
+    CHECK(fails("policy=gang job=gauss", "policy=gang", "no policy 'gang'"));
     CHECK(fails("job=matmul", "job=matmul", "unknown app 'matmul'"));
     CHECK(fails("job=gauss:bogus=1", "job=gauss:bogus=1", "no key 'bogus'"));
     CHECK(fails("job=gauss:procs=0", "procs=0", "from 1 to"));
@@ -88,17 +92,11 @@ static void test_bad_tokens(void)
     CHECK(parse("trace=off job=gauss") == 0);
     env.trace_built = 1;
     CHECK(fails("timeout=0s job=gauss", "timeout=0s", "positive time"));
-    CHECK(fails("wakeboost=1 job=gauss", "wakeboost=1", "wakeboost=on"));
-    CHECK(fails("alternates=yes job=gauss", "alternates=yes", "alternates=on or alternates=off"));
-    CHECK(fails("gangfit=worst job=gauss", "gangfit=worst", "gangfit=first or gangfit=best"));
+    CHECK(fails("wakeboost=1 job=gauss", "wakeboost=1", "expected off or on"));
     CHECK(fails("job=gauss:adapt=1", "adapt=1", "adapt=yes or adapt=no"));
     CHECK(fails("job=gauss:adapt=no,adapt=yes", "adapt=yes", "twice"));
     CHECK(parse("job=gauss:adapt=yes job=gauss") == 0);
     CHECK(sc.jobs[0].adaptive == 1 && sc.jobs[1].adaptive == 0);    /* default: the spec's flag */
-    CHECK(parse("gangfit=best alternates=on job=gauss") == 0);   /* other policies ignore them */
-    CHECK(sc.gangfit == SCEN_FIT_BEST && sc.alternates == 1);
-    CHECK(parse("job=gauss") == 0);
-    CHECK(sc.gangfit == SCEN_FIT_FIRST && sc.alternates == 0);
     CHECK(fails("job=gauss:n=1", "n=1", "from 2 to 4096"));
     CHECK(fails("job=gauss:n=12a", "n=12a", "whole number"));
     CHECK(fails("job=gauss:sync=lock", "sync=lock", "barrier or cond"));
@@ -198,8 +196,29 @@ static void test_memory_limits(void)
     CHECK(parse("job=gauss:n=1100,at=1s job=gauss:n=1100,at=1s job=hog:mem=30M,at=2s") == 0);
 }
 
+/* A policy's own options (issue 11): checked against the chosen policy, in any order relative to policy=. */
+static void test_policy_options(void)
+{
+    struct scen_env saved = env;
+    env.npolicies = 2;
+    env.policies = "timeslice,gang";
+    CHECK(parse("job=gauss") == 0 && !strcmp(sc.policy, "timeslice") && sc.popt[0] == 0);
+    CHECK(parse("wakeboost=on job=gauss") == 0 && sc.popt[0] == 1);
+    CHECK(parse("policy=gang job=gauss") == 0 && sc.popt[0] == 0 && sc.popt[1] == 0);   /* defaults */
+    CHECK(parse("gangfit=best policy=gang alternates=on job=gauss") == 0 && sc.popt[0] == 1 && sc.popt[1] == 1);
+    CHECK(parse("policy=timeslice policy=gang alternates=on job=gauss") == 0 && !strcmp(sc.policy, "gang"));
+    CHECK(fails("alternates=on job=gauss", "alternates=on", "an option of policy gang, not of timeslice"));
+    CHECK(fails("policy=gang wakeboost=on job=gauss", "wakeboost=on", "an option of policy timeslice, not of gang"));
+    CHECK(fails("policy=gang gangfit=worst job=gauss", "gangfit=worst", "expected first or best"));
+    CHECK(fails("policy=gang bogus=1 job=gauss", "bogus=1", "alternates=, gangfit="));   /* lists its options */
+    CHECK(fails("policy=fifo job=gauss", "policy=fifo", "no policy 'fifo'"));
+    CHECK(fails("policy= job=gauss", "policy=", "no policy ''"));
+    env = saved;
+}
+
 int main(void)
 {
+    test_policy_options();
     test_memory_limits();
     test_defaults();
     test_full();

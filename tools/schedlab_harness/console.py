@@ -2,7 +2,7 @@
 
 The kernel prints a few line kinds, each a keyword followed by fields:
 
-    BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_hart=<h> boot_us=<t> background=<a,...>
+    BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_hart=<h> boot_us=<t> background=<a,...> options=<p.o=a|b,...>
     RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
     ERROR <free text>
@@ -99,6 +99,19 @@ class Console:
         return [f"[{j}] {line}" for j in jobs for line in self.output.get(j, []) if line.startswith("ERROR")]
 
 
+def parse_policy_options(text: str) -> dict:
+    """BOOT's ``options=gang.alternates=off|on,gang.gangfit=first|best,...`` (``none``: no policy has any)
+    as ``{"gang": {"alternates": ["off", "on"], "gangfit": ["first", "best"]}}``: every policy's own
+    scenario options and their choices, the first choice being the default."""
+    options: dict = {}
+    for item in text.split(","):
+        name, eq, choices = item.partition("=")
+        policy, dot, option = name.partition(".")
+        if eq and dot:
+            options.setdefault(policy, {})[option] = choices.split("|")
+    return options
+
+
 def _parse_boot(rest: str) -> dict:
     boot = parse_fields(rest)
     for key in BOOT_LIST_KEYS:
@@ -107,6 +120,10 @@ def _parse_boot(rest: str) -> dict:
             boot[key] = [v for v in value.split(",") if v]
         elif value is not None and value is not True:
             boot[key] = [str(value)]
+    # parse_fields split options= at its first '=': the rest of the word is the value
+    for word in rest.split():
+        if word.startswith("options="):
+            boot["options"] = parse_policy_options(word[len("options="):])
     return boot
 
 
