@@ -6,6 +6,7 @@
 #   make deps            install the toolchain and Python packages
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
 #   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines
+#   make format          apply .clang-format to the C files of kernel/, lib/ and apps/
 #   make fuzz            the scenario parser under libFuzzer (clang) for FUZZ_SECONDS; not part of make test
 
 CROSS    ?= riscv64-unknown-elf-
@@ -55,7 +56,7 @@ ULIBASM := $(filter-out lib/host_%.S,$(ULIBASM))
 ULIBOBJ := $(patsubst %.c,$(B)/u/%.o,$(ULIBSRC)) $(patsubst %.S,$(B)/u/%.o,$(ULIBASM))
 APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
-.PHONY: all qemu run test deps host host-test clean apps
+.PHONY: all qemu run test deps host host-test clean apps format
 .SECONDARY:          # keep object files between builds
 all: $(B)/kernel.elf
 
@@ -135,6 +136,11 @@ test: all host host-test          # host: the apps built for Linux, which tests/
 .PHONY: bench
 bench: all host
 	$(PYTHON) tools/bench
+
+# One brace and signature style for the C files of kernel/, lib/ and apps/ (.clang-format). Headers keep
+# their hand-aligned tables of macros and comments (abi.h's syscalls, the structs' field notes).
+format:
+	clang-format -i $$(git ls-files 'kernel/*.c' 'lib/*.c' 'apps/*.c')
 
 clean:
 	rm -rf $(B)

@@ -40,4 +40,5 @@ if ! python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 # clang is optional: `make fuzz` uses its libFuzzer, and falls back to the standalone fuzzer without it
 command -v clang >/dev/null 2>&1 || echo "deps: note: clang is not installed (optional: apt-get install clang, for make fuzz)"
+command -v clang-format >/dev/null 2>&1 || echo "deps: note: clang-format is not installed (optional: apt-get install clang-format, for make format)"
 echo "deps: ok ($(riscv64-unknown-elf-gcc --version | head -n1); $(qemu-system-riscv64 --version | head -n1))"
