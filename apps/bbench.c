@@ -19,31 +19,28 @@
 #include "schedlab.h"
 #include "barrier.h"
 
-SL_APP(.about = "barrier costs: every shape x wait kind, median ns per episode",
-       .mem_const = 512 * 1024, .mem_per_proc = 4096,
-       SL_KEYS(SL_INT("ms", 1, 10000, 20),
-               SL_INT("batches", 1, 99, 5),
-               SL_ENUM("shape", "all|central|tree|combination", 0),
-               SL_ENUM("barrier", "all|" SL_WAIT_CHOICES, 0)));
+SL_APP(.about = "barrier costs: every shape x wait kind, median ns per episode", .mem_const = 512 * 1024,
+       .mem_per_proc = 4096,
+       SL_KEYS(SL_INT("ms", 1, 10000, 20), SL_INT("batches", 1, 99, 5),
+               SL_ENUM("shape", "all|central|tree|combination", 0), SL_ENUM("barrier", "all|" SL_WAIT_CHOICES, 0)));
 
-#define MAXB 12          /* shapes x kinds */
+#define MAXB     12 /* shapes x kinds */
 #define MAXBATCH 100
 
 struct bench {
     int nb, batches;
-    uint64_t budget;                          /* ticks per batch */
+    uint64_t budget; /* ticks per batch */
     struct sl_barrier bar[MAXB], ctl;
-    int64_t last __attribute__((aligned(64)));   /* the batch's last episode, -1 while open */
-    uint64_t per_ep[MAXB][MAXBATCH];          /* ticks * 1000 per episode (process 0's) */
+    int64_t last __attribute__((aligned(64))); /* the batch's last episode, -1 while open */
+    uint64_t per_ep[MAXB][MAXBATCH];           /* ticks * 1000 per episode (process 0's) */
 };
 
-static void
-batch(struct bench *b, struct sl_barrier *bar, int id, uint64_t *ticks_x1000)
+static void batch(struct bench *b, struct sl_barrier *bar, int id, uint64_t *ticks_x1000)
 {
     uint64_t t0;
 
-    sl_barrier_wait(&b->ctl);       /* everyone has stopped reading the previous batch's `last` */
-    if (id == 0)                    /* before 0 arrives at episode 0, so before anyone reads it */
+    sl_barrier_wait(&b->ctl); /* everyone has stopped reading the previous batch's `last` */
+    if (id == 0)              /* before 0 arrives at episode 0, so before anyone reads it */
         __atomic_store_n(&b->last, -1, __ATOMIC_RELAXED);
     t0 = sl_plat_ticks();
     for (int64_t e = 0;; e++) {
@@ -53,14 +50,12 @@ batch(struct bench *b, struct sl_barrier *bar, int id, uint64_t *ticks_x1000)
                 *ticks_x1000 = (sl_plat_ticks() - t0) * 1000 / (uint64_t)(e + 1);
             return;
         }
-        if (id == 0 && __atomic_load_n(&b->last, __ATOMIC_RELAXED) < 0 &&
-            sl_plat_ticks() - t0 >= b->budget)
+        if (id == 0 && __atomic_load_n(&b->last, __ATOMIC_RELAXED) < 0 && sl_plat_ticks() - t0 >= b->budget)
             __atomic_store_n(&b->last, e + 1, __ATOMIC_RELAXED);
     }
 }
 
-static void
-worker(void *arg, int id)
+static void worker(void *arg, int id)
 {
     struct bench *b = arg;
     uint64_t warm;
@@ -73,10 +68,9 @@ worker(void *arg, int id)
     sl_barrier_wait(&b->ctl);
 }
 
-static uint64_t
-median(uint64_t *v, int n)
+static uint64_t median(uint64_t *v, int n)
 {
-    for (int i = 1; i < n; i++)                 /* insertion sort: n <= 99 */
+    for (int i = 1; i < n; i++) /* insertion sort: n <= 99 */
         for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
             uint64_t x = v[j];
             v[j] = v[j - 1];
@@ -85,8 +79,7 @@ median(uint64_t *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int
-main(void)
+int main(void)
 {
     static struct bench b;
     const char *shape = sl_arg_str("shape"), *wait = sl_arg_str("barrier");
@@ -106,8 +99,8 @@ main(void)
     sl_run_procs(worker, &b);
 
     for (int i = 0; i < b.nb; i++) {
-        uint64_t m = median(b.per_ep[i], b.batches);           /* ticks * 1000 */
-        uint64_t ns_x10 = m * 10000000 / hz;                    /* ns * 10 = ticks * 1e10 / hz */
+        uint64_t m = median(b.per_ep[i], b.batches); /* ticks * 1000 */
+        uint64_t ns_x10 = m * 10000000 / hz;         /* ns * 10 = ticks * 1e10 / hz */
         sl_printf("BENCH barrier_%s_%s_ns %lu.%lu ns\n", b.bar[i].shape->name, sl_waits[b.bar[i].wait]->name,
                   (unsigned long)(ns_x10 / 10), (unsigned long)(ns_x10 % 10));
     }

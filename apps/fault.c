@@ -19,15 +19,13 @@
  */
 #include "schedlab.h"
 
-SL_APP(.about = "faults on purpose (kind=...) to test fault isolation",
-       .mem_const = 64 * 1024,
+SL_APP(.about = "faults on purpose (kind=...) to test fault isolation", .mem_const = 64 * 1024,
        SL_KEYS(SL_ENUM("kind", "load|store|exec|illegal|badptr|stack|exit", 0)));
 
 #define KERNEL_VA 0x80200000UL
-#define UNMAPPED  0x1000UL          /* below SL_USER_BASE */
+#define UNMAPPED  0x1000UL /* below SL_USER_BASE */
 
-static void
-illegal(void)
+static void illegal(void)
 {
 #ifdef SL_TARGET_KERNEL
     uint64_t v;
@@ -39,8 +37,7 @@ illegal(void)
 }
 
 /* Through an opaque zero: gcc turns a visible null store into a trap. */
-static void
-store_null(void)
+static void store_null(void)
 {
     uintptr_t a = 0;
     asm volatile("" : "+r"(a));
@@ -49,8 +46,7 @@ store_null(void)
 
 /* Each frame writes its lowest byte first, as a stack probe would: the first write past the stack lands
    up to 8 KiB below it. Returns a sum so the frames cannot be folded away. */
-static uint64_t
-recurse(int depth)
+static uint64_t recurse(int depth)
 {
     volatile uint8_t frame[8192];
 
@@ -61,31 +57,27 @@ recurse(int depth)
 
 static uint32_t never;
 
-static void
-misbehave_or_wait(void *arg, int id)
+static void misbehave_or_wait(void *arg, int id)
 {
     if (id == 0 && sl_arg_is("kind", "stack"))
         sl_report(0, "fault=none sum=%lu", (unsigned long)recurse(1000));
     else if (id == 1 && sl_arg_is("kind", "exit"))
         sl_sys_exit(3);
     else
-        sl_futex_wait(&never, 0, 0);      /* until the kernel ends the job */
+        sl_futex_wait(&never, 0, 0); /* until the kernel ends the job */
 }
 
 /* Every pointer the kernel is handed here is bad; each call must say so. */
-static void
-badptr(void)
+static void badptr(void)
 {
     long w = sl_sys_write((const void *)KERNEL_VA, 16);
     long f = sl_sys_futex_wait((const uint32_t *)UNMAPPED, 0, 1000);
-    long x = sl_sys_write((const void *)(SL_USER_TOP - 8), 64);   /* runs past user space */
+    long x = sl_sys_write((const void *)(SL_USER_TOP - 8), 64); /* runs past user space */
 
-    sl_report(w == SL_EFAULT && f == SL_EFAULT && x == SL_EFAULT,
-              "write=%ld futex=%ld cross=%ld", w, f, x);
+    sl_report(w == SL_EFAULT && f == SL_EFAULT && x == SL_EFAULT, "write=%ld futex=%ld cross=%ld", w, f, x);
 }
 
-int
-main(void)
+int main(void)
 {
     if (sl_arg_is("kind", "badptr")) {
         badptr();

@@ -25,36 +25,34 @@ SL_APP(.about = "compute-bound background job (runs until the foreground ends)",
        .mem_const = 256 * 1024 + SL_WORKERS_MEM_CONST, .mem_per_proc = 64 + SL_WORKERS_MEM_PER_PROC,
        SL_KEYS(SL_INT("block", 1, 100000000, 5000)));
 
-struct slot {                 /* one per process, written only by it */
+struct slot { /* one per process, written only by it */
     uint64_t blocks, bad;
 } __attribute__((aligned(64)));
 
 struct hog {
     uint32_t steps;
-    uint64_t ref;             /* checksum every block must produce */
+    uint64_t ref; /* checksum every block must produce */
     struct slot *slot;
 };
 
-static uint64_t
-bits(double d)
+static uint64_t bits(double d)
 {
     uint64_t u;
     memcpy(&u, &d, sizeof u);
     return u;
 }
 
-static uint64_t
-block(uint32_t steps)
+static uint64_t block(uint32_t steps)
 {
     uint64_t h = 0x2545f4914f6cdd1dull;
     double a = 1.0, b = 0.5, c = 0.25, d = 2.0;
 
-    asm volatile("" : "+r"(h));   /* opaque: gcc may not hoist a pure block out of the loop */
+    asm volatile("" : "+r"(h)); /* opaque: gcc may not hoist a pure block out of the loop */
 
     for (uint32_t i = 0; i < steps; i++) {
         double u;
         h = h * 6364136223846793005ull + i;
-        u = (double)(h >> 40) * 0x1p-24;      /* in [0, 1) */
+        u = (double)(h >> 40) * 0x1p-24; /* in [0, 1) */
         a = a * 0.999 + u;
         b = b + a * 1e-3;
         c = c * 0.5 + b * 0.25;
@@ -63,8 +61,7 @@ block(uint32_t steps)
     return h ^ bits(a) ^ (bits(b) << 1) ^ (bits(c) << 2) ^ (bits(d) << 3);
 }
 
-static void
-worker(void *arg, int id)
+static void worker(void *arg, int id)
 {
     struct hog *g = arg;
     struct slot *s = &g->slot[id];
@@ -79,14 +76,13 @@ worker(void *arg, int id)
     }
 }
 
-int
-main(void)
+int main(void)
 {
     int n = sl_nprocs();
     struct hog g = { .steps = (uint32_t)sl_arg_int("block") };
     uint64_t work = 0, bad = 0;
 
-    g.slot = sl_alloc_node((size_t)n * sizeof(struct slot), -1);   /* line-aligned */
+    g.slot = sl_alloc_node((size_t)n * sizeof(struct slot), -1); /* line-aligned */
     if (!g.slot)
         sl_die("out of memory for %d processes", n);
     memset(g.slot, 0, (size_t)n * sizeof(struct slot));

@@ -13,15 +13,13 @@
 #include "platform.h"
 #include "schedlab.h"
 
-SL_APP(.about = "kernel cost micro-benchmarks: syscall, yield, futex hand-off",
-       .mem_const = 256 * 1024,
-       SL_KEYS(SL_ENUM("what", "syscall|yield|futex", 0),
-               SL_INT("ops", 1, 100000000, 20000)));
+SL_APP(.about = "kernel cost micro-benchmarks: syscall, yield, futex hand-off", .mem_const = 256 * 1024,
+       SL_KEYS(SL_ENUM("what", "syscall|yield|futex", 0), SL_INT("ops", 1, 100000000, 20000)));
 
 struct bench {
-    int what;                   /* 0 syscall, 1 yield, 2 futex */
+    int what; /* 0 syscall, 1 yield, 2 futex */
     uint64_t ops;
-    uint32_t turn __attribute__((aligned(64)));   /* futex: the token = number of hand-offs so far */
+    uint32_t turn __attribute__((aligned(64))); /* futex: the token = number of hand-offs so far */
     uint64_t bad __attribute__((aligned(64)));
     uint64_t ns0;
 };
@@ -48,11 +46,11 @@ static void run_yields(struct bench *b)
 static void run_futex(struct bench *b, int id)
 {
     uint32_t n = (uint32_t)sl_nprocs();
-    uint64_t total = b->ops;    /* hand-offs in all */
+    uint64_t total = b->ops; /* hand-offs in all */
     for (uint32_t mine = (uint32_t)id; mine < total; mine += n) {
         uint32_t t;
         while ((t = __atomic_load_n(&b->turn, __ATOMIC_ACQUIRE)) != mine) {
-            if (t > mine) {     /* someone passed our turn: the ring order broke */
+            if (t > mine) { /* someone passed our turn: the ring order broke */
                 __atomic_fetch_add(&b->bad, 1, __ATOMIC_RELAXED);
                 return;
             }

@@ -34,12 +34,9 @@
 /* Memory: one stack per started, unfinished thread (at most a few per
    level and process), the per-process deques, small descriptors. */
 SL_APP(.about = "Hood's knary(h,d,s) tree of user-level threads",
-       .flags = SL_APP_ADAPTIVE,                 /* the thread library does process control */
+       .flags = SL_APP_ADAPTIVE, /* the thread library does process control */
        .mem_const = 2 << 20, .mem_per_proc = 2 << 20,
-       SL_KEYS(SL_INT("h", 1, 24, 8),
-               SL_INT("d", 1, 32, 4),
-               SL_INT("s", 0, 32, 1),
-               SL_INT("work", 0, 100000000, 200),
+       SL_KEYS(SL_INT("h", 1, 24, 8), SL_INT("d", 1, 32, 4), SL_INT("s", 0, 32, 1), SL_INT("work", 0, 100000000, 200),
                SL_ENUM("mode", "steal|static", 0)));
 
 /* An FP register operand, so the values below cannot be recomputed. */
@@ -49,35 +46,32 @@ SL_APP(.about = "Hood's knary(h,d,s) tree of user-level threads",
 #define FPREG(x) "+f"(x)
 #endif
 
-
 struct knary {
-    int      h, d, s;
+    int h, d, s;
     uint64_t work;
 };
 
-struct node {                 /* a node's argument and, when done, its result */
+struct node { /* a node's argument and, when done, its result */
     const struct knary *k;
-    struct sl_joincnt  *parent;   /* signalled when this node's subtree is done */
+    struct sl_joincnt *parent; /* signalled when this node's subtree is done */
     uint64_t id;
-    int      depth;
+    int depth;
     uint64_t count, sum;
-    uint64_t fpbad;               /* nodes whose FP values changed across their waits */
+    uint64_t fpbad; /* nodes whose FP values changed across their waits */
 };
 
 static void node_thread(void *arg);
 
-static uint64_t
-do_work(uint64_t x, uint64_t units)
+static uint64_t do_work(uint64_t x, uint64_t units)
 {
     for (uint64_t u = 0; u < units; u++) {
         x = sl_lcg_step(x);
-        asm volatile("" : "+r"(x));      /* one step per unit: no closed form for the compiler */
+        asm volatile("" : "+r"(x)); /* one step per unit: no closed form for the compiler */
     }
     return x;
 }
 
-static void
-node(struct node *n)
+static void node(struct node *n)
 {
     const struct knary *k = n->k;
     struct node kids[32];
@@ -95,14 +89,14 @@ node(struct node *n)
     double f0 = (double)n->id + 0.25, f1 = f0 * 3.0, f2 = f0 - 7.5, f3 = f0 * f0;
     asm volatile("" : FPREG(f0), FPREG(f1), FPREG(f2), FPREG(f3));
     for (int j = 0; j < d; j++)
-        kids[j] = (struct node){ .k = k, .parent = &jc, .id = n->id * (uint64_t)d + (uint64_t)j + 1,
-                                 .depth = n->depth + 1 };
-    for (int j = 0; j < k->s; j++) {               /* serial children */
+        kids[j] =
+            (struct node){ .k = k, .parent = &jc, .id = n->id * (uint64_t)d + (uint64_t)j + 1, .depth = n->depth + 1 };
+    for (int j = 0; j < k->s; j++) { /* serial children */
         sl_joincnt_init(&jc, 1);
         sl_thread_spawn(node_thread, &kids[j]);
         sl_joincnt_wait(&jc);
     }
-    sl_joincnt_init(&jc, (uint32_t)(d - k->s));    /* parallel children */
+    sl_joincnt_init(&jc, (uint32_t)(d - k->s)); /* parallel children */
     for (int j = k->s; j < d; j++)
         sl_thread_spawn(node_thread, &kids[j]);
     sl_joincnt_wait(&jc);
@@ -115,8 +109,7 @@ node(struct node *n)
     n->fpbad += f0 != g0 || f1 != g0 * 3.0 || f2 != g0 - 7.5 || f3 != g0 * g0;
 }
 
-static void
-node_thread(void *arg)
+static void node_thread(void *arg)
 {
     struct node *n = arg;
 
@@ -124,11 +117,7 @@ node_thread(void *arg)
     sl_joincnt_signal(n->parent);
 }
 
-static void
-root_thread(void *arg)
-{
-    node(arg);
-}
+static void root_thread(void *arg) { node(arg); }
 
 /* mode=static: one equal contiguous share of the nodes per process. */
 struct share {
@@ -138,11 +127,10 @@ struct share {
 struct static_run {
     const struct knary *k;
     uint64_t nodes;
-    struct share *share;      /* one per process */
+    struct share *share; /* one per process */
 };
 
-static void
-static_share(void *arg, int id)
+static void static_share(void *arg, int id)
 {
     struct static_run *r = arg;
     uint64_t P = (uint64_t)sl_nprocs(), lo = r->nodes * (uint64_t)id / P, hi = r->nodes * ((uint64_t)id + 1) / P;
@@ -154,10 +142,11 @@ static_share(void *arg, int id)
     r->share[id].sum = sum;
 }
 
-int
-main(void)
+int main(void)
 {
-    struct knary k = { .h = (int)sl_arg_int("h"), .d = (int)sl_arg_int("d"), .s = (int)sl_arg_int("s"),
+    struct knary k = { .h = (int)sl_arg_int("h"),
+                       .d = (int)sl_arg_int("d"),
+                       .s = (int)sl_arg_int("s"),
                        .work = (uint64_t)sl_arg_int("work") };
     struct node root = { .k = &k, .id = 0, .depth = 0 };
     struct sl_thread_stats st;
@@ -174,7 +163,8 @@ main(void)
     want = a * (uint64_t)(((unsigned __int128)nodes * (nodes - 1) / 2)) + nodes * c;
 
     if (sl_arg_is("mode", "static")) {
-        struct static_run r = { .k = &k, .nodes = nodes,
+        struct static_run r = { .k = &k,
+                                .nodes = nodes,
                                 .share = sl_calloc((size_t)sl_nprocs(), sizeof(struct share)) };
         if (!r.share)
             sl_die("out of memory for %d shares", sl_nprocs());
@@ -185,9 +175,8 @@ main(void)
             root.count += r.share[p].count;
             root.sum += r.share[p].sum;
         }
-        sl_report(root.count == nodes && root.sum == want, "nodes=%llu par_us=%llu%s",
-                  (unsigned long long)root.count, (unsigned long long)(t1 - t0),
-                  root.sum == want ? "" : " badsum=1");
+        sl_report(root.count == nodes && root.sum == want, "nodes=%llu par_us=%llu%s", (unsigned long long)root.count,
+                  (unsigned long long)(t1 - t0), root.sum == want ? "" : " badsum=1");
         return 0;
     }
 
@@ -199,10 +188,9 @@ main(void)
     sl_report(root.count == nodes && root.sum == want && root.fpbad == 0,
               "nodes=%llu par_us=%llu threads=%llu steals=%llu stacks=%llu yields=%llu sleeps=%llu "
               "suspends=%llu resumes=%llu%s%s",
-              (unsigned long long)root.count, (unsigned long long)(t1 - t0),
-              (unsigned long long)st.threads, (unsigned long long)st.steals,
-              (unsigned long long)st.stacks, (unsigned long long)st.yields, (unsigned long long)st.sleeps,
-              (unsigned long long)st.suspends, (unsigned long long)st.resumes,
+              (unsigned long long)root.count, (unsigned long long)(t1 - t0), (unsigned long long)st.threads,
+              (unsigned long long)st.steals, (unsigned long long)st.stacks, (unsigned long long)st.yields,
+              (unsigned long long)st.sleeps, (unsigned long long)st.suspends, (unsigned long long)st.resumes,
               root.sum == want ? "" : " badsum=1", root.fpbad ? " fpbad=1" : "");
     return 0;
 }

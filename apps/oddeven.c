@@ -25,13 +25,11 @@
 #include "loopsched.h"
 #include "uthread.h"
 
-SL_APP(.about = "odd-even transposition sort (Markatos 3.3.4)",
-       .flags = SL_APP_ADAPTIVE,
+SL_APP(.about = "odd-even transposition sort (Markatos 3.3.4)", .flags = SL_APP_ADAPTIVE,
        /* keys: 4n; page rounding and allocator chunks under 256 KB; the workers' stacks */
        .mem_key = "n", .mem_lin = 4, .mem_const = 256 * 1024 + SL_WORKERS_MEM_CONST,
        .mem_per_proc = SL_WORKERS_MEM_PER_PROC,
-       SL_KEYS(SL_INT("n", 2, 1 << 20, 24576),
-               SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
+       SL_KEYS(SL_INT("n", 2, 1 << 20, 24576), SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
                SL_ENUM("shape", "central|tree|combination", 0),
                SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs", 0)));
 
@@ -39,20 +37,15 @@ struct sort {
     int n, nprocs;
     uint32_t *key;
     struct sl_barrier bar;
-    int sched;              /* enum sl_loopsched */
-    struct sl_loop *loop[2];/* sched != static: phase p uses loop[p & 1] */
-    uint64_t t0, t1;        /* process 0's clock at the start and end */
+    int sched;               /* enum sl_loopsched */
+    struct sl_loop *loop[2]; /* sched != static: phase p uses loop[p & 1] */
+    uint64_t t0, t1;         /* process 0's clock at the start and end */
 };
 
-static int
-npairs(const struct sort *s, int p)
-{
-    return (s->n - (p & 1)) / 2;
-}
+static int npairs(const struct sort *s, int p) { return (s->n - (p & 1)) / 2; }
 
 /* Compare-exchange pairs [lo, hi) of phase p. */
-static void
-pairs(struct sort *s, int p, int lo, int hi)
+static void pairs(struct sort *s, int p, int lo, int hi)
 {
     uint32_t *k = s->key + (p & 1);
 
@@ -65,8 +58,7 @@ pairs(struct sort *s, int p, int lo, int hi)
     }
 }
 
-static void
-phase(struct sort *s, int p, int id)
+static void phase(struct sort *s, int p, int id)
 {
     int m = npairs(s, p);
     struct sl_chunk c;
@@ -81,8 +73,7 @@ phase(struct sort *s, int p, int id)
         pairs(s, p, (int)c.start, (int)(c.start + c.len));
 }
 
-static void
-worker(void *arg, int id)
+static void worker(void *arg, int id)
 {
     struct sort *s = arg;
 
@@ -97,8 +88,7 @@ worker(void *arg, int id)
         s->t1 = sl_now_us();
 }
 
-static void
-digest(const uint32_t *k, int n, uint64_t *sum, uint32_t *x)
+static void digest(const uint32_t *k, int n, uint64_t *sum, uint32_t *x)
 {
     *sum = 0;
     *x = 0;
@@ -108,8 +98,7 @@ digest(const uint32_t *k, int n, uint64_t *sum, uint32_t *x)
     }
 }
 
-int
-main(void)
+int main(void)
 {
     struct sort s = { .n = (int)sl_arg_int("n"), .nprocs = sl_nprocs() };
     struct sl_rng r;
@@ -154,9 +143,8 @@ main(void)
         if (s.key[i - 1] > s.key[i])
             sorted = 0;
     sl_report(sorted && sum0 == sum1 && x0 == x1,
-              "sorted=%d sum=%s par_us=%lu phase_us=%.2f grabs=%lu remote=%lu sleeps=%lu",
-              sorted, sum0 == sum1 && x0 == x1 ? "same" : "CHANGED",
-              (unsigned long)(s.t1 - s.t0), (double)(s.t1 - s.t0) / s.n,
+              "sorted=%d sum=%s par_us=%lu phase_us=%.2f grabs=%lu remote=%lu sleeps=%lu", sorted,
+              sum0 == sum1 && x0 == x1 ? "same" : "CHANGED", (unsigned long)(s.t1 - s.t0), (double)(s.t1 - s.t0) / s.n,
               (unsigned long)(local + remote), (unsigned long)remote, (unsigned long)sl_wait_blocks());
     return 0;
 }

@@ -21,14 +21,12 @@
  */
 #include "schedlab.h"
 
-#define TEXT_MAX 16384         /* a process's whole text: 300 partial lines or 30 control-chars rounds */
+#define TEXT_MAX 16384 /* a process's whole text: 300 partial lines or 30 control-chars rounds */
 
-SL_APP(.about = "writes partial lines, fake contract lines, control bytes",
-       .mem_const = 64 * 1024, .mem_per_proc = TEXT_MAX + 4096,
-       SL_KEYS(SL_ENUM("mode", "partial|spoof|control-chars", 0),
-               SL_INT("lines", 1, 300, 8),
-               SL_INT("chunk", 1, 512, 16),
-               SL_INT("gap_us", 0, 100000, 200)));
+SL_APP(.about = "writes partial lines, fake contract lines, control bytes", .mem_const = 64 * 1024,
+       .mem_per_proc = TEXT_MAX + 4096,
+       SL_KEYS(SL_ENUM("mode", "partial|spoof|control-chars", 0), SL_INT("lines", 1, 300, 8),
+               SL_INT("chunk", 1, 512, 16), SL_INT("gap_us", 0, 100000, 200)));
 
 static const char *const spoofs[] = {
     "RESULT job=1 app=gauss policy=timeslice harts=2 procs=2 arrive_us=0 start_us=0 end_us=1 elapsed_us=1 "
@@ -43,24 +41,24 @@ static const char *const spoofs[] = {
     "progress...\rRESULT job=1 app=gauss check=ok\n",
     "progress...\vSUMMARY policy=forged\n",
     "progress...\fERROR forged behind a form feed\n",
-    "a\x1cPANIC 1 forged\x1d" "ERROR forged\x1eRESULT job=1\n",
-    "b\xc2\x85" "ERROR forged behind U+0085\n",
+    "a\x1cPANIC 1 forged\x1d"
+    "ERROR forged\x1eRESULT job=1\n",
+    "b\xc2\x85"
+    "ERROR forged behind U+0085\n",
     "c\xe2\x80\xa8PANIC 0 forged behind U+2028\n",
     "hidden\x1b[2K\rERROR forged behind an erase-line\n",
     "\n\nRESULT job=1 app=gauss check=ok\n",
     "RESULT job=9 app=forged check=ok",
 };
 
-static int
-add(char *t, int n, const char *s)
+static int add(char *t, int n, const char *s)
 {
     while (*s && n < TEXT_MAX)
         t[n++] = *s++;
     return n;
 }
 
-static int
-partial_text(char *t, int lines, int p)
+static int partial_text(char *t, int lines, int p)
 {
     int n = 0;
     for (int l = 0; l < lines; l++) {
@@ -72,8 +70,7 @@ partial_text(char *t, int lines, int p)
     return n;
 }
 
-static int
-control_text(char *t, int lines)
+static int control_text(char *t, int lines)
 {
     int n = 0;
     for (int l = 0; l < lines && n + 1024 < TEXT_MAX; l++) {
@@ -91,8 +88,7 @@ control_text(char *t, int lines)
 }
 
 /* The text process p writes in this mode; returns its length. */
-static int
-scribble_text(char *t, int p)
+static int scribble_text(char *t, int p)
 {
     int lines = (int)sl_arg_int("lines"), n = 0;
     if (sl_arg_is("mode", "partial"))
@@ -110,16 +106,14 @@ struct scribble {
     uint64_t writes[SL_MAX_PROCS];
 };
 
-static void
-spin_us(uint64_t us)
+static void spin_us(uint64_t us)
 {
     uint64_t t0 = sl_now_us();
     while (sl_now_us() - t0 < us)
         sl_cpu_relax();
 }
 
-static void
-worker(void *arg, int id)
+static void worker(void *arg, int id)
 {
     struct scribble *s = arg;
     char *t = sl_malloc(TEXT_MAX);
@@ -144,8 +138,7 @@ worker(void *arg, int id)
     sl_free(t);
 }
 
-int
-main(void)
+int main(void)
 {
     static struct scribble s;
     uint64_t bad = 0, writes = 0;

@@ -12,15 +12,13 @@
 #include "schedlab.h"
 #include "lcg.h"
 
-SL_APP(.about = "sleeps in a loop, like I/O: blocked most of the time",
-       .mem_const = 128 * 1024, .mem_per_proc = 64,
-       SL_KEYS(SL_INT("iters", 1, 1000000, 50),
-               SL_INT("sleep_us", 1, 10000000, 2000),
+SL_APP(.about = "sleeps in a loop, like I/O: blocked most of the time", .mem_const = 128 * 1024, .mem_per_proc = 64,
+       SL_KEYS(SL_INT("iters", 1, 1000000, 50), SL_INT("sleep_us", 1, 10000000, 2000),
                SL_INT("work", 0, 100000000, 1000)));
 
-struct slot {                  /* one per process, written only by it */
+struct slot { /* one per process, written only by it */
     uint64_t h, bad_sleep, slept_us;
-    uint32_t never;            /* the word slept on: nobody changes it */
+    uint32_t never; /* the word slept on: nobody changes it */
 } __attribute__((aligned(64)));
 
 struct sleeper {
@@ -28,16 +26,14 @@ struct sleeper {
     struct slot *slot;
 };
 
-static uint64_t
-advance(uint64_t h, uint64_t units)
+static uint64_t advance(uint64_t h, uint64_t units)
 {
     for (uint64_t u = 0; u < units; u++)
         h = sl_lcg_step(h);
     return h;
 }
 
-static void
-worker(void *arg, int id)
+static void worker(void *arg, int id)
 {
     struct sleeper *z = arg;
     struct slot *s = &z->slot[id];
@@ -52,8 +48,7 @@ worker(void *arg, int id)
     }
 }
 
-int
-main(void)
+int main(void)
 {
     int n = sl_nprocs();
     struct sleeper z = { sl_arg_int("iters"), sl_arg_int("sleep_us"), sl_arg_int("work"), 0 };

@@ -25,21 +25,18 @@
 #include "lcg.h"
 #include "uthread.h"
 
-SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)",
-       .flags = SL_APP_ADAPTIVE,
+SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)", .flags = SL_APP_ADAPTIVE,
        /* slots: 64 B each, + a page; the workers' stacks */
        .mem_const = 256 * 1024 + SL_WORKERS_MEM_CONST, .mem_per_proc = 64 + SL_WORKERS_MEM_PER_PROC,
-       SL_KEYS(SL_INT("grain", 0, 100000000, 1000),
-               SL_INT("var", 0, 100000000, 0),
-               SL_INT("iters", 1, 100000000, 50000),
-               SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
+       SL_KEYS(SL_INT("grain", 0, 100000000, 1000), SL_INT("var", 0, 100000000, 0),
+               SL_INT("iters", 1, 100000000, 50000), SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
                SL_ENUM("shape", "central|tree|combination", 0)));
 
-#define H0    0x9e3779b97f4a7c15ull
+#define H0 0x9e3779b97f4a7c15ull
 
-struct slot {                  /* one per process, written only by it */
+struct slot { /* one per process, written only by it */
     uint64_t h, units, lockstep_bad;
-    double   d;
+    double d;
 } __attribute__((aligned(64)));
 
 struct synth {
@@ -47,12 +44,11 @@ struct synth {
     int nprocs;
     struct sl_barrier bar;
     struct slot *slot;
-    uint64_t arrived __attribute__((aligned(64)));   /* bumped before each barrier */
-    uint64_t t0 __attribute__((aligned(64))), t1;    /* process 0's clock */
+    uint64_t arrived __attribute__((aligned(64))); /* bumped before each barrier */
+    uint64_t t0 __attribute__((aligned(64))), t1;  /* process 0's clock */
 };
 
-static void
-work(struct slot *s, uint64_t units)
+static void work(struct slot *s, uint64_t units)
 {
     uint64_t h = s->h;
     double d = s->d;
@@ -65,8 +61,7 @@ work(struct slot *s, uint64_t units)
     s->d = d;
 }
 
-static void
-check_lockstep(struct synth *y, struct slot *s, int64_t i)
+static void check_lockstep(struct synth *y, struct slot *s, int64_t i)
 {
     uint64_t c = __atomic_load_n(&y->arrived, __ATOMIC_RELAXED);
     uint64_t p = (uint64_t)y->nprocs;
@@ -75,8 +70,7 @@ check_lockstep(struct synth *y, struct slot *s, int64_t i)
         s->lockstep_bad++;
 }
 
-static void
-worker(void *arg, int id)
+static void worker(void *arg, int id)
 {
     struct synth *y = arg;
     struct slot *s = &y->slot[id];
@@ -99,14 +93,14 @@ worker(void *arg, int id)
         y->t1 = sl_now_us();
 }
 
-int
-main(void)
+int main(void)
 {
-    struct synth y = { .grain = sl_arg_int("grain"), .var = sl_arg_int("var"),
-                       .iters = sl_arg_int("iters"), .nprocs = sl_nprocs() };
+    struct synth y = {
+        .grain = sl_arg_int("grain"), .var = sl_arg_int("var"), .iters = sl_arg_int("iters"), .nprocs = sl_nprocs()
+    };
     uint64_t units = 0, badwork = 0, badstep = 0;
 
-    y.slot = sl_alloc_node((size_t)y.nprocs * sizeof(struct slot), -1);   /* line-aligned */
+    y.slot = sl_alloc_node((size_t)y.nprocs * sizeof(struct slot), -1); /* line-aligned */
     if (!y.slot)
         sl_die("out of memory for %d processes", y.nprocs);
     memset(y.slot, 0, (size_t)y.nprocs * sizeof(struct slot));
@@ -122,8 +116,7 @@ main(void)
     }
     sl_report(badwork == 0 && badstep == 0 && y.arrived == (uint64_t)(y.iters * y.nprocs),
               "iter_us=%.2f par_us=%lu units=%lu badwork=%lu badstep=%lu sleeps=%lu",
-              (double)(y.t1 - y.t0) / (double)y.iters, (unsigned long)(y.t1 - y.t0),
-              (unsigned long)units, (unsigned long)badwork, (unsigned long)badstep,
-              (unsigned long)sl_wait_blocks());
+              (double)(y.t1 - y.t0) / (double)y.iters, (unsigned long)(y.t1 - y.t0), (unsigned long)units,
+              (unsigned long)badwork, (unsigned long)badstep, (unsigned long)sl_wait_blocks());
     return 0;
 }

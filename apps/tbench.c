@@ -30,45 +30,38 @@
 #include "deque.h"
 #include "uthread.h"
 
-SL_APP(.about = "user-level thread costs: spawn+join vs call, yield, steal",
-       .mem_key = "ops", .mem_lin = 128, .mem_const = 4 << 20, .mem_per_proc = 1 << 20,
-       SL_KEYS(SL_INT("batches", 1, 99, 7),
-               SL_INT("ops", 1, 1000000, 2000)));
+SL_APP(.about = "user-level thread costs: spawn+join vs call, yield, steal", .mem_key = "ops", .mem_lin = 128,
+       .mem_const = 4 << 20, .mem_per_proc = 1 << 20,
+       SL_KEYS(SL_INT("batches", 1, 99, 7), SL_INT("ops", 1, 1000000, 2000)));
 
 #define MAXB 99
 
 struct tb {
-    int      batches;
+    int batches;
     uint64_t ops;
     uint64_t ran, bad;
-    uint64_t call[MAXB], spawn[MAXB], spawn_idle[MAXB], yield[MAXB], stealt[MAXB];   /* ticks per batch */
-    struct sl_joincnt spinners;   /* the spinner threads that keep the other processes busy */
+    uint64_t call[MAXB], spawn[MAXB], spawn_idle[MAXB], yield[MAXB], stealt[MAXB]; /* ticks per batch */
+    struct sl_joincnt spinners; /* the spinner threads that keep the other processes busy */
     uint32_t busy, release;
     /* steal: the main thread fills dq, a thief thread empties it */
     struct sl_deque dq;
-    uint8_t *seen;                /* seen[i]: item i was stolen this many times */
+    uint8_t *seen; /* seen[i]: item i was stolen this many times */
     uint32_t round;
-    int filler, cross;            /* process that filled; batches stolen from another process */
+    int filler, cross; /* process that filled; batches stolen from another process */
     uint32_t taken __attribute__((aligned(64)));
 };
 
-__attribute__((noinline)) static void
-empty(void *arg)
-{
-    asm volatile("" : : "r"(arg) : "memory");
-}
+__attribute__((noinline)) static void empty(void *arg) { asm volatile("" : : "r"(arg) : "memory"); }
 
-static void
-count_thread(void *arg)
+static void count_thread(void *arg)
 {
     struct tb *b = arg;
-    b->ran++;            /* joined before the next one starts: no race */
+    b->ran++; /* joined before the next one starts: no race */
 }
 
 static void (*volatile callee)(void *) = empty;
 
-static uint64_t
-median(uint64_t *v, int n)
+static uint64_t median(uint64_t *v, int n)
 {
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
@@ -79,21 +72,16 @@ median(uint64_t *v, int n)
     return v[n / 2];
 }
 
-static double
-ns_per(uint64_t ticks, uint64_t ops)
-{
-    return (double)sl_ticks_to_us(ticks * 1000) / (double)ops;
-}
+static double ns_per(uint64_t ticks, uint64_t ops) { return (double)sl_ticks_to_us(ticks * 1000) / (double)ops; }
 
 /* The thief: steals every item of the deque the main thread filled. */
-static void
-thief_thread(void *arg)
+static void thief_thread(void *arg)
 {
     struct tb *b = arg;
     uint64_t t0 = sl_plat_ticks(), n = 0;
     void *item;
 
-    for (enum sl_steal r; (r = sl_deque_pop_top(&b->dq, &item)) != SL_STEAL_EMPTY; )
+    for (enum sl_steal r; (r = sl_deque_pop_top(&b->dq, &item)) != SL_STEAL_EMPTY;)
         if (r == SL_STEAL_OK) {
             ++*(uint8_t *)item;
             n++;
@@ -109,8 +97,7 @@ thief_thread(void *arg)
    its own process busy until the thief is done, so that another process
    steals the thief and the items cross between processes (with procs=1 it
    yields, and the thief runs on the same process). */
-static void
-bench_steal(struct tb *b)
+static void bench_steal(struct tb *b)
 {
     for (int k = 0; k < b->batches; k++) {
         for (uint64_t i = 0; i < b->ops; i++)
@@ -124,32 +111,30 @@ bench_steal(struct tb *b)
             if (sl_nprocs() == 1)
                 sl_thread_yield();
             else if (spins % 1024 == 1023)
-                sl_yield();           /* the thief's process may share our hart */
+                sl_yield(); /* the thief's process may share our hart */
             else
                 sl_cpu_relax();
         }
-        if (sl_deque_pop_bottom(&b->dq))  /* empty: resets it for the next batch */
+        if (sl_deque_pop_bottom(&b->dq)) /* empty: resets it for the next batch */
             b->bad++;
     }
 }
 
 /* Keeps one process busy, so that it does not steal, until released. */
-static void
-spinner_thread(void *arg)
+static void spinner_thread(void *arg)
 {
     struct tb *b = arg;
 
     __atomic_add_fetch(&b->busy, 1, __ATOMIC_RELEASE);
     for (unsigned spins = 0; !__atomic_load_n(&b->release, __ATOMIC_ACQUIRE); spins++)
         if (spins % 1024 == 1023)
-            sl_yield();               /* the measuring process may share our hart */
+            sl_yield(); /* the measuring process may share our hart */
         else
             sl_cpu_relax();
     sl_joincnt_signal(&b->spinners);
 }
 
-static void
-spawn_join_batch(struct tb *b, uint64_t *out)
+static void spawn_join_batch(struct tb *b, uint64_t *out)
 {
     uint64_t t0 = sl_plat_ticks();
 
@@ -158,8 +143,7 @@ spawn_join_batch(struct tb *b, uint64_t *out)
     *out = sl_plat_ticks() - t0;
 }
 
-static void
-bench_threads(void *arg)
+static void bench_threads(void *arg)
 {
     struct tb *b = arg;
     uint32_t others = (uint32_t)sl_nprocs() - 1;
@@ -199,8 +183,7 @@ bench_threads(void *arg)
     bench_steal(b);
 }
 
-int
-main(void)
+int main(void)
 {
     static struct tb b;
     double call, spawn, spawn_idle, yield, stealns;
@@ -229,8 +212,9 @@ main(void)
     sl_printf("BENCH spawn_join_idle_thieves_ns %.1f ns\n", spawn_idle);
     sl_printf("BENCH uthread_yield_ns %.1f ns\n", yield);
     sl_printf("BENCH steal_ns %.1f ns\n", stealns);
-    sl_report(b.bad == 0, "call_ns=%.2f spawn_join_ns=%.1f spawn_join_idle_ns=%.1f yield_ns=%.1f "
-              "steal_ns=%.1f cross=%d bad=%llu", call, spawn, spawn_idle, yield, stealns, b.cross,
-              (unsigned long long)b.bad);
+    sl_report(b.bad == 0,
+              "call_ns=%.2f spawn_join_ns=%.1f spawn_join_idle_ns=%.1f yield_ns=%.1f "
+              "steal_ns=%.1f cross=%d bad=%llu",
+              call, spawn, spawn_idle, yield, stealns, b.cross, (unsigned long long)b.bad);
     return 0;
 }

@@ -8,7 +8,10 @@
  */
 #include "kernel.h"
 
-struct embedded { const char *name; const uint8_t *start, *end; };
+struct embedded {
+    const char *name;
+    const uint8_t *start, *end;
+};
 extern const struct embedded embedded_apps[];
 
 #define MAX_APPS 32
@@ -34,10 +37,10 @@ struct elf_shdr {
     uint32_t link, info;
     uint64_t addralign, entsize;
 };
-#define PT_LOAD 1
-#define PF_X 1
-#define PF_W 2
-#define PF_R 4
+#define PT_LOAD  1
+#define PF_X     1
+#define PF_W     2
+#define PF_R     4
 #define EM_RISCV 243
 
 static const struct elf_hdr *elf_check(const uint8_t *elf, size_t size)
@@ -127,8 +130,8 @@ uint64_t elf_load(pagetable_t pt, const struct app *a, int node, char *err, size
             snprintf(err, errlen, "app %s: segment %d at 0x%lx..0x%lx is outside the app area", a->name, i, va, end);
             return 0;
         }
-        uint64_t perm = (ph[i].flags & PF_R ? PTE_R : 0) | (ph[i].flags & PF_W ? PTE_W : 0) |
-                        (ph[i].flags & PF_X ? PTE_X : 0);
+        uint64_t perm =
+            (ph[i].flags & PF_R ? PTE_R : 0) | (ph[i].flags & PF_W ? PTE_W : 0) | (ph[i].flags & PF_X ? PTE_X : 0);
         if (uvm_alloc(pt, va, ph[i].memsz, perm, node) < 0) {
             snprintf(err, errlen, "app %s: out of memory loading it", a->name);
             return 0;

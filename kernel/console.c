@@ -21,17 +21,17 @@
  * Lock rules: console_lock is the innermost lock (kernel.h); it is taken with sched_lock or a job lock
  * held and nothing is acquired under it. Callers copy user memory before calling in.
  */
-#include "cpu.h"   /* struct cpu, for spin_panic's hart number */
+#include "cpu.h" /* struct cpu, for spin_panic's hart number */
 
-#define UART_BASE 0x10000000UL
-#define UART_THR 0
-#define UART_LSR 5
+#define UART_BASE     0x10000000UL
+#define UART_THR      0
+#define UART_LSR      5
 #define UART_LSR_THRE 0x20
 
 static struct spinlock console_lock = SPINLOCK_INIT("console");
-static int line_open;               /* the UART is not at the start of a line */
-static int open_job, open_proc;     /* who opened that line (job 0: the kernel) */
-static int cut_job, cut_proc;       /* the last process whose open line another writer ended (job 0: none) */
+static int line_open;           /* the UART is not at the start of a line */
+static int open_job, open_proc; /* who opened that line (job 0: the kernel) */
+static int cut_job, cut_proc;   /* the last process whose open line another writer ended (job 0: none) */
 
 static void uart_putc(char c)
 {
@@ -86,7 +86,7 @@ void console_write_job(int job, int proc, const char *s, size_t n)
     size_t i = 0;
     if (cut_job == job && cut_proc == proc) {
         if (n > 0 && s[0] == '\n')
-            i = 1;                  /* the newline that ends its cut line: that line has ended already */
+            i = 1; /* the newline that ends its cut line: that line has ended already */
         cut_job = 0;
     }
     for (; i < n; i++) {
@@ -118,7 +118,7 @@ static void console_write_kernel(const char *s, size_t n)
 /* A kernel line: always starts at the beginning of a line (see the header). */
 void kprintf(const char *fmt, ...)
 {
-    char buf[2048];            /* a RESULT line fits: ~400 kernel bytes, SL_ARGS_MAX, SL_RESULT_MAX, a reason */
+    char buf[2048]; /* a RESULT line fits: ~400 kernel bytes, SL_ARGS_MAX, SL_RESULT_MAX, a reason */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);

@@ -11,20 +11,20 @@
 #include <stdio.h>
 #include <string.h>
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define ROUNDUP(x, a) (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define ROUNDUP(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+#define MIN(a, b)     ((a) < (b) ? (a) : (b))
+#define MAX(a, b)     ((a) > (b) ? (a) : (b))
 #else
 #include "kernel.h"
 #endif
 #include "fdt.h"
 
-#define FDT_MAGIC 0xd00dfeed
+#define FDT_MAGIC      0xd00dfeed
 #define FDT_BEGIN_NODE 1
-#define FDT_END_NODE 2
-#define FDT_PROP 3
-#define FDT_NOP 4
-#define FDT_END 9
+#define FDT_END_NODE   2
+#define FDT_PROP       3
+#define FDT_NOP        4
+#define FDT_END        9
 
 static uint32_t be32(const void *p)
 {
@@ -47,7 +47,7 @@ struct walk {
     struct platform *pl;
     enum where stack[16];
     int depth;
-    int addr_cells, size_cells;          /* of the root, used for /memory and /reserved-memory */
+    int addr_cells, size_cells; /* of the root, used for /memory and /reserved-memory */
     int cpu_addr_cells;
     /* the cpu node being read */
     uint64_t cpu_reg;
@@ -56,7 +56,7 @@ struct walk {
     const uint8_t *mem_reg;
     uint32_t mem_reg_len;
     int mem_node;
-    int bad_bootargs;                    /* /chosen/bootargs is not a NUL-terminated string */
+    int bad_bootargs; /* /chosen/bootargs is not a NUL-terminated string */
 };
 
 static enum where classify(enum where parent, const char *name)
@@ -78,8 +78,8 @@ static enum where classify(enum where parent, const char *name)
     return W_OTHER;
 }
 
-static void add_regions(struct walk *w, struct mem_region *arr, int *n, int max, const uint8_t *reg,
-                        uint32_t len, int node)
+static void add_regions(struct walk *w, struct mem_region *arr, int *n, int max, const uint8_t *reg, uint32_t len,
+                        int node)
 {
     int step = 4 * (w->addr_cells + w->size_cells);
     for (uint32_t off = 0; step && off + step <= len && *n < max; off += step) {
@@ -134,8 +134,7 @@ static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32
         if (!strcmp(name, "reg"))
             add_regions(w, pl->resv, &pl->nresv, ARRAY_SIZE(pl->resv), val, len, 0);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -213,7 +212,7 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
         } else if (tok == FDT_NOP) {
             continue;
         } else {
-            break;   /* FDT_END or garbage */
+            break; /* FDT_END or garbage */
         }
     }
     pl->nnodes = 1;
@@ -222,7 +221,10 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
     for (int i = 0; i < pl->nmem; i++)
         pl->nnodes = MAX(pl->nnodes, pl->mem[i].node + 1);
     if (pl->nharts == 0 || pl->nmem == 0 || pl->timebase_hz == 0) {
-        snprintf(err, errlen, "device tree lacks %s", pl->nharts == 0 ? "/cpus" : pl->nmem == 0 ? "/memory" : "timebase-frequency");
+        snprintf(err, errlen, "device tree lacks %s",
+                 pl->nharts == 0     ? "/cpus"
+                     : pl->nmem == 0 ? "/memory"
+                                     : "timebase-frequency");
         return -1;
     }
     if (w.bad_bootargs) {

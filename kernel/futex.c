@@ -9,8 +9,8 @@
 #include "sched/core.h"
 #include "ticks.h"
 
-static struct proc *bucket[NFUTEX_BUCKET];     /* sched_lock */
-static uint64_t next_deadline = ~0UL;          /* earliest fx_deadline of any waiter (sched_lock) */
+static struct proc *bucket[NFUTEX_BUCKET]; /* sched_lock */
+static uint64_t next_deadline = ~0UL;      /* earliest fx_deadline of any waiter (sched_lock) */
 
 static struct proc **bucket_of(struct job *j, uint64_t uaddr)
 {
@@ -37,7 +37,7 @@ long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t time
     if (!pa)
         return SL_EFAULT;
     acquire(&sched_lock);
-    if (p->killed) {                 /* job_kill (under sched_lock) woke its blocked processes already */
+    if (p->killed) { /* job_kill (under sched_lock) woke its blocked processes already */
         release(&sched_lock);
         return SL_EINVAL;
     }
@@ -58,9 +58,9 @@ long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t time
     if (p->fx_deadline && p->fx_deadline < next_deadline) {
         next_deadline = p->fx_deadline;
         if (launcher_hart != mycpu()->id)
-            sched_ipi(1UL << launcher_hart);   /* re-arm its timer */
+            sched_ipi(1UL << launcher_hart); /* re-arm its timer */
         else
-            sched_arm_timer();                 /* we are the launcher hart: it may have no tick to do it */
+            sched_arm_timer(); /* we are the launcher hart: it may have no tick to do it */
     }
     sched_block(p);
     long r = p->fx_result;

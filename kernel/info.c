@@ -28,7 +28,6 @@ void info_init(struct job *j)
     in->allot_mask = ncpus == 64 ? ~0UL : (1UL << ncpus) - 1;
 }
 
-
 void info_set_allotment(struct job *j, int count, uint64_t mask)
 {
     ASSERT_HELD(&sched_lock, "info_set_allotment");

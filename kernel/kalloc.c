@@ -18,7 +18,7 @@ static struct node_pages {
     struct spinlock lock;
     struct run *free;
     uint64_t nfree;
-    uint64_t lo, hi;      /* the node's physical range (union of its regions) */
+    uint64_t lo, hi; /* the node's physical range (union of its regions) */
 } nodes[SL_MAX_NODES];
 
 static int overlaps_reserved(uint64_t pa)

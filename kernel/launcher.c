@@ -19,18 +19,17 @@ uint64_t scenario_seed;
 
 static struct scenario scen;
 static uint64_t t0;
-static int order[SCEN_MAX_JOBS];      /* job indices by arrival time (stable) */
-static int next_arrival;              /* launcher hart only */
+static int order[SCEN_MAX_JOBS]; /* job indices by arrival time (stable) */
+static int next_arrival;         /* launcher hart only */
 static struct spinlock done_lock = SPINLOCK_INIT("launcher");
-static int ndone, nfailed;            /* done_lock */
-static volatile uint32_t fg_live;     /* foreground jobs not finished yet */
+static int ndone, nfailed;        /* done_lock */
+static volatile uint32_t fg_live; /* foreground jobs not finished yet */
 
 static const struct sl_appspec *lookup_spec(const char *name)
 {
     const struct app *a = app_lookup(name);
     return a ? a->spec : 0;
 }
-
 
 static const char *app_names(void)
 {
@@ -157,8 +156,8 @@ static void print_result(struct job *j, int ok, const char *why)
             "adapt=%s migrations=%lu mem_kb=%lu\n",
             j->id, j->app->name, sched->name, ncpus, j->nprocs, rel_us(j->arrive), rel_us(start), rel_us(j->end),
             rel_us(j->end) - rel_us(start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
-            j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt,
-            j->nblock, time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10);
+            j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt, j->nblock,
+            time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10);
 }
 
 void launcher_job_done(struct job *j)

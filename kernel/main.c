@@ -11,8 +11,8 @@ _Static_assert(NHART_STACKS == SL_MAX_HARTS, "a stack per hart");
 
 static volatile int harts_up;
 static volatile int go;
-static volatile int harts_known;                 /* cpus[] is filled in */
-static volatile int self_started[SL_MAX_HARTS];  /* a hart the firmware sent to _entry after the boot hart */
+static volatile int harts_known;                /* cpus[] is filled in */
+static volatile int self_started[SL_MAX_HARTS]; /* a hart the firmware sent to _entry after the boot hart */
 
 static void hart_setup(int idx)
 {
@@ -111,9 +111,9 @@ void boot_main(uint64_t hartid, const void *dtb)
     uint64_t mem = 0;
     for (int i = 0; i < plat.nmem; i++)
         mem += plat.mem[i].size;
-    char names[512];           /* one kprintf per line: each kprintf starts a new line (console.c) */
+    char names[512]; /* one kprintf per line: each kprintf starts a new line (console.c) */
     names[0] = 0;
-    char bg[256];              /* the background apps (SL_APP_BACKGROUND): the harness never runs them alone */
+    char bg[256]; /* the background apps (SL_APP_BACKGROUND): the harness never runs them alone */
     bg[0] = 0;
     for (int i = 0; i < napps(); i++) {
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", app_at(i)->name);
@@ -121,7 +121,8 @@ void boot_main(uint64_t hartid, const void *dtb)
             snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
     }
     kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
-            "options=%s\n", ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg,
+            "options=%s\n",
+            ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg,
             sched_option_list());
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);

@@ -25,14 +25,14 @@
 
 struct out {
     char *buf;
-    size_t size, len;       /* len: bytes produced so far, including those that did not fit */
+    size_t size, len; /* len: bytes produced so far, including those that did not fit */
 };
 
 struct spec {
     int left, zero, plus, space, alt;
     int width;
-    int prec;               /* -1: none */
-    int len;                /* 'H' hh, 'h', 'l' (64-bit: l ll z j t), 0 int */
+    int prec; /* -1: none */
+    int len;  /* 'H' hh, 'h', 'l' (64-bit: l ll z j t), 0 int */
 };
 
 static void put(struct out *o, char c)
@@ -73,7 +73,7 @@ static void number(struct out *o, const struct spec *sp, uint64_t v, int neg, in
     for (uint64_t x = v; x; x /= (unsigned)base)
         tmp[n++] = digits[x % (unsigned)base];
     if (v == 0 && sp->prec != 0)
-        tmp[n++] = '0';                           /* "%.0d" of 0 prints no digit at all */
+        tmp[n++] = '0'; /* "%.0d" of 0 prints no digit at all */
     for (int i = 0; i < n; i++)
         body[i] = tmp[n - 1 - i];
 
@@ -89,7 +89,7 @@ static void number(struct out *o, const struct spec *sp, uint64_t v, int neg, in
 
     int zeros = sp->prec > n ? sp->prec - n : 0;
     if (sp->alt && base == 8 && zeros == 0 && (n == 0 || body[0] != '0'))
-        zeros = 1;                                /* "%#o": the first digit is a 0 */
+        zeros = 1; /* "%#o": the first digit is a 0 */
     if (sp->zero && !sp->left && sp->prec < 0) {
         int fill = sp->width - (int)strlen(prefix) - zeros - n;
         if (fill > 0)
@@ -101,9 +101,9 @@ static void number(struct out *o, const struct spec *sp, uint64_t v, int neg, in
 static void string(struct out *o, const struct spec *sp, const char *s)
 {
     if (!s)
-        s = sp->prec < 0 || sp->prec >= 6 ? "(null)" : "";   /* as glibc */
+        s = sp->prec < 0 || sp->prec >= 6 ? "(null)" : ""; /* as glibc */
     int n = 0;
-    while ((sp->prec < 0 || n < sp->prec) && s[n])      /* never reads past the precision */
+    while ((sp->prec < 0 || n < sp->prec) && s[n]) /* never reads past the precision */
         n++;
     field(o, sp, "", 0, s, n);
 }
@@ -114,18 +114,24 @@ static void parse_spec(const char **fmt, va_list *ap, struct spec *sp)
     const char *f = *fmt;
     *sp = (struct spec){ .prec = -1 };
     for (;; f++) {
-        if (*f == '-') sp->left = 1;
-        else if (*f == '0') sp->zero = 1;
-        else if (*f == '+') sp->plus = 1;
-        else if (*f == ' ') sp->space = 1;
-        else if (*f == '#') sp->alt = 1;
-        else break;
+        if (*f == '-')
+            sp->left = 1;
+        else if (*f == '0')
+            sp->zero = 1;
+        else if (*f == '+')
+            sp->plus = 1;
+        else if (*f == ' ')
+            sp->space = 1;
+        else if (*f == '#')
+            sp->alt = 1;
+        else
+            break;
     }
     if (*f == '*') {
         sp->width = va_arg(*ap, int);
         if (sp->width < 0) {
             sp->left = 1;
-            sp->width = sp->width == -sp->width ? 0 : -sp->width;   /* INT_MIN: no width */
+            sp->width = sp->width == -sp->width ? 0 : -sp->width; /* INT_MIN: no width */
         }
         f++;
     } else {
@@ -149,10 +155,14 @@ static void parse_spec(const char **fmt, va_list *ap, struct spec *sp)
                 f++;
         }
     }
-    if (f[0] == 'h' && f[1] == 'h') sp->len = 'H', f += 2;
-    else if (*f == 'h') sp->len = 'h', f++;
-    else if (f[0] == 'l' && f[1] == 'l') sp->len = 'l', f += 2;
-    else if (*f == 'l' || *f == 'z' || *f == 'j' || *f == 't') sp->len = 'l', f++;
+    if (f[0] == 'h' && f[1] == 'h')
+        sp->len = 'H', f += 2;
+    else if (*f == 'h')
+        sp->len = 'h', f++;
+    else if (f[0] == 'l' && f[1] == 'l')
+        sp->len = 'l', f += 2;
+    else if (*f == 'l' || *f == 'z' || *f == 'j' || *f == 't')
+        sp->len = 'l', f++;
     *fmt = f;
 }
 
@@ -186,13 +196,17 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
         struct spec sp;
         parse_spec(&fmt, &args, &sp);
         switch (*fmt) {
-        case 'd': case 'i': {
+        case 'd':
+        case 'i': {
             int64_t v = signed_arg(&args, sp.len);
             number(&o, &sp, v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0, 10, 0);
             break;
         }
-        case 'u': case 'x': case 'X': case 'o':
-            sp.plus = sp.space = 0;                  /* signs are for %d and %i only */
+        case 'u':
+        case 'x':
+        case 'X':
+        case 'o':
+            sp.plus = sp.space = 0; /* signs are for %d and %i only */
             number(&o, &sp, unsigned_arg(&args, sp.len), 0, *fmt == 'u' ? 10 : *fmt == 'o' ? 8 : 16, *fmt == 'X');
             break;
         case 'p': {
@@ -203,7 +217,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
             hex.width = 0;
             char body[24];
             struct out t = { body, sizeof body, 0 };
-            number(&t, &hex, v, 0, 16, 0);         /* the digits, then "0x" + digits as one field */
+            number(&t, &hex, v, 0, 16, 0); /* the digits, then "0x" + digits as one field */
             field(&o, &sp, "0x", 0, body, t.len < sizeof body ? (int)t.len : (int)sizeof body - 1);
             break;
         }
@@ -214,7 +228,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
             break;
         }
         case '%': put(&o, '%'); break;
-        case 0:                                  /* a lone '%' at the end: print what there is */
+        case 0: /* a lone '%' at the end: print what there is */
             for (; start < fmt; start++)
                 put(&o, *start);
             fmt--;

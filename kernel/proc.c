@@ -15,7 +15,7 @@ int njobs;
 
 static struct proc procs[NPROC];
 static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable");
-static int proc_used[NPROC];          /* proc_table_lock */
+static int proc_used[NPROC]; /* proc_table_lock */
 
 struct proc *myproc(void) { return mycpu()->cur; }
 
@@ -53,7 +53,7 @@ int stack_guard_of(uint64_t va)
 {
     if (va >= SL_STACK_TOP || va < user_heap_limit())
         return -1;
-    uint64_t off = SL_STACK_TOP - 1 - va;         /* 0 = the top byte of process 0's stack */
+    uint64_t off = SL_STACK_TOP - 1 - va; /* 0 = the top byte of process 0's stack */
     return off % SL_STACK_STRIDE >= SL_STACK_SIZE ? (int)(off / SL_STACK_STRIDE) : -1;
 }
 
@@ -100,7 +100,7 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
         return 0;
     }
     acquire(&sched_lock);
-    sched->proc_new(p);          /* binding first, so the stack comes from the hart's node */
+    sched->proc_new(p); /* binding first, so the stack comes from the hart's node */
     release(&sched_lock);
     int node = p->hart >= 0 ? cpus[p->hart].node : 0;
     if (uvm_alloc(j->pt, stack_top(p->idx) - SL_STACK_SIZE, SL_STACK_SIZE, PTE_R | PTE_W, node) < 0) {
@@ -142,7 +142,7 @@ void proc_exit(struct proc *p, int status)
         if (!j->exit_status)
             j->exit_status = status;
         release(&j->lock);
-        int limit = j->mem_refused;      /* the likely cause: the app could not get memory */
+        int limit = j->mem_refused; /* the likely cause: the app could not get memory */
         if (limit)
             snprintf(reason, sizeof reason, "reason=memory-limit status=%d proc=%d", status, p->idx);
         else
@@ -178,7 +178,7 @@ void proc_reap(struct proc *p)
 
 void job_put_pagetable(struct job *j)
 {
-    uvm_free(j->pt);   /* the info page is a leaf of it and goes too */
+    uvm_free(j->pt); /* the info page is a leaf of it and goes too */
     j->pt = 0;
     j->info = 0;
 }
@@ -209,7 +209,7 @@ void job_admit(struct job *j)
         job_fail_early(j, "reason=out-of-memory what=address-space");
         return;
     }
-    j->pt_refs = 1;                          /* the live job's own reference */
+    j->pt_refs = 1; /* the live job's own reference */
     j->info = kalloc_page(0);
     if (!j->info || uvm_map(j->pt, SL_INFO_VA, (uint64_t)j->info, PTE_R) < 0) {
         if (j->info)
@@ -295,18 +295,22 @@ void job_out_of(struct job *j, int idx, long why)
 {
     char reason[96];
     snprintf(reason, sizeof reason, "reason=%s proc=%d",
-             why == SL_EMEMLIMIT ? "memory-limit" : why == SL_ENOMEM ? "out-of-memory what=process-stack"
-                                                                      : "out-of-process-slots", idx);
+             why == SL_EMEMLIMIT    ? "memory-limit"
+                 : why == SL_ENOMEM ? "out-of-memory what=process-stack"
+                                    : "out-of-process-slots",
+             idx);
     if (!job_kill(j, reason))
         return;
     if (why == SL_EMEMLIMIT)
         kprintf("ERROR job %d (%s) ended: the stack of process %d would pass the job's memory limit of %lu KiB "
-                "(mem=)\n", j->id, j->app->name, idx, j->scen->mem_limit >> 10);
+                "(mem=)\n",
+                j->id, j->app->name, idx, j->scen->mem_limit >> 10);
     else if (why == SL_ENOMEM)
         kprintf("ERROR job %d (%s) ended: no memory for the stack of process %d\n", j->id, j->app->name, idx);
     else
         kprintf("ERROR job %d (%s) ended: no free process slot for process %d (the kernel's %d are all in use; "
-                "run fewer processes at once)\n", j->id, j->app->name, idx, NPROC);
+                "run fewer processes at once)\n",
+                j->id, j->app->name, idx, NPROC);
 }
 
 /* sched_lock held. Is j stuck for good: every live process blocked on a futex with no timeout, or a
@@ -339,9 +343,10 @@ void job_deadlocked(struct job *j)
         if (q && q->job == j && q->state == P_BLOCKED)
             n++, snprintf(where + strlen(where), sizeof where - strlen(where), " %d@0x%lx", i, q->fx_addr);
     }
-    int stuck = job_stuck(j);      /* nothing can have changed, but never kill a job that moves */
+    int stuck = job_stuck(j); /* nothing can have changed, but never kill a job that moves */
     release(&sched_lock);
     if (stuck && job_kill(j, "reason=deadlock"))
         kprintf("ERROR deadlock: job %d (%s): every live process waits on a futex that no process of the job "
-                "can wake (process@word:%s); the job is ended\n", j->id, j->app->name, where);
+                "can wake (process@word:%s); the job is ended\n",
+                j->id, j->app->name, where);
 }

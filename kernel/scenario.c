@@ -12,7 +12,7 @@
  */
 #ifdef SCHEDLAB_HOST
 #include <string.h>
-#include "kprintf.h"        /* the kernel's formatter on the host too: its messages are what is tested */
+#include "kprintf.h" /* the kernel's formatter on the host too: its messages are what is tested */
 #else
 #include "kernel.h"
 #endif
@@ -257,9 +257,9 @@ static uint64_t mem_estimate(const struct scen_job *j, const struct job_vals *jv
             k = v;
     }
     unsigned __int128 b = (unsigned __int128)(s->mem_const > 0 ? s->mem_const : 0) +
-                          (unsigned __int128)(s->mem_lin > 0 ? s->mem_lin : 0) * k +
-                          (unsigned __int128)(s->mem_quad > 0 ? s->mem_quad : 0) * k * k +
-                          (unsigned __int128)(s->mem_per_proc > 0 ? s->mem_per_proc : 0) * (unsigned)j->procs;
+        (unsigned __int128)(s->mem_lin > 0 ? s->mem_lin : 0) * k +
+        (unsigned __int128)(s->mem_quad > 0 ? s->mem_quad : 0) * k * k +
+        (unsigned __int128)(s->mem_per_proc > 0 ? s->mem_per_proc : 0) * (unsigned)j->procs;
     /* the kernel's own share: a stack and its page-table pages per process */
     b += (unsigned __int128)(SL_STACK_SIZE + 8192) * (unsigned)j->procs;
     return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
@@ -323,7 +323,9 @@ static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
 
     j->mem_bytes = mem_estimate(j, &jv);
     if (j->mem_bytes > ps->env->free_bytes)
-        return FAIL(ps, "bad token '%s': needs about %llu MiB of memory but only %llu MiB are free (boot with more -m, or make it smaller)",
+        return FAIL(ps,
+                    "bad token '%s': needs about %llu MiB of memory but only %llu MiB are free (boot with more -m, or "
+                    "make it smaller)",
                     tok, (unsigned long long)(j->mem_bytes >> 20), (unsigned long long)(ps->env->free_bytes >> 20));
     if (!jv.mem_given)
         j->mem_limit = j->mem_bytes > UINT64_MAX / 2 ? UINT64_MAX : SCEN_MEM_SLACK(j->mem_bytes);
@@ -388,8 +390,10 @@ static int parse_option(struct parser *ps, const char *tok, const char *key, con
         return FAIL(ps, "bad token '%s': %s= is an option of policy %s, not of %s", tok, key, list, ps->sc->policy);
     for (int i = 0; chosen && i < chosen->nopts && n < sizeof list; i++)
         n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
-    return FAIL(ps, "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, timeout=, "
-                "job=%s)", tok, key, list);
+    return FAIL(ps,
+                "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, timeout=, "
+                "job=%s)",
+                tok, key, list);
 }
 
 static int parse_token(struct parser *ps, const char *tok)
@@ -402,17 +406,19 @@ static int parse_token(struct parser *ps, const char *tok)
     char *val = split_eq(buf);
     const char *key = buf;
     if (!val)
-        return FAIL(ps, "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, timeout=, job=, or an "
-                    "option of the policy)", tok);
+        return FAIL(ps,
+                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, timeout=, job=, or an "
+                    "option of the policy)",
+                    tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
     if (!strcmp(key, "policy"))
-        return 0;                      /* read before every other token: parse_policy */
+        return 0; /* read before every other token: parse_policy */
     if (!strcmp(key, "quantum")) {
         if (parse_time_us(val, &sc->quantum_us) || sc->quantum_us < SCEN_MIN_QUANTUM_US ||
             sc->quantum_us > SCEN_MAX_QUANTUM_US)
-            return FAIL(ps, "bad token '%s': expected a quantum from %dus to %ds, like quantum=10ms or quantum=500us", tok,
-                        SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US / 1000000);
+            return FAIL(ps, "bad token '%s': expected a quantum from %dus to %ds, like quantum=10ms or quantum=500us",
+                        tok, SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US / 1000000);
         return 0;
     }
     if (!strcmp(key, "seed")) {
@@ -461,11 +467,13 @@ static int check_overlap(struct parser *ps)
                 n += snprintf(ids + n, sizeof ids - n, "%s%d", n ? "," : "", k + 1);
         }
         if (sum > ps->env->free_bytes)
-            return FAIL(ps, "jobs %s%s are in memory together from %llu ms on and may take %llu MiB (their mem= limits, "
-                        "by default each job's estimate plus slack), but only %llu MiB are free: give some a later at=, "
-                        "smaller sizes or a smaller mem=", ids, n >= sizeof ids ? "..." : "",
-                        (unsigned long long)(t / 1000), (unsigned long long)(sum >> 20),
-                        (unsigned long long)(ps->env->free_bytes >> 20));
+            return FAIL(
+                ps,
+                "jobs %s%s are in memory together from %llu ms on and may take %llu MiB (their mem= limits, "
+                "by default each job's estimate plus slack), but only %llu MiB are free: give some a later at=, "
+                "smaller sizes or a smaller mem=",
+                ids, n >= sizeof ids ? "..." : "", (unsigned long long)(t / 1000), (unsigned long long)(sum >> 20),
+                (unsigned long long)(ps->env->free_bytes >> 20));
     }
     return 0;
 }
@@ -474,7 +482,7 @@ static int check_overlap(struct parser *ps)
 static int scan_policy(struct parser *ps, const char *bootargs)
 {
     if (parse_policy(ps, "policy=timeslice", "timeslice") && ps->env->npolicies &&
-        parse_policy(ps, "policy=timeslice", ps->env->policy_table[0].name))   /* the first built */
+        parse_policy(ps, "policy=timeslice", ps->env->policy_table[0].name)) /* the first built */
         return -1;
     for (const char *p = bootargs; *p;) {
         while (*p == ' ' || *p == '\t' || *p == '\n')

@@ -6,7 +6,9 @@ void *memset(void *d, int c, size_t n)
     uint8_t *p = d;
     if (((uintptr_t)p & 7) == 0 && (n & 7) == 0) {
         uint64_t v = (uint8_t)c;
-        v |= v << 8; v |= v << 16; v |= v << 32;
+        v |= v << 8;
+        v |= v << 16;
+        v |= v << 32;
         for (uint64_t *q = d; n; n -= 8)
             *q++ = v;
         return d;

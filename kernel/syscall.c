@@ -10,10 +10,7 @@
 
 #define ARG(p, i) ((p)->tf.x[REG_A0 + (i)])
 
-static long sys_exit(struct proc *p)
-{
-    proc_exit(p, (int)ARG(p, 0));
-}
+static long sys_exit(struct proc *p) { proc_exit(p, (int)ARG(p, 0)); }
 
 /* All or nothing: the whole buffer is checked before a byte of it reaches the console. */
 static long sys_write(struct proc *p)
@@ -44,10 +41,7 @@ static long sys_yield(struct proc *p)
     return 0;
 }
 
-static long sys_futex_wait(struct proc *p)
-{
-    return futex_wait(p, ARG(p, 0), (uint32_t)ARG(p, 1), ARG(p, 2));
-}
+static long sys_futex_wait(struct proc *p) { return futex_wait(p, ARG(p, 0), (uint32_t)ARG(p, 1), ARG(p, 2)); }
 
 static long sys_futex_wake(struct proc *p) { return futex_wake(p->job, ARG(p, 0), (uint32_t)ARG(p, 1)); }
 
@@ -62,7 +56,7 @@ static long sys_proc_create(struct proc *p)
         return np->idx;
     if (why == SL_ELIMIT)
         return why;
-    job_out_of(p->job, p->job->ncreated, why);   /* the caller is killed on its way out */
+    job_out_of(p->job, p->job->ncreated, why); /* the caller is killed on its way out */
     return SL_ENOMEM;
 }
 
@@ -95,7 +89,7 @@ static long sys_alloc(struct proc *p)
         return SL_EINVAL;
     if (want > kalloc_free_bytes(-1))
         return SL_ENOMEM;
-    uint64_t bytes = ROUNDUP(want, PAGE_SIZE);     /* want <= free memory: no wrap */
+    uint64_t bytes = ROUNDUP(want, PAGE_SIZE); /* want <= free memory: no wrap */
     acquire(&j->lock);
     uint64_t va = j->heap_next;
     long r = SL_ENOMEM;
@@ -104,7 +98,7 @@ static long sys_alloc(struct proc *p)
             j->heap_next = va + bytes;
             r = (long)va;
         } else {
-            j->mem_used -= bytes;    /* the pages it did map stay mapped, and are reused by the next call */
+            j->mem_used -= bytes; /* the pages it did map stay mapped, and are reused by the next call */
         }
     }
     release(&j->lock);
@@ -114,8 +108,8 @@ static long sys_alloc(struct proc *p)
 /* The keys of the RESULT line that the kernel prints itself: an app may not report them, or a parser that
    keeps the last copy of a key would take its word for the verdict (check=ok) or the job's identity. */
 static const char *const kernel_keys[] = {
-    "job", "app", "policy", "harts", "procs", "arrive_us", "start_us", "end_us", "elapsed_us", "cpu_us", "check",
-    "reason", "switches", "preempts", "blocks", "blocked_us", "adapt", "migrations", "mem_kb",
+    "job",   "app",    "policy",   "harts",    "procs",  "arrive_us",  "start_us", "end_us",     "elapsed_us", "cpu_us",
+    "check", "reason", "switches", "preempts", "blocks", "blocked_us", "adapt",    "migrations", "mem_kb",
 };
 
 static int has_kernel_key(const char *keys)
@@ -165,12 +159,18 @@ static long sys_result(struct proc *p)
 }
 
 static long (*const syscalls[SYS_NSYSCALLS])(struct proc *) = {
-    [SYS_exit] = sys_exit,           [SYS_write] = sys_write,
-    [SYS_time] = sys_time,           [SYS_self] = sys_self,
-    [SYS_hart] = sys_hart,           [SYS_yield] = sys_yield,
-    [SYS_futex_wait] = sys_futex_wait, [SYS_futex_wake] = sys_futex_wake,
-    [SYS_proc_create] = sys_proc_create, [SYS_topology] = sys_topology,
-    [SYS_alloc] = sys_alloc,         [SYS_result] = sys_result,
+    [SYS_exit] = sys_exit,
+    [SYS_write] = sys_write,
+    [SYS_time] = sys_time,
+    [SYS_self] = sys_self,
+    [SYS_hart] = sys_hart,
+    [SYS_yield] = sys_yield,
+    [SYS_futex_wait] = sys_futex_wait,
+    [SYS_futex_wake] = sys_futex_wake,
+    [SYS_proc_create] = sys_proc_create,
+    [SYS_topology] = sys_topology,
+    [SYS_alloc] = sys_alloc,
+    [SYS_result] = sys_result,
 };
 
 void syscall(struct proc *p)

@@ -14,9 +14,9 @@ int trace_enabled;
 struct trace_ring trace_rings[SL_MAX_HARTS];
 
 static const char *const ev_names[TR_NEVENTS] = {
-    [TR_RUN] = "run", [TR_PRE] = "pre", [TR_YLD] = "yld", [TR_BLK] = "blk", [TR_EXIT] = "exit",
-    [TR_NEW] = "new", [TR_WAKE] = "wake", [TR_IDLE] = "idle", [TR_SLOT] = "slot", [TR_EARLY] = "early",
-    [TR_ACK] = "ack", [TR_REP] = "rep",
+    [TR_RUN] = "run",   [TR_PRE] = "pre",     [TR_YLD] = "yld",   [TR_BLK] = "blk",
+    [TR_EXIT] = "exit", [TR_NEW] = "new",     [TR_WAKE] = "wake", [TR_IDLE] = "idle",
+    [TR_SLOT] = "slot", [TR_EARLY] = "early", [TR_ACK] = "ack",   [TR_REP] = "rep",
 };
 
 /* Pages per hart: the largest power of two within both TRACE_MAX_PAGES and the budget's share. */

@@ -15,18 +15,24 @@ void trap_init_hart(void)
 {
     csr_write(stvec, (uint64_t)trap_vector);
     csr_write(sscratch, 0);
-    csr_set(scounteren, 7);     /* U-mode may read cycle, time, instret */
+    csr_set(scounteren, 7); /* U-mode may read cycle, time, instret */
 }
 
 const char *exception_name(uint64_t cause)
 {
     static const char *const names[] = {
-        [EXC_INST_MISALIGNED] = "instruction-misaligned", [EXC_INST_ACCESS] = "instruction-access-fault",
-        [EXC_ILLEGAL] = "illegal-instruction", [EXC_BREAKPOINT] = "breakpoint",
-        [EXC_LOAD_MISALIGNED] = "load-misaligned", [EXC_LOAD_ACCESS] = "load-access-fault",
-        [EXC_STORE_MISALIGNED] = "store-misaligned", [EXC_STORE_ACCESS] = "store-access-fault",
-        [EXC_ECALL_U] = "ecall", [EXC_INST_PAGE_FAULT] = "instruction-page-fault",
-        [EXC_LOAD_PAGE_FAULT] = "load-page-fault", [EXC_STORE_PAGE_FAULT] = "store-page-fault",
+        [EXC_INST_MISALIGNED] = "instruction-misaligned",
+        [EXC_INST_ACCESS] = "instruction-access-fault",
+        [EXC_ILLEGAL] = "illegal-instruction",
+        [EXC_BREAKPOINT] = "breakpoint",
+        [EXC_LOAD_MISALIGNED] = "load-misaligned",
+        [EXC_LOAD_ACCESS] = "load-access-fault",
+        [EXC_STORE_MISALIGNED] = "store-misaligned",
+        [EXC_STORE_ACCESS] = "store-access-fault",
+        [EXC_ECALL_U] = "ecall",
+        [EXC_INST_PAGE_FAULT] = "instruction-page-fault",
+        [EXC_LOAD_PAGE_FAULT] = "load-page-fault",
+        [EXC_STORE_PAGE_FAULT] = "store-page-fault",
     };
     if (cause < ARRAY_SIZE(names) && names[cause])
         return names[cause];
@@ -40,9 +46,9 @@ static void user_fault(struct proc *p, uint64_t cause, uint64_t stval)
 {
     char reason[160];
     struct job *j = p->job;
-    snprintf(reason, sizeof reason, "reason=%s addr=0x%lx pc=0x%lx proc=%d", exception_name(cause), stval,
-             p->tf.epc, p->idx);
-    if (job_kill(j, reason))       /* one ERROR per job, however many of its processes fault together */
+    snprintf(reason, sizeof reason, "reason=%s addr=0x%lx pc=0x%lx proc=%d", exception_name(cause), stval, p->tf.epc,
+             p->idx);
+    if (job_kill(j, reason)) /* one ERROR per job, however many of its processes fault together */
         kprintf("ERROR job %d (%s) killed: %s at address 0x%lx, pc 0x%lx, in process %d%s\n", j->id, j->app->name,
                 exception_name(cause), stval, p->tf.epc, p->idx, stack_guard_of(stval) >= 0 ? " (stack overflow)" : "");
     proc_exit(p, -1);
@@ -52,7 +58,7 @@ void proc_return_to_user(struct proc *p)
 {
     if (p->killed)
         proc_exit(p, -1);
-    csr_clear(sstatus, SSTATUS_SPP);           /* sret to U-mode */
+    csr_clear(sstatus, SSTATUS_SPP); /* sret to U-mode */
     p->tf.kernel_tp = (uint64_t)mycpu();
     user_return(&p->tf);
 }
@@ -60,7 +66,7 @@ void proc_return_to_user(struct proc *p)
 void usertrap(void *frame)
 {
     struct trapframe *tf = frame;
-    struct proc *p = (struct proc *)tf;         /* tf is the first member */
+    struct proc *p = (struct proc *)tf; /* tf is the first member */
     struct cpu *c = mycpu();
     uint64_t cause = csr_read(scause);
 

@@ -100,7 +100,7 @@ int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm, int node
     if (!uva_range_ok(va, len))
         return -1;
     uint64_t start = va & ~(PAGE_SIZE - 1), end = va + len;
-    void *list = 0;                               /* each page's first word links the next */
+    void *list = 0; /* each page's first word links the next */
     for (uint64_t a = start; a < end; a += PAGE_SIZE) {
         pte_t *e = walk(pt, a, 1);
         void *page = e && !(*e & PTE_V) ? kalloc_page(node) : 0;
@@ -159,7 +159,7 @@ uint64_t uvm_translate(pagetable_t pt, uint64_t va, uint64_t perm)
 int uvm_check(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm)
 {
     if (len == 0)
-        return 0;                                 /* touches nothing, wherever it points */
+        return 0; /* touches nothing, wherever it points */
     if (!uva_range_ok(va, len))
         return -1;
     for (uint64_t a = va & ~(PAGE_SIZE - 1); a < va + len; a += PAGE_SIZE)

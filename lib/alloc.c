@@ -21,32 +21,31 @@
 #include "schedlab.h"
 #include "spinlock.h"
 
-#define PAGE       4096u
-#define CHUNK      (64u * 1024)
-#define NCLASS     8                    /* 16 .. 2048 */
-#define SMALL_MAX  (16u << (NCLASS - 1))
-#define HDR        16u
-#define BIG_HDR    64u
-#define MAGIC      0x5a4cu
-#define BIG        (-1)
+#define PAGE      4096u
+#define CHUNK     (64u * 1024)
+#define NCLASS    8 /* 16 .. 2048 */
+#define SMALL_MAX (16u << (NCLASS - 1))
+#define HDR       16u
+#define BIG_HDR   64u
+#define MAGIC     0x5a4cu
+#define BIG       (-1)
 
 /* Sits right before the payload; 16 bytes, so small payloads stay aligned. */
 struct hdr {
     uint16_t magic;
-    int16_t  cls;          /* size class, or BIG */
-    int16_t  node;         /* big: node asked for (-1 = any) */
+    int16_t cls;  /* size class, or BIG */
+    int16_t node; /* big: node asked for (-1 = any) */
     uint16_t _pad;
-    uint64_t size;         /* big: bytes from the start of the pages to their end */
-    struct hdr *next;      /* only while on a free list; overlaps the payload */
+    uint64_t size;    /* big: bytes from the start of the pages to their end */
+    struct hdr *next; /* only while on a free list; overlaps the payload */
 };
 
 static struct sl_spinlock lock;
 static struct hdr *smallfree[NCLASS];
 static struct hdr *bigfree;
-static uint64_t sysbytes;             /* taken from SYS_alloc, under lock */
+static uint64_t sysbytes; /* taken from SYS_alloc, under lock */
 
-static void *
-sysalloc(uint64_t bytes, int node)
+static void *sysalloc(uint64_t bytes, int node)
 {
     long a = sl_sys_alloc(bytes, node);
 
@@ -56,8 +55,7 @@ sysalloc(uint64_t bytes, int node)
     return (void *)a;
 }
 
-static int
-size_class(size_t bytes)
+static int size_class(size_t bytes)
 {
     int c = 0;
     while ((16u << c) < bytes)
@@ -66,8 +64,7 @@ size_class(size_t bytes)
 }
 
 /* Carve one chunk into blocks of class c; lock held. */
-static int
-refill(int c)
+static int refill(int c)
 {
     uint32_t step = HDR + (16u << c);
     char *p = sysalloc(CHUNK, -1);
@@ -84,8 +81,7 @@ refill(int c)
     return 0;
 }
 
-static void *
-small_alloc(size_t bytes)
+static void *small_alloc(size_t bytes)
 {
     int c = size_class(bytes);
     struct hdr *h;
@@ -103,8 +99,7 @@ small_alloc(size_t bytes)
 
 /* First fit on the big free list, else fresh pages; the header sits at
    BIG_HDR - HDR into the pages. */
-static void *
-big_alloc(size_t bytes, int node)
+static void *big_alloc(size_t bytes, int node)
 {
     uint64_t need = ((uint64_t)bytes + BIG_HDR + PAGE - 1) / PAGE * PAGE;
     struct hdr **pp, *h;
@@ -130,23 +125,17 @@ big_alloc(size_t bytes, int node)
     return base + BIG_HDR;
 }
 
-void *
-sl_malloc(size_t bytes)
+void *sl_malloc(size_t bytes)
 {
     if (bytes == 0)
         bytes = 1;
     return bytes <= SMALL_MAX ? small_alloc(bytes) : big_alloc(bytes, -1);
 }
 
-void *
-sl_alloc_node(size_t bytes, int node)
-{
-    return big_alloc(bytes ? bytes : 1, node);
-}
+void *sl_alloc_node(size_t bytes, int node) { return big_alloc(bytes ? bytes : 1, node); }
 
 /* Recycled blocks are not zero, so clear them; fresh pages already are. */
-void *
-sl_calloc(size_t n, size_t size)
+void *sl_calloc(size_t n, size_t size)
 {
     void *p;
 
@@ -158,8 +147,7 @@ sl_calloc(size_t n, size_t size)
     return p;
 }
 
-void
-sl_free(void *p)
+void sl_free(void *p)
 {
     struct hdr *h;
 
@@ -179,8 +167,7 @@ sl_free(void *p)
     sl_spin_unlock(&lock);
 }
 
-uint64_t
-sl_alloc_sysbytes(void)
+uint64_t sl_alloc_sysbytes(void)
 {
     uint64_t n;
 

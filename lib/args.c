@@ -18,8 +18,7 @@ static char argbuf[SL_ARGS_MAX + 1];
 static const char *keys[MAXARGS], *vals[MAXARGS];
 static int nargs;
 
-void
-sl_args_init(void)
+void sl_args_init(void)
 {
     volatile struct sl_info *info = sl_info();
     char *p = argbuf;
@@ -42,24 +41,18 @@ sl_args_init(void)
     }
 }
 
-const char *
-sl_arg_str(const char *key)
+const char *sl_arg_str(const char *key)
 {
     for (int i = 0; i < nargs; i++)
         if (strcmp(keys[i], key) == 0)
             return vals[i];
-    sl_die("missing key %s in args \"%.*s\" (not declared in the app's spec?)",
-           key, SL_ARGS_MAX, (const char *)sl_info()->args);
+    sl_die("missing key %s in args \"%.*s\" (not declared in the app's spec?)", key, SL_ARGS_MAX,
+           (const char *)sl_info()->args);
 }
 
-int
-sl_arg_is(const char *key, const char *value)
-{
-    return strcmp(sl_arg_str(key), value) == 0;
-}
+int sl_arg_is(const char *key, const char *value) { return strcmp(sl_arg_str(key), value) == 0; }
 
-int64_t
-sl_arg_int(const char *key)
+int64_t sl_arg_int(const char *key)
 {
     const char *s = sl_arg_str(key);
     int neg = *s == '-';

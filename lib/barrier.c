@@ -12,8 +12,7 @@ static const struct sl_barrier_shape *const shapes[] = {
     &sl_barrier_combination,
 };
 
-const struct sl_barrier_shape *
-sl_barrier_shape_find(const char *name)
+const struct sl_barrier_shape *sl_barrier_shape_find(const char *name)
 {
     for (unsigned i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (strcmp(shapes[i]->name, name) == 0)
@@ -21,15 +20,12 @@ sl_barrier_shape_find(const char *name)
     return 0;
 }
 
-const struct sl_barrier_shape *
-sl_barrier_shape_at(unsigned i)
+const struct sl_barrier_shape *sl_barrier_shape_at(unsigned i)
 {
     return i < sizeof shapes / sizeof shapes[0] ? shapes[i] : 0;
 }
 
-void
-sl_barrier_init_shape(struct sl_barrier *b, const struct sl_barrier_shape *shape,
-                      uint32_t n, enum sl_wait wait)
+void sl_barrier_init_shape(struct sl_barrier *b, const struct sl_barrier_shape *shape, uint32_t n, enum sl_wait wait)
 {
     if (n == 0 || n > SL_WAIT_VALUE / 8 || (unsigned)wait >= SL_NWAITS || !shape)
         sl_die("barrier_init: bad arguments (n=%u, wait=%d)", n, (int)wait);
@@ -41,14 +37,12 @@ sl_barrier_init_shape(struct sl_barrier *b, const struct sl_barrier_shape *shape
         sl_die("barrier_init: out of memory for a %s barrier of %u", shape->name, n);
 }
 
-void
-sl_barrier_init(struct sl_barrier *b, uint32_t n, enum sl_wait wait)
+void sl_barrier_init(struct sl_barrier *b, uint32_t n, enum sl_wait wait)
 {
     sl_barrier_init_shape(b, &sl_barrier_central, n, wait);
 }
 
-void
-sl_barrier_init_args(struct sl_barrier *b, uint32_t n, const char *shape_key, const char *wait_key)
+void sl_barrier_init_args(struct sl_barrier *b, uint32_t n, const char *shape_key, const char *wait_key)
 {
     const char *name = sl_arg_str(shape_key);
     const struct sl_barrier_shape *s = sl_barrier_shape_find(name);
@@ -58,8 +52,7 @@ sl_barrier_init_args(struct sl_barrier *b, uint32_t n, const char *shape_key, co
     sl_barrier_init_shape(b, s, n, sl_wait_from_arg(wait_key));
 }
 
-void
-sl_barrier_destroy(struct sl_barrier *b)
+void sl_barrier_destroy(struct sl_barrier *b)
 {
     b->shape->destroy(b);
     b->state = 0;
@@ -67,8 +60,7 @@ sl_barrier_destroy(struct sl_barrier *b)
 
 /* ---- shared by the shapes ---- */
 
-void *
-sl_bar_alloc(size_t bytes, void **raw)
+void *sl_bar_alloc(size_t bytes, void **raw)
 {
     char *mem = sl_calloc(1, bytes + SL_LINE);
 
@@ -78,8 +70,7 @@ sl_bar_alloc(size_t bytes, void **raw)
     return (void *)(((uintptr_t)mem + SL_LINE - 1) & ~(uintptr_t)(SL_LINE - 1));
 }
 
-void
-sl_bpart_init(struct sl_bpart *parts, uint32_t n)
+void sl_bpart_init(struct sl_bpart *parts, uint32_t n)
 {
     for (uint32_t j = 0; j < n; j++) {
         parts[j].mark = 0;
@@ -87,8 +78,7 @@ sl_bpart_init(struct sl_bpart *parts, uint32_t n)
     }
 }
 
-int
-sl_bpart_running(const struct sl_bpart *parts, uint32_t lo, uint32_t hi, uint32_t self, uint32_t next)
+int sl_bpart_running(const struct sl_bpart *parts, uint32_t lo, uint32_t hi, uint32_t self, uint32_t next)
 {
     for (uint32_t j = lo; j < hi; j++)
         if (j != self && __atomic_load_n(&parts[j].mark, __ATOMIC_RELAXED) != next &&

@@ -30,7 +30,7 @@
 struct central {
     uint32_t count __attribute__((aligned(SL_LINE)));
     uint32_t episode __attribute__((aligned(SL_LINE)));
-    void    *mem;       /* what sl_calloc returned (state is aligned inside) */
+    void *mem; /* what sl_calloc returned (state is aligned inside) */
     struct sl_bpart parts[];
 };
 
@@ -40,15 +40,13 @@ struct central_wf {
     uint32_t n, self, next;
 };
 
-static int
-central_running(const struct sl_waitfor *wf)
+static int central_running(const struct sl_waitfor *wf)
 {
     const struct central_wf *w = (const struct central_wf *)wf;
     return sl_bpart_running(w->c->parts, 0, w->n, w->self, w->next);
 }
 
-static int
-central_init(struct sl_barrier *b)
+static int central_init(struct sl_barrier *b)
 {
     void *mem;
     struct central *c = sl_bar_alloc(sizeof(struct central) + b->n * sizeof(struct sl_bpart), &mem);
@@ -61,8 +59,7 @@ central_init(struct sl_barrier *b)
     return 0;
 }
 
-static void
-central_wait(struct sl_barrier *b, uint32_t id)
+static void central_wait(struct sl_barrier *b, uint32_t id)
 {
     struct central *c = b->state;
     uint32_t e = sl_wait_value(&c->episode);
@@ -84,8 +81,7 @@ central_wait(struct sl_barrier *b, uint32_t id)
     sl_wait_set(&c->episode, e + 1, b->wait);
 }
 
-static void
-central_destroy(struct sl_barrier *b)
+static void central_destroy(struct sl_barrier *b)
 {
     struct central *c = b->state;
 

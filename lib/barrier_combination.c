@@ -45,13 +45,13 @@ struct group {
 };
 
 struct comb {
-    uint32_t setup __attribute__((aligned(SL_LINE)));   /* first-episode arrivals */
-    uint32_t ready __attribute__((aligned(SL_LINE)));   /* 1 once groups exist */
+    uint32_t setup __attribute__((aligned(SL_LINE))); /* first-episode arrivals */
+    uint32_t ready __attribute__((aligned(SL_LINE))); /* 1 once groups exist */
     uint32_t ngroups;
-    void            *mem;
-    struct sl_bpart *parts;     /* n */
-    struct group    *groups;    /* ngroups <= n */
-    struct sl_tnode *nodes;     /* ngroups */
+    void *mem;
+    struct sl_bpart *parts; /* n */
+    struct group *groups;   /* ngroups <= n */
+    struct sl_tnode *nodes; /* ngroups */
 };
 
 struct comb_wf {
@@ -60,15 +60,13 @@ struct comb_wf {
     uint32_t n, self, next;
 };
 
-static int
-comb_running(const struct sl_waitfor *wf)
+static int comb_running(const struct sl_waitfor *wf)
 {
     const struct comb_wf *w = (const struct comb_wf *)wf;
     return sl_bpart_running(w->c->parts, 0, w->n, w->self, w->next);
 }
 
-static int
-comb_init(struct sl_barrier *b)
+static int comb_init(struct sl_barrier *b)
 {
     void *mem;
     size_t head = (sizeof(struct comb) + SL_LINE - 1) & ~(size_t)(SL_LINE - 1);
@@ -88,8 +86,7 @@ comb_init(struct sl_barrier *b)
 }
 
 /* The last set-up arriver: every part's hart is visible (acq_rel chain). */
-static void
-make_groups(struct comb *c, uint32_t n)
+static void make_groups(struct comb *c, uint32_t n)
 {
     int32_t of_hart[SL_MAX_HARTS];
     uint32_t g = 0;
@@ -110,8 +107,7 @@ make_groups(struct comb *c, uint32_t n)
     sl_tree_init(c->nodes, g);
 }
 
-static void
-comb_setup(struct sl_barrier *b, struct comb *c, uint32_t id)
+static void comb_setup(struct sl_barrier *b, struct comb *c, uint32_t id)
 {
     struct comb_wf w = { { comb_running }, c, b->n, id, 1 };
     int adaptive = b->wait == SL_WAIT_ADAPTIVE;
@@ -129,8 +125,7 @@ comb_setup(struct sl_barrier *b, struct comb *c, uint32_t id)
     sl_wait_set(&c->ready, 1, b->wait);
 }
 
-static void
-comb_wait(struct sl_barrier *b, uint32_t id)
+static void comb_wait(struct sl_barrier *b, uint32_t id)
 {
     struct comb *c = b->state;
     struct sl_bpart *me;
@@ -151,7 +146,7 @@ comb_wait(struct sl_barrier *b, uint32_t id)
     e = sl_wait_value(&gr->episode);
     if (b->wait == SL_WAIT_ADAPTIVE) {
         w = (struct comb_wf){ { comb_running }, c, b->n, id, (e + 2) & SL_WAIT_VALUE };
-        wf = &w.wf;     /* set-up was episode 0, so local episode e is global e + 1 */
+        wf = &w.wf; /* set-up was episode 0, so local episode e is global e + 1 */
         sl_bpart_enter(me);
     }
     if (__atomic_add_fetch(&gr->count, 1, __ATOMIC_ACQ_REL) < gr->size) {
@@ -167,8 +162,7 @@ comb_wait(struct sl_barrier *b, uint32_t id)
     sl_wait_set(&gr->episode, e + 1, b->wait);
 }
 
-static void
-comb_destroy(struct sl_barrier *b)
+static void comb_destroy(struct sl_barrier *b)
 {
     struct comb *c = b->state;
 

@@ -39,8 +39,7 @@
 
 /* ---- the tree core ---- */
 
-void
-sl_tree_init(struct sl_tnode *t, uint32_t m)
+void sl_tree_init(struct sl_tnode *t, uint32_t m)
 {
     for (uint32_t i = 0; i < m; i++) {
         uint32_t first = 4 * i + 1;
@@ -51,9 +50,8 @@ sl_tree_init(struct sl_tnode *t, uint32_t m)
     }
 }
 
-void
-sl_tree_pass(struct sl_tnode *t, uint32_t m, uint32_t i, enum sl_wait kind, struct sl_bpart *mark,
-             const struct sl_waitfor *wf_arrive, const struct sl_waitfor *wf_release)
+void sl_tree_pass(struct sl_tnode *t, uint32_t m, uint32_t i, enum sl_wait kind, struct sl_bpart *mark,
+                  const struct sl_waitfor *wf_arrive, const struct sl_waitfor *wf_release)
 {
     struct sl_tnode *me = &t[i];
     uint32_t ep = me->ep, next = (ep + 1) & SL_WAIT_VALUE, v;
@@ -80,9 +78,9 @@ sl_tree_pass(struct sl_tnode *t, uint32_t m, uint32_t i, enum sl_wait kind, stru
 /* ---- the tree shape: node i = participant i ---- */
 
 struct tree {
-    void            *mem;
-    struct sl_bpart *parts;     /* n */
-    struct sl_tnode *nodes;     /* n */
+    void *mem;
+    struct sl_bpart *parts; /* n */
+    struct sl_tnode *nodes; /* n */
 };
 
 struct tree_wf {
@@ -92,8 +90,7 @@ struct tree_wf {
 };
 
 /* Waiting for the children: the unmarked participants of my subtree. */
-static int
-tree_arrive_running(const struct sl_waitfor *wf)
+static int tree_arrive_running(const struct sl_waitfor *wf)
 {
     const struct tree_wf *w = (const struct tree_wf *)wf;
     uint32_t lo = 4 * w->self + 1, hi = lo + 3;
@@ -111,8 +108,7 @@ tree_arrive_running(const struct sl_waitfor *wf)
 
 /* Waiting for my release: my release parent, and while not everyone has
    arrived (the root has not marked), every unmarked participant. */
-static int
-tree_release_running(const struct sl_waitfor *wf)
+static int tree_release_running(const struct sl_waitfor *wf)
 {
     const struct tree_wf *w = (const struct tree_wf *)wf;
     const struct sl_bpart *parts = w->t->parts;
@@ -124,8 +120,7 @@ tree_release_running(const struct sl_waitfor *wf)
     return sl_bpart_running(parts, 0, w->n, w->self, w->next);
 }
 
-static int
-tree_init(struct sl_barrier *b)
+static int tree_init(struct sl_barrier *b)
 {
     void *mem;
     size_t head = (sizeof(struct tree) + SL_LINE - 1) & ~(size_t)(SL_LINE - 1);
@@ -143,8 +138,7 @@ tree_init(struct sl_barrier *b)
     return 0;
 }
 
-static void
-tree_wait(struct sl_barrier *b, uint32_t id)
+static void tree_wait(struct sl_barrier *b, uint32_t id)
 {
     struct tree *t = b->state;
 
@@ -162,8 +156,7 @@ tree_wait(struct sl_barrier *b, uint32_t id)
     sl_tree_pass(t->nodes, b->n, id, b->wait, 0, 0, 0);
 }
 
-static void
-tree_destroy(struct sl_barrier *b)
+static void tree_destroy(struct sl_barrier *b)
 {
     struct tree *t = b->state;
 

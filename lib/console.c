@@ -13,19 +13,20 @@
 
 #define LINE_MAX 512
 
-static void
-write_buf(char *buf, int n)
+static void write_buf(char *buf, int n)
 {
-    if (n >= LINE_MAX) {                      /* truncated: mark it */
+    if (n >= LINE_MAX) { /* truncated: mark it */
         n = LINE_MAX - 1;
-        buf[n - 4] = '.'; buf[n - 3] = '.'; buf[n - 2] = '.'; buf[n - 1] = '\n';
+        buf[n - 4] = '.';
+        buf[n - 3] = '.';
+        buf[n - 2] = '.';
+        buf[n - 1] = '\n';
     }
     if (n > 0)
         sl_sys_write(buf, (uint64_t)n);
 }
 
-int
-sl_printf(const char *fmt, ...)
+int sl_printf(const char *fmt, ...)
 {
     char buf[LINE_MAX];
     va_list ap;
@@ -39,8 +40,7 @@ sl_printf(const char *fmt, ...)
 }
 
 /* Keys beyond SL_RESULT_MAX are dropped at the last whole key that fits. */
-void
-sl_report(int ok, const char *fmt, ...)
+void sl_report(int ok, const char *fmt, ...)
 {
     char buf[LINE_MAX];
     va_list ap;
@@ -49,7 +49,7 @@ sl_report(int ok, const char *fmt, ...)
     va_start(ap, fmt);
     n = sl_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n + 2 < sizeof buf) {   /* process control's keys, when the job adapts */
+    if (n >= 0 && (size_t)n + 2 < sizeof buf) { /* process control's keys, when the job adapts */
         buf[n] = ' ';
         int k = sl_workers_keys(buf + n + 1, sizeof buf - (size_t)n - 1);
         if (k > 0)
@@ -67,8 +67,7 @@ sl_report(int ok, const char *fmt, ...)
     sl_sys_result(ok, buf);
 }
 
-void
-sl_die(const char *fmt, ...)
+void sl_die(const char *fmt, ...)
 {
     char msg[LINE_MAX - 64], word[32];
     va_list ap;

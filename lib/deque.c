@@ -46,8 +46,7 @@
 #define TOP(a)        ((uint32_t)(a))
 #define TAG(a)        ((uint32_t)((a) >> 32))
 
-void
-sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap)
+void sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap)
 {
     atomic_init(&d->age, 0);
     atomic_init(&d->bot, 0);
@@ -57,8 +56,7 @@ sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap)
         atomic_init(&d->slot[i], NULL);
 }
 
-int
-sl_deque_push_bottom(struct sl_deque *d, void *item)
+int sl_deque_push_bottom(struct sl_deque *d, void *item)
 {
     uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
 
@@ -78,8 +76,7 @@ sl_deque_push_bottom(struct sl_deque *d, void *item)
     return 0;
 }
 
-void *
-sl_deque_pop_bottom(struct sl_deque *d)
+void *sl_deque_pop_bottom(struct sl_deque *d)
 {
     uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
     uint64_t old, fresh;
@@ -89,43 +86,40 @@ sl_deque_pop_bottom(struct sl_deque *d)
         return NULL;
     b--;
     atomic_store_explicit(&d->bot, b, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);                       /* F1 */
+    atomic_thread_fence(memory_order_seq_cst); /* F1 */
     item = atomic_load_explicit(&d->slot[b], memory_order_relaxed);
     old = atomic_load_explicit(&d->age, memory_order_relaxed);
     if (b > TOP(old))
-        return item;                     /* more than one item: no thief can reach b */
+        return item; /* more than one item: no thief can reach b */
     /* b <= top: at most the one item at b is left (b == top), else none. */
     atomic_store_explicit(&d->bot, 0, memory_order_relaxed);
     fresh = AGE(TAG(old) + 1, 0);
     if (b == TOP(old) &&
-        atomic_compare_exchange_strong_explicit(&d->age, &old, fresh, memory_order_seq_cst,
-                                                memory_order_relaxed))
-        return item;                     /* won the race for the last item */
-    atomic_store_explicit(&d->age, fresh, memory_order_release);   /* a thief won: just reset */
+        atomic_compare_exchange_strong_explicit(&d->age, &old, fresh, memory_order_seq_cst, memory_order_relaxed))
+        return item;                                             /* won the race for the last item */
+    atomic_store_explicit(&d->age, fresh, memory_order_release); /* a thief won: just reset */
     return NULL;
 }
 
-enum sl_steal
-sl_deque_pop_top(struct sl_deque *d, void **item)
+enum sl_steal sl_deque_pop_top(struct sl_deque *d, void **item)
 {
     uint64_t old = atomic_load_explicit(&d->age, memory_order_acquire);
     uint32_t b;
     void *it;
 
-    atomic_thread_fence(memory_order_seq_cst);                       /* F2 */
+    atomic_thread_fence(memory_order_seq_cst); /* F2 */
     b = atomic_load_explicit(&d->bot, memory_order_acquire);
     if (b <= TOP(old))
         return SL_STEAL_EMPTY;
     it = atomic_load_explicit(&d->slot[TOP(old)], memory_order_relaxed);
-    if (!atomic_compare_exchange_strong_explicit(&d->age, &old, AGE(TAG(old), TOP(old) + 1),
-                                                 memory_order_seq_cst, memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&d->age, &old, AGE(TAG(old), TOP(old) + 1), memory_order_seq_cst,
+                                                 memory_order_relaxed))
         return SL_STEAL_ABORT;
     *item = it;
     return SL_STEAL_OK;
 }
 
-uint32_t
-sl_deque_size(struct sl_deque *d)
+uint32_t sl_deque_size(struct sl_deque *d)
 {
     uint64_t a = atomic_load_explicit(&d->age, memory_order_relaxed);
     uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);

@@ -18,20 +18,19 @@
 #include "schedlab.h"
 
 struct out {
-    char  *buf;
+    char *buf;
     size_t cap;
-    size_t len;      /* bytes produced so far, including those that did not fit */
+    size_t len; /* bytes produced so far, including those that did not fit */
 };
 
 struct spec {
     int left, zero, plus;
     int width;
-    int prec;        /* -1: none given */
-    int lng;         /* 0 int, 1 long, 2 long long, -1 short, -2 char */
+    int prec; /* -1: none given */
+    int lng;  /* 0 int, 1 long, 2 long long, -1 short, -2 char */
 };
 
-static void
-put(struct out *o, char c)
+static void put(struct out *o, char c)
 {
     if (o->len + 1 < o->cap)
         o->buf[o->len] = c;
@@ -40,8 +39,7 @@ put(struct out *o, char c)
 
 /* Emit sign + body padded to the field width. Zero padding goes between the
    sign and the body, space padding outside both. */
-static void
-field(struct out *o, const struct spec *sp, const char *sign, const char *body, int n)
+static void field(struct out *o, const struct spec *sp, const char *sign, const char *body, int n)
 {
     int ns = 0, pad;
 
@@ -63,8 +61,7 @@ field(struct out *o, const struct spec *sp, const char *sign, const char *body, 
 }
 
 /* Digits of v in base into the end of tmp[64]; returns the start. */
-static char *
-utoa(uint64_t v, unsigned base, int upper, char *end)
+static char *utoa(uint64_t v, unsigned base, int upper, char *end)
 {
     const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
     char *p = end;
@@ -75,12 +72,11 @@ utoa(uint64_t v, unsigned base, int upper, char *end)
     return p;
 }
 
-static void
-fmt_uint(struct out *o, struct spec sp, uint64_t v, unsigned base, int upper, const char *sign)
+static void fmt_uint(struct out *o, struct spec sp, uint64_t v, unsigned base, int upper, const char *sign)
 {
     char tmp[64], *end = tmp + sizeof tmp, *p = utoa(v, base, upper, end);
 
-    if (sp.prec >= 0) {                       /* precision = minimum digits */
+    if (sp.prec >= 0) { /* precision = minimum digits */
         while (end - p < sp.prec && p > tmp)
             *--p = '0';
         sp.zero = 0;
@@ -89,15 +85,28 @@ fmt_uint(struct out *o, struct spec sp, uint64_t v, unsigned base, int upper, co
 }
 
 static const uint64_t tens[18] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
     100000000000000000ull,
 };
 
 /* "ip.frac" with prec fraction digits into tmp; returns its length. */
-static int
-fixed(char *tmp, uint64_t ip, uint64_t frac, int prec)
+static int fixed(char *tmp, uint64_t ip, uint64_t frac, int prec)
 {
     char buf[64], *end = buf + sizeof buf, *p = utoa(ip, 10, 0, end);
     int n = 0;
@@ -113,18 +122,23 @@ fixed(char *tmp, uint64_t ip, uint64_t frac, int prec)
 }
 
 /* v >= 0, finite. Exponent form d.ddde+XX. */
-static int
-fmt_exp(char *tmp, double v, int prec)
+static int fmt_exp(char *tmp, double v, int prec)
 {
     int e = 0, n;
     uint64_t m;
 
     if (v != 0) {
-        while (v >= 10) { v /= 10; e++; }
-        while (v < 1) { v *= 10; e--; }
+        while (v >= 10) {
+            v /= 10;
+            e++;
+        }
+        while (v < 1) {
+            v *= 10;
+            e--;
+        }
     }
     m = (uint64_t)(v * (double)tens[prec] + 0.5);
-    if (m >= 10 * tens[prec]) {             /* 9.99.. rounded up to 10 */
+    if (m >= 10 * tens[prec]) { /* 9.99.. rounded up to 10 */
         m /= 10;
         e++;
     }
@@ -140,8 +154,7 @@ fmt_exp(char *tmp, double v, int prec)
     return n;
 }
 
-static void
-fmt_double(struct out *o, struct spec sp, double v, char conv)
+static void fmt_double(struct out *o, struct spec sp, double v, char conv)
 {
     char tmp[96];
     const char *sign = sp.plus ? "+" : "";
@@ -170,36 +183,45 @@ fmt_double(struct out *o, struct spec sp, double v, char conv)
     field(o, &sp, sign, tmp, n);
 }
 
-static int64_t
-arg_int(va_list *ap, int lng)
+static int64_t arg_int(va_list *ap, int lng)
 {
-    if (lng == 2) return va_arg(*ap, long long);
-    if (lng == 1) return va_arg(*ap, long);
-    if (lng == -1) return (short)va_arg(*ap, int);
-    if (lng == -2) return (signed char)va_arg(*ap, int);
+    if (lng == 2)
+        return va_arg(*ap, long long);
+    if (lng == 1)
+        return va_arg(*ap, long);
+    if (lng == -1)
+        return (short)va_arg(*ap, int);
+    if (lng == -2)
+        return (signed char)va_arg(*ap, int);
     return va_arg(*ap, int);
 }
 
-static uint64_t
-arg_uint(va_list *ap, int lng)
+static uint64_t arg_uint(va_list *ap, int lng)
 {
-    if (lng == 2) return va_arg(*ap, unsigned long long);
-    if (lng == 1) return va_arg(*ap, unsigned long);
-    if (lng == -1) return (unsigned short)va_arg(*ap, unsigned);
-    if (lng == -2) return (unsigned char)va_arg(*ap, unsigned);
+    if (lng == 2)
+        return va_arg(*ap, unsigned long long);
+    if (lng == 1)
+        return va_arg(*ap, unsigned long);
+    if (lng == -1)
+        return (unsigned short)va_arg(*ap, unsigned);
+    if (lng == -2)
+        return (unsigned char)va_arg(*ap, unsigned);
     return va_arg(*ap, unsigned);
 }
 
 /* Parse flags, width, precision and length at *fmt (just past '%'). */
-static const char *
-parse_spec(const char *f, struct spec *sp, va_list *ap)
+static const char *parse_spec(const char *f, struct spec *sp, va_list *ap)
 {
     *sp = (struct spec){ .prec = -1 };
     for (;; f++) {
-        if (*f == '-') sp->left = 1;
-        else if (*f == '0') sp->zero = 1;
-        else if (*f == '+') sp->plus = 1;
-        else break;
+        if (*f == '-')
+            sp->left = 1;
+        else if (*f == '0')
+            sp->zero = 1;
+        else if (*f == '+')
+            sp->plus = 1;
+        else
+            break;
     }
     if (*f == '*') {
         sp->width = va_arg(*ap, int);
@@ -222,21 +244,25 @@ parse_spec(const char *f, struct spec *sp, va_list *ap)
             sp->prec = sp->prec * 10 + (*f - '0');
     }
     for (;; f++) {
-        if (*f == 'l') sp->lng = sp->lng == 1 ? 2 : 1;
-        else if (*f == 'z') sp->lng = 1;
-        else if (*f == 'h') sp->lng = sp->lng == -1 ? -2 : -1;
-        else break;
+        if (*f == 'l')
+            sp->lng = sp->lng == 1 ? 2 : 1;
+        else if (*f == 'z')
+            sp->lng = 1;
+        else if (*f == 'h')
+            sp->lng = sp->lng == -1 ? -2 : -1;
+        else
+            break;
     }
     if (sp->left)
         sp->zero = 0;
     return f;
 }
 
-static void
-convert(struct out *o, const struct spec *sp, char c, va_list *ap)
+static void convert(struct out *o, const struct spec *sp, char c, va_list *ap)
 {
     switch (c) {
-    case 'd': case 'i': {
+    case 'd':
+    case 'i': {
         int64_t v = arg_int(ap, sp->lng);
         uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
         fmt_uint(o, *sp, u, 10, 0, v < 0 ? "-" : sp->plus ? "+" : "");
@@ -246,7 +272,8 @@ convert(struct out *o, const struct spec *sp, char c, va_list *ap)
     case 'x': fmt_uint(o, *sp, arg_uint(ap, sp->lng), 16, 0, ""); break;
     case 'X': fmt_uint(o, *sp, arg_uint(ap, sp->lng), 16, 1, ""); break;
     case 'p': fmt_uint(o, *sp, (uintptr_t)va_arg(*ap, void *), 16, 0, "0x"); break;
-    case 'f': case 'e': fmt_double(o, *sp, va_arg(*ap, double), c); break;
+    case 'f':
+    case 'e': fmt_double(o, *sp, va_arg(*ap, double), c); break;
     case 'c': {
         char ch = (char)va_arg(*ap, int);
         field(o, sp, "", &ch, 1);
@@ -262,15 +289,14 @@ convert(struct out *o, const struct spec *sp, char c, va_list *ap)
         field(o, sp, "", s, n);
         break;
     }
-    default:                                  /* %% and anything unknown: literal */
+    default: /* %% and anything unknown: literal */
         put(o, '%');
         if (c != '%')
             put(o, c);
     }
 }
 
-int
-sl_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
+int sl_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
 {
     struct out o = { buf, cap, 0 };
     struct spec sp;
@@ -293,8 +319,7 @@ sl_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
     return (int)o.len;
 }
 
-int
-sl_snprintf(char *buf, size_t cap, const char *fmt, ...)
+int sl_snprintf(char *buf, size_t cap, const char *fmt, ...)
 {
     va_list ap;
     int n;

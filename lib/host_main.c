@@ -44,10 +44,9 @@ struct host_job host_job = {
 
 static long long fg_ms = 300;
 static long long mem_estimate;
-static char keys_spaced[SL_ARGS_MAX + 1];     /* info->args with spaces, for RESULT */
+static char keys_spaced[SL_ARGS_MAX + 1]; /* info->args with spaces, for RESULT */
 
-static void
-die(int status, const char *fmt, ...)
+static void die(int status, const char *fmt, ...)
 {
     va_list ap;
 
@@ -59,8 +58,7 @@ die(int status, const char *fmt, ...)
     exit(status);
 }
 
-static long long
-num(const char *tok, const char *v, long long lo, long long hi)
+static long long num(const char *tok, const char *v, long long lo, long long hi)
 {
     char *end;
     long long x = strtoll(v, &end, 10);
@@ -70,16 +68,14 @@ num(const char *tok, const char *v, long long lo, long long hi)
     return x;
 }
 
-static const char *
-basename_of(const char *path)
+static const char *basename_of(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
 }
 
 /* Split argv on commas; take the host's own keys (seed, fg_ms), return the job's. */
-static int
-split_args(int argc, char **argv, char **tok, int maxtok, long long *seed)
+static int split_args(int argc, char **argv, char **tok, int maxtok, long long *seed)
 {
     int n = 0;
 
@@ -100,8 +96,7 @@ split_args(int argc, char **argv, char **tok, int maxtok, long long *seed)
     return n;
 }
 
-static void
-fill_info(const char *app, int procs, long long seed, const char *args)
+static void fill_info(const char *app, int procs, long long seed, const char *args)
 {
     struct sl_info *in = &host_job.info;
     long nh = sysconf(_SC_NPROCESSORS_ONLN);
@@ -120,12 +115,11 @@ fill_info(const char *app, int procs, long long seed, const char *args)
     in->fg_live = 1;
     in->allot_count = in->nharts;
     in->allot_mask = in->nharts >= 64 ? ~0ull : (1ull << in->nharts) - 1;
-    for (char *p = strcpy(keys_spaced, args); (p = strchr(p, ',')) != NULL; )
+    for (char *p = strcpy(keys_spaced, args); (p = strchr(p, ',')) != NULL;)
         *p = ' ';
 }
 
-static void
-print_result(const char *check, const char *extra)
+static void print_result(const char *check, const char *extra)
 {
     struct sl_info *in = &host_job.info;
     uint64_t end = sl_ticks_to_us(sl_plat_ticks() - in->start_time);
@@ -138,8 +132,8 @@ print_result(const char *check, const char *extra)
                     "RESULT job=1 app=%s policy=host harts=%u procs=%u arrive_us=0 start_us=0 "
                     "end_us=%lu elapsed_us=%lu cpu_us=%lu check=%s %s%s%s\n",
                     in->app, in->nharts, in->nprocs, (unsigned long)end, (unsigned long)end,
-                    (unsigned long)(ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-                                    ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec),
+                    (unsigned long)(ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1000000 +
+                                    ru.ru_stime.tv_usec),
                     check, keys_spaced, extra[0] ? " " : "", extra);
     if (write(1, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1)) < 0)
         _exit(4);
@@ -147,21 +141,23 @@ print_result(const char *check, const char *extra)
 
 /* A fault in any process ends the job, like a user fault on the kernel.
    Only async-signal-safe work here: sl_snprintf is pure. */
-static void
-on_fault(int sig, siginfo_t *si, void *uc)
+static void on_fault(int sig, siginfo_t *si, void *uc)
 {
     char extra[96];
 
     (void)uc;
-    sl_snprintf(extra, sizeof extra, "fault=%s addr=%p", sig == SIGSEGV ? "segv" :
-                sig == SIGBUS ? "bus" : sig == SIGILL ? "illegal" : sig == SIGFPE ? "fpe" : "trap",
+    sl_snprintf(extra, sizeof extra, "fault=%s addr=%p",
+                sig == SIGSEGV      ? "segv"
+                    : sig == SIGBUS ? "bus"
+                    : sig == SIGILL ? "illegal"
+                    : sig == SIGFPE ? "fpe"
+                                    : "trap",
                 si->si_addr);
     print_result("FAIL", extra);
     _exit(1);
 }
 
-static void
-catch_faults(void)
+static void catch_faults(void)
 {
     struct sigaction sa;
     int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP };
@@ -173,8 +169,7 @@ catch_faults(void)
         sigaction(sigs[i], &sa, NULL);
 }
 
-static void
-proc0(void *arg, int index)
+static void proc0(void *arg, int index)
 {
     (void)arg;
     (void)index;
@@ -184,8 +179,7 @@ proc0(void *arg, int index)
 
 /* Wait for every process to exit; a background job's foreground ends
    (fg_live = 0) after fg_ms. */
-static void
-wait_job(void)
+static void wait_job(void)
 {
     struct timespec dl;
     uint64_t t = (uint64_t)fg_ms * 1000000u;
@@ -208,8 +202,7 @@ wait_job(void)
         pthread_join(host_job.tid[i], NULL);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
     char *tok[64], err[256];
     long long seed = 1;
@@ -221,8 +214,7 @@ main(int argc, char **argv)
     if (sl_app.magic != SL_APPSPEC_MAGIC || sl_app.nkeys > SL_MAX_KEYS)
         die(2, "app %s: its spec is broken (magic %#x, %u keys)", app, sl_app.magic, sl_app.nkeys);
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        printf("%s: %s\nusage: %s [procs=N] [seed=N] [fg_ms=N] [key=value ...]\n",
-               app, sl_app.about, argv[0]);
+        printf("%s: %s\nusage: %s [procs=N] [seed=N] [fg_ms=N] [key=value ...]\n", app, sl_app.about, argv[0]);
         return 0;
     }
     ntok = split_args(argc, argv, tok, 64, &seed);
@@ -240,8 +232,8 @@ main(int argc, char **argv)
     print_result(host_job.have_result && host_job.result_ok ? "ok" : "FAIL",
                  host_job.have_result ? host_job.result : "reason=no_result");
     if ((long long)host_job.sysbytes > mem_estimate)
-        die(3, "memory: %s took %lu bytes from SYS_alloc, its spec estimates %lld", app,
-            host_job.sysbytes, mem_estimate);
+        die(3, "memory: %s took %lu bytes from SYS_alloc, its spec estimates %lld", app, host_job.sysbytes,
+            mem_estimate);
     return host_job.have_result && host_job.result_ok ? 0 : 1;
 }
 

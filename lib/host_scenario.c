@@ -19,24 +19,21 @@
 #include "host.h"
 #include "../kernel/scenario.h"
 
-static const char *the_app;      /* the one app lookup() knows */
+static const char *the_app; /* the one app lookup() knows */
 
-static const struct sl_appspec *
-lookup(const char *app)
-{
-    return strcmp(app, the_app) == 0 ? &sl_app : NULL;
-}
+static const struct sl_appspec *lookup(const char *app) { return strcmp(app, the_app) == 0 ? &sl_app : NULL; }
 
 /* The host runs a job's processes as threads under Linux: no kernel policy, so only the default name. */
 static const struct scen_policy host_policy = { "timeslice", 0, 0 };
 
-static struct scen_env
-host_env(const char *app)
+static struct scen_env host_env(const char *app)
 {
     long nh = sysconf(_SC_NPROCESSORS_ONLN);
     long pages = sysconf(_SC_PHYS_PAGES), pagesz = sysconf(_SC_PAGESIZE);
     struct scen_env env = {
-        .nharts = (int)(nh < 1 ? 1 : nh > SL_MAX_HARTS ? SL_MAX_HARTS : nh),
+        .nharts = (int)(nh < 1                  ? 1
+                            : nh > SL_MAX_HARTS ? SL_MAX_HARTS
+                                                : nh),
         .free_bytes = pages > 0 && pagesz > 0 ? (uint64_t)pages * (uint64_t)pagesz : 1ull << 30,
         .lookup = lookup,
         .apps = app,
@@ -48,11 +45,10 @@ host_env(const char *app)
     return env;
 }
 
-int
-host_parse_job(const char *app, unsigned long long seed, int ntok, char **tok,
-               struct scen_job *job, char *err, size_t errsz)
+int host_parse_job(const char *app, unsigned long long seed, int ntok, char **tok, struct scen_job *job, char *err,
+                   size_t errsz)
 {
-    static struct scenario sc;          /* large: not on the stack */
+    static struct scenario sc; /* large: not on the stack */
     char bootargs[1024];
     size_t n;
     struct scen_env env;
@@ -66,7 +62,7 @@ host_parse_job(const char *app, unsigned long long seed, int ntok, char **tok,
         return snprintf(err, errsz, "the command line is longer than %zu characters", sizeof bootargs - 1), -1;
     if (scenario_parse(bootargs, &env, &sc, err, errsz) < 0)
         return -1;
-    if (sc.njobs != 1)                   /* a token with a space made a second scenario token */
+    if (sc.njobs != 1) /* a token with a space made a second scenario token */
         return snprintf(err, errsz, "expected key=value arguments for one job"), -1;
     *job = sc.jobs[0];
     return 0;

@@ -19,41 +19,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <asm/unistd.h>          /* __NR_*: <sys/syscall.h>'s SYS_* clash with abi.h */
+#include <asm/unistd.h> /* __NR_*: <sys/syscall.h>'s SYS_* clash with abi.h */
 #include <time.h>
 #include <unistd.h>
 #include "platform.h"
 #include "host.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define STACK_FACTOR 8      /* sanitizers' frames are much larger */
+#define STACK_FACTOR 8 /* sanitizers' frames are much larger */
 #else
 #define STACK_FACTOR 1
 #endif
 
 static __thread struct sl_proc *curproc;
 
-struct boot {               /* what a new pthread needs to become a process */
+struct boot { /* what a new pthread needs to become a process */
     struct sl_proc proc;
     void (*fn)(void *, int);
     void *arg;
 };
 
-static long
-err(void)
+static long err(void)
 {
     switch (errno) {
     case EFAULT: return SL_EFAULT;
     case EAGAIN: return SL_EAGAIN;
     case ETIMEDOUT: return SL_ETIMEDOUT;
     case ENOMEM: return SL_ENOMEM;
-    case EINTR: return 0;               /* a spurious wake-up, as futexes allow */
+    case EINTR: return 0; /* a spurious wake-up, as futexes allow */
     default: return SL_EINVAL;
     }
 }
 
-void
-sl_sys_exit(int status)
+void sl_sys_exit(int status)
 {
     int i = curproc->index;
 
@@ -66,15 +64,13 @@ sl_sys_exit(int status)
     pthread_exit(NULL);
 }
 
-long
-sl_sys_write(const void *buf, uint64_t len)
+long sl_sys_write(const void *buf, uint64_t len)
 {
     long r = syscall(__NR_write, 1, buf, len);
     return r < 0 ? err() : r;
 }
 
-uint64_t
-sl_plat_ticks(void)
+uint64_t sl_plat_ticks(void)
 {
     struct timespec ts;
 
@@ -84,28 +80,31 @@ sl_plat_ticks(void)
 
 uint64_t sl_sys_time(void) { return sl_plat_ticks(); }
 long sl_sys_self(void) { return curproc->index; }
-long sl_sys_hart(void) { int c = sched_getcpu(); return c < 0 ? 0 : c; }
-long sl_sys_yield(void) { sched_yield(); return 0; }
+long sl_sys_hart(void)
+{
+    int c = sched_getcpu();
+    return c < 0 ? 0 : c;
+}
+long sl_sys_yield(void)
+{
+    sched_yield();
+    return 0;
+}
 
-long
-sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us)
+long sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us)
 {
     struct timespec ts = { (time_t)(timeout_us / 1000000), (long)(timeout_us % 1000000) * 1000 };
-    long r = syscall(__NR_futex, addr, FUTEX_WAIT_PRIVATE, expected,
-                     timeout_us ? &ts : NULL, NULL, 0);
+    long r = syscall(__NR_futex, addr, FUTEX_WAIT_PRIVATE, expected, timeout_us ? &ts : NULL, NULL, 0);
     return r < 0 ? err() : 0;
 }
 
-long
-sl_sys_futex_wake(const uint32_t *addr, uint32_t n)
+long sl_sys_futex_wake(const uint32_t *addr, uint32_t n)
 {
-    long r = syscall(__NR_futex, addr, FUTEX_WAKE_PRIVATE, n > 0x7fffffffu ? 0x7fffffff : n,
-                     NULL, NULL, 0);
+    long r = syscall(__NR_futex, addr, FUTEX_WAKE_PRIVATE, n > 0x7fffffffu ? 0x7fffffff : n, NULL, NULL, 0);
     return r < 0 ? err() : r;
 }
 
-static void *
-proc_main(void *p)
+static void *proc_main(void *p)
 {
     struct boot b = *(struct boot *)p;
 
@@ -117,8 +116,7 @@ proc_main(void *p)
 
 /* Start process `index`; called with host_job.lock held or before any
    other process exists. */
-int
-host_start_proc(int index, void (*fn)(void *, int), void *arg)
+int host_start_proc(int index, void (*fn)(void *, int), void *arg)
 {
     struct boot *b = calloc(1, sizeof *b);
     pthread_attr_t attr;
@@ -142,15 +140,13 @@ host_start_proc(int index, void (*fn)(void *, int), void *arg)
 }
 
 /* Like the kernel: the new process reads ps when it starts. */
-static void
-start_from(void *ps, int index)
+static void start_from(void *ps, int index)
 {
     const struct sl_procstart *s = ps;
     s->fn(s->arg, index);
 }
 
-long
-sl_sys_proc_create(const struct sl_procstart *ps)
+long sl_sys_proc_create(const struct sl_procstart *ps)
 {
     long r;
 
@@ -163,16 +159,14 @@ sl_sys_proc_create(const struct sl_procstart *ps)
     return r;
 }
 
-long
-sl_sys_topology(struct sl_topology *out)
+long sl_sys_topology(struct sl_topology *out)
 {
     *out = (struct sl_topology){ .nharts = host_job.info.nharts, .nnodes = 1 };
     out->node_mem_bytes[0] = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
     return 0;
 }
 
-long
-sl_sys_alloc(uint64_t bytes, int node)
+long sl_sys_alloc(uint64_t bytes, int node)
 {
     uint64_t len = (bytes + 4095) & ~4095ull;
     void *p;
@@ -186,8 +180,7 @@ sl_sys_alloc(uint64_t bytes, int node)
     return (long)p;
 }
 
-long
-sl_sys_result(int ok, const char *keys)
+long sl_sys_result(int ok, const char *keys)
 {
     pthread_mutex_lock(&host_job.lock);
     host_job.have_result = 1;
@@ -197,16 +190,8 @@ sl_sys_result(int ok, const char *keys)
     return 0;
 }
 
-volatile struct sl_info *
-sl_plat_info(void)
-{
-    return &host_job.info;
-}
+volatile struct sl_info *sl_plat_info(void) { return &host_job.info; }
 
-struct sl_proc *
-sl_plat_proc(void)
-{
-    return curproc;
-}
+struct sl_proc *sl_plat_proc(void) { return curproc; }
 
 #endif

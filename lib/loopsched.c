@@ -17,12 +17,11 @@
 #include "loopsched.h"
 
 static const char *const names[SL_NLOOPSCHEDS] = {
-    [SL_LOOP_STATIC] = "static", [SL_LOOP_SS] = "ss", [SL_LOOP_GSS] = "gss",
-    [SL_LOOP_FACTORING] = "factoring", [SL_LOOP_TRAPEZOID] = "trapezoid", [SL_LOOP_AFS] = "afs",
+    [SL_LOOP_STATIC] = "static",       [SL_LOOP_SS] = "ss",   [SL_LOOP_GSS] = "gss", [SL_LOOP_FACTORING] = "factoring",
+    [SL_LOOP_TRAPEZOID] = "trapezoid", [SL_LOOP_AFS] = "afs",
 };
 
-int
-sl_loop_parse(const char *name)
+int sl_loop_parse(const char *name)
 {
     for (int k = 0; k < SL_NLOOPSCHEDS; k++)
         if (strcmp(names[k], name) == 0)
@@ -30,26 +29,13 @@ sl_loop_parse(const char *name)
     return -1;
 }
 
-const char *
-sl_loop_name(enum sl_loopsched kind)
-{
-    return (unsigned)kind < SL_NLOOPSCHEDS ? names[kind] : "?";
-}
+const char *sl_loop_name(enum sl_loopsched kind) { return (unsigned)kind < SL_NLOOPSCHEDS ? names[kind] : "?"; }
 
-static int64_t
-ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-size_t
-sl_loop_bytes(int nprocs)
-{
-    return sizeof(struct sl_loop) + (size_t)nprocs * sizeof(struct sl_loopq);
-}
+size_t sl_loop_bytes(int nprocs) { return sizeof(struct sl_loop) + (size_t)nprocs * sizeof(struct sl_loopq); }
 
-void
-sl_loop_init(struct sl_loop *l, enum sl_loopsched kind, int nprocs, int k)
+void sl_loop_init(struct sl_loop *l, enum sl_loopsched kind, int nprocs, int k)
 {
     memset(l, 0, sl_loop_bytes(nprocs));
     l->kind = kind;
@@ -57,8 +43,7 @@ sl_loop_init(struct sl_loop *l, enum sl_loopsched kind, int nprocs, int k)
     l->k = k > 0 ? k : nprocs;
 }
 
-void
-sl_loop_start(struct sl_loop *l, int64_t lo, int64_t hi)
+void sl_loop_start(struct sl_loop *l, int64_t lo, int64_t hi)
 {
     int64_t n = hi > lo ? hi - lo : 0, p = l->nprocs;
 
@@ -84,15 +69,13 @@ sl_loop_start(struct sl_loop *l, int64_t lo, int64_t hi)
 
 /* ---- central queues ---- */
 
-static int64_t
-take_ss(struct sl_loop *l, int64_t *start)
+static int64_t take_ss(struct sl_loop *l, int64_t *start)
 {
     *start = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
     return *start < l->hi ? 1 : 0;
 }
 
-static int64_t
-take_gss(struct sl_loop *l, int64_t *start)
+static int64_t take_gss(struct sl_loop *l, int64_t *start)
 {
     int64_t cur = __atomic_load_n(&l->next, __ATOMIC_RELAXED), c;
 
@@ -105,8 +88,7 @@ take_gss(struct sl_loop *l, int64_t *start)
     return c;
 }
 
-static int64_t
-take_locked(struct sl_loop *l, int64_t *start)
+static int64_t take_locked(struct sl_loop *l, int64_t *start)
 {
     int64_t cur, r, c;
 
@@ -124,7 +106,7 @@ take_locked(struct sl_loop *l, int64_t *start)
         }
         l->batch_left--;
         c = l->chunk;
-    } else {                                /* trapezoid */
+    } else { /* trapezoid */
         c = l->chunk;
         if (l->chunk - l->delta >= 1)
             l->chunk -= l->delta;
@@ -139,15 +121,13 @@ take_locked(struct sl_loop *l, int64_t *start)
 
 /* ---- per-process queues ---- */
 
-static int64_t
-queue_load(const struct sl_loopq *q)
+static int64_t queue_load(const struct sl_loopq *q)
 {
     return __atomic_load_n(&q->end, __ATOMIC_RELAXED) - __atomic_load_n(&q->next, __ATOMIC_RELAXED);
 }
 
 /* From the front of my own queue: ceil(R/div) of it (div 1: all of it). */
-static int64_t
-take_own(struct sl_loopq *q, int64_t div, int64_t *start)
+static int64_t take_own(struct sl_loopq *q, int64_t div, int64_t *start)
 {
     int64_t r, c;
 
@@ -161,8 +141,7 @@ take_own(struct sl_loopq *q, int64_t div, int64_t *start)
 }
 
 /* From the end of the most loaded queue: ceil(R/P) of it. */
-static int64_t
-steal(struct sl_loop *l, int64_t *start)
+static int64_t steal(struct sl_loop *l, int64_t *start)
 {
     for (;;) {
         int victim = -1;
@@ -186,12 +165,11 @@ steal(struct sl_loop *l, int64_t *start)
             sl_spin_unlock(&l->q[victim].lock);
             return c;
         }
-        sl_spin_unlock(&l->q[victim].lock);     /* emptied meanwhile: look again */
+        sl_spin_unlock(&l->q[victim].lock); /* emptied meanwhile: look again */
     }
 }
 
-int
-sl_loop_next(struct sl_loop *l, int proc, struct sl_chunk *c)
+int sl_loop_next(struct sl_loop *l, int proc, struct sl_chunk *c)
 {
     struct sl_loopq *me = &l->q[proc];
     int64_t start = 0, len = 0;
@@ -202,24 +180,17 @@ sl_loop_next(struct sl_loop *l, int proc, struct sl_chunk *c)
         len = take_own(me, 1, &start);
         local = 1;
         break;
-    case SL_LOOP_SS:
-        len = take_ss(l, &start);
-        break;
-    case SL_LOOP_GSS:
-        len = take_gss(l, &start);
-        break;
+    case SL_LOOP_SS: len = take_ss(l, &start); break;
+    case SL_LOOP_GSS: len = take_gss(l, &start); break;
     case SL_LOOP_FACTORING:
-    case SL_LOOP_TRAPEZOID:
-        len = take_locked(l, &start);
-        break;
+    case SL_LOOP_TRAPEZOID: len = take_locked(l, &start); break;
     case SL_LOOP_AFS:
         len = queue_load(me) > 0 ? take_own(me, l->k, &start) : 0;
         local = len > 0;
         if (len == 0)
             len = steal(l, &start);
         break;
-    default:
-        break;
+    default: break;
     }
     if (len <= 0)
         return 0;
@@ -233,8 +204,7 @@ sl_loop_next(struct sl_loop *l, int proc, struct sl_chunk *c)
     return 1;
 }
 
-void
-sl_loop_grabs(const struct sl_loop *l, uint64_t *local, uint64_t *remote)
+void sl_loop_grabs(const struct sl_loop *l, uint64_t *local, uint64_t *remote)
 {
     *local = *remote = 0;
     for (int i = 0; i < l->nprocs; i++) {
@@ -243,9 +213,8 @@ sl_loop_grabs(const struct sl_loop *l, uint64_t *local, uint64_t *remote)
     }
 }
 
-uint64_t
-sl_loop_simulate(struct sl_loop *l, int64_t n,
-                 void (*chunk)(void *ctx, int proc, const struct sl_chunk *c), void *ctx)
+uint64_t sl_loop_simulate(struct sl_loop *l, int64_t n, void (*chunk)(void *ctx, int proc, const struct sl_chunk *c),
+                          void *ctx)
 {
     uint64_t chunks = 0;
     int live = l->nprocs;

@@ -7,8 +7,7 @@
 
 static const char *const names[SL_NPLACES] = { "mcs", "lb" };
 
-int
-sl_place_parse(const char *name)
+int sl_place_parse(const char *name)
 {
     for (int i = 0; i < SL_NPLACES; i++)
         if (strcmp(name, names[i]) == 0)
@@ -16,17 +15,12 @@ sl_place_parse(const char *name)
     return -1;
 }
 
-const char *
-sl_place_name(enum sl_place how)
-{
-    return (unsigned)how < SL_NPLACES ? names[how] : "?";
-}
+const char *sl_place_name(enum sl_place how) { return (unsigned)how < SL_NPLACES ? names[how] : "?"; }
 
 /* The least loaded process among those with node == want (want -2: all),
    ties broken by rnd; -1 if there is none. Two passes: find the minimum
    and count its holders, then take the (rnd mod count)-th. */
-static int
-least_loaded(const struct sl_place_view *v, int want, uint64_t rnd)
+static int least_loaded(const struct sl_place_view *v, int want, uint64_t rnd)
 {
     uint32_t min = UINT32_MAX;
     uint64_t ties = 0, pick;
@@ -47,11 +41,10 @@ least_loaded(const struct sl_place_view *v, int want, uint64_t rnd)
     for (int p = 0; p < v->nprocs; p++)
         if ((want == -2 || v->node[p] == want) && v->load[p] == min && pick-- == 0)
             return p;
-    return -1;                      /* not reached */
+    return -1; /* not reached */
 }
 
-int
-sl_place_decide(enum sl_place how, int home_proc, int home_node, const struct sl_place_view *v, uint64_t rnd)
+int sl_place_decide(enum sl_place how, int home_proc, int home_node, const struct sl_place_view *v, uint64_t rnd)
 {
     int p;
 
@@ -68,8 +61,7 @@ sl_place_decide(enum sl_place how, int home_proc, int home_node, const struct sl
 
 /* ---- the run's state ---- */
 
-int
-sl_place_proc_node(int proc)
+int sl_place_proc_node(int proc)
 {
     volatile struct sl_info *in = sl_info();
     int h = sl_thread_proc_hart(proc);
@@ -79,10 +71,9 @@ sl_place_proc_node(int proc)
     return in->hart_node[h];
 }
 
-int
-sl_place_pick(enum sl_place how, int home_proc, int home_node)
+int sl_place_pick(enum sl_place how, int home_proc, int home_node)
 {
-    static uint64_t calls;          /* tie-breaking stream, shared: a relaxed counter */
+    static uint64_t calls; /* tie-breaking stream, shared: a relaxed counter */
     int n = sl_nprocs();
     uint32_t load[SL_MAX_PROCS];
     int node[SL_MAX_PROCS];
@@ -90,7 +81,7 @@ sl_place_pick(enum sl_place how, int home_proc, int home_node)
     uint64_t c;
 
     if (how == SL_PLACE_MCS && home_proc >= 0 && home_proc < n)
-        return home_proc;           /* the common case needs no snapshot */
+        return home_proc; /* the common case needs no snapshot */
     for (int p = 0; p < n; p++) {
         load[p] = sl_thread_load(p);
         node[p] = how == SL_PLACE_MCS && home_node >= 0 ? sl_place_proc_node(p) : -1;
@@ -99,8 +90,7 @@ sl_place_pick(enum sl_place how, int home_proc, int home_node)
     return sl_place_decide(how, home_proc, home_node, &v, sl_mix64(c ^ sl_info()->seed));
 }
 
-int
-sl_place_spawn(enum sl_place how, int home_proc, int home_node, void (*fn)(void *), void *arg)
+int sl_place_spawn(enum sl_place how, int home_proc, int home_node, void (*fn)(void *), void *arg)
 {
     int p = sl_place_pick(how, home_proc, home_node);
 

@@ -44,8 +44,7 @@
 #include "wait.h"
 
 /* Rebuild host[] from the suspended list. pc_lock held. */
-static void
-rebuild_hosts(struct run *r)
+static void rebuild_hosts(struct run *r)
 {
     uint32_t act[SL_MAX_PROCS];
     int na = 0;
@@ -61,8 +60,7 @@ rebuild_hosts(struct run *r)
         __atomic_store_n(&r->host[r->susp[k]], act[k % na], __ATOMIC_RELEASE);
 }
 
-void
-sl_pc_init(struct run *r)
+void sl_pc_init(struct run *r)
 {
     if (r->nvps > SL_MAX_PROCS)
         sl_die("a thread run of %d processes (at most %d)", r->nvps, SL_MAX_PROCS);
@@ -72,17 +70,15 @@ sl_pc_init(struct run *r)
 }
 
 /* Send one thread that vp s may not keep to where it belongs now. */
-static void
-send_away(struct vp *s, sl_thread_t *t)
+static void send_away(struct vp *s, sl_thread_t *t)
 {
     if (t->home >= 0)
         sl_ut_make_ready_pinned(s, t);
     else
-        sl_ut_push_local(s, t);       /* s's deque stays stealable while it sleeps */
+        sl_ut_push_local(s, t); /* s's deque stays stealable while it sleeps */
 }
 
-void
-sl_pc_forward_inbox(struct run *r, struct vp *v)
+void sl_pc_forward_inbox(struct run *r, struct vp *v)
 {
     sl_thread_t *t = __atomic_exchange_n(&v->pin_inbox, 0, __ATOMIC_SEQ_CST);
 
@@ -95,15 +91,14 @@ sl_pc_forward_inbox(struct run *r, struct vp *v)
 }
 
 /* Resume the most recently suspended vp, if any; 1 if one was. */
-int
-sl_pc_resume_one(struct run *r)
+int sl_pc_resume_one(struct run *r)
 {
     int id = -1;
 
     sl_spin_lock(&r->pc_lock);
     if (r->nsusp > 0) {
         id = r->susp[r->nsusp - 1];
-        __atomic_store_n(&r->nsusp, r->nsusp - 1, __ATOMIC_RELAXED);   /* read without the lock too */
+        __atomic_store_n(&r->nsusp, r->nsusp - 1, __ATOMIC_RELAXED); /* read without the lock too */
         __atomic_add_fetch(&r->active, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&r->vps[id].suspended, 0, __ATOMIC_SEQ_CST);
         rebuild_hosts(r);
@@ -116,8 +111,7 @@ sl_pc_resume_one(struct run *r)
     return 1;
 }
 
-static void
-note_reaction(struct vp *s)
+static void note_reaction(struct vp *s)
 {
     uint64_t stamp = __atomic_load_n(&((struct sl_info *)sl_info())->allot_stamp, __ATOMIC_RELAXED);
     uint64_t now = sl_plat_ticks(), d = stamp && now > stamp ? now - stamp : 0;
@@ -129,8 +123,7 @@ note_reaction(struct vp *s)
 }
 
 /* The caller already took one off `active` (the CAS that chose it). */
-static void
-send_all_away(struct vp *s, sl_thread_t *t)
+static void send_all_away(struct vp *s, sl_thread_t *t)
 {
     while (t) {
         sl_thread_t *n = t->next;
@@ -139,15 +132,13 @@ send_all_away(struct vp *s, sl_thread_t *t)
     }
 }
 
-static void
-stop_leaving(struct vp *s)
+static void stop_leaving(struct vp *s)
 {
     __atomic_store_n(&s->leaving, 0, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&s->run->nleaving, 1, __ATOMIC_SEQ_CST);
 }
 
-static void
-suspend_self(struct vp *s)
+static void suspend_self(struct vp *s)
 {
     struct run *r = s->run;
     sl_thread_t *yq, *pq;
@@ -158,13 +149,13 @@ suspend_self(struct vp *s)
        this lock each time: a vp that registers after the last of those
        would never be resumed - but it sees done here, so it doesn't */
     if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
-        __atomic_add_fetch(&r->active, 1, __ATOMIC_RELAXED);    /* undo the caller's decrement */
+        __atomic_add_fetch(&r->active, 1, __ATOMIC_RELAXED); /* undo the caller's decrement */
         sl_spin_unlock(&r->pc_lock);
         stop_leaving(s);
         return;
     }
     r->susp[r->nsusp] = s->id;
-    __atomic_store_n(&r->nsusp, r->nsusp + 1, __ATOMIC_RELAXED);      /* read without the lock too */
+    __atomic_store_n(&r->nsusp, r->nsusp + 1, __ATOMIC_RELAXED); /* read without the lock too */
     __atomic_store_n(&s->suspended, 1, __ATOMIC_SEQ_CST);
     rebuild_hosts(r);
     sl_spin_unlock(&r->pc_lock);
@@ -185,8 +176,7 @@ suspend_self(struct vp *s)
 
 /* Too many vps run for the allotment (adaptive jobs only). When too few
    run, resume one right here. */
-static int
-excess(struct vp *s)
+static int excess(struct vp *s)
 {
     struct run *r = s->run;
     volatile struct sl_info *in = sl_info();
@@ -203,8 +193,7 @@ excess(struct vp *s)
     return 0;
 }
 
-void
-sl_pc_safe_point(struct vp *s)
+void sl_pc_safe_point(struct vp *s)
 {
     struct run *r = s->run;
     uint32_t active, allot;
@@ -230,8 +219,7 @@ sl_pc_safe_point(struct vp *s)
    threads at home, and every other worker waits for them: it must get a hart. Under partition the job's
    processes share its harts, so a pause that finds such a vp off its hart gives the hart back to the
    kernel (sl_thread_pause) - without this, a spinning sibling kept it off for a whole quantum. */
-int
-sl_pc_leaver_stalled(struct run *r)
+int sl_pc_leaver_stalled(struct run *r)
 {
     if (!__atomic_load_n(&r->nleaving, __ATOMIC_RELAXED))
         return 0;
@@ -241,8 +229,7 @@ sl_pc_leaver_stalled(struct run *r)
     return 0;
 }
 
-void
-sl_pc_finish(struct run *r)
+void sl_pc_finish(struct run *r)
 {
     __atomic_store_n(&r->done, 1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < r->nvps; i++)
@@ -251,8 +238,7 @@ sl_pc_finish(struct run *r)
         ;
 }
 
-int
-sl_pc_stranded(struct run *r)
+int sl_pc_stranded(struct run *r)
 {
     if (!__atomic_load_n(&r->nsusp, __ATOMIC_SEQ_CST))
         return 0;
@@ -264,8 +250,7 @@ sl_pc_stranded(struct run *r)
     return 0;
 }
 
-sl_thread_t *
-sl_pc_rescue(struct vp *s)
+sl_thread_t *sl_pc_rescue(struct vp *s)
 {
     struct run *r = s->run;
 
@@ -276,15 +261,14 @@ sl_pc_rescue(struct vp *s)
         if (v != s && __atomic_load_n(&v->suspended, __ATOMIC_SEQ_CST))
             sl_pc_forward_inbox(r, v);
     }
-    return 0;                         /* forwarded to their hosts: the loop finds them */
+    return 0; /* forwarded to their hosts: the loop finds them */
 }
 
 /* ---- safe points inside threads ---- */
 
 /* 1 if the running thread t should give vp s back to its loop now: another
    thread is ready here, t belongs on another vp, or s must suspend. */
-static int
-must_leave(struct vp *s, sl_thread_t *t)
+static int must_leave(struct vp *s, sl_thread_t *t)
 {
     struct run *r = s->run;
 
@@ -297,8 +281,7 @@ must_leave(struct vp *s, sl_thread_t *t)
 }
 
 /* The calling thread gives its process back to the loop if it must; 1 if it did (and runs again now). */
-static int
-leave_if_asked(void)
+static int leave_if_asked(void)
 {
     struct vp *s = self_vp();
 
@@ -308,14 +291,9 @@ leave_if_asked(void)
     return 1;
 }
 
-void
-sl_safe_point(void)
-{
-    (void)leave_if_asked();
-}
+void sl_safe_point(void) { (void)leave_if_asked(); }
 
-int
-sl_thread_block_process(const uint32_t *word, uint32_t v)
+int sl_thread_block_process(const uint32_t *word, uint32_t v)
 {
     struct vp *s = self_vp();
 
@@ -331,8 +309,7 @@ sl_thread_block_process(const uint32_t *word, uint32_t v)
     return 1;
 }
 
-void
-sl_thread_pause(void)
+void sl_thread_pause(void)
 {
     struct vp *s;
 
@@ -340,7 +317,7 @@ sl_thread_pause(void)
         return;
     s = self_vp();
     if (s && sl_pc_leaver_stalled(s->run))
-        sl_yield();                   /* the kernel's yield: let the sibling finish suspending */
+        sl_yield(); /* the kernel's yield: let the sibling finish suspending */
     else
         sl_cpu_relax();
 }

@@ -14,12 +14,11 @@
 
 struct run {
     sl_workfn fn;
-    void     *arg;
-    uint32_t  left;       /* created processes still inside fn */
+    void *arg;
+    uint32_t left; /* created processes still inside fn */
 };
 
-static void
-child(void *p, int id)
+static void child(void *p, int id)
 {
     struct run *r = p;
 
@@ -28,8 +27,7 @@ child(void *p, int id)
         sl_futex_wake(&r->left, 1);
 }
 
-static void
-join(struct run *r)
+static void join(struct run *r)
 {
     uint32_t v;
 
@@ -37,8 +35,7 @@ join(struct run *r)
         sl_futex_wait(&r->left, v, 0);
 }
 
-void
-sl_run_procs(sl_workfn fn, void *arg)
+void sl_run_procs(sl_workfn fn, void *arg)
 {
     int n = sl_nprocs();
     struct run r = { fn, arg, (uint32_t)(n - 1) };

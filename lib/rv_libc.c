@@ -14,22 +14,19 @@
 
 #define NOPATTERN __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
-typedef uint64_t __attribute__((may_alias)) word_t;   /* a word view of any bytes */
+typedef uint64_t __attribute__((may_alias)) word_t; /* a word view of any bytes */
 
 /* Word loops when both pointers share 8-byte alignment, bytes otherwise. */
-static int
-aligned8(const void *a, const void *b)
-{
-    return (((uintptr_t)a | (uintptr_t)b) & 7) == 0;
-}
+static int aligned8(const void *a, const void *b) { return (((uintptr_t)a | (uintptr_t)b) & 7) == 0; }
 
-NOPATTERN void *
-memset(void *dst, int c, size_t n)
+NOPATTERN void *memset(void *dst, int c, size_t n)
 {
     unsigned char *d = dst;
     if (aligned8(d, 0) && n >= 8) {
         uint64_t w = (unsigned char)c;
-        w |= w << 8; w |= w << 16; w |= w << 32;
+        w |= w << 8;
+        w |= w << 16;
+        w |= w << 32;
         for (; n >= 8; n -= 8, d += 8)
             *(word_t *)d = w;
     }
@@ -38,8 +35,7 @@ memset(void *dst, int c, size_t n)
     return dst;
 }
 
-NOPATTERN void *
-memcpy(void *dst, const void *src, size_t n)
+NOPATTERN void *memcpy(void *dst, const void *src, size_t n)
 {
     unsigned char *d = dst;
     const unsigned char *s = src;
@@ -51,20 +47,18 @@ memcpy(void *dst, const void *src, size_t n)
     return dst;
 }
 
-NOPATTERN void *
-memmove(void *dst, const void *src, size_t n)
+NOPATTERN void *memmove(void *dst, const void *src, size_t n)
 {
     unsigned char *d = dst;
     const unsigned char *s = src;
     if (d <= s || d >= s + n)
         return memcpy(dst, src, n);
-    while (n-- > 0)          /* overlapping, dst above src: copy backwards */
+    while (n-- > 0) /* overlapping, dst above src: copy backwards */
         d[n] = s[n];
     return dst;
 }
 
-int
-memcmp(const void *a, const void *b, size_t n)
+int memcmp(const void *a, const void *b, size_t n)
 {
     const unsigned char *x = a, *y = b;
     for (; n > 0; n--, x++, y++)
@@ -73,8 +67,7 @@ memcmp(const void *a, const void *b, size_t n)
     return 0;
 }
 
-size_t
-strlen(const char *s)
+size_t strlen(const char *s)
 {
     size_t n = 0;
     while (s[n])
@@ -82,16 +75,14 @@ strlen(const char *s)
     return n;
 }
 
-int
-strcmp(const char *a, const char *b)
+int strcmp(const char *a, const char *b)
 {
     while (*a && *a == *b)
         a++, b++;
     return (unsigned char)*a - (unsigned char)*b;
 }
 
-int
-strncmp(const char *a, const char *b, size_t n)
+int strncmp(const char *a, const char *b, size_t n)
 {
     for (; n > 0; n--, a++, b++) {
         if (*a != *b)
@@ -102,8 +93,7 @@ strncmp(const char *a, const char *b, size_t n)
     return 0;
 }
 
-char *
-strchr(const char *s, int c)
+char *strchr(const char *s, int c)
 {
     for (;; s++) {
         if (*s == (char)c)

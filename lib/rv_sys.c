@@ -17,8 +17,7 @@
 int main(void);
 void sl_proc_trampoline(void);
 
-static long
-ecall(long n, long a0, long a1, long a2)
+static long ecall(long n, long a0, long a1, long a2)
 {
     register long r_a0 asm("a0") = a0;
     register long r_a1 asm("a1") = a1;
@@ -28,8 +27,7 @@ ecall(long n, long a0, long a1, long a2)
     return r_a0;
 }
 
-void
-sl_sys_exit(int status)
+void sl_sys_exit(int status)
 {
     for (;;)
         ecall(SYS_exit, status, 0, 0);
@@ -41,21 +39,15 @@ long sl_sys_self(void) { return ecall(SYS_self, 0, 0, 0); }
 long sl_sys_hart(void) { return ecall(SYS_hart, 0, 0, 0); }
 long sl_sys_yield(void) { return ecall(SYS_yield, 0, 0, 0); }
 
-long
-sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us)
+long sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us)
 {
     return ecall(SYS_futex_wait, (long)addr, (long)expected, (long)timeout_us);
 }
 
-long
-sl_sys_futex_wake(const uint32_t *addr, uint32_t n)
-{
-    return ecall(SYS_futex_wake, (long)addr, (long)n, 0);
-}
+long sl_sys_futex_wake(const uint32_t *addr, uint32_t n) { return ecall(SYS_futex_wake, (long)addr, (long)n, 0); }
 
 /* The kernel starts the new process in sl_proc_trampoline with a0 = ps. */
-long
-sl_sys_proc_create(const struct sl_procstart *ps)
+long sl_sys_proc_create(const struct sl_procstart *ps)
 {
     return ecall(SYS_proc_create, (long)sl_proc_trampoline, (long)ps, 0);
 }
@@ -64,39 +56,28 @@ long sl_sys_topology(struct sl_topology *out) { return ecall(SYS_topology, (long
 long sl_sys_alloc(uint64_t bytes, int node) { return ecall(SYS_alloc, (long)bytes, node, 0); }
 long sl_sys_result(int ok, const char *keys) { return ecall(SYS_result, ok, (long)keys, 0); }
 
-uint64_t
-sl_plat_ticks(void)
+uint64_t sl_plat_ticks(void)
 {
     uint64_t t;
     asm volatile("rdtime %0" : "=r"(t));
     return t;
 }
 
-volatile struct sl_info *
-sl_plat_info(void)
-{
-    return (volatile struct sl_info *)SL_INFO_VA;
-}
+volatile struct sl_info *sl_plat_info(void) { return (volatile struct sl_info *)SL_INFO_VA; }
 
-struct sl_proc *
-sl_plat_proc(void)
+struct sl_proc *sl_plat_proc(void)
 {
     struct sl_proc *p;
     asm volatile("mv %0, tp" : "=r"(p));
     return p;
 }
 
-static void
-set_proc(struct sl_proc *p)
-{
-    asm volatile("mv tp, %0" : : "r"(p) : "memory");
-}
+static void set_proc(struct sl_proc *p) { asm volatile("mv tp, %0" : : "r"(p) : "memory"); }
 
 static struct sl_proc proc0;
 
 /* From _start: process 0 of the job. */
-__attribute__((noreturn)) void
-sl_start0(void)
+__attribute__((noreturn)) void sl_start0(void)
 {
     proc0.index = 0;
     set_proc(&proc0);
@@ -105,8 +86,7 @@ sl_start0(void)
 }
 
 /* From sl_proc_trampoline: a process made by sl_sys_proc_create(ps). */
-__attribute__((noreturn)) void
-sl_proc_start(const struct sl_procstart *ps, long index)
+__attribute__((noreturn)) void sl_proc_start(const struct sl_procstart *ps, long index)
 {
     struct sl_proc self = { .index = (int)index, .sched = 0 };
 

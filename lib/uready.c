@@ -10,8 +10,7 @@
 #include "uthread_impl.h"
 #include "wait.h"
 
-void
-sl_ut_ring(struct run *r, struct vp *h)
+void sl_ut_ring(struct run *r, struct vp *h)
 {
     const uint32_t *w;
 
@@ -19,13 +18,12 @@ sl_ut_ring(struct run *r, struct vp *h)
     if (__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST))
         sl_futex_wake(&h->bell, 1);
     else if ((w = __atomic_load_n(&h->sleep_word, __ATOMIC_SEQ_CST)) != 0)
-        sl_wait_poke(w);                  /* it sleeps on a wait word with its thread */
+        sl_wait_poke(w); /* it sleeps on a wait word with its thread */
     (void)r;
 }
 
 /* Wake up to n sleeping vps (stealable work appeared, or the run ended). */
-static void
-wake_sleepers(struct run *r, int n)
+static void wake_sleepers(struct run *r, int n)
 {
     for (int i = 0; i < r->nvps && n > 0; i++)
         if (__atomic_load_n(&r->vps[i].sleeping, __ATOMIC_SEQ_CST)) {
@@ -36,27 +34,21 @@ wake_sleepers(struct run *r, int n)
 
 /* Owner push. The relaxed load of nsleep may miss a vp that is just going
    to sleep; in a stealing run that one sleeps at most SLEEP_US. */
-void
-sl_ut_push_local(struct vp *s, sl_thread_t *t)
+void sl_ut_push_local(struct vp *s, sl_thread_t *t)
 {
     if (sl_deque_push_bottom(&s->dq, t) < 0)
-        sl_uthread_fatal("process %d has more than %d ready threads (SL_THREAD_READY_MAX, deque.h)",
-                         s->id, SL_THREAD_READY_MAX);
+        sl_uthread_fatal("process %d has more than %d ready threads (SL_THREAD_READY_MAX, deque.h)", s->id,
+                         SL_THREAD_READY_MAX);
     if (__atomic_load_n(&s->run->nsleep, __ATOMIC_RELAXED))
         wake_sleepers(s->run, 1);
 }
 
-void
-sl_ut_pq_append(struct vp *s, sl_thread_t *t)
-{
-    ut_fifo_push(&s->pq_head, &s->pq_tail, t);
-}
+void sl_ut_pq_append(struct vp *s, sl_thread_t *t) { ut_fifo_push(&s->pq_head, &s->pq_tail, t); }
 
 /* A pinned thread is ready: to the FIFO of its host if we are the host,
    else onto the host's pin inbox, and ring it. If the host turns out to be
    suspended (it read no map change yet when we did), send the inbox on. */
-void
-sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t)
+void sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t)
 {
     struct run *r = t->run;
     struct vp *h = &r->vps[sl_pc_host(r, t->home)];
@@ -74,8 +66,7 @@ sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t)
         sl_ut_ring(r, h);
 }
 
-void
-sl_ut_make_ready(sl_thread_t *t)
+void sl_ut_make_ready(sl_thread_t *t)
 {
     struct vp *s = self_vp();
     struct run *r = t->run;
@@ -95,4 +86,3 @@ sl_ut_make_ready(sl_thread_t *t)
         ;
     wake_sleepers(r, 1);
 }
-

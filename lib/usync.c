@@ -9,19 +9,18 @@
 #include "schedlab.h"
 #include "uthread_impl.h"
 
-#define NBUCKETS 64                        /* word-wait buckets */
+#define NBUCKETS 64 /* word-wait buckets */
 
 struct bucket {
     struct sl_spinlock lock;
-    uint32_t       nwait;          /* threads in the list; changed under the lock, read without it */
-    sl_thread_t   *head;
+    uint32_t nwait; /* threads in the list; changed under the lock, read without it */
+    sl_thread_t *head;
 } __attribute__((aligned(64)));
 
 static struct bucket buckets[NBUCKETS];
 
 /* Polling wait for callers that are not threads. */
-static void
-poll_pause(unsigned *spins)
+static void poll_pause(unsigned *spins)
 {
     if (++*spins % SL_SPIN_BEFORE_YIELD == 0)
         sl_yield();
@@ -36,15 +35,13 @@ poll_pause(unsigned *spins)
    last signal, or the waiter's own if every signal came first - is ordered
    after that write (acq_rel RMWs on one word) and knows whom to wake. */
 
-void
-sl_joincnt_init(struct sl_joincnt *jc, uint32_t n)
+void sl_joincnt_init(struct sl_joincnt *jc, uint32_t n)
 {
     jc->waiter = 0;
     __atomic_store_n(&jc->count, n + 1, __ATOMIC_RELEASE);
 }
 
-void
-sl_joincnt_signal(struct sl_joincnt *jc)
+void sl_joincnt_signal(struct sl_joincnt *jc)
 {
     if (__atomic_sub_fetch(&jc->count, 1, __ATOMIC_ACQ_REL) == 0) {
         sl_thread_t *w = jc->waiter;
@@ -54,8 +51,7 @@ sl_joincnt_signal(struct sl_joincnt *jc)
     }
 }
 
-static int
-park_joincnt(sl_thread_t *t)
+static int park_joincnt(sl_thread_t *t)
 {
     struct sl_joincnt *jc = t->park_obj;
 
@@ -63,16 +59,15 @@ park_joincnt(sl_thread_t *t)
     return __atomic_sub_fetch(&jc->count, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
-void
-sl_joincnt_wait(struct sl_joincnt *jc)
+void sl_joincnt_wait(struct sl_joincnt *jc)
 {
     sl_thread_t *t;
     unsigned spins = 0;
 
     if (__atomic_load_n(&jc->count, __ATOMIC_ACQUIRE) == 1)
-        return;                          /* all signals are in and done with jc */
+        return; /* all signals are in and done with jc */
     if ((t = self_thread()) != 0) {
-        sl_ut_park(t, park_joincnt, jc, 0);    /* back when count reached 0 */
+        sl_ut_park(t, park_joincnt, jc, 0); /* back when count reached 0 */
         return;
     }
     while (__atomic_load_n(&jc->count, __ATOMIC_ACQUIRE) != 1)
@@ -81,16 +76,14 @@ sl_joincnt_wait(struct sl_joincnt *jc)
 
 /* ---- semaphores ---- */
 
-void
-sl_sem_init(struct sl_sem *s, uint32_t count)
+void sl_sem_init(struct sl_sem *s, uint32_t count)
 {
     s->lock.locked = 0;
     s->count = (int32_t)count;
     s->head = s->tail = 0;
 }
 
-static int
-sem_trydown(struct sl_sem *s)
+static int sem_trydown(struct sl_sem *s)
 {
     int ok = 0;
 
@@ -103,13 +96,12 @@ sem_trydown(struct sl_sem *s)
     return ok;
 }
 
-static int
-park_sem(sl_thread_t *t)
+static int park_sem(sl_thread_t *t)
 {
     struct sl_sem *s = t->park_obj;
 
     sl_spin_lock(&s->lock);
-    if (s->count > 0) {                  /* a V came in between */
+    if (s->count > 0) { /* a V came in between */
         s->count--;
         sl_spin_unlock(&s->lock);
         return 1;
@@ -119,8 +111,7 @@ park_sem(sl_thread_t *t)
     return 0;
 }
 
-void
-sl_sem_p(struct sl_sem *s)
+void sl_sem_p(struct sl_sem *s)
 {
     sl_thread_t *t;
     unsigned spins = 0;
@@ -128,15 +119,14 @@ sl_sem_p(struct sl_sem *s)
     if (sem_trydown(s))
         return;
     if ((t = self_thread()) != 0) {
-        sl_ut_park(t, park_sem, s, 0);         /* back with a unit handed over by V */
+        sl_ut_park(t, park_sem, s, 0); /* back with a unit handed over by V */
         return;
     }
     while (!sem_trydown(s))
         poll_pause(&spins);
 }
 
-void
-sl_sem_v(struct sl_sem *s)
+void sl_sem_v(struct sl_sem *s)
 {
     sl_thread_t *w;
 
@@ -164,14 +154,12 @@ sl_sem_v(struct sl_sem *s)
    waiter's re-read sees the new word. (Fences between a plain store and
    load would do the same, but TSan does not understand fences.) */
 
-static struct bucket *
-bucket_of(const uint32_t *word)
+static struct bucket *bucket_of(const uint32_t *word)
 {
     return &buckets[sl_mix64((uint64_t)(uintptr_t)word) % NBUCKETS];
 }
 
-static int
-park_word(sl_thread_t *t)
+static int park_word(sl_thread_t *t)
 {
     const uint32_t *word = t->park_obj;
     struct bucket *b = bucket_of(word);
@@ -183,15 +171,14 @@ park_word(sl_thread_t *t)
     __atomic_add_fetch(&b->nwait, 1, __ATOMIC_ACQ_REL);
     changed = __atomic_load_n(word, __ATOMIC_ACQUIRE) != t->park_old;
     if (changed) {
-        b->head = t->next;               /* still first: we hold the lock */
+        b->head = t->next; /* still first: we hold the lock */
         __atomic_sub_fetch(&b->nwait, 1, __ATOMIC_RELAXED);
     }
     sl_spin_unlock(&b->lock);
     return changed;
 }
 
-void
-sl_thread_wait_ne(const uint32_t *word, uint32_t old)
+void sl_thread_wait_ne(const uint32_t *word, uint32_t old)
 {
     sl_thread_t *t = self_thread();
     unsigned spins = 0;
@@ -204,8 +191,7 @@ sl_thread_wait_ne(const uint32_t *word, uint32_t old)
     }
 }
 
-void
-sl_thread_wake(const uint32_t *word)
+void sl_thread_wake(const uint32_t *word)
 {
     struct bucket *b = bucket_of(word);
     sl_thread_t *woken = 0, **pp, *t;
@@ -214,7 +200,7 @@ sl_thread_wake(const uint32_t *word)
     if (__atomic_fetch_add(&b->nwait, 0, __ATOMIC_ACQ_REL) == 0)
         return;
     sl_spin_lock(&b->lock);
-    for (pp = &b->head; (t = *pp) != 0; ) {
+    for (pp = &b->head; (t = *pp) != 0;) {
         if (t->park_obj == (const void *)word) {
             *pp = t->next;
             t->next = woken;

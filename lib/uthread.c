@@ -30,7 +30,8 @@
 
 #ifndef SL_TARGET_KERNEL
 #if !defined(__x86_64__)
-#error "uthread: the host backend has a user-level context switch only for x86-64 (lib/host_uctx_x86_64.S); write lib/host_uctx_<arch>.S for this architecture and add it in lib/host.mk"
+#error \
+    "uthread: the host backend has a user-level context switch only for x86-64 (lib/host_uctx_x86_64.S); write lib/host_uctx_<arch>.S for this architecture and add it in lib/host.mk"
 #endif
 #endif
 
@@ -51,21 +52,19 @@
 #endif
 
 /* rv_uctx.S / host_uctx_<arch>.S */
-void  sl_uctx_switch(void **save_sp, void *new_sp);
+void sl_uctx_switch(void **save_sp, void *new_sp);
 void *sl_uctx_init(void *top, void (*fn)(void *), void *arg);
 
-#define STACK_CACHE      8         /* free stacks a vp keeps */
-#define THREAD_CACHE     64        /* free descriptors a vp keeps */
-#define STEALS_PER_YIELD 32        /* failed steals between kernel yields */
-#define YIELDER_PASSES   256       /* the same while the vp runs yielded threads */
-#define SLEEP_AFTER_US   2000      /* idle this long: sleep instead of yielding */
-#define SLEEP_US         1000      /* longest sleep before looking again (stealing runs) */
-#define BACKOFF_MAX      64        /* relaxes between two failed steals, at most */
-#define CANARY           0x5354434b43414e59ull   /* "STCKCANY" */
+#define STACK_CACHE      8                     /* free stacks a vp keeps */
+#define THREAD_CACHE     64                    /* free descriptors a vp keeps */
+#define STEALS_PER_YIELD 32                    /* failed steals between kernel yields */
+#define YIELDER_PASSES   256                   /* the same while the vp runs yielded threads */
+#define SLEEP_AFTER_US   2000                  /* idle this long: sleep instead of yielding */
+#define SLEEP_US         1000                  /* longest sleep before looking again (stealing runs) */
+#define BACKOFF_MAX      64                    /* relaxes between two failed steals, at most */
+#define CANARY           0x5354434b43414e59ull /* "STCKCANY" */
 
-
-void
-sl_uthread_fatal(const char *fmt, ...)
+void sl_uthread_fatal(const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -83,8 +82,7 @@ sl_uthread_fatal(const char *fmt, ...)
 /* ---- sanitizer annotations (host only; no-ops elsewhere) ----
    ASan and TSan must be told when the stack changes under them. */
 
-static void
-san_to_thread(struct vp *s, sl_thread_t *t)
+static void san_to_thread(struct vp *s, sl_thread_t *t)
 {
 #if defined(__SANITIZE_ADDRESS__)
     __sanitizer_start_switch_fiber(&s->asan_fake, t->stack, STACK_BYTES);
@@ -96,8 +94,7 @@ san_to_thread(struct vp *s, sl_thread_t *t)
     (void)t;
 }
 
-static void
-san_back_in_sched(struct vp *s)
+static void san_back_in_sched(struct vp *s)
 {
 #if defined(__SANITIZE_ADDRESS__)
     __sanitizer_finish_switch_fiber(s->asan_fake, 0, 0);
@@ -105,8 +102,7 @@ san_back_in_sched(struct vp *s)
     (void)s;
 }
 
-static void
-san_to_sched(struct vp *s, sl_thread_t *t, int exiting)
+static void san_to_sched(struct vp *s, sl_thread_t *t, int exiting)
 {
 #if defined(__SANITIZE_ADDRESS__)
     __sanitizer_start_switch_fiber(exiting ? 0 : &t->asan_fake, s->stack_bottom, s->stack_size);
@@ -120,8 +116,7 @@ san_to_sched(struct vp *s, sl_thread_t *t, int exiting)
 }
 
 /* In a thread, just switched in (fresh = its first time). */
-static void
-san_back_in_thread(sl_thread_t *t, int fresh)
+static void san_back_in_thread(sl_thread_t *t, int fresh)
 {
 #if defined(__SANITIZE_ADDRESS__)
     struct vp *s = self_vp();
@@ -133,8 +128,7 @@ san_back_in_thread(sl_thread_t *t, int fresh)
 
 /* ---- stacks and descriptors: per-process free lists ---- */
 
-static void
-stack_free(struct stack *k)
+static void stack_free(struct stack *k)
 {
 #if defined(__SANITIZE_THREAD__)
     __tsan_destroy_fiber(k->tsan_fiber);
@@ -142,8 +136,7 @@ stack_free(struct stack *k)
     sl_free(k);
 }
 
-static struct stack *
-stack_get(struct vp *s)
+static struct stack *stack_get(struct vp *s)
 {
     struct stack *k = s->free_stacks;
 
@@ -157,18 +150,17 @@ stack_get(struct vp *s)
         for (int i = 0; i < 8; i++)
             k->canary[i] = CANARY ^ (uint64_t)i;
 #if defined(__SANITIZE_THREAD__)
-        k->tsan_fiber = __tsan_create_fiber(0);   /* one per stack: creating one is slow */
+        k->tsan_fiber = __tsan_create_fiber(0); /* one per stack: creating one is slow */
 #endif
         s->st.stacks++;
     }
 #if defined(__SANITIZE_ADDRESS__)
-    ASAN_UNPOISON_MEMORY_REGION(k, STACK_BYTES);   /* frames of its last user never returned */
+    ASAN_UNPOISON_MEMORY_REGION(k, STACK_BYTES); /* frames of its last user never returned */
 #endif
     return k;
 }
 
-static void
-stack_put(struct vp *s, struct stack *k)
+static void stack_put(struct vp *s, struct stack *k)
 {
     for (int i = 0; i < 8; i++)
         if (k->canary[i] != (CANARY ^ (uint64_t)i))
@@ -182,8 +174,7 @@ stack_put(struct vp *s, struct stack *k)
     }
 }
 
-sl_thread_t *
-sl_ut_thread_get(struct vp *s)
+sl_thread_t *sl_ut_thread_get(struct vp *s)
 {
     sl_thread_t *t = s ? s->free_threads : 0;
 
@@ -197,8 +188,7 @@ sl_ut_thread_get(struct vp *s)
     return t;
 }
 
-void
-sl_ut_thread_put(struct vp *s, sl_thread_t *t)
+void sl_ut_thread_put(struct vp *s, sl_thread_t *t)
 {
     if (s && s->nfree_threads < THREAD_CACHE) {
         t->next = s->free_threads;
@@ -210,8 +200,7 @@ sl_ut_thread_put(struct vp *s, sl_thread_t *t)
 }
 
 /* Ready again on the loop side of vp s (after a park). */
-static void
-ready_here(struct vp *s, sl_thread_t *t)
+static void ready_here(struct vp *s, sl_thread_t *t)
 {
     if (t->home >= 0)
         sl_ut_make_ready_pinned(s, t);
@@ -221,19 +210,17 @@ ready_here(struct vp *s, sl_thread_t *t)
 
 /* ---- the thread side of a switch ---- */
 
-static void
-to_loop(sl_thread_t *t, int why)
+static void to_loop(sl_thread_t *t, int why)
 {
     struct vp *s = self_vp();
 
     t->why = (uint8_t)why;
     san_to_sched(s, t, why == WHY_EXIT);
     sl_uctx_switch(&t->sp, s->sp);
-    san_back_in_thread(t, 0);             /* possibly on another process now */
+    san_back_in_thread(t, 0); /* possibly on another process now */
 }
 
-static void
-thread_main(void *p)
+static void thread_main(void *p)
 {
     sl_thread_t *t = p;
 
@@ -242,8 +229,7 @@ thread_main(void *p)
     sl_thread_exit();
 }
 
-void
-sl_thread_exit(void)
+void sl_thread_exit(void)
 {
     sl_thread_t *t = self_thread();
 
@@ -253,8 +239,7 @@ sl_thread_exit(void)
     __builtin_unreachable();
 }
 
-void
-sl_thread_yield(void)
+void sl_thread_yield(void)
 {
     sl_thread_t *t = self_thread();
 
@@ -264,8 +249,7 @@ sl_thread_yield(void)
         to_loop(t, WHY_YIELD);
 }
 
-void
-sl_ut_park(sl_thread_t *t, int (*fn)(sl_thread_t *), void *obj, uint32_t old)
+void sl_ut_park(sl_thread_t *t, int (*fn)(sl_thread_t *), void *obj, uint32_t old)
 {
     t->park = fn;
     t->park_obj = obj;
@@ -277,8 +261,7 @@ sl_ut_park(sl_thread_t *t, int (*fn)(sl_thread_t *), void *obj, uint32_t old)
 
 /* t has switched back for good: release its stack, then tell its joiner.
    After the signal t may already be freed by the joiner: touch it no more. */
-static void
-reap(struct vp *s, sl_thread_t *t)
+static void reap(struct vp *s, sl_thread_t *t)
 {
     stack_put(s, t->stack);
     t->stack = 0;
@@ -296,8 +279,7 @@ reap(struct vp *s, sl_thread_t *t)
 /* A yielded thread waits in s's FIFO - unless it is pinned and its host is
    now another vp (its home came back, or s is being suspended): then it
    goes there. */
-static void
-yielded(struct vp *s, sl_thread_t *t)
+static void yielded(struct vp *s, sl_thread_t *t)
 {
     if (t->home >= 0 && sl_pc_host(s->run, t->home) != (uint32_t)s->id) {
         sl_ut_make_ready_pinned(s, t);
@@ -306,8 +288,7 @@ yielded(struct vp *s, sl_thread_t *t)
     ut_fifo_push(&s->yq_head, &s->yq_tail, t);
 }
 
-static void
-run_thread(struct vp *s, sl_thread_t *t)
+static void run_thread(struct vp *s, sl_thread_t *t)
 {
     if (!t->stack) {
         t->stack = stack_get(s);
@@ -319,28 +300,22 @@ run_thread(struct vp *s, sl_thread_t *t)
     san_back_in_sched(s);
     s->cur = 0;
     switch (t->why) {
-    case WHY_YIELD:
-        yielded(s, t);
-        break;
+    case WHY_YIELD: yielded(s, t); break;
     case WHY_PARK:
         if (t->park(t))
             ready_here(s, t);
         break;
-    case WHY_EXIT:
-        reap(s, t);
-        break;
-    default:
-        sl_uthread_fatal("thread %p switched back without a reason", (void *)t);
+    case WHY_EXIT: reap(s, t); break;
+    default: sl_uthread_fatal("thread %p switched back without a reason", (void *)t);
     }
 }
 
-static sl_thread_t *
-take_inbox(struct vp *s)
+static sl_thread_t *take_inbox(struct vp *s)
 {
     sl_thread_t *t = __atomic_exchange_n(&s->run->inbox, 0, __ATOMIC_ACQUIRE);
 
     if (t)
-        for (sl_thread_t *u = t->next; u; ) {
+        for (sl_thread_t *u = t->next; u;) {
             sl_thread_t *n = u->next;
             sl_ut_push_local(s, u);
             u = n;
@@ -349,8 +324,7 @@ take_inbox(struct vp *s)
 }
 
 /* Move a pin inbox (a LIFO stack) to the end of s's FIFO, oldest first. */
-void
-sl_ut_take_inbox_into(struct vp *s, sl_thread_t **inbox)
+void sl_ut_take_inbox_into(struct vp *s, sl_thread_t **inbox)
 {
     sl_thread_t *t = __atomic_exchange_n(inbox, 0, __ATOMIC_SEQ_CST), *rev = 0;
 
@@ -368,8 +342,7 @@ sl_ut_take_inbox_into(struct vp *s, sl_thread_t **inbox)
 }
 
 /* The oldest pinned thread ready on s. */
-static sl_thread_t *
-take_pinned(struct vp *s)
+static sl_thread_t *take_pinned(struct vp *s)
 {
     sl_thread_t *t;
 
@@ -384,8 +357,7 @@ take_pinned(struct vp *s)
 }
 
 /* One steal attempt at a victim chosen uniformly among the others. */
-static sl_thread_t *
-steal(struct vp *s)
+static sl_thread_t *steal(struct vp *s)
 {
     struct run *r = s->run;
     void *item;
@@ -404,8 +376,7 @@ steal(struct vp *s)
     return 0;
 }
 
-static int
-work_visible(struct vp *s)
+static int work_visible(struct vp *s)
 {
     struct run *r = s->run;
 
@@ -421,8 +392,7 @@ work_visible(struct vp *s)
 
 /* Sleep on s's bell until someone rings it (the protocol is in
    uthread_impl.h), the run ends, or timeout_us (0: no bound). */
-static void
-idle_sleep(struct vp *s, uint64_t timeout_us)
+static void idle_sleep(struct vp *s, uint64_t timeout_us)
 {
     struct run *r = s->run;
     uint32_t b;
@@ -440,19 +410,14 @@ idle_sleep(struct vp *s, uint64_t timeout_us)
 
 /* Where this vp runs (for placement): one system call, only at the start
    of the run and after the kernel yields of idle passes. */
-void
-sl_ut_note_hart(struct vp *s)
-{
-    __atomic_store_n(&s->hart, (int32_t)sl_hart(), __ATOMIC_RELAXED);
-}
+void sl_ut_note_hart(struct vp *s) { __atomic_store_n(&s->hart, (int32_t)sl_hart(), __ATOMIC_RELAXED); }
 
 /* Every STEALS_PER_YIELD failed steals: give the hart away (Hood's yield),
    or sleep once the vp has found nothing for SLEEP_AFTER_US and holds no
    yielded threads. A vp that holds yielded threads is not idle (it runs
    them between steal attempts, and such a pass is much cheaper than a
    kernel yield), so it yields only every YIELDER_PASSES failed steals. */
-static void
-pause_vp(struct vp *s)
+static void pause_vp(struct vp *s)
 {
     s->until_yield = s->yq_head ? YIELDER_PASSES : STEALS_PER_YIELD;
     if (!s->yq_head && sl_ticks_to_us(sl_plat_ticks() - s->idle_since) >= SLEEP_AFTER_US) {
@@ -461,14 +426,13 @@ pause_vp(struct vp *s)
     }
     s->st.yields++;
     sl_yield();
-    sl_ut_note_hart(s);                   /* a policy may have moved us meanwhile */
+    sl_ut_note_hart(s); /* a policy may have moved us meanwhile */
 }
 
 /* Between failed steals: a pause that doubles up to BACKOFF_MAX relaxes,
    so idle thieves do not keep the victims' deque lines bouncing between
    caches while there is nothing to take. */
-static void
-backoff(uint32_t fails)
+static void backoff(uint32_t fails)
 {
     uint32_t n = fails < 6 ? 1u << fails : BACKOFF_MAX;
 
@@ -476,8 +440,7 @@ backoff(uint32_t fails)
         sl_cpu_relax();
 }
 
-static sl_thread_t *
-take_yielded(struct vp *s)
+static sl_thread_t *take_yielded(struct vp *s)
 {
     sl_thread_t *t = s->yq_head;
 
@@ -494,8 +457,7 @@ take_yielded(struct vp *s)
    as a process waiting for its worker would, and one with yielded threads
    runs them without ever giving its hart away. A stealing run keeps
    trying: backoff, Hood's kernel yields, and sleeps only after a while. */
-static void
-idle_pass(struct vp *s)
+static void idle_pass(struct vp *s)
 {
     struct run *r = s->run;
     sl_thread_t *t;
@@ -521,8 +483,7 @@ idle_pass(struct vp *s)
         backoff(s->fails);
 }
 
-static void
-free_caches(struct vp *s)
+static void free_caches(struct vp *s)
 {
     while (s->free_stacks) {
         struct stack *k = s->free_stacks;
@@ -538,8 +499,7 @@ free_caches(struct vp *s)
 }
 
 /* The loop of one vp, in the order of uthread.h's "scheduler loop". */
-void
-sl_ut_vp_loop(void *arg, int id)
+void sl_ut_vp_loop(void *arg, int id)
 {
     struct run *r = arg;
     struct vp *s = &r->vps[id];
@@ -574,4 +534,3 @@ sl_ut_vp_loop(void *arg, int id)
     free_caches(s);
     sl_plat_proc()->sched = 0;
 }
-

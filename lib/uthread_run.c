@@ -13,10 +13,9 @@ static struct sl_thread_stats last_stats;
 
 /* The run's memory: the vps first (line-aligned), then the run, then the
    deques' slots, susp and host. */
-static struct run *
-run_new(int n, int pinned_only, char **mem)
+static struct run *run_new(int n, int pinned_only, char **mem)
 {
-    uint32_t cap = pinned_only ? 16 : SL_THREAD_READY_MAX;    /* nothing is ever pushed in a pinned-only run */
+    uint32_t cap = pinned_only ? 16 : SL_THREAD_READY_MAX; /* nothing is ever pushed in a pinned-only run */
     size_t slots = SL_DEQUE_BYTES(cap);
     size_t off_run = (size_t)n * sizeof(struct vp);
     size_t off_slots = off_run + ((sizeof(struct run) + 63) & ~(size_t)63);
@@ -47,8 +46,7 @@ run_new(int n, int pinned_only, char **mem)
 
 /* Sum the vps' counters into last_stats; stop the job if threads were
    left unfinished or unjoined. */
-static void
-run_collect(struct run *r)
+static void run_collect(struct run *r)
 {
     uint64_t threads = 1, exited = 0, joinable = 0, joined = 0;
 
@@ -74,8 +72,8 @@ run_collect(struct run *r)
     last_stats.threads = threads;
     if (exited != threads)
         sl_uthread_fatal("%lu of %lu threads had not finished when the main thread returned (join them, or "
-                         "wait for them with a join counter)", (unsigned long)(threads - exited),
-                         (unsigned long)threads);
+                         "wait for them with a join counter)",
+                         (unsigned long)(threads - exited), (unsigned long)threads);
     if (joined != joinable)
         sl_uthread_fatal("%lu of %lu threads made by sl_thread_create were never joined (join each exactly once)",
                          (unsigned long)(joinable - joined), (unsigned long)joinable);
@@ -83,8 +81,7 @@ run_collect(struct run *r)
 
 /* A run of main_fn on every process; pinned_only: main is pinned to vp 0
    and every thread made in the run must be pinned (sl_run_workers). */
-void
-sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only)
+void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only)
 {
     int n = sl_nprocs();
     char *mem;
@@ -115,22 +112,13 @@ sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only)
     sl_free(mem);
 }
 
-void
-sl_threads_run(void (*main_fn)(void *), void *arg)
-{
-    sl_ut_run(main_fn, arg, 0);
-}
+void sl_threads_run(void (*main_fn)(void *), void *arg) { sl_ut_run(main_fn, arg, 0); }
 
-void
-sl_threads_stats(struct sl_thread_stats *out)
-{
-    *out = last_stats;
-}
+void sl_threads_stats(struct sl_thread_stats *out) { *out = last_stats; }
 
 /* ---- threads ---- */
 
-static sl_thread_t *
-thread_new(void (*fn)(void *), void *arg, int detached, int home)
+static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int home)
 {
     struct vp *s = self_vp();
     sl_thread_t *t;
@@ -162,28 +150,18 @@ thread_new(void (*fn)(void *), void *arg, int detached, int home)
     return t;
 }
 
-sl_thread_t *
-sl_thread_create(void (*fn)(void *), void *arg)
-{
-    return thread_new(fn, arg, 0, -1);
-}
+sl_thread_t *sl_thread_create(void (*fn)(void *), void *arg) { return thread_new(fn, arg, 0, -1); }
 
-void
-sl_thread_spawn(void (*fn)(void *), void *arg)
-{
-    thread_new(fn, arg, 1, -1);
-}
+void sl_thread_spawn(void (*fn)(void *), void *arg) { thread_new(fn, arg, 1, -1); }
 
-sl_thread_t *
-sl_thread_create_on(int proc, void (*fn)(void *), void *arg)
+sl_thread_t *sl_thread_create_on(int proc, void (*fn)(void *), void *arg)
 {
     if (proc < 0)
         sl_uthread_fatal("a thread pinned to process %d (processes are numbered from 0)", proc);
     return thread_new(fn, arg, 0, proc);
 }
 
-void
-sl_thread_spawn_on(int proc, void (*fn)(void *), void *arg)
+void sl_thread_spawn_on(int proc, void (*fn)(void *), void *arg)
 {
     if (proc < 0)
         sl_uthread_fatal("a thread pinned to process %d (processes are numbered from 0)", proc);
@@ -191,15 +169,13 @@ sl_thread_spawn_on(int proc, void (*fn)(void *), void *arg)
 }
 
 /* The run the caller belongs to, or 0 outside a run. */
-static struct run *
-self_run(void)
+static struct run *self_run(void)
 {
     struct vp *s = self_vp();
     return s ? s->run : 0;
 }
 
-uint32_t
-sl_thread_load(int proc)
+uint32_t sl_thread_load(int proc)
 {
     struct run *r = self_run();
 
@@ -208,8 +184,7 @@ sl_thread_load(int proc)
     return __atomic_load_n(&r->vps[proc].pin_load, __ATOMIC_RELAXED) + sl_deque_size(&r->vps[proc].dq);
 }
 
-int
-sl_thread_proc_hart(int proc)
+int sl_thread_proc_hart(int proc)
 {
     struct run *r = self_run();
 
@@ -218,26 +193,17 @@ sl_thread_proc_hart(int proc)
     return __atomic_load_n(&r->vps[proc].hart, __ATOMIC_RELAXED);
 }
 
-void
-sl_thread_join(sl_thread_t *t)
+void sl_thread_join(sl_thread_t *t)
 {
     struct vp *s;
 
     sl_joincnt_wait(&t->done);
-    s = self_vp();                    /* the process we are on now */
+    s = self_vp(); /* the process we are on now */
     if (s)
         s->joined++;
     sl_ut_thread_put(s, t);
 }
 
-sl_thread_t *
-sl_thread_self(void)
-{
-    return self_thread();
-}
+sl_thread_t *sl_thread_self(void) { return self_thread(); }
 
-int
-sl_in_thread(void)
-{
-    return self_thread() != 0;
-}
+int sl_in_thread(void) { return self_thread() != 0; }

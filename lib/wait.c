@@ -16,16 +16,15 @@
 #include "uthread.h"
 #include "wait.h"
 
-static uint64_t nblocks;          /* sleeps by any process (relaxed counter) */
-static uint32_t proc_sleepers;    /* processes in (or entering) a futex wait on some word */
+static uint64_t nblocks;       /* sleeps by any process (relaxed counter) */
+static uint32_t proc_sleepers; /* processes in (or entering) a futex wait on some word */
 
 /* ---- the two primitives ---- */
 
 /* A process sleeps in the kernel; so does the process of a user-level
    thread in a worker run that has nothing else to do (uthread_impl.h); any
    other thread parks and its process runs other threads. */
-void
-sl_block_on_word(const uint32_t *word, uint32_t v)
+void sl_block_on_word(const uint32_t *word, uint32_t v)
 {
     int in_thread = sl_in_thread(), slept;
 
@@ -39,7 +38,7 @@ sl_block_on_word(const uint32_t *word, uint32_t v)
     }
     __atomic_sub_fetch(&proc_sleepers, 1, __ATOMIC_RELAXED);
     if (!slept)
-        sl_thread_wait_ne(word, v);       /* the thread parks; its process runs others */
+        sl_thread_wait_ne(word, v); /* the thread parks; its process runs others */
 }
 
 /* Sleepers may be threads (usync.c's buckets) and processes (futex). A
@@ -48,8 +47,7 @@ sl_block_on_word(const uint32_t *word, uint32_t v)
    read 0 here, any process that still goes to sleep finds the new value in
    its futex check and returns at once (worker runs never sleep on words as
    processes, so they save the system call). */
-void
-sl_wake_word(const uint32_t *word)
+void sl_wake_word(const uint32_t *word)
 {
     sl_thread_wake(word);
     if (__atomic_load_n(&proc_sleepers, __ATOMIC_SEQ_CST))
@@ -60,8 +58,7 @@ sl_wake_word(const uint32_t *word)
    sleepers bit (a process sleeping on old|bit then returns from, or never
    enters, its futex wait) and wake every sleeper; they re-check and sleep
    again, setting the bit anew. */
-void
-sl_wait_poke(const uint32_t *word)
+void sl_wait_poke(const uint32_t *word)
 {
     uint32_t *w = (uint32_t *)word;
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST);
@@ -73,33 +70,27 @@ sl_wait_poke(const uint32_t *word)
     sl_futex_wake(word, SL_WAKE_ALL);
 }
 
-void
-sl_wait_sleep(const uint32_t *word, uint32_t old)
+void sl_wait_sleep(const uint32_t *word, uint32_t old)
 {
-    uint32_t *w = (uint32_t *)word;       /* waiters write only the bit */
+    uint32_t *w = (uint32_t *)word; /* waiters write only the bit */
     uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
 
     if ((v & SL_WAIT_VALUE) != old)
         return;
     if (!(v & SL_WAIT_SLEEPERS) &&
         !__atomic_compare_exchange_n(w, &v, v | SL_WAIT_SLEEPERS, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return;                           /* changed under us: the caller re-checks */
+        return; /* changed under us: the caller re-checks */
     __atomic_add_fetch(&nblocks, 1, __ATOMIC_RELAXED);
     sl_block_on_word(word, old | SL_WAIT_SLEEPERS);
 }
 
-uint64_t
-sl_wait_blocks(void)
-{
-    return __atomic_load_n(&nblocks, __ATOMIC_RELAXED);
-}
+uint64_t sl_wait_blocks(void) { return __atomic_load_n(&nblocks, __ATOMIC_RELAXED); }
 
 /* ---- changing a word ---- */
 
-void
-sl_wait_set(uint32_t *word, uint32_t v, enum sl_wait kind)
+void sl_wait_set(uint32_t *word, uint32_t v, enum sl_wait kind)
 {
-    if (kind == SL_WAIT_SPIN) {           /* nobody ever sets the bit */
+    if (kind == SL_WAIT_SPIN) { /* nobody ever sets the bit */
         __atomic_store_n(word, v & SL_WAIT_VALUE, __ATOMIC_RELEASE);
         return;
     }
@@ -107,8 +98,7 @@ sl_wait_set(uint32_t *word, uint32_t v, enum sl_wait kind)
         sl_wake_word(word);
 }
 
-uint32_t
-sl_wait_add(uint32_t *word, uint32_t d, enum sl_wait kind)
+uint32_t sl_wait_add(uint32_t *word, uint32_t d, enum sl_wait kind)
 {
     uint32_t v, nv;
 
@@ -116,7 +106,7 @@ sl_wait_add(uint32_t *word, uint32_t d, enum sl_wait kind)
         return __atomic_add_fetch(word, d, __ATOMIC_ACQ_REL) & SL_WAIT_VALUE;
     v = __atomic_load_n(word, __ATOMIC_RELAXED);
     do
-        nv = ((v & SL_WAIT_VALUE) + d) & SL_WAIT_VALUE;     /* clears the bit */
+        nv = ((v & SL_WAIT_VALUE) + d) & SL_WAIT_VALUE; /* clears the bit */
     while (!__atomic_compare_exchange_n(word, &v, nv, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     if (v & SL_WAIT_SLEEPERS)
         sl_wake_word(word);
@@ -125,8 +115,7 @@ sl_wait_add(uint32_t *word, uint32_t d, enum sl_wait kind)
 
 /* ---- who is running (the adaptive kind's evidence) ---- */
 
-int
-sl_proc_running(uint32_t proc)
+int sl_proc_running(uint32_t proc)
 {
     volatile struct sl_info *in = sl_info();
 
@@ -135,8 +124,7 @@ sl_proc_running(uint32_t proc)
     return __atomic_load_n((uint32_t *)&in->running[proc], __ATOMIC_RELAXED) != 0;
 }
 
-int
-sl_others_running(void)
+int sl_others_running(void)
 {
     uint32_t n = sl_info()->nprocs, self = (uint32_t)sl_self();
 
@@ -150,8 +138,7 @@ sl_others_running(void)
 
 /* Spin with plain loads; one acquire load once the word has changed pairs
    with the changer's release (it reads that RMW or a later one). */
-static void
-spin_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
+static void spin_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     int in_thread = sl_in_thread();
 
@@ -161,14 +148,9 @@ spin_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
     (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
 
-static void
-spin_wake(const uint32_t *word)
-{
-    (void)word;          /* spinners see the store by themselves */
-}
+static void spin_wake(const uint32_t *word) { (void)word; /* spinners see the store by themselves */ }
 
-static void
-block_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
+static void block_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     (void)wf;
     while (sl_wait_value(word) == old)
@@ -186,8 +168,7 @@ const struct sl_waitops *const sl_waits[SL_NWAITS] = {
     [SL_WAIT_ADAPTIVE] = &sl_wait_adaptive_ops,
 };
 
-int
-sl_wait_parse(const char *name)
+int sl_wait_parse(const char *name)
 {
     for (int k = 0; k < SL_NWAITS; k++)
         if (strcmp(sl_waits[k]->name, name) == 0)
@@ -195,8 +176,7 @@ sl_wait_parse(const char *name)
     return -1;
 }
 
-enum sl_wait
-sl_wait_from_arg(const char *key)
+enum sl_wait sl_wait_from_arg(const char *key)
 {
     const char *v = sl_arg_str(key);
     int k = sl_wait_parse(v);

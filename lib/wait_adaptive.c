@@ -26,14 +26,9 @@
 
 #define RECHECK 128
 
-static int
-needed_running(const struct sl_waitfor *wf)
-{
-    return wf ? wf->running(wf) : sl_others_running();
-}
+static int needed_running(const struct sl_waitfor *wf) { return wf ? wf->running(wf) : sl_others_running(); }
 
-static void
-adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
+static void adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     int in_thread = sl_in_thread();
 

@@ -21,18 +21,13 @@
 #include "wait.h"
 
 #define SL_TWOPHASE_SPIN_NS 20000u
-#define CHECK_EVERY 32
+#define CHECK_EVERY         32
 
 static uint64_t bound_ns = SL_TWOPHASE_SPIN_NS;
 
-uint64_t
-sl_wait_twophase_bound(uint64_t ns)
-{
-    return __atomic_exchange_n(&bound_ns, ns, __ATOMIC_RELAXED);
-}
+uint64_t sl_wait_twophase_bound(uint64_t ns) { return __atomic_exchange_n(&bound_ns, ns, __ATOMIC_RELAXED); }
 
-static int
-spin_phase(const uint32_t *word, uint32_t old)
+static int spin_phase(const uint32_t *word, uint32_t old)
 {
     uint64_t hz = sl_info()->timebase_hz;
     uint64_t ns = __atomic_load_n(&bound_ns, __ATOMIC_RELAXED);
@@ -49,8 +44,7 @@ spin_phase(const uint32_t *word, uint32_t old)
     }
 }
 
-static void
-twophase_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
+static void twophase_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     (void)wf;
     if (sl_wait_value(word) != old)

@@ -29,22 +29,21 @@
 #include "wait.h"
 
 struct wrun {
-    sl_workfn          fn;
-    void              *arg;
-    int                n;
-    struct sl_joincnt  done;
+    sl_workfn fn;
+    void *arg;
+    int n;
+    struct sl_joincnt done;
 };
 
 struct wstart {
     struct wrun *w;
-    int          id;
+    int id;
 };
 
 static struct sl_thread_stats last_workers;
 static int worker_runs;
 
-static void
-worker_entry(void *a)
+static void worker_entry(void *a)
 {
     struct wstart *ws = a;
     struct wrun *w = ws->w;
@@ -54,8 +53,7 @@ worker_entry(void *a)
     sl_joincnt_signal(&w->done);
 }
 
-static void
-workers_main(void *a)
+static void workers_main(void *a)
 {
     struct wrun *w = a;
     struct wstart *ws = sl_malloc((size_t)w->n * sizeof *ws);
@@ -71,8 +69,7 @@ workers_main(void *a)
     sl_free(ws);
 }
 
-void
-sl_run_workers(sl_workfn fn, void *arg)
+void sl_run_workers(sl_workfn fn, void *arg)
 {
     struct wrun w = { fn, arg, sl_nprocs(), { 0, 0 } };
 
@@ -81,16 +78,14 @@ sl_run_workers(sl_workfn fn, void *arg)
     worker_runs++;
 }
 
-int
-sl_worker_id(void)
+int sl_worker_id(void)
 {
     sl_thread_t *t = self_thread();
 
     return t && t->worker >= 0 ? t->worker : sl_self();
 }
 
-int
-sl_worker_running(int worker)
+int sl_worker_running(int worker)
 {
     struct vp *s = self_vp();
 
@@ -99,16 +94,15 @@ sl_worker_running(int worker)
     return sl_proc_running((uint32_t)worker);
 }
 
-int
-sl_workers_keys(char *buf, size_t cap)
+int sl_workers_keys(char *buf, size_t cap)
 {
     const struct sl_thread_stats *st = &last_workers;
     uint64_t hz = sl_info()->timebase_hz;
 
     if (!worker_runs || !(sl_info()->flags & SL_INFO_ADAPTIVE) || cap == 0)
         return 0;
-    return sl_snprintf(buf, cap, "suspends=%lu resumes=%lu react_us=%lu react_max_us=%lu",
-                       (unsigned long)st->suspends, (unsigned long)st->resumes,
+    return sl_snprintf(buf, cap, "suspends=%lu resumes=%lu react_us=%lu react_max_us=%lu", (unsigned long)st->suspends,
+                       (unsigned long)st->resumes,
                        (unsigned long)(st->suspends ? st->react_ticks * 1000000 / hz / st->suspends : 0),
                        (unsigned long)(st->react_max_ticks * 1000000 / hz));
 }

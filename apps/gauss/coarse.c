@@ -32,27 +32,17 @@ struct coarse {
     struct sl_loop *loop[2]; /* sched != static: step k uses loop[k & 1] */
 };
 
-static void
-eliminate(struct gauss *g, int i, int k)
-{
-    gauss_eliminate_row(gauss_row(g, i), gauss_row(g, k), k, g->n);
-}
+static void eliminate(struct gauss *g, int i, int k) { gauss_eliminate_row(gauss_row(g, i), gauss_row(g, k), k, g->n); }
 
 /* My first row below k: the smallest i > k with i % nprocs == id. */
-static int
-first_mine(struct gauss *g, int k, int id)
+static int first_mine(struct gauss *g, int k, int id)
 {
     return k + 1 + (id - (k + 1) % g->nprocs + g->nprocs) % g->nprocs;
 }
 
-static void
-publish(struct gauss *g, int i)
-{
-    sl_wait_set(&g->ready[i], 1, g->wait);
-}
+static void publish(struct gauss *g, int i) { sl_wait_set(&g->ready[i], 1, g->wait); }
 
-static void
-solve_barrier(struct coarse *c, int id)
+static void solve_barrier(struct coarse *c, int id)
 {
     struct gauss *g = c->g;
 
@@ -64,8 +54,7 @@ solve_barrier(struct coarse *c, int id)
 }
 
 /* Rows [k+1, n) of step k from the loop scheduler. */
-static void
-solve_sched(struct coarse *c, int id)
+static void solve_sched(struct coarse *c, int id)
 {
     struct gauss *g = c->g;
     struct sl_chunk ch;
@@ -82,11 +71,10 @@ solve_sched(struct coarse *c, int id)
 
 /* Rows are visited in increasing order, so the owner of row k+1 reduces it
    first within column k and publishes it before its other rows. */
-static void
-solve_cond(struct gauss *g, int id)
+static void solve_cond(struct gauss *g, int id)
 {
     if (id == 0)
-        publish(g, 0);                        /* row 0 needs no reduction */
+        publish(g, 0); /* row 0 needs no reduction */
     for (int k = 0; k < g->n - 1; k++) {
         struct owner_wf w = { { gauss_owner_running }, (uint32_t)(k % g->nprocs) };
         /* a worker that runs ahead finds its pivots ready and never waits: without a safe point per
@@ -101,8 +89,7 @@ solve_cond(struct gauss *g, int id)
     }
 }
 
-static void
-worker(void *arg, int id)
+static void worker(void *arg, int id)
 {
     struct coarse *c = arg;
     struct gauss *g = c->g;
@@ -124,8 +111,7 @@ worker(void *arg, int id)
 }
 
 /* sched != static: the two alternating loops, step 0's started. */
-static void
-loops_init(struct coarse *c)
+static void loops_init(struct coarse *c)
 {
     struct gauss *g = c->g;
 
@@ -141,8 +127,7 @@ loops_init(struct coarse *c)
 }
 
 /* The chunks taken over all steps, and those remote. */
-static void
-grabs(struct coarse *c, uint64_t *local, uint64_t *remote)
+static void grabs(struct coarse *c, uint64_t *local, uint64_t *remote)
 {
     struct gauss *g = c->g;
     uint64_t l1, r1;
@@ -159,8 +144,7 @@ grabs(struct coarse *c, uint64_t *local, uint64_t *remote)
     }
 }
 
-void
-gauss_coarse(struct gauss *g)
+void gauss_coarse(struct gauss *g)
 {
     struct coarse c = { .g = g, .sched = sl_loop_parse(sl_arg_str("sched")) };
     uint64_t local, remote;

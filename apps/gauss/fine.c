@@ -45,33 +45,28 @@
 /* One per process, node-local; written only by the threads running on that
    process (which never interleave inside an update). */
 struct fine_proc {
-    double  *piv[FINE_WINDOW];   /* mcs: copies of pivot rows */
-    int      pivcol[FINE_WINDOW];/* the column each holds, -1: none */
-    double  *prow, *rrow;        /* lb (and mcs away from home): the two rows of an update */
+    double *piv[FINE_WINDOW]; /* mcs: copies of pivot rows */
+    int pivcol[FINE_WINDOW];  /* the column each holds, -1: none */
+    double *prow, *rrow;      /* lb (and mcs away from home): the two rows of an update */
     uint64_t copies, updates, away;
 } __attribute__((aligned(64)));
 
 struct fine {
     struct gauss *g;
-    int place;               /* enum sl_place */
-    struct fine_proc **fp;   /* per process */
-    uint32_t *colleft;       /* threads of column k not finished */
-    uint32_t *coldone;       /* 1 once every thread of column k has finished */
-    uint32_t badorder;       /* updates that found a row not ready (must stay 0) */
+    int place;             /* enum sl_place */
+    struct fine_proc **fp; /* per process */
+    uint32_t *colleft;     /* threads of column k not finished */
+    uint32_t *coldone;     /* 1 once every thread of column k has finished */
+    uint32_t badorder;     /* updates that found a row not ready (must stay 0) */
     struct sl_joincnt setup;
 };
 
-static struct fine *F;       /* the thread functions' context (one run per job) */
+static struct fine *F; /* the thread functions' context (one run per job) */
 
-static int
-home_of(const struct gauss *g, int i)
-{
-    return i % g->nprocs;
-}
+static int home_of(const struct gauss *g, int i) { return i % g->nprocs; }
 
 /* The columns [k, n] of row `from`, into `to` (a row copy). */
-static void
-copy_row(double *to, const double *from, int k, int n)
+static void copy_row(double *to, const double *from, int k, int n)
 {
     memcpy(to + k, from + k, (size_t)(n + 1 - k) * sizeof(double));
 }
@@ -79,8 +74,7 @@ copy_row(double *to, const double *from, int k, int n)
 /* Wait (of the barrier= kind) until *word == want. An adaptive wait spins
    only while `owner`, the process that will change the word, runs; owner
    -1: nobody in particular (every other process). */
-static void
-wait_until(struct gauss *g, uint32_t *word, uint32_t want, int owner)
+static void wait_until(struct gauss *g, uint32_t *word, uint32_t want, int owner)
 {
     struct owner_wf w = { { gauss_owner_running }, (uint32_t)owner };
     uint32_t v;
@@ -90,15 +84,10 @@ wait_until(struct gauss *g, uint32_t *word, uint32_t want, int owner)
 }
 
 /* Who updates row r: its home under mcs; under lb, unknown. */
-static int
-updater(struct fine *f, int r)
-{
-    return f->place == SL_PLACE_MCS ? home_of(f->g, r) : -1;
-}
+static int updater(struct fine *f, int r) { return f->place == SL_PLACE_MCS ? home_of(f->g, r) : -1; }
 
 /* Process p's buffers: FINE_WINDOW pivot copies and the two rows of an update. */
-static struct fine_proc *
-proc_buffers(int p, int n)
+static struct fine_proc *proc_buffers(int p, int n)
 {
     size_t rowb = (size_t)(n + 1) * sizeof(double);
     struct fine_proc *fp = sl_alloc_node(sizeof *fp, -1);
@@ -119,8 +108,7 @@ proc_buffers(int p, int n)
 /* Set-up, one thread pinned to each process p: its buffers, node-local (-1:
    the node of the hart p runs on), and its rows - under mcs in a home
    buffer of its own, under lb in the shared matrix. */
-static void
-fine_setup(void *arg)
+static void fine_setup(void *arg)
 {
     struct fine *f = F;
     struct gauss *g = f->g;
@@ -144,8 +132,7 @@ fine_setup(void *arg)
 /* Thread (i, k): eliminate column k from row i with pivot row k. Between
    its waits and its end it never waits or yields, so it has its process's
    buffers to itself. */
-static void
-fine_update(void *arg)
+static void fine_update(void *arg)
 {
     struct fine *f = F;
     struct gauss *g = f->g;
@@ -155,17 +142,17 @@ fine_update(void *arg)
     double *r, *piv;
 
     if (g->cond) {
-        wait_until(g, &g->ready[k], (uint32_t)k, updater(f, k));   /* pivot row k is final */
-        wait_until(g, &g->ready[i], (uint32_t)k, updater(f, i));   /* row i has had columns 0..k-1 */
+        wait_until(g, &g->ready[k], (uint32_t)k, updater(f, k)); /* pivot row k is final */
+        wait_until(g, &g->ready[i], (uint32_t)k, updater(f, i)); /* row i has had columns 0..k-1 */
     } else if (sl_wait_value(&g->ready[k]) != (uint32_t)k || sl_wait_value(&g->ready[i]) != (uint32_t)k) {
-        __atomic_add_fetch(&f->badorder, 1, __ATOMIC_RELAXED);   /* the column barrier failed */
+        __atomic_add_fetch(&f->badorder, 1, __ATOMIC_RELAXED); /* the column barrier failed */
     }
     p = sl_self();
     fp = f->fp[p];
     r = g->rowp[i];
     piv = g->rowp[k];
     if (f->place == SL_PLACE_MCS) {
-        if (home_of(g, k) != p) {                       /* the pivot row, once per process and column */
+        if (home_of(g, k) != p) { /* the pivot row, once per process and column */
             int s = k % FINE_WINDOW;
             if (fp->pivcol[s] != k) {
                 copy_row(fp->piv[s], piv, k, n);
@@ -174,7 +161,7 @@ fine_update(void *arg)
             }
             piv = fp->piv[s];
         }
-        if (home_of(g, i) != p) {                       /* only when a suspended home was rescued */
+        if (home_of(g, i) != p) { /* only when a suspended home was rescued */
             copy_row(fp->rrow, r, k, n);
             r = fp->rrow;
             fp->copies++;
@@ -199,8 +186,7 @@ fine_update(void *arg)
         sl_wait_set(&f->coldone[k], 1, g->wait);
 }
 
-static void
-fine_main(void *arg)
+static void fine_main(void *arg)
 {
     struct fine *f = arg;
     struct gauss *g = f->g;
@@ -213,15 +199,14 @@ fine_main(void *arg)
 
     g->t0 = sl_now_us();
     for (int k = 0; k < n - 1; k++) {
-        if (k >= window)                 /* barrier: column k-1 done; cond: k-window done */
+        if (k >= window) /* barrier: column k-1 done; cond: k-window done */
             wait_until(g, &f->coldone[k - window], 1, -1);
-        if (g->cond)                     /* cond: create column k once pivot row k is final */
+        if (g->cond) /* cond: create column k once pivot row k is final */
             wait_until(g, &g->ready[k], (uint32_t)k, updater(f, k));
         __atomic_store_n(&f->colleft[k], (uint32_t)(n - 1 - k), __ATOMIC_RELAXED);
         for (int i = k + 1; i < n; i++) {
             void *a = (void *)(((uintptr_t)k << 32) | (uintptr_t)i);
-            sl_place_spawn((enum sl_place)f->place, f->place == SL_PLACE_MCS ? home_of(g, i) : -1, -1,
-                           fine_update, a);
+            sl_place_spawn((enum sl_place)f->place, f->place == SL_PLACE_MCS ? home_of(g, i) : -1, -1, fine_update, a);
         }
     }
     for (int k = 0; k < n - 1; k++)
@@ -230,8 +215,7 @@ fine_main(void *arg)
 }
 
 /* The row index and per-column words; under lb the one matrix. */
-static void
-fine_alloc(struct fine *f)
+static void fine_alloc(struct fine *f)
 {
     struct gauss *g = f->g;
 
@@ -250,8 +234,7 @@ fine_alloc(struct fine *f)
     }
 }
 
-void
-gauss_fine(struct gauss *g)
+void gauss_fine(struct gauss *g)
 {
     struct fine f = { .g = g, .place = sl_place_parse(sl_arg_str("place")) };
     uint64_t updates = 0, copies = 0, away = 0, want = (uint64_t)g->n * (uint64_t)(g->n - 1) / 2;
@@ -272,11 +255,10 @@ gauss_fine(struct gauss *g)
         updates += f.fp[p]->updates;
     }
     ok = updates == want && st.threads == want + (uint64_t)g->nprocs + 1 &&
-         __atomic_load_n(&f.badorder, __ATOMIC_RELAXED) == 0;
+        __atomic_load_n(&f.badorder, __ATOMIC_RELAXED) == 0;
     maxerr = gauss_back_substitute(g);
     sl_report(ok && gauss_maxerr_ok(maxerr),
-              "maxerr=%.2e par_us=%lu copies=%lu away=%lu threads=%lu sleeps=%lu suspends=%lu%s",
-              maxerr, (unsigned long)(g->t1 - g->t0), (unsigned long)copies, (unsigned long)away,
-              (unsigned long)st.threads, (unsigned long)sl_wait_blocks(), (unsigned long)st.suspends,
-              ok ? "" : " badcount=1");
+              "maxerr=%.2e par_us=%lu copies=%lu away=%lu threads=%lu sleeps=%lu suspends=%lu%s", maxerr,
+              (unsigned long)(g->t1 - g->t0), (unsigned long)copies, (unsigned long)away, (unsigned long)st.threads,
+              (unsigned long)sl_wait_blocks(), (unsigned long)st.suspends, ok ? "" : " badcount=1");
 }

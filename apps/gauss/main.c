@@ -30,25 +30,16 @@ SL_APP(.about = "Gaussian elimination, coarse or fine grain (Markatos 3.3.4)",
           rounding; per n a stack for every thread that may be started and
           waiting: at most the FINE_WINDOW columns in flight, n each. */
        .mem_key = "n", .mem_quad = 8, .mem_lin = 56 + FINE_WINDOW * SL_THREAD_STACK, .mem_const = 256 * 1024,
-       .mem_per_proc = 8 * SL_THREAD_STACK + 128 * 1024,   /* covers coarse's worker stacks too */
+       .mem_per_proc = 8 * SL_THREAD_STACK + 128 * 1024, /* covers coarse's worker stacks too */
        .flags = SL_APP_ADAPTIVE,
-       SL_KEYS(SL_INT("n", 2, 65536, 768),
-               SL_ENUM("variant", "coarse|fine", 0),
-               SL_ENUM("sync", "barrier|cond", 0),
-               SL_ENUM("barrier", SL_WAIT_CHOICES, 0),
-               SL_ENUM("shape", "central|tree|combination", 0),
-               SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs", 0),
-               SL_ENUM("place", "mcs|lb", 0)));
+       SL_KEYS(SL_INT("n", 2, 65536, 768), SL_ENUM("variant", "coarse|fine", 0), SL_ENUM("sync", "barrier|cond", 0),
+               SL_ENUM("barrier", SL_WAIT_CHOICES, 0), SL_ENUM("shape", "central|tree|combination", 0),
+               SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs", 0), SL_ENUM("place", "mcs|lb", 0)));
 
-double *
-gauss_row(struct gauss *g, int i)
-{
-    return g->rowp ? g->rowp[i] : g->a + (size_t)i * (size_t)(g->n + 1);
-}
+double *gauss_row(struct gauss *g, int i) { return g->rowp ? g->rowp[i] : g->a + (size_t)i * (size_t)(g->n + 1); }
 
 /* Row i of A from its own random stream; b_i = A_i . x_true. */
-void
-gauss_gen_row(struct gauss *g, int i)
+void gauss_gen_row(struct gauss *g, int i)
 {
     struct sl_rng r;
     double *a = gauss_row(g, i), b = 0;
@@ -63,8 +54,7 @@ gauss_gen_row(struct gauss *g, int i)
 
 /* Subtract the multiple of pivot row p (row k) that zeroes column k of
    row r; columns < k are already 0 in both and not touched. */
-void
-gauss_eliminate_row(double *r, const double *p, int k, int n)
+void gauss_eliminate_row(double *r, const double *p, int k, int n)
 {
     double f = r[k] / p[k];
 
@@ -73,15 +63,13 @@ gauss_eliminate_row(double *r, const double *p, int k, int n)
     r[k] = 0;
 }
 
-int
-gauss_owner_running(const struct sl_waitfor *wf)
+int gauss_owner_running(const struct sl_waitfor *wf)
 {
     return sl_worker_running((int)((const struct owner_wf *)wf)->proc);
 }
 
 /* Solve the reduced system into x; the largest |x - x_true| (NaN: huge). */
-double
-gauss_back_substitute(struct gauss *g)
+double gauss_back_substitute(struct gauss *g)
 {
     double maxerr = 0;
 
@@ -95,20 +83,15 @@ gauss_back_substitute(struct gauss *g)
         double e = g->x[i] - g->x_true[i];
         if (e < 0)
             e = -e;
-        if (!(e <= maxerr))                   /* also catches NaN */
+        if (!(e <= maxerr)) /* also catches NaN */
             maxerr = e;
     }
     return maxerr;
 }
 
-int
-gauss_maxerr_ok(double maxerr)
-{
-    return maxerr <= MAXERR;
-}
+int gauss_maxerr_ok(double maxerr) { return maxerr <= MAXERR; }
 
-int
-main(void)
+int main(void)
 {
     struct gauss g = { .n = (int)sl_arg_int("n"), .nprocs = sl_nprocs(), .cond = sl_arg_is("sync", "cond") };
     int fine = sl_arg_is("variant", "fine");

@@ -11,7 +11,7 @@ static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 static int popcount64(uint64_t x)
 {
     int n = 0;
-    for (; x; x &= x - 1)      /* the kernel links without libgcc's __popcountdi2 */
+    for (; x; x &= x - 1) /* the kernel links without libgcc's __popcountdi2 */
         n++;
     return n;
 }
@@ -87,7 +87,7 @@ static void place(int nharts, struct allot_job *jobs, int njobs)
     for (int i = 0; i < njobs; i++) {
         uint64_t keep = jobs[i].prev & all & ~taken;
         for (int h = 63; popcount64(keep) > jobs[i].count; h--)
-            keep &= ~(1ULL << h);                                  /* drop the highest */
+            keep &= ~(1ULL << h); /* drop the highest */
         jobs[i].mask = keep;
         taken |= keep;
     }
@@ -105,7 +105,7 @@ void allot_compute(int nharts, struct allot_job *jobs, int njobs)
         jobs[i].count = 0;
         jobs[i].mask = 0;
     }
-    if (njobs > nharts) {          /* time-sliced one-hart partitions */
+    if (njobs > nharts) { /* time-sliced one-hart partitions */
         for (int i = 0; i < njobs; i++) {
             jobs[i].count = 1;
             jobs[i].mask = 1ULL << (i % nharts);

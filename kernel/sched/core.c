@@ -60,10 +60,7 @@ static void arm_timer(struct cpu *c)
 /* The calling hart's next timer interrupt: a deadline it owns (a futex timeout on the launcher hart) moved
    earlier. Needed where nothing else re-arms the timer soon - a hart without a quantum tick (gang's
    one_timer leaves only hart 0 one, and the launcher hart is the boot hart, often another). */
-void sched_arm_timer(void)
-{
-    arm_timer(mycpu());
-}
+void sched_arm_timer(void) { arm_timer(mycpu()); }
 
 void sched_timer_interrupt(struct cpu *c)
 {
@@ -95,7 +92,7 @@ void sched_soft_interrupt(struct cpu *c)
         release(&sched_lock);
     }
     if (c->id == launcher_hart)
-        arm_timer(c);    /* a futex timeout may have been added */
+        arm_timer(c); /* a futex timeout may have been added */
 }
 
 /* ---- services for policies ---- */
@@ -159,7 +156,7 @@ static struct job *load_satp(struct cpu *c, struct job *j)
     if (j)
         j->pt_refs++;
     if (old && --old->pt_refs == 0)
-        return old;          /* the caller frees it after dropping sched_lock */
+        return old; /* the caller frees it after dropping sched_lock */
     return 0;
 }
 
@@ -168,7 +165,7 @@ static struct job *load_satp(struct cpu *c, struct job *j)
 static void fpu_switch_in(struct cpu *c, struct proc *p)
 {
     if (c->fpu_owner == p && p->fpu_cpu == c->id)
-        return;   /* the registers still hold p's values */
+        return; /* the registers still hold p's values */
     csr_set(sstatus, SSTATUS_FS_INITIAL);
     fpu_restore(p->fpu);
     csr_clear(sstatus, SSTATUS_FS);
@@ -350,13 +347,13 @@ static void scheduler_loop(struct cpu *c)
                 trace_rec(c->id, TR_IDLE, 0, -1, 0);
                 c->traced_idle = 1;
             }
-            dead = load_satp(c, 0);   /* an idle hart holds no job's page table */
+            dead = load_satp(c, 0); /* an idle hart holds no job's page table */
         }
         release(&sched_lock);
         if (dead)
             job_put_pagetable(dead);
         if (stuck)
-            job_deadlocked(stuck);    /* before the reap: a job is not done while it has a zombie */
+            job_deadlocked(stuck); /* before the reap: a job is not done while it has a zombie */
         if (p && p->state == P_ZOMBIE)
             proc_reap(p);
         if (!p)
@@ -368,8 +365,8 @@ void sched_init(void)
 {
     uint64_t now = rdtime();
     for (int i = 0; i < ncpus; i++)
-        cpus[i].next_tick = sched->one_timer ? (i ? ~0UL : now + sched_quantum)
-                                             : now + sched_quantum + sched_rand() % sched_quantum;
+        cpus[i].next_tick =
+            sched->one_timer ? (i ? ~0UL : now + sched_quantum) : now + sched_quantum + sched_rand() % sched_quantum;
     sched->init();
 }
 

@@ -30,12 +30,12 @@
 #include "sched.h"
 #include "slots.h"
 
-enum { OPT_ALTERNATES, OPT_GANGFIT };   /* index in gang_class.options */
+enum { OPT_ALTERNATES, OPT_GANGFIT }; /* index in gang_class.options */
 
 struct gang_part {
     int row;
-    uint64_t cols;          /* the part's columns (harts), one per process, in process order */
-    int left;               /* processes of the part not yet exited (created or not) */
+    uint64_t cols; /* the part's columns (harts), one per process, in process order */
+    int left;      /* processes of the part not yet exited (created or not) */
 };
 
 struct gang_job {
@@ -44,13 +44,13 @@ struct gang_job {
 };
 
 static struct slot_table table;
-static struct proc *matrix[SLOTS_MAX_ROWS][SL_MAX_HARTS];   /* the entries' processes (NULL: none yet) */
+static struct proc *matrix[SLOTS_MAX_ROWS][SL_MAX_HARTS]; /* the entries' processes (NULL: none yet) */
 static struct gang_job gjobs[NJOB];
-static int cur_slot = -1;                  /* the slot running now; -1 before any */
-static uint64_t idle_mask;                 /* harts with nothing of cur_slot to run */
+static int cur_slot = -1;  /* the slot running now; -1 before any */
+static uint64_t idle_mask; /* harts with nothing of cur_slot to run */
 static uint64_t all_harts;
-static uint64_t switch_seq;                /* slot switches so far */
-static uint64_t acked_seq[SL_MAX_HARTS];   /* the last switch each hart acted on */
+static uint64_t switch_seq;              /* slot switches so far */
+static uint64_t acked_seq[SL_MAX_HARTS]; /* the last switch each hart acted on */
 
 static void gang_init(void)
 {
@@ -103,7 +103,7 @@ static int gang_switch(enum trace_ev why)
             idle_mask |= 1UL << h;
     trace_rec(me->id, why, 0, -1, row);
     sched_restart_tick(0);
-    sched_ipi(all_harts & ~(1UL << me->id));   /* the one broadcast */
+    sched_ipi(all_harts & ~(1UL << me->id)); /* the one broadcast */
     gang_ack(me);
     return 1;
 }
@@ -147,7 +147,7 @@ static void gang_job_done(struct job *j)
     struct gang_job *g = gjob(j);
     for (int k = 0; k < g->nparts; k++)
         if (g->part[k].left > 0)
-            free_part(&g->part[k]);    /* processes that were never created */
+            free_part(&g->part[k]); /* processes that were never created */
     g->nparts = 0;
 }
 
@@ -174,15 +174,15 @@ static void gang_enqueue(struct proc *p, enum enq_how how)
     if (p->slot == cur_slot) {
         idle_mask &= ~(1UL << p->hart);
         if (c->cur && c->cur != p)
-            sched_preempt(c);          /* an alternate gives the hart back */
+            sched_preempt(c); /* an alternate gives the hart back */
         else
             sched_kick(p->hart);
         return;
     }
     if (how != ENQ_NEW && how != ENQ_WAKE)
-        return;                         /* left at a switch: it waits for its slot */
+        return; /* left at a switch: it waits for its slot */
     if (idle_mask == all_harts)
-        gang_switch(TR_EARLY);          /* nothing of the current slot runs anywhere */
+        gang_switch(TR_EARLY); /* nothing of the current slot runs anywhere */
     else if (sched_opt[OPT_ALTERNATES])
         sched_kick(p->hart);
 }
@@ -204,7 +204,7 @@ static struct proc *gang_pick_next(struct cpu *c)
         if (p && p->state == P_READY)
             return p;
         int before = cur_slot;
-        mark_idle(c->id);               /* may switch early */
+        mark_idle(c->id); /* may switch early */
         if (cur_slot == before)
             break;
     }
@@ -246,9 +246,8 @@ const struct sched_class gang_class = {
     .pick_next = gang_pick_next,
     .blocked = gang_blocked,
     .exited = gang_exited,
-    .abandoned = gang_exited,  /* proc_new took its matrix entry and the part's count: exited gives it back */
+    .abandoned = gang_exited, /* proc_new took its matrix entry and the part's count: exited gives it back */
     .tick = gang_tick,
     .ipi = gang_ipi,
 };
 SCHED_CLASS(gang_class);
-

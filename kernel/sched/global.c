@@ -19,7 +19,7 @@
  */
 #include "runq.h"
 
-static struct runq queue;       /* every READY process, oldest first */
+static struct runq queue; /* every READY process, oldest first */
 
 static void gl_init(void) { memset(&queue, 0, sizeof queue); }
 
@@ -71,9 +71,8 @@ const struct sched_class global_class = {
     .pick_next = gl_pick_next,
     .blocked = gl_blocked,
     .exited = gl_exited,
-    .abandoned = gl_exited,       /* proc_new took nothing */
+    .abandoned = gl_exited, /* proc_new took nothing */
     .tick = gl_tick,
     .ipi = 0,
 };
 SCHED_CLASS(global_class);
-

@@ -24,14 +24,14 @@
 #include "../info.h"
 
 struct pt_hart {
-    struct runq q;              /* READY processes bound here */
-    int nbound;                 /* live processes bound here */
+    struct runq q; /* READY processes bound here */
+    int nbound;    /* live processes bound here */
 };
 
 static struct pt_hart harts[SL_MAX_HARTS];
-static struct job *running[NJOB];            /* admitted, not done, in arrival order */
+static struct job *running[NJOB]; /* admitted, not done, in arrival order */
 static int nrunning;
-static struct proc *members[NJOB][SL_MAX_PROCS];   /* live processes of each job (by id - 1, idx) */
+static struct proc *members[NJOB][SL_MAX_PROCS]; /* live processes of each job (by id - 1, idx) */
 static uint64_t allot_mask[NJOB];
 
 static void pt_init(void) {}
@@ -87,7 +87,7 @@ static void rebind(struct job *j)
     for (int i = 0; i < j->nprocs; i++)
         if (m[i] && m[i]->state != P_ZOMBIE && !(mask >> m[i]->hart & 1))
             migrate(m[i], pick_hart(j));
-    for (int moved = 1; moved;) {          /* level the job's load over its harts */
+    for (int moved = 1; moved;) { /* level the job's load over its harts */
         moved = 0;
         int lo = pick_hart(j), lo_n = job_on_hart(j, lo);
         for (int i = 0; i < j->nprocs && !moved; i++)
@@ -102,7 +102,8 @@ static void repartition(void)
 {
     struct allot_job a[NJOB];
     for (int i = 0; i < nrunning; i++)
-        a[i] = (struct allot_job){ .procs = running[i]->nprocs, .adaptive = running[i]->adaptive,
+        a[i] = (struct allot_job){ .procs = running[i]->nprocs,
+                                   .adaptive = running[i]->adaptive,
                                    .prev = allot_mask[running[i]->id - 1] };
     allot_compute(ncpus, a, nrunning);
     for (int i = 0; i < nrunning; i++) {
@@ -132,7 +133,7 @@ static void pt_job_done(struct job *j)
         if (running[i] != j)
             running[k++] = running[i];
     if (k == nrunning)
-        return;                 /* never admitted (job_admit refused it) */
+        return; /* never admitted (job_admit refused it) */
     nrunning = k;
     allot_mask[j->id - 1] = 0;
     repartition();
@@ -207,9 +208,8 @@ const struct sched_class partition_class = {
     .pick_next = pt_pick_next,
     .blocked = pt_blocked,
     .exited = pt_exited,
-    .abandoned = pt_exited,    /* proc_new took its binding and membership: exited gives it back */
+    .abandoned = pt_exited, /* proc_new took its binding and membership: exited gives it back */
     .tick = pt_tick,
     .ipi = 0,
 };
 SCHED_CLASS(partition_class);
-

@@ -12,7 +12,7 @@
 static int popcount64(uint64_t x)
 {
     int n = 0;
-    for (; x; x &= x - 1)      /* the kernel links without libgcc's __popcountdi2 */
+    for (; x; x &= x - 1) /* the kernel links without libgcc's __popcountdi2 */
         n++;
     return n;
 }

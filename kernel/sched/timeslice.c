@@ -16,11 +16,11 @@
  */
 #include "runq.h"
 
-enum { OPT_WAKEBOOST };          /* index in timeslice_class.options */
+enum { OPT_WAKEBOOST }; /* index in timeslice_class.options */
 
 struct ts_hart {
-    struct runq q;              /* READY processes bound here */
-    int nbound;                 /* live processes bound here (ready, running or blocked) */
+    struct runq q; /* READY processes bound here */
+    int nbound;    /* live processes bound here (ready, running or blocked) */
 };
 
 static struct ts_hart ts[SL_MAX_HARTS];
@@ -87,9 +87,8 @@ const struct sched_class timeslice_class = {
     .pick_next = ts_pick_next,
     .blocked = ts_blocked,
     .exited = ts_exited,
-    .abandoned = ts_exited,    /* proc_new took its binding only: exited gives it back */
+    .abandoned = ts_exited, /* proc_new took its binding only: exited gives it back */
     .tick = ts_tick,
     .ipi = 0,
 };
 SCHED_CLASS(timeslice_class);
-
