@@ -60,10 +60,14 @@ void sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t)
     t->next = __atomic_load_n(&h->pin_inbox, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(&h->pin_inbox, &t->next, t, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
         ;
-    if (__atomic_load_n(&h->suspended, __ATOMIC_SEQ_CST))
-        sl_pc_forward_inbox(r, h);
-    else
+    if (!__atomic_load_n(&h->suspended, __ATOMIC_SEQ_CST))
         sl_ut_ring(r, h);
+    else if (sl_pc_host(r, t->home) != (uint32_t)h->id)
+        sl_pc_forward_inbox(r, h);    /* the map has moved on: send h's inbox where it says now */
+    /* else h is between publishing its suspension and rebuilding the host map (procctl.c): it forwards
+       its own inbox once the map is rebuilt, so t is not lost. Forwarding here would find h again, and
+       again - a recursion as deep as that window is long, which overflowed a process stack when the
+       suspending process was preempted inside it. */
 }
 
 void sl_ut_make_ready(sl_thread_t *t)

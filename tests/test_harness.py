@@ -683,3 +683,14 @@ def test_conftest_reports_why_qemu_tests_skip(monkeypatch, tmp_path):
     qemu.DEFAULT_KERNEL.write_bytes(b"")
     monkeypatch.setenv("SCHEDLAB_QEMU", "definitely-not-a-qemu-binary")
     assert "not installed" in conftest.qemu_missing_reason()
+
+
+def test_compare_gives_a_policy_only_its_own_options():
+    options = {"timeslice": {"wakeboost": ["off", "on"]}, "gang": {"alternates": ["off", "on"]}}
+    settings = ["quantum=5ms", "wakeboost=on", "alternates=on", "bogus=1"]
+    assert compare.settings_for(settings, "timeslice", options) == ["quantum=5ms", "wakeboost=on", "bogus=1"]
+    assert compare.settings_for(settings, "gang", options) == ["quantum=5ms", "alternates=on", "bogus=1"]
+    assert compare.settings_for(settings, "global", options) == ["quantum=5ms", "bogus=1"]
+    assert compare.settings_for(settings, "global", None) == settings      # nothing known: all of them
+    trials = compare.plan(settings, [mix.Job(0, "job=gauss")], ["gang"], repeats=1, options=options)
+    assert trials and all("wakeboost=on" not in t.tokens and "alternates=on" in t.tokens for t in trials)

@@ -219,8 +219,14 @@ def run_command(args: Namespace) -> int:
 
 # ---- compare ----
 
+#: Settings every policy takes (kernel/scenario.c); any other key=value is some policy's own option.
+GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "timeout"})
+
+
 def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list[str] | None, Run]:
     """Boot the mix under the kernel's default policy and read the policies from BOOT."""
+    # only the settings every policy takes: a policy's own options (alternates=...) would be refused here
+    settings = [t for t in settings if token_key(t) in GLOBAL_SETTINGS]
     tokens = override(settings, policy=None, **({"quantum": args.quantum} if args.quantum else {}))
     tokens += [job.token for job in jobs]
     note("[discover] mix under the kernel's default policy ...")
@@ -260,7 +266,8 @@ def compare_command(args: Namespace) -> int:
             note("schedlab: every job of the mix is a background app (BOOT background=)")
             return EXIT_USAGE
 
-    trials = cmp.plan(settings, jobs, policies, repeat, args.quantum)
+    trials = cmp.plan(settings, jobs, policies, repeat, args.quantum,
+                      (discovery.boot or {}).get("options") if discovery is not None else None)
     if discovery is not None:
         ran = (discovery.summary or {}).get("policy")
         reusable = [t for t in trials if (t.kind, t.policy, t.repeat) == (cmp.MIX, ran, 0)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .mix import Job, alone_tokens, match_results, mix_tokens, override
+from .mix import Job, alone_tokens, match_results, mix_tokens, override, token_key
 from .stats import Spread, mean, slowdowns
 
 ALONE, MIX = "alone", "mix"
@@ -45,13 +45,28 @@ class Trial:
         return f"{self.policy} repeat {self.repeat + 1}: {what}"
 
 
+def settings_for(settings: list[str], policy: str, options: dict | None) -> list[str]:
+    """The settings a boot under ``policy`` gets: a policy's own option (BOOT ``options=``) goes only to the
+    policies that have it - ``alternates=on`` is an error under timeslice. Unknown keys stay, for the
+    kernel to refuse."""
+    if not options:
+        return list(settings)
+    owners: dict = {}
+    for name, opts in options.items():
+        for key in opts:
+            owners.setdefault(key, set()).add(name)
+    return [t for t in settings if token_key(t) not in owners or policy in owners[token_key(t)]]
+
+
 def plan(settings: list[str], jobs: list[Job], policies: list[str], repeats: int,
-         quantum: str | None = None) -> list[Trial]:
-    """Every boot of the comparison, in the order to make them."""
+         quantum: str | None = None, options: dict | None = None) -> list[Trial]:
+    """Every boot of the comparison, in the order to make them. ``options``: every policy's own options,
+    as BOOT lists them (``Console.boot["options"]``)."""
     trials = []
     for repeat in range(repeats):
         for policy in policies:
-            base = override(settings, policy=policy, **({"quantum": quantum} if quantum else {}))
+            base = override(settings_for(settings, policy, options), policy=policy,
+                            **({"quantum": quantum} if quantum else {}))
             for job in jobs:
                 if not job.background:
                     trials.append(Trial(policy, ALONE, repeat, tuple(alone_tokens(base, job)), job))
