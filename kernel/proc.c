@@ -313,24 +313,14 @@ void job_out_of(struct job *j, int idx, long why)
                 j->id, j->app->name, idx, NPROC);
 }
 
-/* sched_lock held. Is j stuck for good: every live process blocked on a futex with no timeout, or a
-   zombie, and at least one blocked? Only a process of j can wake j's futexes and nothing else wakes a
-   waiter without a timeout, so such a job can never move again. A process being created implies a
-   running one, so the creation fields read here are stable whenever the answer is yes; a slot reaped and
-   reused by another job meanwhile is recognised by its job pointer. */
+/* sched_lock held. Is j stuck for good: every process of it that has not exited blocked on a futex with
+   no timeout? Only a process of j can wake j's futexes and nothing else wakes a waiter without a
+   timeout, so such a job can never move again. O(1): sched/core.c keeps the two counts as processes are
+   made ready, block and exit. A process being created implies a running one, so it never looks stuck. */
 int job_stuck(struct job *j)
 {
     ASSERT_HELD(&sched_lock, "job_stuck");
-    int blocked = 0;
-    for (int i = 0; i < __atomic_load_n(&j->ncreated, __ATOMIC_RELAXED); i++) {
-        struct proc *q = __atomic_load_n(&j->procs[i], __ATOMIC_RELAXED);
-        if (!q || q->job != j || q->state == P_FREE || q->state == P_ZOMBIE)
-            continue;
-        if (q->state != P_BLOCKED || q->fx_deadline || q->killed)
-            return 0;
-        blocked++;
-    }
-    return blocked > 0;
+    return j->nforever > 0 && j->nforever == j->nactive;
 }
 
 /* j was found stuck (job_stuck) on the way into the scheduler loop: report it and end it. */

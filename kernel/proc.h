@@ -87,6 +87,8 @@ struct job {
     enum jstate state;
     int pt_refs;                    /* harts with pt loaded, +1 until the job is done */
     uint64_t nmigrate;              /* processes moved to another hart by the policy */
+    int nactive;                    /* processes made ready at creation and not exited */
+    int nforever;                   /* of those, blocked on a futex with no timeout (job_stuck) */
     uint64_t start;                 /* time CSR of its first dispatch */
 
     /* job->lock */

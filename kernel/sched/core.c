@@ -223,8 +223,11 @@ static void switch_out(struct proc *p)
 void sched_make_ready(struct proc *p, enum enq_how how)
 {
     ASSERT_HELD(&sched_lock, "sched_make_ready");
-    if (p->state == P_BLOCKED)
+    if (p->state == P_BLOCKED) {
         p->blocked_ticks += rdtime() - p->blocked_at;
+        p->job->nforever -= !p->fx_deadline;
+    }
+    p->job->nactive += how == ENQ_NEW;
     p->state = P_READY;
     if (how == ENQ_NEW || how == ENQ_WAKE)
         trace_proc(how == ENQ_NEW ? TR_NEW : TR_WAKE, p, p->hart);
@@ -235,7 +238,7 @@ void sched_make_ready(struct proc *p, enum enq_how how)
    has dropped sched_lock (ending a job takes job->lock, which comes before sched_lock). */
 static void note_if_stuck(struct proc *p)
 {
-    if (!p->fx_deadline && job_stuck(p->job))
+    if (job_stuck(p->job))
         mycpu()->stuck_job = p->job;
 }
 
@@ -247,6 +250,7 @@ void sched_block(struct proc *p)
     p->blocked_at = rdtime();
     trace_proc(TR_BLK, p, 0);
     sched->blocked(p);
+    p->job->nforever += !p->fx_deadline;
     note_if_stuck(p);
     switch_out(p);
 }
@@ -282,6 +286,7 @@ void sched_exit(struct proc *p)
     p->state = P_ZOMBIE;
     trace_proc(TR_EXIT, p, 0);
     sched->exited(p);
+    p->job->nactive--;
     note_if_stuck(p);
     switch_out(p);
     panic("a zombie ran again");
