@@ -51,7 +51,6 @@ void launcher_init(void)
         .free_bytes = kalloc_free_bytes(-1),
         .lookup = lookup_spec,
         .apps = app_names(),
-        .policies = sched_class_names(),
         .trace_built = 1,
     };
     if (scenario_parse(plat.bootargs, &env, &scen, err, sizeof err)) {

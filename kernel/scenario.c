@@ -359,8 +359,12 @@ static const struct scen_option *find_option(const struct scen_policy *p, const 
 static int parse_policy(struct parser *ps, const char *tok, const char *val)
 {
     const struct scen_policy *p = find_policy(ps->env, val);
-    if (!p)
-        return FAIL(ps, "bad token '%s': no policy '%s' in this build (policies: %s)", tok, val, ps->env->policies);
+    if (!p) {
+        char names[160] = "";
+        for (int i = 0, n = 0; i < ps->env->npolicies && n < (int)sizeof names; i++)
+            n += snprintf(names + n, sizeof names - n, "%s%s", i ? "," : "", ps->env->policy_table[i].name);
+        return FAIL(ps, "bad token '%s': no policy '%s' in this build (policies: %s)", tok, val, names);
+    }
     snprintf(ps->sc->policy, sizeof ps->sc->policy, "%s", val);
     for (int i = 0; i < SCEN_MAX_OPTS; i++)
         ps->sc->popt[i] = i < p->nopts ? p->opts[i].def : 0;
@@ -481,8 +485,7 @@ static int check_overlap(struct parser *ps)
 /* The first pass: every policy= token, so that the policy's options are known whatever their order. */
 static int scan_policy(struct parser *ps, const char *bootargs)
 {
-    if (parse_policy(ps, "policy=timeslice", "timeslice") && ps->env->npolicies &&
-        parse_policy(ps, "policy=timeslice", ps->env->policy_table[0].name)) /* the first built */
+    if (ps->env->npolicies && parse_policy(ps, "", ps->env->policy_table[0].name))   /* default: the first */
         return -1;
     for (const char *p = bootargs; *p;) {
         while (*p == ' ' || *p == '\t' || *p == '\n')

@@ -60,9 +60,9 @@ struct scen_env {
     uint64_t free_bytes;                                 /* memory the jobs can have */
     const struct sl_appspec *(*lookup)(const char *app); /* NULL if there is no such app */
     const char *apps;                                    /* "fault, gauss, ..." for messages */
-    const struct scen_policy *policy_table;              /* the policies built, with their options */
+    const struct scen_policy *policy_table;              /* the policies built, with their options; the
+                                                            first is the default */
     int npolicies;
-    const char *policies;                                /* their names, for messages */
     int trace_built;                                     /* trace=on is accepted only when tracing exists */
 };
 

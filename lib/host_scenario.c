@@ -39,7 +39,6 @@ static struct scen_env host_env(const char *app)
         .apps = app,
         .policy_table = &host_policy,
         .npolicies = 1,
-        .policies = "timeslice",
         .trace_built = 0,
     };
     return env;

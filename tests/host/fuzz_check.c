@@ -136,7 +136,6 @@ struct scen_env make_env(unsigned sel)
     static const uint64_t mem[] = { 256ULL << 20, 8ULL << 20, 4ULL << 30, UINT64_MAX };
     struct scen_env e = { .nharts = harts[sel & 3], .free_bytes = mem[(sel >> 2) & 3], .lookup = lookup,
                           .apps = app_names, .policy_table = policy_table, .npolicies = (sel >> 4) & 1 ? 1 : 4,
-                          .policies = (sel >> 4) & 1 ? "timeslice" : "timeslice, gang, partition, global",
                           .trace_built = (sel >> 5) & 1 };
     return e;
 }

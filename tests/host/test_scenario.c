@@ -28,7 +28,7 @@ static const struct scen_option gang_opts[] = { { "alternates", "off|on", 0, "" 
 static const struct scen_policy two_policies[] = { { "timeslice", ts_opts, 1 }, { "gang", gang_opts, 2 } };
 
 static struct scen_env env = { .nharts = 4, .free_bytes = 64ULL << 20, .lookup = lookup, .apps = "gauss, hog",
-                               .policy_table = two_policies, .npolicies = 1, .policies = "timeslice",
+                               .policy_table = two_policies, .npolicies = 1,
                                .trace_built = 1 };
 
 static struct scenario sc;
@@ -201,7 +201,6 @@ static void test_policy_options(void)
 {
     struct scen_env saved = env;
     env.npolicies = 2;
-    env.policies = "timeslice,gang";
     CHECK(parse("job=gauss") == 0 && !strcmp(sc.policy, "timeslice") && sc.popt[0] == 0);
     CHECK(parse("wakeboost=on job=gauss") == 0 && sc.popt[0] == 1);
     CHECK(parse("policy=gang job=gauss") == 0 && sc.popt[0] == 0 && sc.popt[1] == 0);   /* defaults */
