@@ -280,18 +280,16 @@ static int must_leave(struct vp *s, sl_thread_t *t)
     return excess(s);
 }
 
-/* The calling thread gives its process back to the loop if it must; 1 if it did (and runs again now). */
-static int leave_if_asked(void)
+/* The calling thread, on vp s, gives its process back to the loop if it must; 1 if it did. */
+static int leave_if_asked(struct vp *s)
 {
-    struct vp *s = self_vp();
-
     if (!s || !s->cur || !must_leave(s, s->cur))
         return 0;
     sl_thread_yield();
     return 1;
 }
 
-void sl_safe_point(void) { (void)leave_if_asked(); }
+void sl_safe_point(void) { (void)leave_if_asked(self_vp()); }
 
 int sl_thread_block_process(const uint32_t *word, uint32_t v)
 {
@@ -311,11 +309,10 @@ int sl_thread_block_process(const uint32_t *word, uint32_t v)
 
 void sl_thread_pause(void)
 {
-    struct vp *s;
+    struct vp *s = self_vp();
 
-    if (leave_if_asked())
+    if (leave_if_asked(s))
         return;
-    s = self_vp();
     if (s && sl_pc_leaver_stalled(s->run))
         sl_yield(); /* the kernel's yield: let the sibling finish suspending */
     else
