@@ -17,6 +17,8 @@ PYTHON   ?= python3
 QEMU     ?= qemu-system-riscv64
 CPUS     ?= 2
 MEM      ?= 256M
+# QEMU's machine: virt with ACLINT, whose SSWI lets the kernel send IPIs without the SBI (MACHINE=virt: none)
+MACHINE  ?= virt,aclint=on
 BOOTARGS ?=
 # make qemu's default watchdog, added as timeout= unless BOOTARGS has one (empty: none), so no run hangs.
 WATCHDOG ?= 600s
@@ -113,7 +115,7 @@ endef
 $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 
 # ---- running ----
-QEMUFLAGS = -machine virt -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
+QEMUFLAGS = -machine $(MACHINE) -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
             -kernel $(B)/kernel.elf $(QEMUEXTRA)
 qemu: $(B)/kernel.elf
 	$(QEMU) $(QEMUFLAGS) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG))"

@@ -3,7 +3,10 @@
  *
  * We walk the structure block once and keep what the kernel needs: the harts under /cpus (hart ids from
  * `reg`, NUMA node from `numa-node-id`, skipping harts whose status is not "okay"), the timebase, every
- * /memory@* region with its node, the /reserved-memory ranges, and /chosen/bootargs. Everything in the
+ * /memory@* region with its node, the /reserved-memory ranges, /chosen/bootargs, and the interrupt hardware
+ * S-mode can drive without the SBI: the Sstc extension in every hart's riscv,isa, and ACLINT SSWI devices
+ * (each hart's setssip register, found through the phandle of the hart's interrupt controller in the
+ * device's interrupts-extended). Everything in the
  * blob is big-endian. The blob itself is listed as reserved memory, so the kernel may keep pointers into
  * it (the bootargs are not copied: they can be as long as the device tree allows).
  */
@@ -41,17 +44,40 @@ static uint64_t read_cells(const uint8_t *p, int cells)
 }
 
 /* Which node we are in, as far as the kernel cares. */
-enum where { W_OTHER, W_ROOT, W_CPUS, W_CPU, W_MEMORY, W_CHOSEN, W_RESV_PARENT, W_RESV };
+enum where { W_OTHER, W_ROOT, W_CPUS, W_CPU, W_CPU_INTC, W_MEMORY, W_CHOSEN, W_RESV_PARENT, W_RESV };
+
+#define MAX_DEPTH 16
+#define MAX_SSWI  8 /* ACLINT SSWI devices (one per socket on QEMU virt) */
+#define IRQ_SSOFT 1 /* a hart-local interrupt controller's line for the supervisor software interrupt */
+
+/* An SSWI device: its registers and its interrupts-extended, resolved against the harts at the end. */
+struct sswi_dev {
+    uint64_t base;
+    const uint8_t *intx;
+    uint32_t intx_len;
+};
 
 struct walk {
     struct platform *pl;
-    enum where stack[16];
+    enum where stack[MAX_DEPTH];
     int depth;
+    int acells[MAX_DEPTH], scells[MAX_DEPTH]; /* #address-cells, #size-cells of the node at each depth */
     int addr_cells, size_cells; /* of the root, used for /memory and /reserved-memory */
     int cpu_addr_cells;
     /* the cpu node being read */
     uint64_t cpu_reg;
-    int cpu_node, cpu_ok, cpu_is_cpu;
+    int cpu_node, cpu_ok, cpu_is_cpu, cpu_sstc;
+    uint32_t cpu_intc; /* phandle of its interrupt-controller child, 0 if none */
+    uint32_t hart_intc[SL_MAX_HARTS];
+    int nsstc; /* harts whose riscv,isa lists sstc */
+    /* the device node being read (any node outside /cpus, /memory, /chosen, /reserved-memory): its
+       properties come before its children, so it is judged at its first child or its end */
+    int dev_depth; /* the depth of the node the fields below describe, or -1 */
+    int dev_sswi;
+    const uint8_t *dev_reg, *dev_intx;
+    uint32_t dev_reg_len, dev_intx_len;
+    struct sswi_dev sswi[MAX_SSWI];
+    int nsswi;
     /* the memory node being read */
     const uint8_t *mem_reg;
     uint32_t mem_reg_len;
@@ -73,6 +99,8 @@ static enum where classify(enum where parent, const char *name)
     }
     if (parent == W_CPUS && !strncmp(name, "cpu@", 4))
         return W_CPU;
+    if (parent == W_CPU && !strcmp(name, "interrupt-controller"))
+        return W_CPU_INTC;
     if (parent == W_RESV_PARENT)
         return W_RESV;
     return W_OTHER;
@@ -90,8 +118,87 @@ static void add_regions(struct walk *w, struct mem_region *arr, int *n, int max,
     }
 }
 
+/* Does the string list val (len bytes of NUL-terminated strings) contain s? */
+static int strlist_has(const uint8_t *val, uint32_t len, const char *s)
+{
+    size_t n = strlen(s);
+    for (uint32_t off = 0; off < len;) {
+        const char *e = (const char *)val + off;
+        size_t m = 0;
+        while (off + m < len && e[m])
+            m++;
+        if (m == n && !memcmp(e, s, n))
+            return 1;
+        off += (uint32_t)m + 1;
+    }
+    return 0;
+}
+
+/* Does a riscv,isa string ("rv64imafdch_zicsr_..._sstc") name the multi-letter extension ext? */
+static int isa_has(const uint8_t *val, uint32_t len, const char *ext)
+{
+    size_t n = strlen(ext);
+    const char *isa = (const char *)val;
+    if (!len || val[len - 1])
+        return 0;
+    for (const char *p = strchr(isa, '_'); p; p = strchr(p + 1, '_'))
+        if (!strncmp(p + 1, ext, n) && (p[1 + n] == '_' || p[1 + n] == 0))
+            return 1;
+    return 0;
+}
+
+static void dev_prop(struct walk *w, const char *name, const uint8_t *val, uint32_t len)
+{
+    if (w->dev_depth != w->depth) {
+        w->dev_depth = w->depth;
+        w->dev_sswi = 0;
+        w->dev_reg = w->dev_intx = 0;
+    }
+    if (!strcmp(name, "compatible"))
+        w->dev_sswi = strlist_has(val, len, "riscv,aclint-sswi");
+    else if (!strcmp(name, "reg")) {
+        w->dev_reg = val;
+        w->dev_reg_len = len;
+    } else if (!strcmp(name, "interrupts-extended")) {
+        w->dev_intx = val;
+        w->dev_intx_len = len;
+    }
+}
+
+/* The device node at dev_depth has all its properties: keep it if it is an SSWI device. */
+static void dev_done(struct walk *w)
+{
+    int d = w->dev_depth;
+    w->dev_depth = -1;
+    int ac = w->acells[d - 1], sc = w->scells[d - 1];
+    if (!w->dev_sswi || !w->dev_reg || !w->dev_intx || w->nsswi == MAX_SSWI || ac < 1 || ac > 2 ||
+        w->dev_reg_len < 4 * (uint32_t)(ac + sc))
+        return;
+    w->sswi[w->nsswi++] = (struct sswi_dev){ read_cells(w->dev_reg, ac), w->dev_intx, w->dev_intx_len };
+}
+
+/* Each hart's setssip register: the hart's place in an SSWI device's interrupts-extended, whose entries are
+   (phandle of a hart's interrupt controller, line) pairs - the controllers have #interrupt-cells = 1. */
+static void resolve_sswi(struct walk *w)
+{
+    struct platform *pl = w->pl;
+    for (int d = 0; d < w->nsswi; d++) {
+        const struct sswi_dev *s = &w->sswi[d];
+        for (uint32_t k = 0; 8 * k + 8 <= s->intx_len; k++) {
+            uint32_t ph = be32(s->intx + 8 * k), line = be32(s->intx + 8 * k + 4);
+            for (int h = 0; h < pl->nharts && line == IRQ_SSOFT; h++)
+                if (ph && w->hart_intc[h] == ph && !pl->sswi_reg[h])
+                    pl->sswi_reg[h] = s->base + 4 * k;
+        }
+    }
+}
+
 static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32_t len)
 {
+    if (len == 4 && !strcmp(name, "#address-cells"))
+        w->acells[w->depth] = (int)be32(val);
+    else if (len == 4 && !strcmp(name, "#size-cells"))
+        w->scells[w->depth] = (int)be32(val);
     struct platform *pl = w->pl;
     switch (w->stack[w->depth]) {
     case W_ROOT:
@@ -115,6 +222,15 @@ static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32
             w->cpu_ok = !strcmp((const char *)val, "okay") || !strcmp((const char *)val, "ok");
         else if (!strcmp(name, "device_type"))
             w->cpu_is_cpu = !strcmp((const char *)val, "cpu");
+        else if (!strcmp(name, "riscv,isa"))
+            w->cpu_sstc = isa_has(val, len, "sstc");
+        break;
+    case W_CPU_INTC:
+        if (len == 4 && (!strcmp(name, "phandle") || !strcmp(name, "linux,phandle")))
+            w->cpu_intc = be32(val);
+        break;
+    case W_OTHER:
+        dev_prop(w, name, val, len);
         break;
     case W_MEMORY:
         if (!strcmp(name, "reg")) {
@@ -140,11 +256,17 @@ static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32
 
 static void on_begin(struct walk *w, enum where what)
 {
+    if (w->dev_depth >= 0 && w->dev_depth < w->depth)
+        dev_done(w); /* the parent device's properties are complete */
+    w->acells[w->depth] = 2; /* the defaults the devicetree specification gives */
+    w->scells[w->depth] = 1;
     if (what == W_CPU) {
         w->cpu_reg = ~0UL;
         w->cpu_node = 0;
         w->cpu_ok = 1;
         w->cpu_is_cpu = 1;
+        w->cpu_sstc = 0;
+        w->cpu_intc = 0;
     } else if (what == W_MEMORY) {
         w->mem_reg = 0;
         w->mem_node = 0;
@@ -164,10 +286,15 @@ static void on_end(struct walk *w, enum where what)
         while (i > 0 && pl->hartid[i - 1] > w->cpu_reg) {
             pl->hartid[i] = pl->hartid[i - 1];
             pl->hart_node[i] = pl->hart_node[i - 1];
+            w->hart_intc[i] = w->hart_intc[i - 1];
             i--;
         }
         pl->hartid[i] = w->cpu_reg;
         pl->hart_node[i] = w->cpu_node;
+        w->hart_intc[i] = w->cpu_intc;
+        w->nsstc += w->cpu_sstc;
+    } else if (w->dev_depth == w->depth) {
+        dev_done(w);
     } else if (what == W_MEMORY && w->mem_reg) {
         add_regions(w, pl->mem, &pl->nmem, ARRAY_SIZE(pl->mem), w->mem_reg, w->mem_reg_len, w->mem_node);
     }
@@ -183,7 +310,7 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
     uint32_t total = be32(b + 4), off_struct = be32(b + 8), off_strings = be32(b + 12);
     const uint8_t *p = b + off_struct, *end = b + total;
     const char *strings = (const char *)b + off_strings;
-    struct walk w = { .pl = pl, .addr_cells = 2, .size_cells = 1, .cpu_addr_cells = 1 };
+    struct walk w = { .pl = pl, .addr_cells = 2, .size_cells = 1, .cpu_addr_cells = 1, .dev_depth = -1 };
     w.stack[0] = W_OTHER;
 
     pl->resv[pl->nresv++] = (struct mem_region){ (uint64_t)(uintptr_t)dtb, total, 0 };
@@ -196,7 +323,7 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
             p += ROUNDUP(strlen(name) + 1, 4);
             enum where parent = w.stack[w.depth];
             enum where what = w.depth == 0 && name[0] == 0 ? W_ROOT : classify(parent, name);
-            if (w.depth + 1 >= (int)ARRAY_SIZE(w.stack)) {
+            if (w.depth + 1 >= MAX_DEPTH) {
                 snprintf(err, errlen, "device tree nests too deep");
                 return -1;
             }
@@ -215,6 +342,8 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
             break; /* FDT_END or garbage */
         }
     }
+    resolve_sswi(&w);
+    pl->sstc = pl->nharts > 0 && w.nsstc == pl->nharts;
     pl->nnodes = 1;
     for (int i = 0; i < pl->nharts; i++)
         pl->nnodes = MAX(pl->nnodes, pl->hart_node[i] + 1);

@@ -28,6 +28,10 @@ struct platform {
                                            the blob is reserved memory, so it stays valid and has no
                                            length limit of ours */
     int too_many_harts;                 /* the DT listed more than SL_MAX_HARTS harts */
+    /* Interrupt hardware S-mode can drive itself, without the SBI (kernel/intr.c decides whether to). */
+    int sstc;                           /* every hart's riscv,isa lists the Sstc extension (stimecmp) */
+    uint64_t sswi_reg[SL_MAX_HARTS];    /* hart index -> the address of its setssip register in an ACLINT
+                                           SSWI device ("riscv,aclint-sswi"), or 0 if none serves it */
 };
 
 /* Fill pl (zeroed by the caller) from the blob at dtb; 0, or -1 with err set. */

@@ -126,5 +126,6 @@ void launcher_job_done(struct job *j);  /* print RESULT; after the last job SUMM
 uint32_t launcher_fg_live(void);
 extern int launcher_hart;
 extern uint64_t scenario_seed;           /* seed= */
+extern int scenario_irq_sbi;             /* irq=sbi: timers and IPIs through the SBI (intr.c) */
 
 #endif

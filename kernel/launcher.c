@@ -16,6 +16,7 @@
 
 int launcher_hart;
 uint64_t scenario_seed;
+int scenario_irq_sbi;
 
 static struct scenario scen;
 static uint64_t t0;
@@ -60,6 +61,7 @@ void launcher_init(void)
     sched = sched_class_by_name(scen.policy);
     sched_quantum = us_to_ticks(scen.quantum_us);
     sched_seed = scenario_seed = scen.seed;
+    scenario_irq_sbi = scen.irq_sbi;
     for (int i = 0; i < SCEN_MAX_OPTS; i++)
         sched_opt[i] = scen.popt[i];
     if (scen.trace && trace_init(err, sizeof err)) {

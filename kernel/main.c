@@ -4,6 +4,7 @@
  * hart_start. Every hart then runs the scheduler loop; the boot hart is also the launcher hart.
  */
 #include "sched/core.h"
+#include "intr.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
@@ -20,6 +21,7 @@ static void hart_setup(int idx)
     csr_write(satp, vm_satp(kernel_pagetable));
     sfence_vma();
     trap_init_hart();
+    intr_hart_init();
 }
 
 void secondary_main(uint64_t hartid, uint64_t idx)
@@ -108,6 +110,7 @@ void boot_main(uint64_t hartid, const void *dtb)
     launcher_init();
     sched_init();
     start_other_harts(boot);
+    intr_choose(scenario_irq_sbi);
     uint64_t mem = 0;
     for (int i = 0; i < plat.nmem; i++)
         mem += plat.mem[i].size;
@@ -121,9 +124,9 @@ void boot_main(uint64_t hartid, const void *dtb)
             snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
     }
     kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
-            "options=%s\n",
+            "options=%s timer=%s ipi=%s\n",
             ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg,
-            sched_option_list());
+            sched_option_list(), intr_timer_path(), intr_ipi_path());
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

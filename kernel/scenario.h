@@ -49,6 +49,7 @@ struct scenario {
     uint64_t quantum_us;
     uint64_t seed;
     int trace;
+    int irq_sbi;                /* irq=sbi: the SBI for timers and IPIs even where S-mode could do them */
     uint64_t timeout_us;        /* 0 = no watchdog */
     int popt[SCEN_MAX_OPTS];    /* the chosen policy's options, in its table's order: index into choices */
     int njobs;

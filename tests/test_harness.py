@@ -447,8 +447,9 @@ def test_csv_and_json_one_record_per_job_per_run(tmp_path):
 
 def test_qemu_argv_is_the_make_qemu_command(monkeypatch):
     monkeypatch.delenv("SCHEDLAB_QEMU", raising=False)
+    monkeypatch.setattr(qemu, "MACHINE", "virt,aclint=on")
     argv = qemu.qemu_argv(3, "policy=gang job=gauss", "k.elf", "-numa node,nodeid=0 -s")
-    assert argv == ["qemu-system-riscv64", "-machine", "virt", "-nographic", "-bios", "default", "-no-reboot",
+    assert argv == ["qemu-system-riscv64", "-machine", "virt,aclint=on", "-nographic", "-bios", "default", "-no-reboot",
                     "-m", "256M", "-smp", "3", "-kernel", "k.elf", "-numa", "node,nodeid=0", "-s",
                     "-append", "policy=gang job=gauss"]
     assert qemu.qemu_argv(1, "", None)[qemu.qemu_argv(1, "", None).index("-kernel") + 1] == \

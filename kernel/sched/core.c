@@ -11,8 +11,8 @@
  * swtch: the loop holds it when it switches to a process, and the process releases it (in sched_resume
  * or sched_first_return); a process holds it when it switches back to the loop, which releases it.
  *
- * Timers. Each hart has a periodic quantum tick (next_tick), first armed at a seeded random offset so
- * that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this); a policy
+ * Timers and IPIs go through intr.c (Sstc and ACLINT SSWI, or the SBI). Each hart has a periodic
+ * quantum tick (next_tick), first armed at a seeded random offset so that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this); a policy
  * with one_timer (gang) has the tick on hart 0 only. next_tick changes only under sched_lock, so
  * a policy may restart another hart's quantum (sched_restart_tick). The launcher hart also wakes for job
  * arrivals, the watchdog and futex timeouts.
@@ -26,6 +26,7 @@
  */
 #include "sched.h"
 #include "../info.h"
+#include "../intr.h"
 
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus;
@@ -54,7 +55,7 @@ static void arm_timer(struct cpu *c)
     uint64_t when = c->next_tick;
     if (c->id == launcher_hart)
         when = MIN(when, MIN(launcher_next_deadline(), futex_next_deadline()));
-    sbi_set_timer(when);
+    intr_set_timer(when);
 }
 
 /* The calling hart's next timer interrupt: a deadline it owns (a futex timeout on the launcher hart) moved
@@ -97,25 +98,7 @@ void sched_soft_interrupt(struct cpu *c)
 
 /* ---- services for policies ---- */
 
-void sched_ipi(uint64_t mask)
-{
-    /* SBI takes firmware hart ids as (mask, base): one call per run of targets within 64 ids of the
-       run's first (hart indices are in ascending id order, so usually one call covers all). */
-    unsigned long hmask = 0, base = 0;
-    for (int i = 0; i < ncpus; i++) {
-        if (!(mask & (1UL << i)))
-            continue;
-        if (hmask && cpus[i].hartid - base >= 64) {
-            sbi_send_ipi(hmask, base);
-            hmask = 0;
-        }
-        if (!hmask)
-            base = cpus[i].hartid;
-        hmask |= 1UL << (cpus[i].hartid - base);
-    }
-    if (hmask)
-        sbi_send_ipi(hmask, base);
-}
+void sched_ipi(uint64_t mask) { intr_send_ipi(mask); }
 
 void sched_kick(int hart)
 {

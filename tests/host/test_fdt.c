@@ -216,8 +216,102 @@ static void test_long_bootargs(void)
     CHECK(fdt_parse(machine_with_bootargs(NULL, 0), &pl, err, sizeof err) == 0 && pl.bootargs && !pl.bootargs[0]);
 }
 
+/* A hart with its riscv,isa and its interrupt controller's phandle (0: no phandle). */
+static void cpu_isa(uint32_t id, const char *isa, uint32_t intc_phandle)
+{
+    char name[32];
+    snprintf(name, sizeof name, "cpu@%u", id);
+    begin(name);
+    prop_str("device_type", "cpu");
+    prop_u32("reg", id);
+    prop_str("riscv,isa", isa);
+    begin("interrupt-controller");
+    prop_u32("#interrupt-cells", 1);
+    if (intc_phandle)
+        prop_u32("phandle", intc_phandle);
+    end();
+    end();
+}
+
+/* An ACLINT SSWI at base serving the harts whose controllers' phandles are listed, in register order. A
+   child node checks that a device is judged on its own properties, not its children's. */
+static void sswi(uint64_t base, const uint32_t *phandles, int n, uint32_t line)
+{
+    char name[32];
+    uint32_t intx[2 * 8];
+    snprintf(name, sizeof name, "sswi@%llx", (unsigned long long)base);
+    begin(name);
+    static const char compat[] = "vendor,thing\0riscv,aclint-sswi";
+    prop("compatible", compat, sizeof compat);
+    prop_reg("reg", base, 0x4000);
+    for (int i = 0; i < n; i++) {
+        intx[2 * i] = be(phandles[i]);
+        intx[2 * i + 1] = be(line);
+    }
+    prop("interrupts-extended", intx, (uint32_t)(8 * n));
+    begin("child");
+    prop_str("compatible", "something-else");
+    end();
+    end();
+}
+
+/* Two sockets, each with its own SSWI (as QEMU virt builds with -smp 4,sockets=2), listed before /cpus; hart
+   6 lists no sstc, hart 2 is in no SSWI device. */
+static void *aclint_machine(int sstc_everywhere, int line)
+{
+    static const uint32_t socket0[] = { 0x11, 0x12 }, socket1[] = { 0x14 };
+    begin("");
+    prop_u32("#address-cells", 2);
+    prop_u32("#size-cells", 2);
+    begin("memory@80000000");
+    prop_reg("reg", 0x80000000, 0x1000000);
+    end();
+    begin("soc");
+    prop_u32("#address-cells", 2);
+    prop_u32("#size-cells", 2);
+    sswi(0x2f00000, socket0, 2, (uint32_t)line);
+    sswi(0x2f04000, socket1, 1, (uint32_t)line);
+    end();
+    begin("cpus");
+    prop_u32("#address-cells", 1);
+    prop_u32("#size-cells", 0);
+    prop_u32("timebase-frequency", 10000000);
+    cpu_isa(0, "rv64imafdch_zicsr_zifencei_sstc", 0x11);
+    cpu_isa(1, "rv64imafdch_sstc_zicsr", 0x12);
+    cpu_isa(2, "rv64imafdch_zicsr_sstc", 0x13);
+    cpu_isa(6, sstc_everywhere ? "rv64imafdch_sstc" : "rv64imafdch_zicsr_sstcx", 0x14);
+    end();
+    end();
+    return finish();
+}
+
+static void test_interrupt_hardware(void)
+{
+    static struct platform pl;
+    char err[128];
+    memset(&pl, 0, sizeof pl);
+    CHECK(fdt_parse(aclint_machine(1, 1), &pl, err, sizeof err) == 0);
+    CHECK(pl.nharts == 4 && pl.sstc == 1);
+    CHECK(pl.sswi_reg[0] == 0x2f00000 && pl.sswi_reg[1] == 0x2f00004);
+    CHECK(pl.sswi_reg[2] == 0);                   /* no device lists hart 2's controller */
+    CHECK(pl.sswi_reg[3] == 0x2f04000);           /* hart index 3 is hart id 6, first in the second socket */
+
+    memset(&pl, 0, sizeof pl);                    /* "sstcx" is not sstc: one hart without it, no Sstc */
+    CHECK(fdt_parse(aclint_machine(0, 1), &pl, err, sizeof err) == 0);
+    CHECK(pl.sstc == 0);
+
+    memset(&pl, 0, sizeof pl);                    /* a device wired to another line is no SSWI of ours */
+    CHECK(fdt_parse(aclint_machine(1, 3), &pl, err, sizeof err) == 0);
+    CHECK(pl.sswi_reg[0] == 0 && pl.sswi_reg[3] == 0);
+
+    memset(&pl, 0, sizeof pl);                    /* the older machines: no isa extensions, no ACLINT */
+    CHECK(fdt_parse(sparse_numa_machine(), &pl, err, sizeof err) == 0);
+    CHECK(pl.sstc == 0 && pl.sswi_reg[0] == 0);
+}
+
 int main(void)
 {
+    test_interrupt_hardware();
     test_long_bootargs();
     test_sparse_harts_and_numa();
     test_bad_blobs();

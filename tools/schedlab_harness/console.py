@@ -3,6 +3,7 @@
 The kernel prints a few line kinds, each a keyword followed by fields:
 
     BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_hart=<h> boot_us=<t> background=<a,...> options=<p.o=a|b,...>
+         timer=sstc|sbi ipi=sswi|sbi
     RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
     ERROR <free text>

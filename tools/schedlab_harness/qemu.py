@@ -28,6 +28,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_KERNEL = REPO_ROOT / "build" / "kernel.elf"
 DEFAULT_QEMU = "qemu-system-riscv64"
 MEMORY = "256M"
+# The machine: QEMU virt with ACLINT (SSWI lets the kernel send IPIs without the SBI; the BOOT line says
+# which path it took). SCHEDLAB_MACHINE=virt boots without it.
+MACHINE = os.environ.get("SCHEDLAB_MACHINE", "virt,aclint=on")
 #: Seconds a boot may take before the harness kills it (the kernel has its own watchdog).
 DEFAULT_TIMEOUT = 600.0
 #: Seconds to wait for the pipes to drain after killing a timed-out QEMU.
@@ -50,7 +53,7 @@ def qemu_argv(cpus: int, bootargs: str, kernel: str | os.PathLike | None = None,
     if isinstance(extra, str):
         extra = shlex.split(extra)
     kernel = Path(kernel) if kernel is not None else DEFAULT_KERNEL
-    return [*qemu_binary(), "-machine", "virt", "-nographic", "-bios", "default",
+    return [*qemu_binary(), "-machine", MACHINE, "-nographic", "-bios", "default",
             "-no-reboot", "-m", MEMORY, "-smp", str(cpus), "-kernel", str(kernel),
             *extra, "-append", bootargs]
 

@@ -1,0 +1,51 @@
+"""Timers and IPIs without the firmware (kernel/intr.c): the kernel drives Sstc's stimecmp and the ACLINT
+SSWI itself where the device tree says they exist, falls back to the SBI where they do not, and irq=sbi forces
+the SBI. The BOOT line names the path taken; every path must schedule correctly (the timings are `make bench`'s).
+"""
+
+import pytest
+
+from test_boot import assert_all_ok
+
+#: IPI- and timer-heavy: gang slot switches (broadcast IPIs), futex hand-offs across harts (wakes of idle
+#: harts), sleeps (futex timeouts on the launcher hart's timer) and a short quantum.
+MIX = ("policy=gang quantum=1ms job=gauss:n=96,procs=2 job=oddeven:n=600,barrier=block "
+       "job=kbench:what=futex,procs=2,ops=300 job=sleeper:iters=10,sleep_us=500,procs=2")
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 3])
+@pytest.mark.parametrize("irq", ["auto", "sbi"])
+def test_every_path_schedules_correctly(boot, cpus, irq):
+    run = boot(cpus, f"{MIX} irq={irq}", timeout=240)
+    assert_all_ok(run)
+    if irq == "sbi":
+        assert (run.boot["timer"], run.boot["ipi"]) == ("sbi", "sbi")
+    else:
+        assert (run.boot["timer"], run.boot["ipi"]) == ("sstc", "sswi")   # QEMU virt,aclint=on has both
+    slept = [r for r in run.results if r["app"] == "sleeper"]
+    assert slept[0]["bad_sleep"] == 0
+
+
+@pytest.mark.parametrize("policy", ["timeslice", "partition", "global"])
+def test_direct_paths_under_every_policy(boot, policy):
+    run = boot(2, f"policy={policy} quantum=1ms job=synth:iters=200,barrier=block job=hog job=sleeper:iters=5")
+    assert_all_ok(run)
+    assert (run.boot["timer"], run.boot["ipi"]) == ("sstc", "sswi")
+
+
+def test_without_aclint_ipis_take_the_sbi(boot):
+    run = boot(2, MIX, extra=["-machine", "aclint=off"])
+    assert_all_ok(run)
+    assert (run.boot["timer"], run.boot["ipi"]) == ("sstc", "sbi")
+
+
+def test_without_sstc_the_timer_takes_the_sbi(boot):
+    run = boot(3, MIX, extra=["-cpu", "rv64,sstc=off"])
+    assert_all_ok(run)
+    assert (run.boot["timer"], run.boot["ipi"]) == ("sbi", "sswi")
+
+
+def test_bad_irq_value_is_a_clear_error(boot):
+    run = boot(1, "job=synth irq=direct", timeout=60)
+    assert run.exit_code not in (0, None)
+    assert len(run.errors) == 1 and "irq=direct" in run.errors[0] and "irq=sbi" in run.errors[0]
