@@ -71,6 +71,7 @@ boot_stack:
 .balign 4
 boot_claimed: .word 0           /* in .data, not .bss: it must survive the boot hart's .bss clearing */
 
+.section .text
 /* long intr_probe_stimecmp(void): 0 if this hart may read the Sstc stimecmp CSR, -1 if the read traps
    (the firmware left menvcfg.STCE clear). Runs with interrupts off; stvec points at the catch for the one
    instruction, whose trap only records itself (sstatus.SIE stays 0, and we never sret from it). */
