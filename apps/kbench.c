@@ -1,28 +1,71 @@
 /*
  * kbench - measures what the kernel costs a process: a syscall round trip, a yield that switches to
- * another process on the same hart, and a futex hand-off between two processes (block + wake + switch).
+ * another process on the same hart, a futex hand-off between two processes (block + wake + switch), and
+ * the time a timer tick takes from a running process.
  *
  *   what=syscall   every process makes `ops` SYS_time calls; checks the times never go backwards
  *   what=yield     every process yields `ops` times; with two processes per hart each yield is one
  *                  process switch; checks every yield returned
  *   what=futex     processes pass a token round a ring `ops` times with futex wait/wake (procs >= 2);
  *                  each hand-off wakes the next process and blocks the current one; checks the token
- *                  visited the processes strictly in ring order
+ *                  visited the processes strictly in ring order. Also wake_ns: the median time from
+ *                  just before a futex_wake to the woken process running again (only hand-offs whose
+ *                  receiver had really blocked count; `woken` says how many). delay_us=D: the token's
+ *                  holder first spins D us, so the receiver has surely gone to sleep - and its hart idles
+ *                  (polling for a while, then halted: see idle_wait in kernel/sched/core.c)
+ *   what=tick      every process reads the time in a tight loop until it has seen `ops` gaps of more than
+ *                  GAP_NS: each is time the hart spent away from it (a timer tick with its trap, the
+ *                  policy's tick, the return; or the host descheduling QEMU). Reports tick_ns, the
+ *                  median gap, and gaps; run it with a short quantum and one process per hart
  * Reports ns_per_op: wall time of the measured loop / operations, as seen by process 0.
  */
 #include "platform.h"
 #include "schedlab.h"
 
-SL_APP(.about = "kernel cost micro-benchmarks: syscall, yield, futex hand-off", .mem_const = 256 * 1024,
-       SL_KEYS(SL_ENUM("what", "syscall|yield|futex", 0), SL_INT("ops", 1, 100000000, 20000)));
+SL_APP(.about = "kernel costs: syscall, yield, futex hand-off, tick", .mem_const = 512 * 1024,
+       SL_KEYS(SL_ENUM("what", "syscall|yield|futex|tick", 0), SL_INT("ops", 1, 100000000, 20000),
+               SL_INT("delay_us", 0, 1000000, 0)));
+
+enum { SYSCALL, YIELD, FUTEX, TICK };
+#define NSAMPLE 8192 /* latencies kept for a median: the first NSAMPLE */
+#define GAP_NS  500  /* what=tick: a longer gap between two reads of the time is time taken away */
 
 struct bench {
-    int what; /* 0 syscall, 1 yield, 2 futex */
+    int what;
     uint64_t ops;
     uint32_t turn __attribute__((aligned(64))); /* futex: the token = number of hand-offs so far */
+    uint64_t passed_at;                          /* futex: the time just before the last hand-off's wake */
+    uint64_t delay_ticks;                        /* futex: delay_us */
     uint64_t bad __attribute__((aligned(64)));
     uint64_t ns0;
+    uint64_t nsample; /* samples[] taken so far (futex: by the token's holder; tick: process 0 only) */
+    uint64_t samples[NSAMPLE];
 };
+
+static uint64_t ticks_to_ns(uint64_t ticks) { return sl_ticks_to_us(ticks * 1000); }
+
+static void sample(struct bench *b, uint64_t v)
+{
+    if (b->nsample < NSAMPLE)
+        b->samples[b->nsample] = v;
+    b->nsample++;
+}
+
+/* The median of the samples taken (a shell sort: no libc here). */
+static uint64_t median(struct bench *b)
+{
+    uint64_t n = b->nsample < NSAMPLE ? b->nsample : NSAMPLE, *a = b->samples;
+    if (!n)
+        return 0;
+    for (uint64_t gap = n / 2; gap; gap /= 2)
+        for (uint64_t i = gap; i < n; i++)
+            for (uint64_t j = i; j >= gap && a[j - gap] > a[j]; j -= gap) {
+                uint64_t t = a[j];
+                a[j] = a[j - gap];
+                a[j - gap] = t;
+            }
+    return a[n / 2];
+}
 
 static void run_syscalls(struct bench *b)
 {
@@ -54,10 +97,33 @@ static void run_futex(struct bench *b, int id)
                 __atomic_fetch_add(&b->bad, 1, __ATOMIC_RELAXED);
                 return;
             }
-            sl_futex_wait(&b->turn, t, 0);
+            if (sl_futex_wait(&b->turn, t, 0) == 0 && __atomic_load_n(&b->turn, __ATOMIC_ACQUIRE) == mine)
+                sample(b, sl_plat_ticks() - b->passed_at); /* we had blocked, and were woken for our turn */
         }
+        for (uint64_t t0 = sl_plat_ticks(); sl_plat_ticks() - t0 < b->delay_ticks;)
+            ;
+        b->passed_at = sl_plat_ticks();
         __atomic_store_n(&b->turn, mine + 1, __ATOMIC_RELEASE);
         sl_futex_wake(&b->turn, SL_WAKE_ALL);
+    }
+}
+
+/* Count the gaps in a tight loop reading the time; process 0 keeps their lengths. Gives up after
+   ops x 10 ms (a hart that never ticks) - then gaps < ops says so. */
+static void run_ticks(struct bench *b, int id)
+{
+    uint64_t gap = sl_ticks_to_us(0) + 1, seen = 0, last = sl_plat_ticks(), give_up;
+    while (ticks_to_ns(gap) < GAP_NS) /* the smallest number of ticks longer than GAP_NS */
+        gap++;
+    give_up = last + gap * (b->ops * 10 * 1000 * 1000 / GAP_NS);
+    while (seen < b->ops && last < give_up) {
+        uint64_t now = sl_plat_ticks();
+        if (now - last >= gap) {
+            seen++;
+            if (id == 0)
+                sample(b, now - last);
+        }
+        last = now;
     }
 }
 
@@ -65,12 +131,14 @@ static void worker(void *arg, int id)
 {
     struct bench *b = arg;
     uint64_t t0 = sl_plat_ticks();
-    if (b->what == 0)
+    if (b->what == SYSCALL)
         run_syscalls(b);
-    else if (b->what == 1)
+    else if (b->what == YIELD)
         run_yields(b);
-    else
+    else if (b->what == FUTEX)
         run_futex(b, id);
+    else
+        run_ticks(b, id);
     if (id == 0)
         b->ns0 = sl_ticks_to_us((sl_plat_ticks() - t0) * 1000);
 }
@@ -78,16 +146,26 @@ static void worker(void *arg, int id)
 int main(void)
 {
     static struct bench b;
-    b.what = sl_arg_is("what", "syscall") ? 0 : sl_arg_is("what", "yield") ? 1 : 2;
+    b.what = sl_arg_is("what", "syscall") ? SYSCALL : sl_arg_is("what", "yield") ? YIELD
+                                             : sl_arg_is("what", "futex") ? FUTEX : TICK;
     b.ops = (uint64_t)sl_arg_int("ops");
-    if (b.what == 2 && sl_nprocs() < 2) {
+    b.delay_ticks = (uint64_t)sl_arg_int("delay_us") * sl_plat_info()->timebase_hz / 1000000;
+    if (b.what == FUTEX && sl_nprocs() < 2) {
         sl_report(0, "error=futex-needs-procs>=2");
         return 0;
     }
     sl_run_procs(worker, &b);
     /* per-process ops for syscall/yield; hand-offs in all for futex */
     uint64_t ops = b.ops;
-    int ok = b.bad == 0 && (b.what != 2 || b.turn == b.ops);
-    sl_report(ok, "ns_per_op=%llu bad=%llu", (unsigned long long)(b.ns0 / ops), (unsigned long long)b.bad);
+    int ok = b.bad == 0 && (b.what != FUTEX || b.turn == b.ops);
+    if (b.what == FUTEX)
+        sl_report(ok, "ns_per_op=%llu bad=%llu wake_ns=%llu woken=%llu", (unsigned long long)(b.ns0 / ops),
+                  (unsigned long long)b.bad, (unsigned long long)ticks_to_ns(median(&b)),
+                  (unsigned long long)b.nsample);
+    else if (b.what == TICK)
+        sl_report(1, "tick_ns=%llu gaps=%llu", (unsigned long long)ticks_to_ns(median(&b)),
+                  (unsigned long long)b.nsample);
+    else
+        sl_report(ok, "ns_per_op=%llu bad=%llu", (unsigned long long)(b.ns0 / ops), (unsigned long long)b.bad);
     return 0;
 }

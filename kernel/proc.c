@@ -189,6 +189,9 @@ static void job_finish(struct job *j)
     acquire(&sched_lock);
     j->state = J_DONE;
     sched->job_done(j);
+    for (int h = 0; h < ncpus; h++)
+        if (cpus[h].satp_job == j)
+            sched_kick(h); /* an idle hart still holding j's page table lets go of it (idle_satp) */
     release(&sched_lock);
     launcher_job_done(j);
     acquire(&sched_lock);

@@ -49,3 +49,15 @@ def test_bad_irq_value_is_a_clear_error(boot):
     run = boot(1, "job=synth irq=direct", timeout=60)
     assert run.exit_code not in (0, None)
     assert len(run.errors) == 1 and "irq=direct" in run.errors[0] and "irq=sbi" in run.errors[0]
+
+
+def test_kbench_sees_ticks_and_real_wakes(boot):
+    """The two kbench modes `make bench` reads its tick and wake figures from: with a 200 us quantum the
+    spinning process sees every tick as a gap; with a delay before each hand-off every receiver has blocked,
+    so every hand-off but the first is a real wake."""
+    run = boot(2, "quantum=200us job=kbench:what=tick,procs=1,ops=50 "
+                  "job=kbench:what=futex,procs=2,ops=40,delay_us=300")
+    assert_all_ok(run)
+    tick, futex = run.results if run.results[0]["what"] == "tick" else run.results[::-1]
+    assert tick["gaps"] == 50 and tick["tick_ns"] > 0
+    assert futex["woken"] >= 38 and futex["wake_ns"] > 0

@@ -22,7 +22,8 @@
  *
  * Address spaces. c->satp_job is the job whose page table the hart has loaded; each such hart holds a
  * reference (job->pt_refs counts them plus one for the live job), so a finished job's page tables are
- * freed only when no hart can still walk them.
+ * freed only when no hart can still walk them. An idle hart keeps the table it had until the job is done
+ * (idle_satp): every job's table maps the kernel too.
  */
 #include "sched.h"
 #include "../info.h"
@@ -140,6 +141,17 @@ static struct job *load_satp(struct cpu *c, struct job *j)
         j->pt_refs++;
     if (old && --old->pt_refs == 0)
         return old; /* the caller frees it after dropping sched_lock */
+    return 0;
+}
+
+/* An idle hart keeps the page table of the job it ran last, so that running that job again - the common
+   case: a process of a job woken on the hart it blocked on - costs no satp write and no TLB flush (under
+   QEMU a flush clears the whole softmmu TLB, and the refill is paid on every page touched after it). It
+   lets go once the job is done, so the table can be freed (job_finish kicks the harts still holding it). */
+static struct job *idle_satp(struct cpu *c)
+{
+    if (c->satp_job && c->satp_job->state == J_DONE)
+        return load_satp(c, 0);
     return 0;
 }
 
@@ -335,7 +347,7 @@ static void scheduler_loop(struct cpu *c)
                 trace_rec(c->id, TR_IDLE, 0, -1, 0);
                 c->traced_idle = 1;
             }
-            dead = load_satp(c, 0); /* an idle hart holds no job's page table */
+            dead = idle_satp(c);
         }
         release(&sched_lock);
         if (dead)
