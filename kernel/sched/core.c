@@ -129,19 +129,34 @@ void sched_preempt(struct cpu *c)
 
 /* ---- address spaces ---- */
 
-static struct job *load_satp(struct cpu *c, struct job *j)
+static void write_satp(struct job *j)
 {
-    struct job *old = c->satp_job;
-    if (old == j)
-        return 0;
     csr_write(satp, vm_satp(j ? j->pt : kernel_pagetable));
     sfence_vma();
+}
+
+/* c now holds j's page table (0: the kernel's) instead of its old one: move the references. Returns a job
+   whose table lost its last user, for the caller to free after dropping sched_lock - and after the hart has
+   stopped using it (write_satp). */
+static struct job *take_satp(struct cpu *c, struct job *j)
+{
+    ASSERT_HELD(&sched_lock, "take_satp");
+    struct job *old = c->satp_job;
     c->satp_job = j;
     if (j)
         j->pt_refs++;
     if (old && --old->pt_refs == 0)
-        return old; /* the caller frees it after dropping sched_lock */
+        return old;
     return 0;
+}
+
+static struct job *load_satp(struct cpu *c, struct job *j)
+{
+    if (c->satp_job == j)
+        return 0;
+    struct job *dead = take_satp(c, j);
+    write_satp(j);
+    return dead;
 }
 
 /* An idle hart keeps the page table of the job it ran last, so that running that job again - the common
@@ -191,7 +206,16 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
     c->cur = p;
     c->traced_idle = 0;
     trace_rec_at(c->id, now, TR_RUN, p->job->id, p->idx, p->slot);
-    struct job *dead = load_satp(c, p->job);
+    struct job *dead = 0;
+    if (c->satp_job != p->job) {
+        /* Under QEMU a TLB flush clears the whole softmmu TLB: too long to hold sched_lock over it, when a
+           gang slot switch has every hart dispatching at once. p is RUNNING here, so no other hart takes
+           it; what they may do meanwhile (preempt it, kill its job) it sees when it returns to user mode. */
+        dead = take_satp(c, p->job);
+        release(&sched_lock);
+        write_satp(p->job);
+        acquire(&sched_lock);
+    }
     fpu_switch_in(c, p);
     p->tf.kernel_tp = (uint64_t)c;
     info_set_running(p->job, p->idx, 1);
