@@ -34,8 +34,8 @@ struct bench {
     int what;
     uint64_t ops;
     uint32_t turn __attribute__((aligned(64))); /* futex: the token = number of hand-offs so far */
-    uint64_t passed_at;                          /* futex: the time just before the last hand-off's wake */
-    uint64_t delay_ticks;                        /* futex: delay_us */
+    uint64_t passed_at;                         /* futex: the time just before the last hand-off's wake */
+    uint64_t delay_ticks;                       /* futex: delay_us */
     uint64_t bad __attribute__((aligned(64)));
     uint64_t ns0;
     uint64_t nsample; /* samples[] taken so far (futex: by the token's holder; tick: process 0 only) */
@@ -146,8 +146,10 @@ static void worker(void *arg, int id)
 int main(void)
 {
     static struct bench b;
-    b.what = sl_arg_is("what", "syscall") ? SYSCALL : sl_arg_is("what", "yield") ? YIELD
-                                             : sl_arg_is("what", "futex") ? FUTEX : TICK;
+    b.what = sl_arg_is("what", "syscall") ? SYSCALL
+        : sl_arg_is("what", "yield")      ? YIELD
+        : sl_arg_is("what", "futex")      ? FUTEX
+                                          : TICK;
     b.ops = (uint64_t)sl_arg_int("ops");
     b.delay_ticks = (uint64_t)sl_arg_int("delay_us") * sl_plat_info()->timebase_hz / 1000000;
     if (b.what == FUTEX && sl_nprocs() < 2) {

@@ -62,7 +62,7 @@ struct walk {
     enum where stack[MAX_DEPTH];
     int depth;
     int acells[MAX_DEPTH], scells[MAX_DEPTH]; /* #address-cells, #size-cells of the node at each depth */
-    int addr_cells, size_cells; /* of the root, used for /memory and /reserved-memory */
+    int addr_cells, size_cells;               /* of the root, used for /memory and /reserved-memory */
     int cpu_addr_cells;
     /* the cpu node being read */
     uint64_t cpu_reg;
@@ -229,9 +229,7 @@ static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32
         if (len == 4 && (!strcmp(name, "phandle") || !strcmp(name, "linux,phandle")))
             w->cpu_intc = be32(val);
         break;
-    case W_OTHER:
-        dev_prop(w, name, val, len);
-        break;
+    case W_OTHER: dev_prop(w, name, val, len); break;
     case W_MEMORY:
         if (!strcmp(name, "reg")) {
             w->mem_reg = val;
@@ -257,7 +255,7 @@ static void on_prop(struct walk *w, const char *name, const uint8_t *val, uint32
 static void on_begin(struct walk *w, enum where what)
 {
     if (w->dev_depth >= 0 && w->dev_depth < w->depth)
-        dev_done(w); /* the parent device's properties are complete */
+        dev_done(w);         /* the parent device's properties are complete */
     w->acells[w->depth] = 2; /* the defaults the devicetree specification gives */
     w->scells[w->depth] = 1;
     if (what == W_CPU) {

@@ -125,8 +125,8 @@ void boot_main(uint64_t hartid, const void *dtb)
     }
     kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
             "options=%s timer=%s ipi=%s\n",
-            ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg,
-            sched_option_list(), intr_timer_path(), intr_ipi_path());
+            ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg, sched_option_list(),
+            intr_timer_path(), intr_ipi_path());
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

@@ -439,8 +439,10 @@ static int parse_token(struct parser *ps, const char *tok)
     }
     if (!strcmp(key, "irq")) {
         if (strcmp(val, "auto") && strcmp(val, "sbi"))
-            return FAIL(ps, "bad token '%s': expected irq=auto (Sstc and ACLINT SSWI where the machine has them) or "
-                            "irq=sbi", tok);
+            return FAIL(ps,
+                        "bad token '%s': expected irq=auto (Sstc and ACLINT SSWI where the machine has them) or "
+                        "irq=sbi",
+                        tok);
         sc->irq_sbi = !strcmp(val, "sbi");
         return 0;
     }
@@ -492,7 +494,7 @@ static int check_overlap(struct parser *ps)
 /* The first pass: every policy= token, so that the policy's options are known whatever their order. */
 static int scan_policy(struct parser *ps, const char *bootargs)
 {
-    if (ps->env->npolicies && parse_policy(ps, "", ps->env->policy_table[0].name))   /* default: the first */
+    if (ps->env->npolicies && parse_policy(ps, "", ps->env->policy_table[0].name)) /* default: the first */
         return -1;
     for (const char *p = bootargs; *p;) {
         while (*p == ' ' || *p == '\t' || *p == '\n')
