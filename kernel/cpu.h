@@ -36,11 +36,6 @@ extern int ncpus;
 extern struct cpu cpus[SL_MAX_HARTS];
 extern int ncpus;
 
-static inline struct cpu *mycpu(void)
-{
-    struct cpu *c;
-    asm volatile("mv %0, tp" : "=r"(c));
-    return c;
-}
+static inline struct cpu *mycpu(void) { return (struct cpu *)read_tp(); }
 
 #endif

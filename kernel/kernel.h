@@ -29,7 +29,12 @@
 #include "schedlab/abi.h"
 #include "param.h"
 #include "riscv.h"
+#ifdef SCHEDLAB_SIM
+#include "sim_arch.h" /* tools/sim: the simulated hart's clock and tp in place of the instructions */
+#else
+#include "rvasm.h"
 #include "sbi.h"
+#endif
 #include "spinlock.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

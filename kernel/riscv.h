@@ -1,16 +1,13 @@
 /*
  * riscv.h - CSR access and the bits of the privileged architecture the kernel uses.
- * All inline; no state.
+ * Constants only: the instructions that read and write them are in rvasm.h (which the simulator,
+ * tools/sim, replaces with its own hart).
  */
 #ifndef RISCV_H
 #define RISCV_H
 
 #include <stdint.h>
 
-#define csr_read(csr) ({ uint64_t __v; asm volatile("csrr %0, " #csr : "=r"(__v)); __v; })
-#define csr_write(csr, v) asm volatile("csrw " #csr ", %0" ::"rK"((uint64_t)(v)))
-#define csr_set(csr, v) asm volatile("csrs " #csr ", %0" ::"rK"((uint64_t)(v)))
-#define csr_clear(csr, v) asm volatile("csrc " #csr ", %0" ::"rK"((uint64_t)(v)))
 
 /* sstatus */
 #define SSTATUS_SIE   (1UL << 1)
@@ -61,16 +58,5 @@
 #define PTE2PA(pte) (((pte) >> 10) << 12)
 #define PA2PTE(pa) ((((uint64_t)(pa)) >> 12) << 10)
 #define VPN(va, level) ((((uint64_t)(va)) >> (12 + 9 * (level))) & 0x1ff)
-
-static inline uint64_t rdtime(void)
-{
-    uint64_t t;
-    asm volatile("rdtime %0" : "=r"(t));
-    return t;
-}
-
-static inline void sfence_vma(void) { asm volatile("sfence.vma zero, zero" ::: "memory"); }
-static inline void wfi(void) { asm volatile("wfi"); }
-static inline void cpu_relax(void) { asm volatile("nop; nop; nop; nop"); }
 
 #endif

@@ -24,12 +24,7 @@ struct spinlock {
 
 void spin_panic(const struct spinlock *l, const char *what) __attribute__((noreturn));   /* console.c */
 
-static inline uintptr_t spin_self(void)
-{
-    uintptr_t tp;
-    asm volatile("mv %0, tp" : "=r"(tp));
-    return tp;
-}
+static inline uintptr_t spin_self(void) { return read_tp(); }
 
 /* 1 if the calling hart holds l. */
 static inline int holding(const struct spinlock *l)
