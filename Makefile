@@ -7,6 +7,7 @@
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
 #   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines
 #   make format          apply .clang-format to the C files of kernel/, lib/ and apps/
+#   make sim             the simulator of the policies at any number of harts (tools/sim/sim.mk)
 #   make fuzz            the scenario parser under libFuzzer (clang) for FUZZ_SECONDS; not part of make test
 
 CROSS    ?= riscv64-unknown-elf-
@@ -130,6 +131,7 @@ run: deps
 # ---- host build of lib/ and apps/ (pthreads backend) and host unit tests ----
 include lib/host.mk
 include tests/host/host.mk
+include tools/sim/sim.mk
 
 test: all host host-test          # host: the apps built for Linux, which tests/test_fine.py runs too
 	$(PYTHON) -m pytest -q tests

@@ -1,0 +1,111 @@
+/*
+ * sim.h - the schedlab simulator: the kernel's own policies (kernel/sched/<policy>.c, slots.c, allot.c,
+ * classes.c) and scenario parser (kernel/scenario.c) and trace dump (kernel/trace.c), unchanged, on a
+ * simulated core and a discrete-event engine.
+ *
+ * The model (read this first)
+ *   time      one global virtual clock in ns (timebase 1 GHz); each hart also keeps the time of the last
+ *             event it handled (its own clock). Events are handled in (time, sequence) order, so a run is
+ *             a pure function of the scenario, the seed and the calibration: same input, same bytes.
+ *   hart      struct cpu, as in the kernel. It runs one process (c->cur) or idles (IDLE_HALT). A hart
+ *             acts only in events: its quantum tick, an IPI (sched_ipi, sched_kick, sched_preempt of
+ *             another hart), or the running process's own step (a compute segment ending, a spinner
+ *             seeing its barrier release). After each event on a hart the core does what the kernel does
+ *             on the way back to user: leave the process if need_resched, and dispatch if it idles.
+ *   process   struct proc (the kernel's) inside struct sproc (its workload's program counter). Its
+ *             program (sim_work.c) is a sequence of compute segments and waits; a compute segment
+ *             advances only while the process runs, so preemption stretches it.
+ *   costs     every overhead (syscall, switch, futex hand-off, IPI, barrier episodes, work units) comes
+ *             from the calibration file (struct calib), measured on QEMU at CPUS=2.
+ *
+ * Locking: none; one host thread. sched_lock exists for the policies' headers only.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <stdint.h>
+#include "../../kernel/sched/sched.h"
+
+/* ---- calibration (sim_calib.c): ns unless named otherwise ---- */
+struct calib {
+    char name[64];
+    double syscall, yield, futex_same, futex_cross, empty_call, uthread_yield;
+    double bar_spin[3], bar_block[3], bar_twophase, bar_adaptive; /* [shape] at 2 procs on 2 harts */
+    double slot_switch, synth_unit, oddeven_cx, gauss_rowop, hog_unit, sleeper_unit;
+};
+extern struct calib calib;
+int calib_load(const char *path, char *err, size_t errlen);
+
+/* ---- the engine (sim_core.c) ---- */
+enum sim_ev { EV_TICK, EV_IPI, EV_STEP, EV_ARRIVE, EV_TIMEOUT };
+
+struct sim_event {
+    uint64_t t, seq;
+    int kind, hart;
+    struct sproc *sp; /* EV_STEP / EV_TIMEOUT: the process; stale when gen differs */
+    uint64_t gen;
+    struct job *job;  /* EV_ARRIVE */
+};
+
+void sim_post(uint64_t t, int kind, int hart, struct sproc *sp, struct job *j);
+int sim_run(uint64_t limit_ns);         /* handle events until every job is done: 0, or -1 past limit_ns */
+extern int sim_all_done;
+
+/* ---- workload programs (sim_work.c) ---- */
+enum wait_kind { W_SPIN, W_BLOCK, W_TWOPHASE, W_ADAPTIVE };
+enum act { A_COMPUTE, A_SPIN, A_BLOCKED, A_EXIT };
+
+struct sbar;
+
+struct sproc {
+    struct proc p;           /* the kernel's: the policies see only this */
+    uint64_t gen;            /* bumped whenever its posted events become stale */
+    enum act act;            /* what it does while it has a hart */
+    uint64_t left;           /* A_COMPUTE: ns of work still to do */
+    uint64_t seg_start;      /* when it last started running its segment */
+    uint64_t spin_until;     /* twophase: block when spinning past this */
+    uint64_t iter;           /* the program's loop counter */
+    int phase;               /* the program's position within an iteration */
+    struct sbar *bar;        /* the barrier it waits at (A_SPIN / A_BLOCKED) */
+    uint64_t episode;        /* the barrier episode it waits for */
+    int pending_block;       /* it is in the futex_wait system call (a compute segment) */
+};
+
+struct sjob {                /* a job's workload, beside its struct job */
+    int app;                 /* enum in sim_work.c */
+    int64_t k[6];            /* its keys, parsed */
+    enum wait_kind wait;
+    int shape;
+    struct sbar *bar;
+    int fg;                  /* counts as foreground */
+    int allot;               /* partition's allotment (info_set_allotment) */
+    int started;             /* dispatched once: job->start is set */
+    uint64_t rng;
+};
+
+extern struct sjob sjobs[NJOB];
+extern struct sproc *sprocs[NJOB][SL_MAX_PROCS];
+extern int fg_live;
+
+int work_setup(struct job *j, char *err, size_t errlen);  /* parse keys into sjobs[j->id-1] */
+void work_start(struct sproc *sp, uint64_t t);             /* first dispatch of a process */
+void work_step(struct sproc *sp, uint64_t t);              /* its current action is over: the next one */
+void work_dispatched(struct sproc *sp, uint64_t t);        /* it got a hart again */
+void work_descheduled(struct sproc *sp, uint64_t t);       /* it lost its hart (adaptive waiters look) */
+const char *work_models(void);
+
+/* ---- the simulated core (sim_core.c): what work_*() may ask of it ---- */
+static inline struct sproc *sproc_of(struct proc *p) { return (struct sproc *)p; }
+void core_compute(struct sproc *sp, uint64_t t, uint64_t ns);  /* run ns of work from t */
+void core_spin(struct sproc *sp, uint64_t t);                  /* burn the hart until released */
+void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns); /* leave the hart asleep; 0: forever */
+void core_wake(struct sproc *sp, uint64_t t);                  /* make a sleeper ready at t */
+void core_release_spinner(struct sproc *sp, uint64_t t);       /* a spinner's wait is over at t */
+void core_exit(struct sproc *sp, uint64_t t);
+int core_running(const struct sproc *sp);
+void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, uint64_t seed);
+void core_admit(struct job *j, uint64_t t);
+extern uint64_t sim_makespan, sim_events;
+extern void (*sim_job_done)(struct job *j);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * sim_calib.c - the simulator's costs: a flat JSON object of numbers in ns (tools/sim/calib/<name>.json,
+ * written by `make sim-calibrate`, tools/sim/calibrate.py), with a "name" string and a "sources" object
+ * that says where each number came from (ignored here). Every key below must be present: a calibration
+ * that lacks one is refused, never filled with a guess.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim.h"
+
+struct calib calib;
+
+static const struct {
+    const char *key;
+    double *v;
+} keys[] = {
+    { "syscall_ns", &calib.syscall },
+    { "yield_ns", &calib.yield },
+    { "futex_same_hart_ns", &calib.futex_same },
+    { "futex_cross_hart_ns", &calib.futex_cross },
+    { "empty_call_ns", &calib.empty_call },
+    { "uthread_yield_ns", &calib.uthread_yield },
+    { "barrier_central_spin_ns", &calib.bar_spin[0] },
+    { "barrier_tree_spin_ns", &calib.bar_spin[1] },
+    { "barrier_combination_spin_ns", &calib.bar_spin[2] },
+    { "barrier_central_block_ns", &calib.bar_block[0] },
+    { "barrier_tree_block_ns", &calib.bar_block[1] },
+    { "barrier_combination_block_ns", &calib.bar_block[2] },
+    { "barrier_twophase_ns", &calib.bar_twophase },
+    { "barrier_adaptive_ns", &calib.bar_adaptive },
+    { "gang_slot_switch_ns", &calib.slot_switch },
+    { "synth_unit_ns", &calib.synth_unit },
+    { "oddeven_cx_ns", &calib.oddeven_cx },
+    { "gauss_rowop_ns", &calib.gauss_rowop },
+    { "hog_unit_ns", &calib.hog_unit },
+    { "sleeper_unit_ns", &calib.sleeper_unit },
+};
+
+/* The number after "key": in text (the first occurrence, outside "sources" which comes last). */
+static int number(const char *text, const char *key, double *v)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(text, pat), *src = strstr(text, "\"sources\"");
+    if (!p || (src && p > src))
+        return -1;
+    p = strchr(p + strlen(pat), ':');
+    char *end;
+    *v = p ? strtod(p + 1, &end) : 0;
+    return p && end != p + 1 && *v >= 0 ? 0 : -1;
+}
+
+int calib_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return snprintf(err, errlen, "cannot open the calibration file %s (make sim-calibrate writes one)", path),
+               -1;
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (number(text, keys[i].key, keys[i].v) < 0)
+            return snprintf(err, errlen, "%s: no non-negative number for \"%s\"", path, keys[i].key), -1;
+    const char *p = strstr(text, "\"name\"");
+    if (!p || sscanf(strchr(p + 6, '"') ? strchr(p + 6, '"') + 1 : "", "%63[A-Za-z0-9_.-]", calib.name) != 1)
+        return snprintf(err, errlen, "%s: no \"name\" (letters, digits, . _ -)", path), -1;
+    if (calib.yield < calib.syscall || calib.futex_cross < calib.futex_same)
+        return snprintf(err, errlen, "%s: yield must cost at least a syscall, a cross-hart hand-off at least a "
+                                     "same-hart one", path),
+               -1;
+    return 0;
+}

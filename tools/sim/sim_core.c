@@ -1,0 +1,420 @@
+/*
+ * sim_core.c - the simulated scheduling core: the services kernel/sched/core.h promises the policies
+ * (sched_preempt, sched_kick, sched_ipi, sched_rand, sched_restart_tick), the dispatch a hart does on its
+ * way back to user, and the discrete-event engine that drives it (see sim.h for the model).
+ *
+ * Only the services the policies call are defined here, with the kernel's semantics: a policy file that
+ * calls anything else of the core (or of the kernel) fails to link in `make sim`, naming the symbol.
+ *
+ * Invariants (checked): a hart's cur is RUNNING with on_cpu == that hart; a READY process is on no hart;
+ * an event of a process carries the process's gen when posted and is dropped if gen moved since.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim.h"
+#include "../../kernel/info.h"
+
+struct cpu cpus[SL_MAX_HARTS];
+int ncpus;
+struct spinlock sched_lock = SPINLOCK_INIT("sched");
+const struct sched_class *sched;
+uint64_t sched_quantum;
+uint64_t sched_seed;
+int sched_opt[SCEN_MAX_OPTS];
+struct platform plat;
+uintptr_t sim_tp;
+uint64_t sim_now;
+uint64_t sim_makespan, sim_events;
+int sim_all_done;
+void (*sim_job_done)(struct job *j);
+
+static uint64_t tick_posted[SL_MAX_HARTS]; /* the time of the tick event posted for each hart */
+
+/* ---- the event heap: (t, seq) order, seq = posting order, so ties are deterministic ---- */
+
+static struct sim_event *heap;
+static size_t nheap, capheap;
+static uint64_t seq;
+
+static int before(const struct sim_event *a, const struct sim_event *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+void sim_post(uint64_t t, int kind, int hart, struct sproc *sp, struct job *j)
+{
+    if (nheap == capheap) {
+        capheap = capheap ? 2 * capheap : 1024;
+        heap = realloc(heap, capheap * sizeof *heap);
+        if (!heap)
+            panic("sim: out of memory for events");
+    }
+    struct sim_event e = { t, seq++, kind, hart, sp, sp ? sp->gen : 0, j };
+    size_t i = nheap++;
+    while (i > 0 && before(&e, &heap[(i - 1) / 2])) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = e;
+}
+
+static struct sim_event pop(void)
+{
+    struct sim_event top = heap[0], last = heap[--nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < nheap && before(&heap[l], &last))
+            m = l;
+        if (l + 1 < nheap && before(&heap[l + 1], m == i ? &last : &heap[l]))
+            m = l + 1;
+        if (m == i)
+            break;
+        heap[i] = heap[m];
+        i = m;
+    }
+    if (nheap)
+        heap[i] = last;
+    return top;
+}
+
+/* ---- services for the policies (core.h) ---- */
+
+static uint64_t ipi_ns(void) { return (uint64_t)(calib.futex_cross - calib.futex_same); }
+static uint64_t switch_ns(void) { return (uint64_t)(calib.yield - calib.syscall); }
+
+static void on_hart(int h, uint64_t t)
+{
+    sim_tp = (uintptr_t)&cpus[h];
+    sim_now = t;
+}
+
+uint64_t sched_rand(void)
+{
+    uint64_t z = (sched_seed += 0x9e3779b97f4a7c15UL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
+    return z ^ (z >> 31);
+}
+
+void sched_ipi(uint64_t mask)
+{
+    for (int h = 0; h < ncpus; h++)
+        if (mask >> h & 1)
+            sim_post(sim_now + ipi_ns(), EV_IPI, h, 0, 0);
+}
+
+void sched_preempt(struct cpu *c)
+{
+    c->need_resched = 1;
+    if (c != mycpu())
+        sched_ipi(1UL << c->id);
+}
+
+void sched_kick(int hart)
+{
+    struct cpu *c = &cpus[hart];
+    if (hart == mycpu()->id || c->idle == IDLE_NOT || c->poked)
+        return;
+    c->poked = 1;
+    sched_ipi(1UL << hart);
+}
+
+static void post_tick(int h)
+{
+    if (tick_posted[h] != cpus[h].next_tick) {
+        tick_posted[h] = cpus[h].next_tick;
+        sim_post(cpus[h].next_tick, EV_TICK, h, 0, 0);
+    }
+}
+
+void sched_restart_tick(int hart)
+{
+    cpus[hart].next_tick = sim_now + sched_quantum;
+    post_tick(hart);
+}
+
+void info_set_allotment(struct job *j, int count, uint64_t mask) { sjobs[j->id - 1].allot = count; }
+
+void panic(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "sim: panic: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(2);
+}
+
+/* ---- dispatch: what a hart does on its way back to user ---- */
+
+static void account_run(struct proc *p, uint64_t t)
+{
+    p->run_ticks += t > p->dispatched_at ? t - p->dispatched_at : 0;
+    struct sproc *sp = sproc_of(p);
+    if (sp->act == A_COMPUTE) {
+        uint64_t done = t > sp->seg_start ? t - sp->seg_start : 0;
+        sp->left -= done < sp->left ? done : sp->left;
+    }
+    sp->gen++;
+}
+
+/* c's process leaves it still runnable (how: ENQ_PREEMPT or ENQ_YIELD). */
+static void leave(struct cpu *c, uint64_t t, enum enq_how how)
+{
+    struct proc *p = c->cur;
+    account_run(p, t);
+    c->cur = 0;
+    p->on_cpu = 0;
+    p->state = P_READY;
+    if (how == ENQ_PREEMPT)
+        p->npreempt++;
+    trace_proc(how == ENQ_PREEMPT ? TR_PRE : TR_YLD, p, 0);
+    sched->enqueue(p, how);
+    work_descheduled(sproc_of(p), t);
+}
+
+static void dispatch(struct cpu *c, uint64_t t)
+{
+    struct proc *p = sched->pick_next(c);
+    if (!p) {
+        if (c->idle == IDLE_NOT) {
+            c->idle = IDLE_HALT;
+            trace_rec(c->id, TR_IDLE, 0, -1, 0);
+        }
+        return;
+    }
+    if (p->state != P_READY)
+        panic("policy %s picked %d.%d in state %d on hart %d", sched->name, p->job->id, p->idx, p->state, c->id);
+    c->idle = IDLE_NOT;
+    c->poked = 0;
+    c->cur = p;
+    p->state = P_RUNNING;
+    p->on_cpu = c;
+    p->hart = p->hart < 0 ? c->id : p->hart;
+    p->dispatched_at = t;
+    p->nswitch++;
+    if (!sjobs[p->job->id - 1].started) { /* its first dispatch, which may be at t = 0 */
+        sjobs[p->job->id - 1].started = 1;
+        p->job->start = t;
+    }
+    trace_proc(TR_RUN, p, p->slot);
+    struct sproc *sp = sproc_of(p);
+    sp->gen++;
+    work_dispatched(sp, t + switch_ns());
+}
+
+static void after_event(struct cpu *c, uint64_t t)
+{
+    on_hart(c->id, t);
+    if (c->cur && c->need_resched)
+        leave(c, t, ENQ_PREEMPT);
+    c->need_resched = 0;
+    if (!c->cur)
+        dispatch(c, t);
+}
+
+/* ---- what the workload programs ask of the core ---- */
+
+int core_running(const struct sproc *sp) { return sp->p.state == P_RUNNING; }
+
+void core_compute(struct sproc *sp, uint64_t t, uint64_t ns)
+{
+    sp->act = A_COMPUTE;
+    sp->left = ns;
+    sp->seg_start = t;
+    sp->gen++;
+    sim_post(t + ns, EV_STEP, -1, sp, 0);
+}
+
+void core_spin(struct sproc *sp, uint64_t t) { sp->act = A_SPIN; }
+
+void core_release_spinner(struct sproc *sp, uint64_t t)
+{
+    if (core_running(sp))
+        sim_post(t, EV_STEP, -1, sp, 0);
+}
+
+void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns)
+{
+    struct proc *p = &sp->p;
+    struct cpu *c = p->on_cpu;
+    account_run(p, t);
+    c->cur = 0;
+    p->on_cpu = 0;
+    p->state = P_BLOCKED;
+    p->nblock++;
+    p->blocked_at = t;
+    sp->act = A_BLOCKED;
+    trace_proc(TR_BLK, p, 0);
+    sched->blocked(p);
+    if (timeout_ns)
+        sim_post(t + timeout_ns, EV_TIMEOUT, -1, sp, 0);
+    work_descheduled(sp, t);
+}
+
+void core_wake(struct sproc *sp, uint64_t t)
+{
+    struct proc *p = &sp->p;
+    if (p->state != P_BLOCKED)
+        return;
+    p->blocked_ticks += t - p->blocked_at;
+    p->state = P_READY;
+    sp->gen++;
+    trace_proc(TR_WAKE, p, p->hart);
+    sched->enqueue(p, ENQ_WAKE);
+}
+
+void core_exit(struct sproc *sp, uint64_t t)
+{
+    struct proc *p = &sp->p;
+    struct job *j = p->job;
+    account_run(p, t);
+    p->on_cpu->cur = 0;
+    p->on_cpu = 0;
+    p->state = P_ZOMBIE;
+    sp->act = A_EXIT;
+    trace_proc(TR_EXIT, p, 0);
+    sched->exited(p);
+    j->cpu_ticks += p->run_ticks;
+    j->blocked_ticks += p->blocked_ticks;
+    j->nswitch += p->nswitch;
+    j->nblock += p->nblock;
+    j->npreempt += p->npreempt;
+    if (--j->nlive == 0) {
+        j->end = t;
+        j->state = J_DONE;
+        sched->job_done(j);
+        sim_makespan = t;
+        sim_job_done(j);
+    }
+}
+
+/* ---- jobs ---- */
+
+void core_admit(struct job *j, uint64_t t)
+{
+    j->arrive = t;
+    j->state = J_RUNNING;
+    if (sched->job_admit(j) < 0) {
+        snprintf(j->kill_reason, sizeof j->kill_reason, "reason=no-room");
+        j->killed = 1;
+        j->end = t;
+        j->state = J_DONE;
+        sched->job_done(j);
+        sim_job_done(j);
+        return;
+    }
+    for (int i = 0; i < j->nprocs; i++) {
+        struct sproc *sp = calloc(1, sizeof *sp);
+        if (!sp)
+            panic("sim: out of memory for processes");
+        struct proc *p = &sp->p;
+        p->job = j;
+        p->idx = i;
+        p->hart = -1;
+        p->slot = -1;
+        p->fpu_cpu = -1;
+        j->procs[i] = p;
+        sprocs[j->id - 1][i] = sp;
+        j->ncreated++;
+        j->nlive++;
+        j->nactive++;
+        sched->proc_new(p);
+        trace_proc(TR_NEW, p, p->hart);
+        p->state = P_READY;
+        work_start(sp, t);
+        sched->enqueue(p, ENQ_NEW);
+    }
+}
+
+/* ---- the engine ---- */
+
+void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, uint64_t seed)
+{
+    ncpus = harts;
+    sched = cls;
+    sched_quantum = quantum_ns;
+    sched_seed = seed;
+    plat.timebase_hz = 1000000000UL;
+    for (int i = 0; i < ncpus; i++) {
+        cpus[i].id = i;
+        cpus[i].hartid = (uint64_t)i;
+        cpus[i].idle = IDLE_HALT;
+        cpus[i].next_tick = sched->one_timer ? (i ? ~0UL : sched_quantum) : sched_quantum + sched_rand() % sched_quantum;
+        if (cpus[i].next_tick != ~0UL)
+            post_tick(i);
+    }
+    on_hart(0, 0);
+    sched->init();
+}
+
+static void handle(const struct sim_event *e)
+{
+    struct cpu *c;
+    switch (e->kind) {
+    case EV_TICK:
+        c = &cpus[e->hart];
+        if (e->t != c->next_tick)
+            return; /* the quantum was restarted: a later event stands for it */
+        on_hart(e->hart, e->t);
+        while (c->next_tick <= e->t)
+            c->next_tick += sched_quantum;
+        sched->tick(c);
+        post_tick(e->hart);
+        after_event(c, e->t);
+        return;
+    case EV_IPI:
+        c = &cpus[e->hart];
+        on_hart(e->hart, e->t);
+        c->poked = 0;
+        if (sched->ipi)
+            sched->ipi(c);
+        after_event(c, e->t);
+        return;
+    case EV_STEP:
+        if (e->gen != e->sp->gen || !core_running(e->sp))
+            return;
+        c = e->sp->p.on_cpu;
+        on_hart(c->id, e->t);
+        if (e->sp->act == A_COMPUTE)
+            e->sp->left = 0;
+        work_step(e->sp, e->t);
+        after_event(c, e->t);
+        return;
+    case EV_TIMEOUT:
+        if (e->gen != e->sp->gen || e->sp->p.state != P_BLOCKED)
+            return;
+        on_hart(0, e->t); /* futex timeouts are the launcher hart's (hart 0 here) */
+        core_wake(e->sp, e->t);
+        after_event(&cpus[0], e->t);
+        return;
+    case EV_ARRIVE:
+        on_hart(0, e->t);
+        core_admit(e->job, e->t);
+        after_event(&cpus[0], e->t);
+        return;
+    }
+}
+
+/* Handle events in order until every job is done (sim_all_done), or the time passes limit_ns (a stuck
+   scenario: the ticks go on forever). Returns 0, or -1 at the limit. */
+int sim_run(uint64_t limit_ns)
+{
+    int rc = 0;
+    while (nheap && !sim_all_done) {
+        struct sim_event e = pop();
+        if (e.t > limit_ns) {
+            rc = -1;
+            break;
+        }
+        sim_events++;
+        handle(&e);
+    }
+    free(heap);
+    heap = 0;
+    nheap = capheap = 0;
+    return rc;
+}

@@ -1,0 +1,321 @@
+/*
+ * sim_work.c - the apps as the simulator runs them: each process is a program of compute segments and
+ * waits, with the costs of the calibration file (sim.h struct calib).
+ *
+ *   synth    iters x { uniform [grain, grain+var] units of work; barrier }            (apps/synth.c)
+ *   oddeven  n phases x { ceil(n/2/P) compare-exchanges; barrier }                    (apps/oddeven.c)
+ *   gauss    n steps k x { row ops of the rows i > k with i % P == idx, (n-k) each; barrier }
+ *                                                                          (apps/gauss/coarse.c, barrier)
+ *   hog      blocks of `block` units until no foreground job is left                  (apps/hog.c)
+ *   sleeper  iters x { work units; sleep sleep_us (a futex timeout) }                 (apps/sleeper.c)
+ *
+ * The barrier (lib/barrier*.c, lib/wait*.c): the last of n to arrive releases the episode. The others
+ * wait by their kind:
+ *   spin      burn the hart until released; a spinner that is preempted sees the release only when it
+ *             runs again, and the last arrival happens only when its process runs (so a preempted
+ *             straggler delays everyone). A running spinner continues release_ns after the release.
+ *   block     futex_wait (a system call), asleep; the releaser's futex_wake makes it ready (the policy's
+ *             enqueue, which kicks an idle hart with an IPI: the hand-off latency).
+ *   twophase  spin for at most one block + wake round trip (futex_cross), then block.
+ *   adaptive  spin while every participant still to arrive is on a hart, block otherwise; re-decided
+ *             whenever a participant loses its hart.
+ * release_ns per shape grows with P as the shape does: central P/2 x (the 2-process cost), tree and
+ * combination log2 P x.
+ *
+ * Not modelled yet: process control (adapt=yes runs like adapt=no here), oddeven's sched= loop
+ * schedulers and gauss variant=fine (refused with a message), memory and caches.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim.h"
+
+enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, NAPPS };
+static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper" };
+
+struct sbar {
+    int n, arrived, shape;
+    enum wait_kind wait;
+    uint64_t episode;                  /* episodes released so far */
+    struct sproc *waiter[SL_MAX_PROCS];
+    int nwait;
+};
+
+struct sjob sjobs[NJOB];
+struct sproc *sprocs[NJOB][SL_MAX_PROCS];
+int fg_live;
+
+const char *work_models(void) { return "gauss,hog,oddeven,sleeper,synth"; }
+
+static int64_t key(const char *args, const char *k)
+{
+    char v[32];
+    return scenario_arg(args, k, v, sizeof v) == 0 ? strtoll(v, 0, 10) : -1;
+}
+
+static int choice(const char *args, const char *k, const char *const *names, int n)
+{
+    char v[32];
+    if (scenario_arg(args, k, v, sizeof v) != 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    return -1;
+}
+
+static const char *const waits[] = { "spin", "block", "twophase", "adaptive" };
+static const char *const shapes[] = { "central", "tree", "combination" };
+
+int work_setup(struct job *j, char *err, size_t errlen)
+{
+    struct sjob *w = &sjobs[j->id - 1];
+    const char *a = j->scen->args;
+    memset(w, 0, sizeof *w);
+    w->app = -1;
+    for (int i = 0; i < NAPPS; i++)
+        if (!strcmp(j->scen->app, app_names[i]))
+            w->app = i;
+    if (w->app < 0)
+        return snprintf(err, errlen, "job=%s: the simulator has no model of this app (models: %s)", j->scen->app,
+                        work_models()),
+               -1;
+    char v[32];
+    if (w->app == APP_ODDEVEN && scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
+        return snprintf(err, errlen, "job=oddeven: sched=%s is not modelled in the simulator (static only)", v), -1;
+    if (w->app == APP_GAUSS && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
+        return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse only)", v), -1;
+    static const char *const keys[NAPPS][3] = {
+        { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" }
+    };
+    for (int i = 0; i < 3; i++)
+        w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
+    w->wait = choice(a, "barrier", waits, 4);
+    w->shape = choice(a, "shape", shapes, 3);
+    w->fg = !j->background;
+    w->rng = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)j->id << 32) ^ j->scen->at_us;
+    if (w->app <= APP_GAUSS) {
+        w->bar = calloc(1, sizeof *w->bar);
+        w->bar->n = j->nprocs;
+        w->bar->wait = w->wait;
+        w->bar->shape = w->shape;
+    }
+    return 0;
+}
+
+/* ---- the barrier ---- */
+
+static uint64_t release_ns(const struct sbar *b)
+{
+    double base = b->wait == W_SPIN ? calib.bar_spin[b->shape] : b->wait == W_TWOPHASE ? calib.bar_twophase
+                                                            : b->wait == W_ADAPTIVE   ? calib.bar_adaptive
+                                                                                      : calib.bar_spin[b->shape];
+    double scale = b->shape == 0 ? b->n / 2.0 : log2(b->n > 2 ? b->n : 2);
+    return (uint64_t)(base * (scale > 0.5 ? scale : 0.5));
+}
+
+static int released(const struct sproc *sp) { return sp->bar && sp->episode < sp->bar->episode; }
+
+/* Adaptive: every participant that has not arrived at this episode is on a hart. */
+static int all_running(const struct sproc *me)
+{
+    struct sbar *b = me->bar;
+    struct job *j = me->p.job;
+    for (int i = 0; i < j->nprocs; i++) {
+        struct sproc *o = sprocs[j->id - 1][i];
+        int waiting = o->bar == b && o->episode == b->episode && (o->act == A_SPIN || o->act == A_BLOCKED);
+        if (o != me && !waiting && o->act != A_EXIT && !core_running(o))
+            return 0;
+    }
+    return 1;
+}
+
+static void begin_block(struct sproc *sp, uint64_t t)
+{
+    sp->pending_block = 1; /* the futex_wait system call */
+    core_compute(sp, t, (uint64_t)calib.syscall);
+}
+
+/* sp waits at its barrier: spin, or start blocking, as its kind says now. */
+static void wait_turn(struct sproc *sp, uint64_t t)
+{
+    switch (sp->bar->wait) {
+    case W_SPIN:
+        core_spin(sp, t);
+        return;
+    case W_BLOCK:
+        begin_block(sp, t);
+        return;
+    case W_TWOPHASE:
+        if (t >= sp->spin_until)
+            begin_block(sp, t);
+        else {
+            core_spin(sp, t);
+            sim_post(sp->spin_until, EV_STEP, -1, sp, 0);
+        }
+        return;
+    case W_ADAPTIVE:
+        if (all_running(sp))
+            core_spin(sp, t);
+        else
+            begin_block(sp, t);
+        return;
+    }
+}
+
+static void proceed(struct sproc *sp, uint64_t t);
+
+static void arrive(struct sproc *sp, uint64_t t)
+{
+    struct sbar *b = sp->bar;
+    if (++b->arrived < b->n) {
+        sp->episode = b->episode;
+        sp->spin_until = t + (uint64_t)calib.futex_cross;
+        b->waiter[b->nwait++] = sp;
+        wait_turn(sp, t);
+        return;
+    }
+    b->arrived = 0;
+    b->episode++;
+    uint64_t rel = release_ns(b), wake_cost = 0;
+    for (int i = 0; i < b->nwait; i++) {
+        struct sproc *w = b->waiter[i];
+        if (w->act == A_BLOCKED && w->p.state == P_BLOCKED) {
+            wake_cost = (uint64_t)calib.syscall; /* one futex_wake for all sleepers */
+            core_wake(w, t);
+        } else {
+            core_release_spinner(w, t + rel); /* spinning, or on its way into futex_wait (sees it changed) */
+        }
+    }
+    b->nwait = 0;
+    sp->episode = b->episode;
+    core_compute(sp, t, rel + wake_cost); /* the releaser's own cost, then its program goes on */
+    sp->phase = 2;
+}
+
+/* ---- the programs ---- */
+
+static uint64_t rnd(struct sjob *w)
+{
+    uint64_t z = (w->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The work of iteration sp->iter of a barrier program, ns; 0 past its last iteration (exit). */
+static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
+{
+    int P = sp->p.job->nprocs, idx = sp->p.idx;
+    uint64_t i = sp->iter;
+    switch (w->app) {
+    case APP_SYNTH:
+        *last = i + 1 >= (uint64_t)w->k[2];
+        return (uint64_t)((double)(w->k[0] + (w->k[1] ? (int64_t)(rnd(w) % (uint64_t)(w->k[1] + 1)) : 0)) *
+                          calib.synth_unit);
+    case APP_ODDEVEN:
+        *last = i + 1 >= (uint64_t)w->k[0];
+        return (uint64_t)((double)((w->k[0] / 2 + P - 1) / P) * calib.oddeven_cx);
+    default: { /* gauss: rows k+1..n-1 dealt round robin */
+        int64_t n = w->k[0], k = (int64_t)i, rows = 0;
+        for (int64_t r = k + 1; r < n; r++)
+            rows += r % P == idx;
+        *last = k + 1 >= n;
+        return (uint64_t)((double)(rows * (n - k)) * calib.gauss_rowop);
+    }
+    }
+}
+
+/* The program's next action from t (phase 0: the iteration's work; 1: its wait; 2: the wait is over). */
+static void proceed(struct sproc *sp, uint64_t t)
+{
+    struct sjob *w = &sjobs[sp->p.job->id - 1];
+    int last = 0;
+    switch (w->app) {
+    case APP_HOG:
+        if (fg_live == 0 && sp->iter > 0)
+            return core_exit(sp, t);
+        sp->iter++;
+        return core_compute(sp, t, (uint64_t)((double)w->k[0] * calib.hog_unit));
+    case APP_SLEEPER:
+        if (sp->phase == 0) {
+            if (sp->iter >= (uint64_t)w->k[0])
+                return core_exit(sp, t);
+            sp->phase = 1;
+            return core_compute(sp, t, (uint64_t)((double)w->k[2] * calib.sleeper_unit + calib.syscall));
+        }
+        sp->phase = 0;
+        sp->iter++;
+        return core_block(sp, t, (uint64_t)w->k[1] * 1000);
+    default:
+        if (sp->phase == 0) {
+            sp->phase = 1;
+            return core_compute(sp, t, barrier_work(sp, w, &last));
+        }
+        if (sp->phase == 1) {
+            sp->bar = w->bar;
+            return arrive(sp, t);
+        }
+        barrier_work(sp, w, &last); /* phase 2: after the barrier of iteration iter */
+        if (last)
+            return core_exit(sp, t);
+        sp->iter++;
+        sp->phase = 0;
+        return proceed(sp, t);
+    }
+}
+
+void work_start(struct sproc *sp, uint64_t t)
+{
+    sp->act = A_COMPUTE; /* nothing left: its first dispatch starts the program */
+    sp->left = 0;
+}
+
+/* Its current action ended at t, on its hart. */
+void work_step(struct sproc *sp, uint64_t t)
+{
+    if (sp->pending_block) {
+        sp->pending_block = 0;
+        if (!released(sp))
+            return core_block(sp, t, 0);
+    } else if (sp->act == A_SPIN && !released(sp)) {
+        return wait_turn(sp, t); /* twophase's bound passed, or adaptive re-decides */
+    }
+    if (sp->bar && sp->phase == 1)
+        sp->phase = 2; /* released while it waited */
+    proceed(sp, t);
+}
+
+/* It has a hart again from t: go on with what it was doing. */
+void work_dispatched(struct sproc *sp, uint64_t t)
+{
+    switch (sp->act) {
+    case A_COMPUTE:
+        sp->seg_start = t;
+        sim_post(t + sp->left, EV_STEP, -1, sp, 0);
+        return;
+    case A_SPIN:
+        if (released(sp) || sp->bar->wait != W_SPIN)
+            sim_post(t, EV_STEP, -1, sp, 0);
+        return;
+    case A_BLOCKED:
+        sp->act = A_COMPUTE; /* back from futex_wait: the system call's return */
+        sp->left = 0;
+        sim_post(t, EV_STEP, -1, sp, 0);
+        return;
+    case A_EXIT:
+        panic("sim: an exited process was dispatched");
+    }
+}
+
+/* It lost its hart: adaptive waiters of its job that spin on it re-decide. */
+void work_descheduled(struct sproc *sp, uint64_t t)
+{
+    struct sbar *b = sjobs[sp->p.job->id - 1].bar;
+    if (!b || b->wait != W_ADAPTIVE)
+        return;
+    for (int i = 0; i < b->nwait; i++)
+        if (b->waiter[i]->act == A_SPIN && core_running(b->waiter[i]))
+            sim_post(t, EV_STEP, -1, b->waiter[i], 0);
+}
