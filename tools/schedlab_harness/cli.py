@@ -32,6 +32,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--qemu-extra", metavar="ARGS", help='extra QEMU arguments, e.g. "-numa ..."')
     parser.add_argument("--kernel", metavar="PATH", help="kernel ELF (default build/kernel.elf)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each raw console")
+    parser.add_argument("--sim", action="store_true",
+                        help="run in the simulator (make sim) instead of QEMU: any --cpus; output says sim=")
 
 
 def build_parser() -> argparse.ArgumentParser:

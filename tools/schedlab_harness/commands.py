@@ -25,6 +25,7 @@ from .console import parse_console
 from .mix import background_apps, override, split_tokens, token_key
 from .qemu import REPO_ROOT, HarnessError, Run, boot, host_cores, oversubscription_warning
 from .scenario import Scenario, scenario_from_args
+from .sim import sim_boot
 from .stats import Spread
 from .table import (comparison_table, format_table, gang_table, ms, ranking_line, results_table, spread,
                     summary_line, switch_line, trace_paragraph)
@@ -55,13 +56,20 @@ def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple
     """(cpus, repeat): command line first, then the scenario header, then defaults; warns once."""
     cpus = args.cpus or scenario.cpus or default_cpus()
     repeat = args.repeat or scenario.repeat or default_repeat
-    warning = oversubscription_warning(cpus)
+    warning = None if getattr(args, "sim", False) else oversubscription_warning(cpus)
     if warning:
         note(warning)
     return cpus, repeat
 
 
+def _sim_tag(args: Namespace) -> str:
+    """Marks every header of a simulated run: its numbers are a model's, not a measurement."""
+    return " SIMULATED" if getattr(args, "sim", False) else ""
+
+
 def _boot(args: Namespace, cpus: int, tokens) -> Run:
+    if getattr(args, "sim", False):
+        return sim_boot(cpus, " ".join(tokens), timeout=args.timeout)
     return boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
                 extra=args.qemu_extra or ())
 
@@ -192,7 +200,7 @@ def run_command(args: Namespace) -> int:
     for index in range(repeat):
         run = _boot(args, cpus, tokens)
         entries.append((run_meta(index, run), run))
-        print(f"== run {index + 1}/{repeat}  cpus={cpus}  {run.verdict}  ({run.seconds:.1f} s)"
+        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}  {run.verdict}  ({run.seconds:.1f} s)"
               f"  bootargs: {run.bootargs}")
         if args.verbose:
             print(run.console.rstrip())
@@ -288,7 +296,7 @@ def compare_command(args: Namespace) -> int:
                 break
 
     outcomes = cmp.aggregate(done, jobs, policies, repeat)
-    print(f"== compare: cpus={cpus} repeats={repeat} policies={','.join(policies)}"
+    print(f"== compare: cpus={cpus}{_sim_tag(args)} repeats={repeat} policies={','.join(policies)}"
           f"  mix: {' '.join(j.token for j in jobs)}")
     print(comparison_table(outcomes))
     print(ranking_line(outcomes))
