@@ -133,7 +133,7 @@ include lib/host.mk
 include tests/host/host.mk
 include tools/sim/sim.mk
 
-test: all host host-test          # host: the apps built for Linux, which tests/test_fine.py runs too
+test: all host host-test sim sim-asan          # host: the apps built for Linux, which tests/test_fine.py runs too
 	$(PYTHON) -m pytest -q tests
 
 # Not part of `make test`: timings, one BENCH line per figure (tools/bench).

@@ -68,6 +68,7 @@ struct sproc {
     int phase;               /* the program's position within an iteration */
     struct sbar *bar;        /* the barrier it waits at (A_SPIN / A_BLOCKED) */
     uint64_t episode;        /* the barrier episode it waits for */
+    int waiting;             /* at its barrier until the episode is released */
     int pending_block;       /* it is in the futex_wait system call (a compute segment) */
 };
 
@@ -93,6 +94,7 @@ void work_step(struct sproc *sp, uint64_t t);              /* its current action
 void work_dispatched(struct sproc *sp, uint64_t t);        /* it got a hart again */
 void work_descheduled(struct sproc *sp, uint64_t t);       /* it lost its hart (adaptive waiters look) */
 const char *work_models(void);
+void work_free(void);
 
 /* ---- the simulated core (sim_core.c): what work_*() may ask of it ---- */
 static inline struct sproc *sproc_of(struct proc *p) { return (struct sproc *)p; }

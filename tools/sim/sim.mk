@@ -4,7 +4,7 @@
 #                        in with no edit), slots/allot/classes, kernel/scenario.c and kernel/trace.c, built
 #                        for the host with -DSCHEDLAB_SIM against tools/sim's core. A policy that calls a
 #                        kernel service the simulated core lacks fails here, at link time, naming it.
-#   make sim-test        its unit tests (tools/sim/test_sim.py), ASan/UBSan build
+#   make sim-asan        the same under ASan/UBSan (build/sim-asan), which make test runs (tests/test_sim.py)
 #   make sim-calibrate   measure the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
 
 SIM_OUT    ?= $(B)/sim
@@ -18,7 +18,7 @@ SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
 SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 
-.PHONY: sim sim-test sim-calibrate
+.PHONY: sim sim-asan sim-calibrate sim-validate sim-reproduce
 sim: $(SIM_OUT)/schedlab-sim apps
 
 $(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld
@@ -28,9 +28,10 @@ $(SIM_OUT)/obj/%.o: %.c $(SIM_HDRS)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Ikernel/sched -c -o $@ $<
 
-sim-test:
-	$(MAKE) sim SIM_OUT=$(B)/sim-asan SIM_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
-	$(PYTHON) -m pytest -q tools/sim/test_sim.py
+# The build make test runs (tests/test_sim.py prefers it): the same sources under ASan/UBSan.
+sim-asan:
+	$(MAKE) --no-print-directory $(B)/sim-asan/schedlab-sim SIM_OUT=$(B)/sim-asan \
+	    SIM_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 sim-calibrate: all
 	$(PYTHON) tools/sim/calibrate.py --name $(SIM_CALIB_NAME)

@@ -199,5 +199,9 @@ int main(int argc, char **argv)
     }
     if (stats)
         fprintf(stderr, "sim: %lu events, simulated %lu us\n", sim_events, sim_makespan / 1000);
+    work_free();
+    for (int h = 0; h < ncpus; h++)
+        for (int i = 0; i < TRACE_MAX_PAGES; i++)
+            free(trace_rings[h].page[i]);
     return nfailed ? 1 : 0;
 }

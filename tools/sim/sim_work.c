@@ -94,7 +94,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->wait = choice(a, "barrier", waits, 4);
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
-    w->rng = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)j->id << 32) ^ j->scen->at_us;
+    w->rng = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
     if (w->app <= APP_GAUSS) {
         w->bar = calloc(1, sizeof *w->bar);
         w->bar->n = j->nprocs;
@@ -171,6 +171,7 @@ static void arrive(struct sproc *sp, uint64_t t)
     struct sbar *b = sp->bar;
     if (++b->arrived < b->n) {
         sp->episode = b->episode;
+        sp->waiting = 1;
         sp->spin_until = t + (uint64_t)calib.futex_cross;
         b->waiter[b->nwait++] = sp;
         wait_turn(sp, t);
@@ -275,15 +276,17 @@ void work_start(struct sproc *sp, uint64_t t)
 /* Its current action ended at t, on its hart. */
 void work_step(struct sproc *sp, uint64_t t)
 {
-    if (sp->pending_block) {
-        sp->pending_block = 0;
-        if (!released(sp))
-            return core_block(sp, t, 0);
-    } else if (sp->act == A_SPIN && !released(sp)) {
-        return wait_turn(sp, t); /* twophase's bound passed, or adaptive re-decides */
+    if (sp->waiting) { /* at its barrier: spinning, entering futex_wait, or back from it */
+        if (sp->pending_block) {
+            sp->pending_block = 0;
+            if (!released(sp))
+                return core_block(sp, t, 0);
+        } else if (!released(sp)) {
+            return wait_turn(sp, t); /* twophase's bound passed, adaptive re-decides, or a spurious wake */
+        }
+        sp->waiting = 0;
+        sp->phase = 2;
     }
-    if (sp->bar && sp->phase == 1)
-        sp->phase = 2; /* released while it waited */
     proceed(sp, t);
 }
 
@@ -318,4 +321,17 @@ void work_descheduled(struct sproc *sp, uint64_t t)
     for (int i = 0; i < b->nwait; i++)
         if (b->waiter[i]->act == A_SPIN && core_running(b->waiter[i]))
             sim_post(t, EV_STEP, -1, b->waiter[i], 0);
+}
+
+/* Give back what work_setup and core_admit took (the run is over). */
+void work_free(void)
+{
+    for (int j = 0; j < NJOB; j++) {
+        free(sjobs[j].bar);
+        sjobs[j].bar = 0;
+        for (int i = 0; i < SL_MAX_PROCS; i++) {
+            free(sprocs[j][i]);
+            sprocs[j][i] = 0;
+        }
+    }
 }

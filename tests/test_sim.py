@@ -1,0 +1,148 @@
+"""The simulator (make sim, tools/sim): its engine, its barrier model, the kernel's policy invariants on its
+traces, determinism, its build contract (a new policy is picked up; a missing core service fails the
+link), and the QEMU-vs-simulator validation pipeline on a tiny mix.
+
+Every run uses the ASan/UBSan build (build/sim-asan, `make sim-asan`, a prerequisite of make test) when it
+exists. The policy checks are the QEMU tests' own functions, called with a simulator in place of QEMU.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import test_gang
+import test_partition
+import test_workers
+from schedlab_harness import trace as tr
+from schedlab_harness.qemu import REPO_ROOT
+from schedlab_harness.sim import sim_boot
+
+ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
+if ASAN.is_file():
+    os.environ.setdefault("SCHEDLAB_SIM", str(ASAN))
+
+
+def simboot(cpus, bootargs, timeout=120):
+    return sim_boot(cpus, bootargs, timeout=timeout)
+
+
+def run_ok(cpus, bootargs):
+    run = simboot(cpus, bootargs)
+    assert run.ok, run.console[-2000:]
+    assert run.boot["sim"] and run.summary["sim"] and all(r["sim"] for r in run.results)
+    return run
+
+
+def elapsed(run, job=1):
+    return next(r for r in run.results if r["job"] == job)["elapsed_us"]
+
+
+# ---------------------------------------------------------------- the engine and the barrier model
+
+def test_events_are_handled_in_time_order():
+    trace = tr.parse_trace(run_ok(4, "trace=on policy=timeslice quantum=1ms job=synth:procs=6,iters=50,var=500 "
+                                     "job=sleeper:procs=2,iters=5,sleep_us=300").console)
+    for hart in range(4):
+        times = [r.time_us for r in trace.records if r.hart == hart]
+        assert times == sorted(times)
+
+
+def test_spin_barrier_releases_when_the_last_arrives():
+    # one iteration, very uneven work: both leave the barrier (and exit) together, after the slower one's work
+    run = run_ok(2, "trace=on job=synth:procs=2,iters=1,grain=1000,var=100000,barrier=spin")
+    exits = [r.time_us for r in tr.parse_trace(run.console).records if r.event == "exit"]
+    assert len(exits) == 2 and abs(exits[0] - exits[1]) < 5
+
+
+def test_a_preempted_spinner_delays_everyone():
+    # two spinning processes on one hart: a turn (a quantum) ends with the spinner's own arrival at the next
+    # episode, so it takes a quantum per two episodes; blocking hands the hart over at once
+    spin = elapsed(run_ok(1, "quantum=1ms job=synth:procs=2,iters=12,grain=100,barrier=spin"))
+    block = elapsed(run_ok(1, "quantum=1ms job=synth:procs=2,iters=12,grain=100,barrier=block"))
+    assert spin >= 5 * 1000 and block < 1000, (spin, block)
+
+
+@pytest.mark.parametrize("wait", ["spin", "block", "twophase", "adaptive"])
+@pytest.mark.parametrize("policy", ["timeslice", "gang", "partition", "global"])
+def test_every_policy_and_wait_kind_finishes(policy, wait):
+    run = run_ok(4, f"policy={policy} quantum=1ms job=synth:procs=4,iters=200,barrier={wait} "
+                    f"job=oddeven:procs=3,n=256,barrier={wait} job=gauss:procs=2,n=48,barrier={wait} "
+                    "job=sleeper:procs=1,iters=3,sleep_us=500 job=hog:procs=2")
+    assert run.summary["jobs"] == 5 and run.summary["failed"] == 0
+
+
+def test_same_scenario_same_bytes_and_the_seed_matters():
+    args = "trace=on policy=timeslice quantum=1ms seed=7 job=synth:procs=3,iters=300,var=800 job=hog:procs=2"
+    a, b = simboot(3, args), simboot(3, args)
+    assert a.console == b.console
+    c = simboot(3, args.replace("seed=7", "seed=8"))
+    assert c.console != a.console
+
+
+def test_the_kernel_parser_refuses_what_the_kernel_refuses():
+    run = simboot(2, "job=synth:procs=2,grian=5")
+    assert run.exit_code == 2 and "grian" in run.console
+
+
+def test_an_app_without_a_model_is_refused_by_name():
+    run = simboot(2, "job=knary:procs=2")
+    assert run.exit_code == 2 and "knary" in run.console
+
+
+# ---------------------------------------------------------------- the kernel's invariants on simulated traces
+
+def test_gang_coschedules_every_gang():
+    test_gang.test_gang_coschedules_every_gang(simboot)
+
+
+def test_partitions_are_disjoint():
+    test_partition.test_harts_are_exclusive_between_repartitions(simboot)
+
+
+def test_global_migrates_never_doubles_and_serves_fifo():
+    test_workers.test_global_migrates_never_doubles_and_serves_fifo(simboot)
+
+
+def test_sixteen_harts_gang():
+    trace = tr.parse_trace(run_ok(16, "trace=on policy=gang quantum=2ms job=gauss:procs=16,n=96,barrier=spin "
+                                      "job=gauss:procs=8,n=96,barrier=spin job=hog:procs=16").console)
+    test_gang.assert_coscheduled(trace)
+
+
+# ---------------------------------------------------------------- the build contract
+
+def _make_sim(tmp_path, policy_file):
+    return subprocess.run(["make", "--no-print-directory", f"SIM_OUT={tmp_path}/sim", f"EXTRA_POLICIES={policy_file}",
+                           f"{tmp_path}/sim/schedlab-sim"], cwd=REPO_ROOT, capture_output=True, text=True)
+
+
+def test_a_new_policy_file_runs_in_the_simulator(tmp_path):
+    build = _make_sim(tmp_path, "tests/policies/fifo.c")
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([f"{tmp_path}/sim/schedlab-sim", "--cpus", "3", "policy=fifo job=synth:procs=3,iters=50"],
+                         cwd=REPO_ROOT, capture_output=True, text=True)
+    assert run.returncode == 0 and "SUMMARY policy=fifo" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_policy_needing_a_missing_core_service_fails_to_link(tmp_path):
+    src = (REPO_ROOT / "tests/policies/fifo.c").read_text()
+    bad = tmp_path / "needy.c"
+    bad.write_text(src.replace('"fifo"', '"needy"').replace("fifo_class", "needy_class")
+                   + "\nvoid needy_probe(void) { sched_arm_timer(); }\n")
+    build = _make_sim(tmp_path, str(bad))
+    assert build.returncode != 0 and "sched_arm_timer" in build.stderr, build.stderr[-2000:]
+
+
+# ---------------------------------------------------------------- the validation pipeline (QEMU at CPUS=2)
+
+@pytest.mark.qemu
+def test_validation_pipeline_on_a_tiny_mix(tmp_path):
+    out = subprocess.run([sys.executable, "tools/sim/validate.py", "--tiny", "--cpus", "2",
+                          "--json", str(tmp_path / "v.json")], cwd=REPO_ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "slowdown qemu" in out.stdout and "sim" in out.stdout
+    assert (tmp_path / "v.json").is_file()

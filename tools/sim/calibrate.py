@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Measure the simulator's costs on QEMU and write tools/sim/calib/<name>.json (make sim-calibrate).
+
+Every number is a median over --repeat boots, at CPUS=2 unless noted, each recorded in "sources" with the
+exact bootargs it came from:
+  kbench what=syscall|yield (ns_per_op), what=futex at CPUS=1 (same hart) and CPUS=2 (cross hart)
+  bbench: every barrier shape x wait kind at 2 processes on 2 harts (its BENCH lines)
+  per-work-unit costs from single-process boots (cpu_us over the units the app's keys imply):
+    synth grain x iters units, oddeven n x ceil(n/2) compare-exchanges, gauss coarse sum (n-k)(n-k-1) row ops
+The slot-switch cost comes from a gang trace (schedlab trace --stats: cost per hart median).
+
+Timings: run this on a quiet machine with at least 2 free cores, never on a loaded one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import socket
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from schedlab_harness import trace as tr  # noqa: E402
+from schedlab_harness.qemu import boot  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def _ok(run):
+    if not run.ok:
+        raise SystemExit(f"calibration boot failed: {run.bootargs}\n{run.console[-1500:]}")
+    return run
+
+
+def median_of(repeat: int, cpus: int, bootargs: str, pick) -> float:
+    return statistics.median(pick(_ok(boot(cpus, bootargs, timeout=600))) for _ in range(repeat))
+
+
+def kbench(repeat: int, cpus: int, what: str, ops: int) -> tuple[float, str]:
+    args = f"job=kbench:procs={2 if what == 'futex' else 1},what={what},ops={ops}"
+    return median_of(repeat, cpus, args, lambda r: float(r.results[0]["ns_per_op"])), f"{args} CPUS={cpus}"
+
+
+def per_unit(repeat: int, args: str, units: float) -> tuple[float, str]:
+    ns = median_of(repeat, 2, args, lambda r: float(r.results[0]["cpu_us"]) * 1000.0 / units)
+    return ns, f"{args} CPUS=2: cpu_us*1000/{units:.0f} units"
+
+
+def barriers(repeat: int) -> dict[str, list[float]]:
+    found: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        run = _ok(boot(2, "job=bbench:procs=2", timeout=600))
+        for line in run.console.splitlines():
+            m = re.search(r"BENCH barrier_(\w+?)_(\w+)_ns ([\d.]+)", line)
+            if m:
+                found.setdefault(f"{m[1]}_{m[2]}", []).append(float(m[3]))
+    return found
+
+
+def slot_switch(repeat: int) -> tuple[float, str]:
+    args = "policy=gang trace=on quantum=10ms job=hog:procs=2 job=synth:procs=2,iters=4000"
+
+    def cost(run):
+        stats = tr.switch_stats(tr.parse_trace(run.console))
+        return (stats.cost_median_us or 0.0) * 1000.0
+
+    return median_of(repeat, 2, args, cost), f"{args} CPUS=2: schedlab trace --stats cost per hart median"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--name", default=socket.gethostname().split(".")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("-o", "--output", help="default tools/sim/calib/<name>.json")
+    args = ap.parse_args(argv)
+    r = args.repeat
+    c: dict[str, float] = {}
+    src: dict[str, str] = {}
+
+    def put(key, value_source):
+        c[key], src[key] = value_source
+
+    put("syscall_ns", kbench(r, 2, "syscall", 20000))
+    put("yield_ns", kbench(r, 2, "yield", 20000))
+    put("futex_same_hart_ns", kbench(r, 1, "futex", 5000))
+    put("futex_cross_hart_ns", kbench(r, 2, "futex", 5000))
+    bars = barriers(r)
+    for shape in ("central", "tree", "combination"):
+        for wait in ("spin", "block"):
+            key = f"barrier_{shape}_{wait}_ns"
+            c[key] = statistics.median(bars[f"{shape}_{wait}"])
+            src[key] = "bbench procs=2 CPUS=2 (BENCH line), median of boots"
+    for wait in ("twophase", "adaptive"):
+        c[f"barrier_{wait}_ns"] = statistics.median(bars[f"central_{wait}"])
+        src[f"barrier_{wait}_ns"] = "bbench procs=2 CPUS=2, central shape"
+    put("synth_unit_ns", per_unit(r, "job=synth:procs=1,iters=200,grain=20000", 200 * 20000))
+    n = 2048
+    put("oddeven_cx_ns", per_unit(r, f"job=oddeven:procs=1,n={n}", n * (n // 2)))
+    g = 160
+    put("gauss_rowop_ns", per_unit(r, f"job=gauss:procs=1,n={g}", sum((g - k) * (g - k - 1) for k in range(g))))
+    c["hog_unit_ns"] = c["sleeper_unit_ns"] = c["synth_unit_ns"]
+    src["hog_unit_ns"] = src["sleeper_unit_ns"] = "the synth unit (the same LCG step, lib/lcg.h)"
+    put("gang_slot_switch_ns", slot_switch(r))
+    prev = json.loads((HERE / "calib" / "default.json").read_text())
+    for key in ("empty_call_ns", "uthread_yield_ns"):  # informational: the model does not use them yet
+        c[key] = prev[key]
+        src[key] = f"carried over from default.json ({prev['sources'].get(key, 'see there')})"
+    out = Path(args.output or HERE / "calib" / f"{args.name}.json")
+    out.write_text(json.dumps({"name": args.name, "host": socket.gethostname(), **c, "sources": src}, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
