@@ -55,8 +55,7 @@ int calib_load(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return snprintf(err, errlen, "cannot open the calibration file %s (make sim-calibrate writes one)", path),
-               -1;
+        return snprintf(err, errlen, "cannot open the calibration file %s (make sim-calibrate writes one)", path), -1;
     static char text[65536];
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
@@ -68,8 +67,10 @@ int calib_load(const char *path, char *err, size_t errlen)
     if (!p || sscanf(strchr(p + 6, '"') ? strchr(p + 6, '"') + 1 : "", "%63[A-Za-z0-9_.-]", calib.name) != 1)
         return snprintf(err, errlen, "%s: no \"name\" (letters, digits, . _ -)", path), -1;
     if (calib.yield < calib.syscall || calib.futex_cross < calib.futex_same)
-        return snprintf(err, errlen, "%s: yield must cost at least a syscall, a cross-hart hand-off at least a "
-                                     "same-hart one", path),
+        return snprintf(err, errlen,
+                        "%s: yield must cost at least a syscall, a cross-hart hand-off at least a "
+                        "same-hart one",
+                        path),
                -1;
     return 0;
 }

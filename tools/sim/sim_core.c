@@ -343,7 +343,8 @@ void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, ui
         cpus[i].id = i;
         cpus[i].hartid = (uint64_t)i;
         cpus[i].idle = IDLE_HALT;
-        cpus[i].next_tick = sched->one_timer ? (i ? ~0UL : sched_quantum) : sched_quantum + sched_rand() % sched_quantum;
+        cpus[i].next_tick =
+            sched->one_timer ? (i ? ~0UL : sched_quantum) : sched_quantum + sched_rand() % sched_quantum;
         if (cpus[i].next_tick != ~0UL)
             post_tick(i);
     }

@@ -98,8 +98,8 @@ static void print_result(struct job *j)
            "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
            "adapt=%s migrations=%lu mem_kb=%lu sim=%s\n",
            j->id, j->scen->app, sched->name, ncpus, j->nprocs, j->arrive / 1000, start / 1000, j->end / 1000,
-           (j->end - start) / 1000, j->cpu_ticks / 1000, ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
-           ok ? "" : " ", ok ? "" : j->kill_reason, j->nswitch, j->npreempt, j->nblock, j->blocked_ticks / 1000,
+           (j->end - start) / 1000, j->cpu_ticks / 1000, ok ? "ok" : "FAIL", keys[0] ? " " : "", keys, ok ? "" : " ",
+           ok ? "" : j->kill_reason, j->nswitch, j->npreempt, j->nblock, j->blocked_ticks / 1000,
            j->adaptive ? "yes" : "no", j->nmigrate, j->scen->mem_bytes >> 10, calib_name);
     nfailed += !ok;
 }
@@ -156,8 +156,12 @@ int main(int argc, char **argv)
     snprintf(calib_name, sizeof calib_name, "%s", calib.name);
     load_specs(apps);
     int npol;
-    struct scen_env env = { .nharts = harts, .free_bytes = mem_mb << 20, .lookup = lookup,
-                            .apps = work_models(), .policy_table = sched_policy_table(&npol), .trace_built = 1 };
+    struct scen_env env = { .nharts = harts,
+                            .free_bytes = mem_mb << 20,
+                            .lookup = lookup,
+                            .apps = work_models(),
+                            .policy_table = sched_policy_table(&npol),
+                            .trace_built = 1 };
     env.npolicies = npol;
     if (scenario_parse(bootargs ? bootargs : "", &env, &scen, err, sizeof err) < 0) {
         printf("PANIC scenario: %s\n", err);

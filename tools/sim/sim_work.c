@@ -37,7 +37,7 @@ static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog"
 struct sbar {
     int n, arrived, shape;
     enum wait_kind wait;
-    uint64_t episode;                  /* episodes released so far */
+    uint64_t episode; /* episodes released so far */
     struct sproc *waiter[SL_MAX_PROCS];
     int nwait;
 };
@@ -108,9 +108,10 @@ int work_setup(struct job *j, char *err, size_t errlen)
 
 static uint64_t release_ns(const struct sbar *b)
 {
-    double base = b->wait == W_SPIN ? calib.bar_spin[b->shape] : b->wait == W_TWOPHASE ? calib.bar_twophase
-                                                            : b->wait == W_ADAPTIVE   ? calib.bar_adaptive
-                                                                                      : calib.bar_spin[b->shape];
+    double base = b->wait == W_SPIN ? calib.bar_spin[b->shape]
+        : b->wait == W_TWOPHASE     ? calib.bar_twophase
+        : b->wait == W_ADAPTIVE     ? calib.bar_adaptive
+                                    : calib.bar_spin[b->shape];
     double scale = b->shape == 0 ? b->n / 2.0 : log2(b->n > 2 ? b->n : 2);
     return (uint64_t)(base * (scale > 0.5 ? scale : 0.5));
 }
@@ -141,12 +142,8 @@ static void begin_block(struct sproc *sp, uint64_t t)
 static void wait_turn(struct sproc *sp, uint64_t t)
 {
     switch (sp->bar->wait) {
-    case W_SPIN:
-        core_spin(sp, t);
-        return;
-    case W_BLOCK:
-        begin_block(sp, t);
-        return;
+    case W_SPIN: core_spin(sp, t); return;
+    case W_BLOCK: begin_block(sp, t); return;
     case W_TWOPHASE:
         if (t >= sp->spin_until)
             begin_block(sp, t);
@@ -307,8 +304,7 @@ void work_dispatched(struct sproc *sp, uint64_t t)
         sp->left = 0;
         sim_post(t, EV_STEP, -1, sp, 0);
         return;
-    case A_EXIT:
-        panic("sim: an exited process was dispatched");
+    case A_EXIT: panic("sim: an exited process was dispatched");
     }
 }
 
