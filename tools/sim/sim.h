@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 #include "../../kernel/sched/sched.h"
+#include "../../lib/rng.h"
 
 /* ---- calibration (sim_calib.c): ns unless named otherwise ---- */
 struct calib {
@@ -81,7 +82,7 @@ struct sjob {                /* a job's workload, beside its struct job */
     int fg;                  /* counts as foreground */
     int allot;               /* partition's allotment (info_set_allotment) */
     int started;             /* dispatched once: job->start is set */
-    uint64_t rng;
+    struct sl_rng rng;       /* the job's random work amounts (lib/rng.h), from seed= */
 };
 
 extern struct sjob sjobs[NJOB];

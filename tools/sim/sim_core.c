@@ -90,13 +90,8 @@ static void on_hart(int h, uint64_t t)
     sim_now = t;
 }
 
-uint64_t sched_rand(void)
-{
-    uint64_t z = (sched_seed += 0x9e3779b97f4a7c15UL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
-    return z ^ (z >> 31);
-}
+/* The kernel's splitmix64 over sched_seed (sched/core.c): the same sequence for the same seed=. */
+uint64_t sched_rand(void) { return sl_mix64(sched_seed += 0x9e3779b97f4a7c15UL); }
 
 void sched_ipi(uint64_t mask)
 {

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "../../lib/rng.h"
 
 enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, NAPPS };
 static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper" };
@@ -94,7 +95,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->wait = choice(a, "barrier", waits, 4);
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
-    w->rng = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
+    w->rng.s = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
     if (w->app <= APP_GAUSS) {
         w->bar = calloc(1, sizeof *w->bar);
         w->bar->n = j->nprocs;
@@ -194,13 +195,7 @@ static void arrive(struct sproc *sp, uint64_t t)
 
 /* ---- the programs ---- */
 
-static uint64_t rnd(struct sjob *w)
-{
-    uint64_t z = (w->rng += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(struct sjob *w) { return sl_rng_u64(&w->rng); }
 
 /* The work of iteration sp->iter of a barrier program, ns; 0 past its last iteration (exit). */
 static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
