@@ -18,6 +18,16 @@
  *         builds a frame below top (aligned down to 16) that, when switched
  *         to, calls fn(arg) with a 16-byte aligned sp and s0 (frame
  *         pointer) = 0; returns the sp to switch to. fn must never return.
+ *   void  sl_uctx_call(void (*fn)(void *), void *arg, void **unwind_sp)
+ *         calls fn(arg) on the current stack after saving the callee-saved
+ *         registers in a frame there and its sp in *unwind_sp; a normal
+ *         return from fn needs none of them back (fn kept them, as the ABI
+ *         says), so only ra is reloaded: the saves are what a later
+ *         sl_uctx_unwind needs.
+ *   void  sl_uctx_unwind(void *unwind_sp)  (noreturn)
+ *         abandons every frame above that of sl_uctx_call and returns from
+ *         sl_uctx_call as if fn had returned (sl_thread_exit of a thread
+ *         run on its joiner's stack, uthread.c).
  */
 #ifdef SL_TARGET_KERNEL
 
@@ -84,6 +94,78 @@ sl_uctx_switch:
     addi sp, sp, FRAME
     ret
 .size sl_uctx_switch, . - sl_uctx_switch
+
+.globl sl_uctx_call
+.type sl_uctx_call, @function
+sl_uctx_call:
+    addi sp, sp, -FRAME
+    sd   ra,   0(sp)
+    sd   s0,   8(sp)
+    sd   s1,  16(sp)
+    sd   s2,  24(sp)
+    sd   s3,  32(sp)
+    sd   s4,  40(sp)
+    sd   s5,  48(sp)
+    sd   s6,  56(sp)
+    sd   s7,  64(sp)
+    sd   s8,  72(sp)
+    sd   s9,  80(sp)
+    sd   s10, 88(sp)
+    sd   s11, 96(sp)
+    fsd  fs0, 104(sp)
+    fsd  fs1, 112(sp)
+    fsd  fs2, 120(sp)
+    fsd  fs3, 128(sp)
+    fsd  fs4, 136(sp)
+    fsd  fs5, 144(sp)
+    fsd  fs6, 152(sp)
+    fsd  fs7, 160(sp)
+    fsd  fs8, 168(sp)
+    fsd  fs9, 176(sp)
+    fsd  fs10, 184(sp)
+    fsd  fs11, 192(sp)
+    sd   sp, 0(a2)
+    mv   t0, a0
+    mv   a0, a1
+    jalr t0
+    ld   ra, 0(sp)
+    addi sp, sp, FRAME
+    ret
+.size sl_uctx_call, . - sl_uctx_call
+
+/* The second half of sl_uctx_switch: the frame sl_uctx_call saved. */
+.globl sl_uctx_unwind
+.type sl_uctx_unwind, @function
+sl_uctx_unwind:
+    mv   sp, a0
+    ld   ra,   0(sp)
+    ld   s0,   8(sp)
+    ld   s1,  16(sp)
+    ld   s2,  24(sp)
+    ld   s3,  32(sp)
+    ld   s4,  40(sp)
+    ld   s5,  48(sp)
+    ld   s6,  56(sp)
+    ld   s7,  64(sp)
+    ld   s8,  72(sp)
+    ld   s9,  80(sp)
+    ld   s10, 88(sp)
+    ld   s11, 96(sp)
+    fld  fs0, 104(sp)
+    fld  fs1, 112(sp)
+    fld  fs2, 120(sp)
+    fld  fs3, 128(sp)
+    fld  fs4, 136(sp)
+    fld  fs5, 144(sp)
+    fld  fs6, 152(sp)
+    fld  fs7, 160(sp)
+    fld  fs8, 168(sp)
+    fld  fs9, 176(sp)
+    fld  fs10, 184(sp)
+    fld  fs11, 192(sp)
+    addi sp, sp, FRAME
+    ret
+.size sl_uctx_unwind, . - sl_uctx_unwind
 
 /* A fresh frame: every slot zero (fs* = +0.0) except ra = uctx_entry,
    s1 = arg, s2 = fn. */

@@ -228,6 +228,7 @@ struct sl_thread_stats {
     uint64_t resumes;        /* process control: times a process resumed a suspended one */
     uint64_t react_ticks;    /* process control: sum over suspensions of (suspension - allotment change) */
     uint64_t react_max_ticks;/* the longest of those */
+    uint64_t inlined;        /* threads run on their joiner's stack (joined before anyone else took them) */
 };
 void sl_threads_stats(struct sl_thread_stats *out);
 

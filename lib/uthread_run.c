@@ -55,10 +55,11 @@ static void run_collect(struct run *r)
         struct vp *s = &r->vps[i];
         struct sl_thread_stats *st = &s->st;
         threads += st->threads;
-        exited += s->exited;
+        exited += s->exited + st->inlined; /* an inline run ends in its joiner, not in reap */
         joinable += s->joinable;
         joined += s->joined;
         last_stats.steals += st->steals;
+        last_stats.inlined += st->inlined;
         last_stats.steal_fails += st->steal_fails;
         last_stats.yields += st->yields;
         last_stats.sleeps += st->sleeps;
@@ -94,13 +95,8 @@ void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only)
         sl_die("a thread run started inside a thread program (runs do not nest)");
     r = run_new(n, pinned_only, &mem);
     t = sl_ut_thread_get(0);
-    t->fn = main_fn;
-    t->arg = arg;
-    t->run = r;
-    t->detached = 1;
+    ut_thread_init(t, main_fn, arg, r, pinned_only ? 0 : -1, 1);
     t->is_main = 1;
-    t->worker = -1;
-    t->home = pinned_only ? 0 : -1;
     if (pinned_only)
         sl_ut_pq_append(&r->vps[0], t);
     else if (sl_deque_push_bottom(&r->vps[0].dq, t) < 0)
@@ -130,14 +126,12 @@ static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int 
     if (home < 0 && s->run->pinned_only)
         sl_uthread_fatal("a worker run (sl_run_workers) makes pinned threads only: use sl_thread_spawn_on");
     t = sl_ut_thread_get(s);
-    t->fn = fn;
-    t->arg = arg;
-    t->run = s->run;
-    t->detached = (uint8_t)detached;
-    t->home = (int16_t)home;
-    t->worker = -1;
+    ut_thread_init(t, fn, arg, s->run, home, detached);
     if (!detached) {
-        sl_joincnt_init(&t->done, 1);
+        /* sl_joincnt_init(&t->done, 1) without its release: the push below
+           publishes the descriptor, the counter with it */
+        t->done.waiter = 0;
+        __atomic_store_n(&t->done.count, 2, __ATOMIC_RELAXED);
         s->joinable++;
     }
     s->st.threads++;
@@ -193,11 +187,83 @@ int sl_thread_proc_hart(int proc)
     return __atomic_load_n(&r->vps[proc].hart, __ATOMIC_RELAXED);
 }
 
+/* ---- inline runs ----
+   A thread joined while it is still the newest item of the joiner's own
+   deque has not started, and nobody else can take it once the joiner pops
+   it: the joiner then calls its function right there, on the joiner's own
+   stack, as lazy task creation does (Mohr, Kranz & Halstead 1991; Cilk-5's
+   work-first spawn is the same call seen from the other side). No stack,
+   no switch, no join counter: the common case of create-then-join costs a
+   descriptor from the per-process cache, a deque push and pop, and a call.
+   A thread that was stolen first, or has started (it waited and was made
+   ready again), or is not the newest item, is joined the usual way.
+
+   The thread so run (t->inl) is a thread like any other: vp.cur is t while
+   it runs, so sl_thread_self, waits, yields and joins act for t, and t
+   borrows the joiner's stack (t->stack) - the joiner's frames lie below
+   t's. When t waits or yields it parks as usual, and the context saved is
+   that whole stack: t, with its joiner under it, may resume on another
+   process, and when t's function returns the joiner goes on from there,
+   wherever that is (it re-reads its vp). The joiner was about to wait for
+   t anyway, so nothing it would have done meanwhile is delayed. That is
+   why only a join runs a thread inline, never a join counter's or any
+   other wait: a waiter that ran some other thread under itself could not
+   resume before that thread finished, even if the thread waited for
+   something the waiter does after its own wait (a deadlock the program
+   does not have).
+
+   sl_thread_exit in t returns to the frame sl_uctx_call left (the saved
+   callee-saved registers), as if t's function had returned. Nesting is
+   bounded by the stack: a thread is run inline only while at least
+   INLINE_MIN_STACK bytes of the joiner's stack remain, so a thread always
+   has at least that much (3/4 of SL_THREAD_STACK), and deeper joins fall
+   back to threads with stacks of their own. */
+
+#define INLINE_MIN_STACK (STACK_BYTES / 4 * 3)
+
+static uintptr_t stack_pointer(void)
+{
+    uintptr_t sp;
+#if defined(__riscv)
+    asm volatile("mv %0, sp" : "=r"(sp));
+#elif defined(__x86_64__)
+    asm volatile("movq %%rsp, %0" : "=r"(sp));
+#else
+#error "uthread_run.c: stack_pointer() for this architecture"
+#endif
+    return sp;
+}
+
+/* t is the newest item of s's deque, and s runs a thread: run t inline if
+   it may (see above); 1 if it ran. */
+static int run_inline(struct vp *s, sl_thread_t *t)
+{
+    sl_thread_t *up = s->cur;
+
+    if (stack_pointer() - (uintptr_t)up->stack < INLINE_MIN_STACK + sizeof(struct stack))
+        return 0;
+    if (sl_deque_pop_bottom(&s->dq) != t)
+        return 0; /* a thief took it between the peek and the pop */
+    if (t->stack) {
+        sl_ut_push_local(s, t); /* it has started: it runs on its own stack */
+        return 0;
+    }
+    t->stack = up->stack;
+    t->inl = 1;
+    s->cur = t;
+    sl_uctx_call(t->fn, t->arg, &t->unwind_sp);
+    s = self_vp(); /* t may have moved the joiner to another process */
+    s->cur = up;
+    s->st.inlined++;
+    return 1;
+}
+
 void sl_thread_join(sl_thread_t *t)
 {
-    struct vp *s;
+    struct vp *s = self_vp();
 
-    sl_joincnt_wait(&t->done);
+    if (!(s && s->cur && sl_deque_peek_bottom(&s->dq) == t && run_inline(s, t)))
+        sl_joincnt_wait(&t->done);
     s = self_vp(); /* the process we are on now */
     if (s)
         s->joined++;
