@@ -156,6 +156,84 @@ static void m_stolen(void *arg)
     sl_thread_join(m);
 }
 
+/* ---- it parks and resumes on another process, its joiner under it: popped there by the owner of the
+   deque it was made ready on (mode 0), or stolen from that deque by a thief (mode 1). Pinned threads
+   keep the processes that must not take it busy, so either way is forced, not left to timing. ---- */
+static atomic_int parked, resumed;
+static int where, was_inline;
+static char *joiner_frame;
+
+static void spin_until(atomic_int *flag)
+{
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!atomic_load(flag)) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 10) {
+            atomic_fetch_add(&R.bad, 1);
+            break;
+        }
+    }
+}
+
+static void on_p0(void *arg) /* runs once the inline thread has parked (it held process 0 until then) */
+{
+    atomic_store(&parked, 1);
+    if (arg) /* mode 0: process 0 must not steal it back */
+        spin_until(&resumed);
+    sl_joincnt_signal(&R.jc);
+}
+
+static void on_p1(void *arg)
+{
+    spin_until(&parked);
+    sl_sem_v(&R.sem); /* the inline thread goes onto process 1's deque */
+    if (arg)          /* mode 1: process 1 must not pop it */
+        spin_until(&resumed);
+    sl_joincnt_signal(&R.jc);
+}
+
+static void parks(void *arg)
+{
+    intptr_t mode = (intptr_t)arg;
+    char here;
+    HOLD_DECL(21);
+
+    /* an idle thief may take it before the join: then it is an ordinary thread, on a stack of its own */
+    was_inline = &here < joiner_frame && joiner_frame - &here < SL_THREAD_STACK;
+
+    sl_thread_spawn_on(0, on_p0, (void *)(intptr_t)(mode == 0));
+    sl_thread_spawn_on(1, on_p1, (void *)(intptr_t)(mode == 1));
+    sl_sem_p(&R.sem);
+    where = sl_self();
+    atomic_store(&resumed, 1);
+    HOLD_CHECK(21);
+}
+
+static void m_move(void *arg)
+{
+    char frame;
+    HOLD_DECL(13);
+
+    joiner_frame = &frame;
+    for (int round = 0; round < 10; round++) {
+        intptr_t mode = round % 2;
+        atomic_store(&parked, 0);
+        atomic_store(&resumed, 0);
+        sl_sem_init(&R.sem, 0);
+        sl_joincnt_init(&R.jc, 2);
+        sl_thread_join(sl_thread_create(parks, (void *)mode));
+        if (was_inline) {
+            atomic_fetch_add(&R.count, 1);
+            if (sl_self() != where || where == (mode == 0 ? 0 : 1)) /* the joiner went on where it finished */
+                atomic_fetch_add(&R.bad, 1);
+        }
+        sl_joincnt_wait(&R.jc);
+    }
+    HOLD_CHECK(13);
+}
+
 /* ---- the jobs ---- */
 static void (*scenario)(void *);
 static void body(void)
@@ -193,6 +271,10 @@ static void test_all(int procs)
     CHECK(R.st.inlined >= 1 && R.st.inlined < 400); /* inline while the stack allows, then real stacks */
 
     if (procs > 1) {
+        run(procs, m_move);
+        CHECK(atomic_load(&R.bad) == 0 && R.st.steals >= 1);
+        CHECK(atomic_load(&R.count) >= 1 && (uint64_t)atomic_load(&R.count) == R.st.inlined);
+
         run(procs, m_stolen);
         CHECK(atomic_load(&R.bad) == 0 && R.st.steals >= 1 && R.st.inlined == 0);
     }
