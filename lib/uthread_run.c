@@ -128,10 +128,11 @@ static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int 
     t = sl_ut_thread_get(s);
     ut_thread_init(t, fn, arg, s->run, home, detached);
     if (!detached) {
-        /* sl_joincnt_init(&t->done, 1) without its release: the push below
-           publishes the descriptor, the counter with it */
+        /* sl_joincnt_init(&t->done, 1) without its release, and plain
+           stores: nobody else can see t before the push below publishes it
+           (a release), and the counter with it */
         t->done.waiter = 0;
-        __atomic_store_n(&t->done.count, 2, __ATOMIC_RELAXED);
+        t->done.count = 2;
         s->joinable++;
     }
     s->st.threads++;
@@ -235,8 +236,9 @@ static uintptr_t stack_pointer(void)
 }
 
 /* t is the newest item of s's deque, and s runs a thread: run t inline if
-   it may (see above); 1 if it ran. */
-static int run_inline(struct vp *s, sl_thread_t *t)
+   it may (see above). The vp the caller is on afterwards, or NULL if t
+   did not run. */
+static struct vp *run_inline(struct vp *s, sl_thread_t *t)
 {
     sl_thread_t *up = s->cur;
 
@@ -255,16 +257,21 @@ static int run_inline(struct vp *s, sl_thread_t *t)
     s = self_vp(); /* t may have moved the joiner to another process */
     s->cur = up;
     s->st.inlined++;
-    return 1;
+    return s;
 }
 
 void sl_thread_join(sl_thread_t *t)
 {
-    struct vp *s = self_vp();
+    struct vp *s = self_vp(), *ran = 0;
 
-    if (!(s && s->cur && sl_deque_peek_bottom(&s->dq) == t && run_inline(s, t)))
+    if (s && s->cur && sl_deque_peek_bottom(&s->dq) == t)
+        ran = run_inline(s, t);
+    if (!ran) {
         sl_joincnt_wait(&t->done);
-    s = self_vp(); /* the process we are on now */
+        s = self_vp(); /* the process we are on now */
+    } else {
+        s = ran;
+    }
     if (s)
         s->joined++;
     sl_ut_thread_put(s, t);
