@@ -22,10 +22,7 @@
  */
 #if defined(__x86_64__)
 
-.text
-.globl sl_uctx_switch
-.type sl_uctx_switch, @function
-sl_uctx_switch:
+.macro SAVE_FRAME          /* push the frame described above */
     pushq %rbp
     pushq %rbx
     pushq %r12
@@ -35,8 +32,9 @@ sl_uctx_switch:
     subq  $8, %rsp
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
-    movq  %rsp, (%rdi)
-    movq  %rsi, %rsp
+.endm
+
+.macro LOAD_FRAME          /* pop it */
     ldmxcsr (%rsp)
     fldcw   4(%rsp)
     addq  $8, %rsp
@@ -46,6 +44,16 @@ sl_uctx_switch:
     popq  %r12
     popq  %rbx
     popq  %rbp
+.endm
+
+.text
+.globl sl_uctx_switch
+.type sl_uctx_switch, @function
+sl_uctx_switch:
+    SAVE_FRAME
+    movq  %rsp, (%rdi)
+    movq  %rsi, %rsp
+    LOAD_FRAME
     ret
 .size sl_uctx_switch, . - sl_uctx_switch
 
@@ -55,15 +63,7 @@ sl_uctx_switch:
 .globl sl_uctx_call
 .type sl_uctx_call, @function
 sl_uctx_call:
-    pushq %rbp
-    pushq %rbx
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
-    subq  $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw  4(%rsp)
+    SAVE_FRAME
     movq  %rsp, (%rdx)
     movq  %rdi, %rax
     movq  %rsi, %rdi
@@ -76,15 +76,7 @@ sl_uctx_call:
 .type sl_uctx_unwind, @function
 sl_uctx_unwind:
     movq  %rdi, %rsp
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
-    addq  $8, %rsp
-    popq  %r15
-    popq  %r14
-    popq  %r13
-    popq  %r12
-    popq  %rbx
-    popq  %rbp
+    LOAD_FRAME
     ret
 .size sl_uctx_unwind, . - sl_uctx_unwind
 

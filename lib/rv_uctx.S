@@ -33,11 +33,7 @@
 
 #define FRAME 208       /* ra, s0-s11: 13 x 8; fs0-fs11: 12 x 8; rounded up to 16 */
 
-.text
-.balign 4
-.globl sl_uctx_switch
-.type sl_uctx_switch, @function
-sl_uctx_switch:
+.macro SAVE_FRAME          /* push a frame of ra, s0-s11, fs0-fs11 */
     addi sp, sp, -FRAME
     sd   ra,   0(sp)
     sd   s0,   8(sp)
@@ -64,8 +60,9 @@ sl_uctx_switch:
     fsd  fs9, 176(sp)
     fsd  fs10, 184(sp)
     fsd  fs11, 192(sp)
-    sd   sp, 0(a0)
-    mv   sp, a1
+.endm
+
+.macro LOAD_FRAME          /* pop it */
     ld   ra,   0(sp)
     ld   s0,   8(sp)
     ld   s1,  16(sp)
@@ -92,38 +89,24 @@ sl_uctx_switch:
     fld  fs10, 184(sp)
     fld  fs11, 192(sp)
     addi sp, sp, FRAME
+.endm
+
+.text
+.balign 4
+.globl sl_uctx_switch
+.type sl_uctx_switch, @function
+sl_uctx_switch:
+    SAVE_FRAME
+    sd   sp, 0(a0)
+    mv   sp, a1
+    LOAD_FRAME
     ret
 .size sl_uctx_switch, . - sl_uctx_switch
 
 .globl sl_uctx_call
 .type sl_uctx_call, @function
 sl_uctx_call:
-    addi sp, sp, -FRAME
-    sd   ra,   0(sp)
-    sd   s0,   8(sp)
-    sd   s1,  16(sp)
-    sd   s2,  24(sp)
-    sd   s3,  32(sp)
-    sd   s4,  40(sp)
-    sd   s5,  48(sp)
-    sd   s6,  56(sp)
-    sd   s7,  64(sp)
-    sd   s8,  72(sp)
-    sd   s9,  80(sp)
-    sd   s10, 88(sp)
-    sd   s11, 96(sp)
-    fsd  fs0, 104(sp)
-    fsd  fs1, 112(sp)
-    fsd  fs2, 120(sp)
-    fsd  fs3, 128(sp)
-    fsd  fs4, 136(sp)
-    fsd  fs5, 144(sp)
-    fsd  fs6, 152(sp)
-    fsd  fs7, 160(sp)
-    fsd  fs8, 168(sp)
-    fsd  fs9, 176(sp)
-    fsd  fs10, 184(sp)
-    fsd  fs11, 192(sp)
+    SAVE_FRAME
     sd   sp, 0(a2)
     mv   t0, a0
     mv   a0, a1
@@ -133,37 +116,12 @@ sl_uctx_call:
     ret
 .size sl_uctx_call, . - sl_uctx_call
 
-/* The second half of sl_uctx_switch: the frame sl_uctx_call saved. */
+/* The frame sl_uctx_call saved, as sl_uctx_switch loads one. */
 .globl sl_uctx_unwind
 .type sl_uctx_unwind, @function
 sl_uctx_unwind:
     mv   sp, a0
-    ld   ra,   0(sp)
-    ld   s0,   8(sp)
-    ld   s1,  16(sp)
-    ld   s2,  24(sp)
-    ld   s3,  32(sp)
-    ld   s4,  40(sp)
-    ld   s5,  48(sp)
-    ld   s6,  56(sp)
-    ld   s7,  64(sp)
-    ld   s8,  72(sp)
-    ld   s9,  80(sp)
-    ld   s10, 88(sp)
-    ld   s11, 96(sp)
-    fld  fs0, 104(sp)
-    fld  fs1, 112(sp)
-    fld  fs2, 120(sp)
-    fld  fs3, 128(sp)
-    fld  fs4, 136(sp)
-    fld  fs5, 144(sp)
-    fld  fs6, 152(sp)
-    fld  fs7, 160(sp)
-    fld  fs8, 168(sp)
-    fld  fs9, 176(sp)
-    fld  fs10, 184(sp)
-    fld  fs11, 192(sp)
-    addi sp, sp, FRAME
+    LOAD_FRAME
     ret
 .size sl_uctx_unwind, . - sl_uctx_unwind
 
