@@ -236,6 +236,8 @@ void sl_thread_exit(void)
 #if defined(__SANITIZE_ADDRESS__)
         __asan_handle_no_return(); /* the frames left behind must not stay poisoned */
 #endif
+        /* TSan has no hook for this jump: its shadow call stack keeps the
+           frames left behind, which only the stacks of its reports show */
         sl_uctx_unwind(t->unwind_sp);
     }
     to_loop(t, WHY_EXIT);
