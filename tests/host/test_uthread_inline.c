@@ -200,8 +200,10 @@ static void parks(void *arg)
     char here;
     HOLD_DECL(21);
 
-    /* an idle thief may take it before the join: then it is an ordinary thread, on a stack of its own */
-    was_inline = &here < joiner_frame && joiner_frame - &here < SL_THREAD_STACK;
+    /* an idle thief may take it before the join: then it is an ordinary thread, on a stack of its own,
+       which may lie just below the joiner's in memory; run inline, its frame is a few calls above the
+       joiner's (sl_thread_join, run_inline, sl_uctx_call) */
+    was_inline = &here < joiner_frame && joiner_frame - &here < SL_THREAD_STACK / 8;
 
     sl_thread_spawn_on(0, on_p0, (void *)(intptr_t)(mode == 0));
     sl_thread_spawn_on(1, on_p1, (void *)(intptr_t)(mode == 1));
