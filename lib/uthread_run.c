@@ -213,6 +213,10 @@ int sl_thread_proc_hart(int proc)
    something the waiter does after its own wait (a deadlock the program
    does not have).
 
+   A pinned joiner whose inline thread moved it away from its host goes
+   home by a yield right after the run (uthread.c, yielded), as it would at
+   its next pause.
+
    sl_thread_exit in t returns to the frame sl_uctx_call left (the saved
    callee-saved registers), as if t's function had returned. Nesting is
    bounded by the stack: a thread is run inline only while at least
@@ -257,6 +261,10 @@ static struct vp *run_inline(struct vp *s, sl_thread_t *t)
     s = self_vp(); /* t may have moved the joiner to another process */
     s->cur = up;
     s->st.inlined++;
+    if (up->home >= 0 && sl_pc_host(s->run, up->home) != (uint32_t)s->id) {
+        sl_thread_yield(); /* a pinned joiner: home first */
+        s = self_vp();
+    }
     return s;
 }
 

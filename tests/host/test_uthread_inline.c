@@ -2,7 +2,8 @@
    it is still the newest item of its joiner's deque runs on the joiner's stack. Checked: it runs as itself
    (sl_thread_self, sl_in_thread), it may yield, wait, join others (nested inline runs) and exit through
    sl_thread_exit, and after each of those - also after it has moved to another process - its joiner goes
-   on with its callee-saved registers and FP control word intact; threads stolen before the join take
+   on with its callee-saved registers and FP control word intact (a pinned joiner goes home first); threads
+   stolen before the join take
    the usual path. With one process nothing is ever stolen, so every create-then-join must run inline:
    the counts are exact there. Runs under ASan/UBSan and under TSan (lib/host.mk). */
 #include <fenv.h>
@@ -213,7 +214,7 @@ static void parks(void *arg)
     HOLD_CHECK(21);
 }
 
-static void m_move(void *arg)
+static void move_rounds(int pinned)
 {
     char frame;
     HOLD_DECL(13);
@@ -228,12 +229,23 @@ static void m_move(void *arg)
         sl_thread_join(sl_thread_create(parks, (void *)mode));
         if (was_inline) {
             atomic_fetch_add(&R.count, 1);
-            if (sl_self() != where || where == (mode == 0 ? 0 : 1)) /* the joiner went on where it finished */
+            if (where == (mode == 0 ? 0 : 1))
+                atomic_fetch_add(&R.bad, 1);
+            /* the joiner went on where its inline thread finished; pinned, it went home */
+            if (pinned ? sl_self() != 0 : sl_self() != where)
                 atomic_fetch_add(&R.bad, 1);
         }
         sl_joincnt_wait(&R.jc);
     }
     HOLD_CHECK(13);
+}
+
+static void pinned_joiner(void *arg) { move_rounds(1); }
+
+static void m_move(void *arg)
+{
+    move_rounds(0);
+    sl_thread_join(sl_thread_create_on(0, pinned_joiner, NULL));
 }
 
 /* ---- the jobs ---- */
@@ -275,7 +287,7 @@ static void test_all(int procs)
     if (procs > 1) {
         run(procs, m_move);
         CHECK(atomic_load(&R.bad) == 0 && R.st.steals >= 1);
-        CHECK(atomic_load(&R.count) >= 1 && (uint64_t)atomic_load(&R.count) == R.st.inlined);
+        CHECK(atomic_load(&R.count) >= 2 && (uint64_t)atomic_load(&R.count) == R.st.inlined);
 
         run(procs, m_stolen);
         CHECK(atomic_load(&R.bad) == 0 && R.st.steals >= 1 && R.st.inlined == 0);
