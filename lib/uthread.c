@@ -37,14 +37,6 @@
 #endif
 #endif
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
-#define __SANITIZE_ADDRESS__ 1
-#endif
-#if __has_feature(thread_sanitizer) && !defined(__SANITIZE_THREAD__)
-#define __SANITIZE_THREAD__ 1
-#endif
-#endif
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -236,9 +228,11 @@ void sl_thread_exit(void)
 #if defined(__SANITIZE_ADDRESS__)
         __asan_handle_no_return(); /* the frames left behind must not stay poisoned */
 #endif
-        /* TSan has no hook for this jump: its shadow call stack keeps the
-           frames left behind, which only the stacks of its reports show */
+#if defined(__SANITIZE_THREAD__)
+        longjmp(*(jmp_buf *)t->unwind_sp, 1); /* see run_inline */
+#else
         sl_uctx_unwind(t->unwind_sp);
+#endif
     }
     to_loop(t, WHY_EXIT);
     __builtin_unreachable();

@@ -45,6 +45,20 @@
 #include "deque.h"
 #include "uthread.h"
 
+/* Before any layout that depends on them: clang names the sanitizers only
+   through __has_feature. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1
+#endif
+#if __has_feature(thread_sanitizer) && !defined(__SANITIZE_THREAD__)
+#define __SANITIZE_THREAD__ 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#include <setjmp.h> /* inline runs under TSan (uthread_run.c) */
+#endif
+
 #define STACK_BYTES      (SL_THREAD_STACK - 64)  /* + the allocator's 64-byte header = whole pages */
 
 enum why { WHY_YIELD = 1, WHY_PARK, WHY_EXIT };
@@ -74,7 +88,7 @@ struct sl_thread {
     void          *park_obj;
     uint32_t       park_old;
     struct sl_joincnt done;        /* joinable: signalled once, when finished */
-    void          *unwind_sp;      /* inl: sl_uctx_call's frame, where sl_thread_exit returns to */
+    void          *unwind_sp;      /* inl: sl_uctx_call's frame (TSan: a jmp_buf), where sl_thread_exit returns to */
 #if defined(__SANITIZE_ADDRESS__)
     void          *asan_fake;
 #endif

@@ -257,7 +257,26 @@ static struct vp *run_inline(struct vp *s, sl_thread_t *t)
     t->stack = up->stack;
     t->inl = 1;
     s->cur = t;
+#if defined(__SANITIZE_THREAD__)
+    /* TSan keeps a shadow call stack that only its longjmp interceptor
+       unwinds: sl_uctx_unwind would leave the exited frames on it, to
+       overflow it after enough exits. longjmp keeps the FP control words
+       as they are, so they come back as sl_uctx_unwind brings them. (up,
+       mxcsr and x87 are not changed after setjmp.) */
+    jmp_buf back;
+    unsigned int mxcsr = __builtin_ia32_stmxcsr(); /* the host backend is x86-64 only (uthread.c) */
+    unsigned short x87;
+    asm volatile("fnstcw %0" : "=m"(x87));
+    t->unwind_sp = &back;
+    if (!setjmp(back)) {
+        t->fn(t->arg);
+    } else {
+        __builtin_ia32_ldmxcsr(mxcsr);
+        asm volatile("fldcw %0" : : "m"(x87));
+    }
+#else
     sl_uctx_call(t->fn, t->arg, &t->unwind_sp);
+#endif
     s = self_vp(); /* t may have moved the joiner to another process */
     s->cur = up;
     s->st.inlined++;
