@@ -36,11 +36,52 @@
  *                sides CAS the same age word and exactly one wins. A release
  *                store/acquire load pair cannot give this ordering; an
  *                acquire-release fence (fence.tso-like) cannot either.
+ *  peek_bottom   (deque.h) bot and slot[bot-1], both relaxed, no fence: the
+ *                owner reads what only it writes. What it returns may be
+ *                stolen meanwhile; only pop_bottom (with F1) decides that.
+ *  The owner's path thus has exactly two ordering points: the release of
+ *  bot in push (no full fence: a push needs no store-load order, because
+ *  a thief that reads the old bot just sees one item fewer, which is a
+ *  legal linearization) and F1 in pop. Neither can go: without the release
+ *  a thief may take a slot or descriptor not yet written, and without F1
+ *  an item is taken twice, as above (Cilk-5's THE protocol keeps the same
+ *  fence in its pop for the same reason).
  *  reset         bot = 0 (relaxed), then age = {tag+1, 0} by a RELEASE store
  *                or by the seq_cst CAS (which releases too): whoever reads
  *                the new age reads bot 0 or newer.
  */
 #include "deque.h"
+
+/* The accesses of the argument above. With C11 atomics everywhere but on
+   RISC-V with GCC before 13, whose atomics are stronger than the mapping
+   (RISC-V ISA manual, table A.6) asks: every atomic store there is an AMO
+   (amoswap) and every acquire load is followed by a full `fence`, which
+   the owner's push would pay twice and a thief's steal three times. There
+   the macros emit the mapping itself: a relaxed store is a plain aligned
+   store (single-copy atomic in RVWMO), a release store is `fence rw,w`
+   then that store, an acquire load is the load then `fence r,rw`. The
+   orders are the same, so the argument above holds unchanged; only the
+   seq_cst fences F1/F2 and the CASes stay full. Elsewhere (the host, and
+   TSan, which must see the atomics) they are the C11 operations. */
+#if defined(__riscv) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#define RV_PLAIN(p)     (*(volatile __typeof__(atomic_load_explicit((p), memory_order_relaxed)) *)(p))
+#define STORE_RLX(p, v) ((void)(RV_PLAIN(p) = (v)))
+#define STORE_REL(p, v)                              \
+    __extension__({                                  \
+        __asm__ volatile("fence rw,w" ::: "memory"); \
+        STORE_RLX(p, v);                             \
+    })
+#define LOAD_ACQ(p)                                                                   \
+    __extension__({                                                                   \
+        __typeof__(atomic_load_explicit((p), memory_order_relaxed)) v_ = RV_PLAIN(p); \
+        __asm__ volatile("fence r,rw" ::: "memory");                                  \
+        v_;                                                                           \
+    })
+#else
+#define STORE_RLX(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define STORE_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define LOAD_ACQ(p)     atomic_load_explicit((p), memory_order_acquire)
+#endif
 
 #define AGE(tag, top) (((uint64_t)(tag) << 32) | (uint64_t)(top))
 #define TOP(a)        ((uint32_t)(a))
@@ -64,15 +105,15 @@ int sl_deque_push_bottom(struct sl_deque *d, void *item)
         /* Full by index. If thieves took everything (top == bot), reset the
            way pop_bottom does on empty: a thief with an old {tag, top} fails
            its CAS, one that reads the new age reads bot 0. */
-        uint64_t a = atomic_load_explicit(&d->age, memory_order_acquire);
+        uint64_t a = LOAD_ACQ(&d->age);
         if (TOP(a) != b)
             return -1;
-        atomic_store_explicit(&d->bot, 0, memory_order_relaxed);
-        atomic_store_explicit(&d->age, AGE(TAG(a) + 1, 0), memory_order_release);
+        STORE_RLX(&d->bot, 0);
+        STORE_REL(&d->age, AGE(TAG(a) + 1, 0));
         b = 0;
     }
-    atomic_store_explicit(&d->slot[b], item, memory_order_relaxed);
-    atomic_store_explicit(&d->bot, b + 1, memory_order_release);
+    STORE_RLX(&d->slot[b], item);
+    STORE_REL(&d->bot, b + 1);
     return 0;
 }
 
@@ -85,30 +126,30 @@ void *sl_deque_pop_bottom(struct sl_deque *d)
     if (b == 0)
         return NULL;
     b--;
-    atomic_store_explicit(&d->bot, b, memory_order_relaxed);
+    STORE_RLX(&d->bot, b);
     atomic_thread_fence(memory_order_seq_cst); /* F1 */
     item = atomic_load_explicit(&d->slot[b], memory_order_relaxed);
     old = atomic_load_explicit(&d->age, memory_order_relaxed);
     if (b > TOP(old))
         return item; /* more than one item: no thief can reach b */
     /* b <= top: at most the one item at b is left (b == top), else none. */
-    atomic_store_explicit(&d->bot, 0, memory_order_relaxed);
+    STORE_RLX(&d->bot, 0);
     fresh = AGE(TAG(old) + 1, 0);
     if (b == TOP(old) &&
         atomic_compare_exchange_strong_explicit(&d->age, &old, fresh, memory_order_seq_cst, memory_order_relaxed))
-        return item;                                             /* won the race for the last item */
-    atomic_store_explicit(&d->age, fresh, memory_order_release); /* a thief won: just reset */
+        return item;           /* won the race for the last item */
+    STORE_REL(&d->age, fresh); /* a thief won: just reset */
     return NULL;
 }
 
 enum sl_steal sl_deque_pop_top(struct sl_deque *d, void **item)
 {
-    uint64_t old = atomic_load_explicit(&d->age, memory_order_acquire);
+    uint64_t old = LOAD_ACQ(&d->age);
     uint32_t b;
     void *it;
 
     atomic_thread_fence(memory_order_seq_cst); /* F2 */
-    b = atomic_load_explicit(&d->bot, memory_order_acquire);
+    b = LOAD_ACQ(&d->bot);
     if (b <= TOP(old))
         return SL_STEAL_EMPTY;
     it = atomic_load_explicit(&d->slot[TOP(old)], memory_order_relaxed);

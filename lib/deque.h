@@ -64,6 +64,15 @@ void sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap);
 int   sl_deque_push_bottom(struct sl_deque *d, void *item);
 /* Owner only. The newest item, or NULL when empty. */
 void *sl_deque_pop_bottom(struct sl_deque *d);
+/* Owner only. The item sl_deque_pop_bottom would return unless a thief
+   takes it first, or NULL when empty; changes nothing, no fence (bot and
+   the slots below it are written by the owner only). */
+static inline void *sl_deque_peek_bottom(struct sl_deque *d)
+{
+    uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
+
+    return b ? atomic_load_explicit(&d->slot[b - 1], memory_order_relaxed) : NULL;
+}
 /* Anyone. */
 enum sl_steal sl_deque_pop_top(struct sl_deque *d, void **item);
 /* Items present at some recent instant (a hint for thieves, never exact). */

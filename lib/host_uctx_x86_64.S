@@ -12,16 +12,17 @@
  *
  *   void  sl_uctx_switch(void **save_sp, void *new_sp)
  *   void *sl_uctx_init(void *top, void (*fn)(void *), void *arg)
+ *   void  sl_uctx_call(void (*fn)(void *), void *arg, void **unwind_sp)
+ *   void  sl_uctx_unwind(void *unwind_sp)   (noreturn)
+ * (the last two as in rv_uctx.S: call fn(arg) on this stack with a frame
+ * that sl_uctx_unwind can return through, skipping fn's frames)
  *
  * Frame, from the saved sp upward: mxcsr (4 bytes), x87 cw (2), pad (2),
  * r15, r14, r13, r12, rbx, rbp, return address: 64 bytes.
  */
 #if defined(__x86_64__)
 
-.text
-.globl sl_uctx_switch
-.type sl_uctx_switch, @function
-sl_uctx_switch:
+.macro SAVE_FRAME          /* push the frame described above */
     pushq %rbp
     pushq %rbx
     pushq %r12
@@ -31,8 +32,9 @@ sl_uctx_switch:
     subq  $8, %rsp
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
-    movq  %rsp, (%rdi)
-    movq  %rsi, %rsp
+.endm
+
+.macro LOAD_FRAME          /* pop it */
     ldmxcsr (%rsp)
     fldcw   4(%rsp)
     addq  $8, %rsp
@@ -42,8 +44,41 @@ sl_uctx_switch:
     popq  %r12
     popq  %rbx
     popq  %rbp
+.endm
+
+.text
+.globl sl_uctx_switch
+.type sl_uctx_switch, @function
+sl_uctx_switch:
+    SAVE_FRAME
+    movq  %rsp, (%rdi)
+    movq  %rsi, %rsp
+    LOAD_FRAME
     ret
 .size sl_uctx_switch, . - sl_uctx_switch
+
+/* rdi = fn, rsi = arg, rdx = unwind_sp. The frame is sl_uctx_switch's; rsp
+   is 16-byte aligned at the call. A normal return skips the restores: fn
+   kept the callee-saved registers. */
+.globl sl_uctx_call
+.type sl_uctx_call, @function
+sl_uctx_call:
+    SAVE_FRAME
+    movq  %rsp, (%rdx)
+    movq  %rdi, %rax
+    movq  %rsi, %rdi
+    callq *%rax
+    addq  $56, %rsp
+    ret
+.size sl_uctx_call, . - sl_uctx_call
+
+.globl sl_uctx_unwind
+.type sl_uctx_unwind, @function
+sl_uctx_unwind:
+    movq  %rdi, %rsp
+    LOAD_FRAME
+    ret
+.size sl_uctx_unwind, . - sl_uctx_unwind
 
 /* rdi = top, rsi = fn, rdx = arg. The frame ends at top (aligned down to
    16), so after its `ret` pops uctx_entry, rsp is 16-byte aligned and the

@@ -18,16 +18,22 @@
  *         builds a frame below top (aligned down to 16) that, when switched
  *         to, calls fn(arg) with a 16-byte aligned sp and s0 (frame
  *         pointer) = 0; returns the sp to switch to. fn must never return.
+ *   void  sl_uctx_call(void (*fn)(void *), void *arg, void **unwind_sp)
+ *         calls fn(arg) on the current stack after saving the callee-saved
+ *         registers in a frame there and its sp in *unwind_sp; a normal
+ *         return from fn needs none of them back (fn kept them, as the ABI
+ *         says), so only ra is reloaded: the saves are what a later
+ *         sl_uctx_unwind needs.
+ *   void  sl_uctx_unwind(void *unwind_sp)  (noreturn)
+ *         abandons every frame above that of sl_uctx_call and returns from
+ *         sl_uctx_call as if fn had returned (sl_thread_exit of a thread
+ *         run on its joiner's stack, uthread.c).
  */
 #ifdef SL_TARGET_KERNEL
 
 #define FRAME 208       /* ra, s0-s11: 13 x 8; fs0-fs11: 12 x 8; rounded up to 16 */
 
-.text
-.balign 4
-.globl sl_uctx_switch
-.type sl_uctx_switch, @function
-sl_uctx_switch:
+.macro SAVE_FRAME          /* push a frame of ra, s0-s11, fs0-fs11 */
     addi sp, sp, -FRAME
     sd   ra,   0(sp)
     sd   s0,   8(sp)
@@ -54,8 +60,9 @@ sl_uctx_switch:
     fsd  fs9, 176(sp)
     fsd  fs10, 184(sp)
     fsd  fs11, 192(sp)
-    sd   sp, 0(a0)
-    mv   sp, a1
+.endm
+
+.macro LOAD_FRAME          /* pop it */
     ld   ra,   0(sp)
     ld   s0,   8(sp)
     ld   s1,  16(sp)
@@ -82,23 +89,55 @@ sl_uctx_switch:
     fld  fs10, 184(sp)
     fld  fs11, 192(sp)
     addi sp, sp, FRAME
+.endm
+
+.text
+.balign 4
+.globl sl_uctx_switch
+.type sl_uctx_switch, @function
+sl_uctx_switch:
+    SAVE_FRAME
+    sd   sp, 0(a0)
+    mv   sp, a1
+    LOAD_FRAME
     ret
 .size sl_uctx_switch, . - sl_uctx_switch
 
-/* A fresh frame: every slot zero (fs* = +0.0) except ra = uctx_entry,
-   s1 = arg, s2 = fn. */
+.globl sl_uctx_call
+.type sl_uctx_call, @function
+sl_uctx_call:
+    SAVE_FRAME
+    sd   sp, 0(a2)
+    mv   t0, a0
+    mv   a0, a1
+    jalr t0
+    ld   ra, 0(sp)
+    addi sp, sp, FRAME
+    ret
+.size sl_uctx_call, . - sl_uctx_call
+
+/* The frame sl_uctx_call saved, as sl_uctx_switch loads one. */
+.globl sl_uctx_unwind
+.type sl_uctx_unwind, @function
+sl_uctx_unwind:
+    mv   sp, a0
+    LOAD_FRAME
+    ret
+.size sl_uctx_unwind, . - sl_uctx_unwind
+
+/* A fresh frame: ra = uctx_entry, s0 = 0, s1 = arg, s2 = fn. The other
+   slots keep whatever the stack held: the first switch loads them into
+   callee-saved registers, which nothing reads before writing (uctx_entry
+   never returns, and fn saves what it uses), and an fld of any bits is
+   harmless. Not zeroing them saves 22 stores per fresh thread. */
 .globl sl_uctx_init
 .type sl_uctx_init, @function
 sl_uctx_init:
     andi a0, a0, -16
     addi a0, a0, -FRAME
-    mv   t0, a0
-    addi t1, a0, FRAME
-1:  sd   zero, 0(t0)
-    addi t0, t0, 8
-    bltu t0, t1, 1b
     la   t0, uctx_entry
     sd   t0,  0(a0)
+    sd   zero, 8(a0)
     sd   a2, 16(a0)
     sd   a1, 24(a0)
     ret

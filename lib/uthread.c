@@ -11,7 +11,9 @@
  * keeps its context in vp.sp while a thread runs; a thread keeps its
  * context in thread.sp while it does not. Every switch is thread -> its
  * vp's loop or loop -> thread, never thread -> thread, so the thread that
- * comes back to a loop is always the one it ran. A thread that stops
+ * comes back to a loop is always the one it ran - or one that thread ran on
+ * its own stack with a plain call and that stopped in turn (an inline run,
+ * uthread_run.c): the loop reads which from vp.cur. A thread that stops
  * running records why (thread.why) and the loop acts on it *after* the
  * switch, on its own stack: only then is the thread's context complete, so
  * only then may it become visible to other processes (pushed, queued as a
@@ -35,14 +37,6 @@
 #endif
 #endif
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
-#define __SANITIZE_ADDRESS__ 1
-#endif
-#if __has_feature(thread_sanitizer) && !defined(__SANITIZE_THREAD__)
-#define __SANITIZE_THREAD__ 1
-#endif
-#endif
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -50,10 +44,6 @@
 #if defined(__SANITIZE_THREAD__)
 #include <sanitizer/tsan_interface.h>
 #endif
-
-/* rv_uctx.S / host_uctx_<arch>.S */
-void sl_uctx_switch(void **save_sp, void *new_sp);
-void *sl_uctx_init(void *top, void (*fn)(void *), void *arg);
 
 #define STACK_CACHE      8                     /* free stacks a vp keeps */
 #define THREAD_CACHE     64                    /* free descriptors a vp keeps */
@@ -184,7 +174,6 @@ sl_thread_t *sl_ut_thread_get(struct vp *s)
     } else if (!(t = sl_malloc(sizeof *t))) {
         sl_uthread_fatal("out of memory for a thread descriptor");
     }
-    memset(t, 0, sizeof *t);
     return t;
 }
 
@@ -235,6 +224,16 @@ void sl_thread_exit(void)
 
     if (!t)
         sl_uthread_fatal("sl_thread_exit called outside a thread");
+    if (t->inl) { /* on its joiner's stack: back to where the joiner called it (uthread_run.c) */
+#if defined(__SANITIZE_ADDRESS__)
+        __asan_handle_no_return(); /* the frames left behind must not stay poisoned */
+#endif
+#if defined(__SANITIZE_THREAD__)
+        longjmp(*(jmp_buf *)t->unwind_sp, 1); /* see run_inline */
+#else
+        sl_uctx_unwind(t->unwind_sp);
+#endif
+    }
     to_loop(t, WHY_EXIT);
     __builtin_unreachable();
 }
@@ -298,6 +297,7 @@ static void run_thread(struct vp *s, sl_thread_t *t)
     san_to_thread(s, t);
     sl_uctx_switch(&s->sp, t->sp);
     san_back_in_sched(s);
+    t = s->cur; /* t, or a thread it ran on its stack (inl) that stopped */
     s->cur = 0;
     switch (t->why) {
     case WHY_YIELD: yielded(s, t); break;

@@ -14,6 +14,12 @@
  *   thread   a user-level task: a function, its argument, and - from the
  *            moment it first runs - a stack. It runs on whichever process
  *            takes it and may continue on another after any yield or wait.
+ *            A thread joined while it is still the newest thread of its
+ *            joiner's deque (made, then joined before anyone took it) gets
+ *            no stack: the joiner calls its function on its own stack, as
+ *            lazy task creation does ("inline run", uthread_run.c). It is
+ *            still a thread in every other way: it may wait, yield, join or
+ *            exit, and the joiner, under it, goes wherever it goes.
  *   deque    each process's ready threads (deque.h, the ABP deque). The
  *            owner pushes and pops at the bottom (LIFO: the newest thread
  *            first, as a serial depth-first run would); idle processes steal
@@ -97,7 +103,9 @@
  *            canary at the low end is checked when the thread finishes; an
  *            overwritten canary is a stack overflow. Threads that have not
  *            started yet have no stack, so only started, unfinished threads
- *            cost one.
+ *            cost one. A thread run inline shares its joiner's stack, and
+ *            runs inline only while 3/4 of SL_THREAD_STACK is left there, so
+ *            every thread has at least that much.
  *   ready    SL_THREAD_READY_MAX (4096) ready threads per process, in the
  *            deque's sense (deque.h "Bound").
  *
@@ -228,6 +236,7 @@ struct sl_thread_stats {
     uint64_t resumes;        /* process control: times a process resumed a suspended one */
     uint64_t react_ticks;    /* process control: sum over suspensions of (suspension - allotment change) */
     uint64_t react_max_ticks;/* the longest of those */
+    uint64_t inlined;        /* threads run on their joiner's stack (joined before anyone else took them) */
 };
 void sl_threads_stats(struct sl_thread_stats *out);
 

@@ -45,6 +45,20 @@
 #include "deque.h"
 #include "uthread.h"
 
+/* Before any layout that depends on them: clang names the sanitizers only
+   through __has_feature. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1
+#endif
+#if __has_feature(thread_sanitizer) && !defined(__SANITIZE_THREAD__)
+#define __SANITIZE_THREAD__ 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#include <setjmp.h> /* inline runs under TSan (uthread_run.c) */
+#endif
+
 #define STACK_BYTES      (SL_THREAD_STACK - 64)  /* + the allocator's 64-byte header = whole pages */
 
 enum why { WHY_YIELD = 1, WHY_PARK, WHY_EXIT };
@@ -67,12 +81,14 @@ struct sl_thread {
     sl_thread_t   *next;           /* yield FIFO, inbox, wait bucket, semaphore queue, free list */
     uint8_t        why;            /* why it last went back to the scheduler */
     uint8_t        detached, is_main;
+    uint8_t        inl;            /* runs on its joiner's stack (borrowed in `stack`; uthread_run.c) */
     int16_t        home;           /* pinned to this vp; -1: not pinned (stealable) */
     int32_t        worker;         /* sl_run_workers: the worker's id; -1 otherwise */
     int          (*park)(sl_thread_t *t);   /* WHY_PARK: register; 1 = ready again at once */
     void          *park_obj;
     uint32_t       park_old;
     struct sl_joincnt done;        /* joinable: signalled once, when finished */
+    void          *unwind_sp;      /* inl: sl_uctx_call's frame (TSan: a jmp_buf), where sl_thread_exit returns to */
 #if defined(__SANITIZE_ADDRESS__)
     void          *asan_fake;
 #endif
@@ -135,6 +151,22 @@ struct run {
     sl_thread_t   *inbox __attribute__((aligned(64)));  /* made ready from outside the run */
 };
 
+/* A thread's descriptor, for fn(arg) in run r: every field a thread that
+   has not started may be read for (the rest is written before it is read). */
+static inline void
+ut_thread_init(sl_thread_t *t, void (*fn)(void *), void *arg, struct run *r, int home, int detached)
+{
+    t->stack = 0;
+    t->fn = fn;
+    t->arg = arg;
+    t->run = r;
+    t->detached = (uint8_t)detached;
+    t->is_main = 0;
+    t->inl = 0;
+    t->home = (int16_t)home;
+    t->worker = -1;
+}
+
 /* The calling process's vp, or NULL outside a run; re-read after every
    switch (a thread may continue on another process). */
 static inline struct vp *
@@ -174,9 +206,15 @@ void sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t);   /* s: the caller's
 void sl_ut_park(sl_thread_t *t, int (*fn)(sl_thread_t *), void *obj, uint32_t old);
 void sl_ut_note_hart(struct vp *s);
 void sl_ut_take_inbox_into(struct vp *s, sl_thread_t **inbox);   /* a pin inbox, oldest first, to s's FIFO */
-sl_thread_t *sl_ut_thread_get(struct vp *s);             /* a zeroed descriptor (s may be NULL) */
+sl_thread_t *sl_ut_thread_get(struct vp *s);             /* a descriptor to ut_thread_init (s may be NULL) */
 void sl_ut_thread_put(struct vp *s, sl_thread_t *t);
 void sl_ut_vp_loop(void *arg, int id);                   /* the loop of vp id of run arg (sl_run_procs' fn) */
+
+/* rv_uctx.S / host_uctx_<arch>.S */
+void sl_uctx_switch(void **save_sp, void *new_sp);
+void *sl_uctx_init(void *top, void (*fn)(void *), void *arg);
+void sl_uctx_call(void (*fn)(void *), void *arg, void **unwind_sp);
+__attribute__((noreturn)) void sl_uctx_unwind(void *unwind_sp);
 
 /* uthread_run.c */
 void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only);

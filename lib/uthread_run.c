@@ -55,10 +55,11 @@ static void run_collect(struct run *r)
         struct vp *s = &r->vps[i];
         struct sl_thread_stats *st = &s->st;
         threads += st->threads;
-        exited += s->exited;
+        exited += s->exited + st->inlined; /* an inline run ends in its joiner, not in reap */
         joinable += s->joinable;
         joined += s->joined;
         last_stats.steals += st->steals;
+        last_stats.inlined += st->inlined;
         last_stats.steal_fails += st->steal_fails;
         last_stats.yields += st->yields;
         last_stats.sleeps += st->sleeps;
@@ -94,13 +95,8 @@ void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only)
         sl_die("a thread run started inside a thread program (runs do not nest)");
     r = run_new(n, pinned_only, &mem);
     t = sl_ut_thread_get(0);
-    t->fn = main_fn;
-    t->arg = arg;
-    t->run = r;
-    t->detached = 1;
+    ut_thread_init(t, main_fn, arg, r, pinned_only ? 0 : -1, 1);
     t->is_main = 1;
-    t->worker = -1;
-    t->home = pinned_only ? 0 : -1;
     if (pinned_only)
         sl_ut_pq_append(&r->vps[0], t);
     else if (sl_deque_push_bottom(&r->vps[0].dq, t) < 0)
@@ -130,14 +126,13 @@ static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int 
     if (home < 0 && s->run->pinned_only)
         sl_uthread_fatal("a worker run (sl_run_workers) makes pinned threads only: use sl_thread_spawn_on");
     t = sl_ut_thread_get(s);
-    t->fn = fn;
-    t->arg = arg;
-    t->run = s->run;
-    t->detached = (uint8_t)detached;
-    t->home = (int16_t)home;
-    t->worker = -1;
+    ut_thread_init(t, fn, arg, s->run, home, detached);
     if (!detached) {
-        sl_joincnt_init(&t->done, 1);
+        /* sl_joincnt_init(&t->done, 1) without its release, and plain
+           stores: nobody else can see t before the push below publishes it
+           (a release), and the counter with it */
+        t->done.waiter = 0;
+        t->done.count = 2;
         s->joinable++;
     }
     s->st.threads++;
@@ -193,12 +188,117 @@ int sl_thread_proc_hart(int proc)
     return __atomic_load_n(&r->vps[proc].hart, __ATOMIC_RELAXED);
 }
 
+/* ---- inline runs ----
+   A thread joined while it is still the newest item of the joiner's own
+   deque has not started, and nobody else can take it once the joiner pops
+   it: the joiner then calls its function right there, on the joiner's own
+   stack, as lazy task creation does (Mohr, Kranz & Halstead 1991; Cilk-5's
+   work-first spawn is the same call seen from the other side). No stack,
+   no switch, no join counter: the common case of create-then-join costs a
+   descriptor from the per-process cache, a deque push and pop, and a call.
+   A thread that was stolen first, or has started (it waited and was made
+   ready again), or is not the newest item, is joined the usual way.
+
+   The thread so run (t->inl) is a thread like any other: vp.cur is t while
+   it runs, so sl_thread_self, waits, yields and joins act for t, and t
+   borrows the joiner's stack (t->stack) - the joiner's frames lie below
+   t's. When t waits or yields it parks as usual, and the context saved is
+   that whole stack: t, with its joiner under it, may resume on another
+   process, and when t's function returns the joiner goes on from there,
+   wherever that is (it re-reads its vp). The joiner was about to wait for
+   t anyway, so nothing it would have done meanwhile is delayed. That is
+   why only a join runs a thread inline, never a join counter's or any
+   other wait: a waiter that ran some other thread under itself could not
+   resume before that thread finished, even if the thread waited for
+   something the waiter does after its own wait (a deadlock the program
+   does not have).
+
+   A pinned joiner whose inline thread moved it away from its host goes
+   home by a yield right after the run (uthread.c, yielded), as it would at
+   its next pause.
+
+   sl_thread_exit in t returns to the frame sl_uctx_call left (the saved
+   callee-saved registers), as if t's function had returned. Nesting is
+   bounded by the stack: a thread is run inline only while at least
+   INLINE_MIN_STACK bytes of the joiner's stack remain, so a thread always
+   has at least that much (3/4 of SL_THREAD_STACK), and deeper joins fall
+   back to threads with stacks of their own. */
+
+#define INLINE_MIN_STACK (STACK_BYTES / 4 * 3)
+
+static uintptr_t stack_pointer(void)
+{
+    uintptr_t sp;
+#if defined(__riscv)
+    asm volatile("mv %0, sp" : "=r"(sp));
+#elif defined(__x86_64__)
+    asm volatile("movq %%rsp, %0" : "=r"(sp));
+#else
+#error "uthread_run.c: stack_pointer() for this architecture"
+#endif
+    return sp;
+}
+
+/* t is the newest item of s's deque, and s runs a thread: run t inline if
+   it may (see above). The vp the caller is on afterwards, or NULL if t
+   did not run. */
+static struct vp *run_inline(struct vp *s, sl_thread_t *t)
+{
+    sl_thread_t *up = s->cur;
+
+    if (stack_pointer() - (uintptr_t)up->stack < INLINE_MIN_STACK + sizeof(struct stack))
+        return 0;
+    if (sl_deque_pop_bottom(&s->dq) != t)
+        return 0; /* a thief took it between the peek and the pop */
+    if (t->stack) {
+        sl_ut_push_local(s, t); /* it has started: it runs on its own stack */
+        return 0;
+    }
+    t->stack = up->stack;
+    t->inl = 1;
+    s->cur = t;
+#if defined(__SANITIZE_THREAD__)
+    /* TSan keeps a shadow call stack that only its longjmp interceptor
+       unwinds: sl_uctx_unwind would leave the exited frames on it, to
+       overflow it after enough exits. longjmp keeps the FP control words
+       as they are, so they come back as sl_uctx_unwind brings them. (up,
+       mxcsr and x87 are not changed after setjmp.) */
+    jmp_buf back;
+    unsigned int mxcsr = __builtin_ia32_stmxcsr(); /* the host backend is x86-64 only (uthread.c) */
+    unsigned short x87;
+    asm volatile("fnstcw %0" : "=m"(x87));
+    t->unwind_sp = &back;
+    if (!setjmp(back)) {
+        t->fn(t->arg);
+    } else {
+        __builtin_ia32_ldmxcsr(mxcsr);
+        asm volatile("fldcw %0" : : "m"(x87));
+    }
+#else
+    sl_uctx_call(t->fn, t->arg, &t->unwind_sp);
+#endif
+    s = self_vp(); /* t may have moved the joiner to another process */
+    s->cur = up;
+    s->st.inlined++;
+    if (up->home >= 0 && sl_pc_host(s->run, up->home) != (uint32_t)s->id) {
+        sl_thread_yield(); /* a pinned joiner: home first */
+        s = self_vp();
+    }
+    return s;
+}
+
 void sl_thread_join(sl_thread_t *t)
 {
-    struct vp *s;
+    struct vp *s = self_vp(), *ran = 0;
 
-    sl_joincnt_wait(&t->done);
-    s = self_vp(); /* the process we are on now */
+    if (s && s->cur && sl_deque_peek_bottom(&s->dq) == t)
+        ran = run_inline(s, t);
+    if (!ran) {
+        sl_joincnt_wait(&t->done);
+        s = self_vp(); /* the process we are on now */
+    } else {
+        s = ran;
+    }
     if (s)
         s->joined++;
     sl_ut_thread_put(s, t);

@@ -63,6 +63,10 @@ def test_knary_next_to_a_competing_job(boot):
 def test_tbench_checks_pass_and_prints_bench_lines(boot):
     run = boot(2, "job=tbench:batches=3,ops=200", timeout=120)
     assert_all_ok(run)
+    r = next(r for r in run.results if r["app"] == "tbench")
+    # the other processes are busy during the first spawn+join batches: nobody steals, every thread runs
+    # on its joiner's stack (with idle thieves, later, some are stolen first: those run on their own)
+    assert 3 * 200 <= r["inlined"] <= 2 * 3 * 200
     for name in ("spawn_join_vs_call", "uthread_yield_ns", "steal_ns"):
         m = re.search(rf"^BENCH {name} ([0-9.]+) (ratio|ns)\s*$", "\n".join(run.output[1]), re.M)
         assert m and float(m.group(1)) > 0, name

@@ -57,6 +57,17 @@ $(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
 
+# Inline runs (a joined thread on its joiner's stack), under ASan/UBSan and under TSan.
+HOST_TESTS  += $(B)/host-tests/test_uthread_inline $(B)/host-tests/test_uthread_inline_tsan
+$(B)/host-tests/test_uthread_inline: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(UTHREAD_SRC) -lm
+
+$(B)/host-tests/test_uthread_inline_tsan: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
+	    -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(UTHREAD_SRC) -lm
+
 # Barriers (every shape x wait kind) on the host backend, and the loop schedulers; each under ASan/UBSan
 # and again under TSan. test_barrier plays the kernel itself (host_job, host_start_proc).
 BARRIER_SRC := lib/wait.c lib/wait_twophase.c lib/wait_adaptive.c lib/barrier.c lib/barrier_central.c \
