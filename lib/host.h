@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include "schedlab/abi.h"
+#include "host_spin.h"
 
 struct host_job {
     struct sl_info  info;       /* the emulated info page */
@@ -27,11 +28,14 @@ struct host_job {
     int             have_result, result_ok;
     char            result[SL_RESULT_MAX + 1];
     unsigned long   sysbytes;   /* memory handed out by SYS_alloc */
+    struct host_crowd crowd;    /* runnable processes vs CPUs (host_spin.h); atomics, not the lock */
 };
 
 extern struct host_job host_job;
 
-/* host_sys.c: start process index running fn(arg, index) on a new pthread. */
+/* host_sys.c: start process index running fn(arg, index) on a new pthread. Process 0's start takes
+   the job's CPU count from the caller's affinity mask (host_spin.h), so a test that restricts its own
+   mask before starting a job runs the job on those CPUs and with that estimate. */
 int host_start_proc(int index, void (*fn)(void *, int), void *arg);
 
 /* host_scenario.c: an app's command-line keys through the kernel's scenario parser, as the one job

@@ -7,6 +7,9 @@
  * CLOCK_MONOTONIC in nanoseconds (info->timebase_hz = 1e9). Console writes
  * and futexes go through raw syscalls, so a bad pointer comes back as
  * SL_EFAULT exactly as on the kernel, and sanitizer interceptors stay out.
+ *
+ * Who runs (host_spin.h): a process's running[] entry is 1 from its start to its exit except while it
+ * sleeps in a futex wait, and the job's crowding estimate counts it runnable over the same spans.
  */
 #ifndef SL_TARGET_KERNEL
 
@@ -58,6 +61,7 @@ void sl_sys_exit(int status)
     (void)status;
     pthread_mutex_lock(&host_job.lock);
     __atomic_store_n(&host_job.info.running[i], 0, __ATOMIC_RELAXED);
+    host_crowd_down(&host_job.crowd);
     host_job.live--;
     pthread_cond_broadcast(&host_job.exited);
     pthread_mutex_unlock(&host_job.lock);
@@ -91,11 +95,36 @@ long sl_sys_yield(void)
     return 0;
 }
 
+/* A process asleep here is not running: its running[] entry is cleared and it does not count as
+   runnable for the time of the wait (the entry is put back as it was: a test may have cleared it). */
 long sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us)
 {
     struct timespec ts = { (time_t)(timeout_us / 1000000), (long)(timeout_us % 1000000) * 1000 };
-    long r = syscall(__NR_futex, addr, FUTEX_WAIT_PRIVATE, expected, timeout_us ? &ts : NULL, NULL, 0);
+    uint32_t *run = curproc ? &host_job.info.running[curproc->index] : NULL;
+    uint32_t was = 0;
+    long r;
+
+    if (run) {
+        was = __atomic_exchange_n(run, 0, __ATOMIC_RELAXED);
+        host_crowd_down(&host_job.crowd);
+    }
+    r = syscall(__NR_futex, addr, FUTEX_WAIT_PRIVATE, expected, timeout_us ? &ts : NULL, NULL, 0);
+    if (run) {
+        host_crowd_up(&host_job.crowd);
+        __atomic_store_n(run, was, __ATOMIC_RELAXED);
+    }
     return r < 0 ? err() : 0;
+}
+
+int sl_plat_crowded(void) { return host_crowded(&host_job.crowd); }
+
+/* The CPUs the caller may run on: its affinity mask, or every online CPU if that cannot be read. */
+static uint32_t caller_cpus(void)
+{
+    cpu_set_t mask;
+    int ok = sched_getaffinity(0, sizeof mask, &mask) == 0;
+
+    return host_crowd_cpus(ok, ok ? CPU_COUNT(&mask) : 0, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 long sl_sys_futex_wake(const uint32_t *addr, uint32_t n)
@@ -127,9 +156,12 @@ int host_start_proc(int index, void (*fn)(void *, int), void *arg)
     *b = (struct boot){ .proc = { .index = index }, .fn = fn, .arg = arg };
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, (size_t)SL_STACK_SIZE * STACK_FACTOR);
+    if (index == 0)
+        host_crowd_init(&host_job.crowd, caller_cpus());
     host_job.live++;
     host_job.created++;
     __atomic_store_n(&host_job.info.running[index], 1, __ATOMIC_RELAXED);
+    host_crowd_up(&host_job.crowd);
     r = pthread_create(&host_job.tid[index], &attr, proc_main, b);
     pthread_attr_destroy(&attr);
     if (r != 0) {

@@ -112,6 +112,20 @@ sl_wait_pause(int in_thread)
     else
         sl_cpu_relax();
 }
+/* One pause of a wait that gives way (twophase's spin phase, adaptive's spin): sl_wait_pause, except
+   that a process yields its CPU while the platform says the job is crowded (sl_plat_crowded: on the
+   host, more runnable processes than CPUs; never on the kernel target, where this is sl_wait_pause).
+   The participant it waits for may then be queued behind it on this CPU: Markatos 3.6's "yields to
+   another process of the same application on the same processor", with the host's best guess of when.
+   `spin` keeps the plain pause: it is the kind that never gives its CPU away. */
+static inline void
+sl_wait_giveway(int in_thread)
+{
+    if (!in_thread && sl_plat_crowded())
+        (void)sl_sys_yield();
+    else
+        sl_wait_pause(in_thread);
+}
 /* 1 if process `proc` of the job is on a hart now (info page running[]). */
 int  sl_proc_running(uint32_t proc);
 /* Default for a null sl_waitfor: every other process of the job runs. */

@@ -18,13 +18,22 @@
  * sleep stays asleep until the word changes, even if its participants are
  * dispatched again meanwhile.
  *
- * On the Linux host running[] says only which processes have not exited,
- * so there this kind spins like `spin`.
+ * On the Linux host running[] says which processes have not exited and are
+ * not asleep in a futex wait; that a runnable one may still wait for a CPU
+ * the host can only guess (more runnable processes than CPUs: host_spin.h).
+ * While it guesses so, a waiter whose participants are all runnable waits
+ * as twophase does: it yields its CPU between looks (sl_wait_giveway: the
+ * participant may be queued behind it), and sleeps once that has taken a
+ * block + wake round trip (the guess may be wrong: the machine's other
+ * load is invisible to it). A participant asleep in a futex wait is known
+ * not to run, so the waiter sleeps at once, as on the kernel.
  */
 #include "schedlab.h"
 #include "wait.h"
 
 #define RECHECK 128
+
+extern const struct sl_waitops sl_wait_twophase_ops;
 
 static int needed_running(const struct sl_waitfor *wf) { return wf ? wf->running(wf) : sl_others_running(); }
 
@@ -34,6 +43,10 @@ static void adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_wa
 
     while (sl_wait_value(word) == old) {
         while (needed_running(wf)) {
+            if (sl_plat_crowded()) { /* never on the kernel target */
+                sl_wait_twophase_ops.wait(word, old, wf);
+                return;
+            }
             for (unsigned i = 0; i < RECHECK; i++) {
                 if ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) != old) {
                     (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);

@@ -44,7 +44,7 @@ $(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/deque.c lib/deque.h
 # User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
 UTHREAD_SRC := lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/procctl.c lib/workers.c lib/wait.c lib/wait_twophase.c \
                lib/wait_adaptive.c lib/deque.c lib/alloc.c lib/core.c lib/console.c lib/format.c lib/args.c \
-               lib/procs.c lib/host_sys.c $(HOST_LIBASM)
+               lib/procs.c lib/host_sys.c lib/host_spin.c $(HOST_LIBASM)
 HOST_TESTS  += $(B)/host-tests/test_uthread
 $(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
@@ -73,7 +73,7 @@ $(B)/host-tests/test_uthread_inline_tsan: tests/host/test_uthread_inline.c tests
 BARRIER_SRC := lib/wait.c lib/wait_twophase.c lib/wait_adaptive.c lib/barrier.c lib/barrier_central.c \
                lib/barrier_tree.c lib/barrier_combination.c lib/alloc.c lib/core.c lib/console.c lib/format.c \
                lib/args.c lib/host_sys.c lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/procctl.c lib/workers.c lib/deque.c \
-               lib/procs.c $(HOST_LIBASM)
+               lib/procs.c lib/host_spin.c $(HOST_LIBASM)
 BARRIER_CFLAGS = -pthread -D_GNU_SOURCE -Wno-unused-parameter
 HOST_TESTS  += $(B)/host-tests/test_barrier $(B)/host-tests/test_barrier_tsan
 HOST_TESTS  += $(B)/host-tests/test_loopsched $(B)/host-tests/test_loopsched_tsan
@@ -124,6 +124,17 @@ $(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_workers.c $(WORKERS_SRC)
+
+# The host backend's crowding estimate (lib/host_spin.c: runnable processes vs CPUs), pure logic, under
+# ASan/UBSan and again under TSan (its counters are updated from many threads).
+HOST_TESTS  += $(B)/host-tests/test_host_spin $(B)/host-tests/test_host_spin_tsan
+$(B)/host-tests/test_host_spin: tests/host/test_host_spin.c lib/host_spin.c lib/host_spin.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_host_spin.c lib/host_spin.c
+
+$(B)/host-tests/test_host_spin_tsan: tests/host/test_host_spin.c lib/host_spin.c lib/host_spin.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_host_spin.c lib/host_spin.c
 
 # The arithmetic of user-pointer checks (kernel/uaccess.h).
 HOST_TESTS  += $(B)/host-tests/test_uaccess

@@ -8,11 +8,15 @@
  *               the barrier (double-buffered by episode parity, so the test itself has no race; under
  *               TSan a missing happens-before shows up as a report)
  * The adaptive kind also runs with one participant "preempted" (its running[] entry cleared while it
- * dawdles): the others must sleep then, and must never sleep when everyone is running (the host
- * backend never clears running[] by itself).
+ * dawdles): the others must sleep then, and must never sleep when everyone is running on a CPU of
+ * their own (the host backend clears running[] only for a process asleep in a futex wait, which no
+ * participant here is outside its waits; with more participants than CPUs adaptive waits as twophase).
  * Spinning kinds get fewer episodes when oversubscribed (each episode then needs host time slices), and
  * every configuration stops early (after a minimum) once it has used its time budget.
  * Processes wait at a gate until all exist: host_start_proc writes running[] plainly.
+ * Oversubscribed: the test restricts its affinity mask to 1 and to 2 CPUs and runs 4 and 8 participants
+ * of every shape x wait kind on it; the host backend must see the job crowded (lib/host_spin.h) and the
+ * waits must still keep lockstep, and its runnable count must come back to zero after each job.
  * Last, user-level threads (uthread.h) as participants, six of them on two processes: a sleeping wait
  * must suspend the thread, not its process, or the episode could never complete (the alarm fires).
  */
@@ -46,10 +50,12 @@ struct run {
     uint32_t finished;              /* participants out of their last episode */
     uint64_t arrived __attribute__((aligned(64)));
     uint64_t bad_lockstep, bad_seen;
+    uint32_t crowded_seen;          /* a participant found the job crowded (sl_plat_crowded) on arrival */
     struct { uint32_t v; } __attribute__((aligned(64))) slot[2][MAXP];
 };
 
 static int ncores;
+static uint32_t crowded_seen; /* the last configuration's run->crowded_seen */
 
 static void
 dawdle(struct sl_rng *r)
@@ -100,6 +106,8 @@ participant(void *arg, int id)
         }
         run->slot[e & 1][id].v = (uint32_t)e + 1;
         __atomic_add_fetch(&run->arrived, 1, __ATOMIC_RELAXED);
+        if (sl_plat_crowded())
+            __atomic_store_n(&run->crowded_seen, 1, __ATOMIC_RELAXED);
         sl_barrier_wait(&run->bar);
         uint64_t c = __atomic_load_n(&run->arrived, __ATOMIC_RELAXED);
         if ((c < (uint64_t)(e + 1) * n || c > (uint64_t)(e + 2) * n - 1) && bad_lockstep++ == 0)
@@ -170,6 +178,7 @@ one(const struct sl_barrier_shape *shape, enum sl_wait wait, int n, int episodes
     if (getenv("TEST_VERBOSE"))
         printf("  %-11s %-8s n=%d episodes=%4d%s %.3f s\n", shape->name, sl_waits[wait]->name, n, run->last + 1,
                preempt ? " preempt" : "", now_s() - t0);
+    crowded_seen = run->crowded_seen;
     sl_barrier_destroy(&run->bar);
     free(run);
     return sl_wait_blocks() - sleeps0;
@@ -186,7 +195,7 @@ test_every_shape_and_wait(void)
                 int n = ns[k], spins = w == SL_WAIT_SPIN || w == SL_WAIT_ADAPTIVE;
                 int most = spins && n > ncores ? 12 : 200, least = spins && n > ncores ? 4 : 20;
                 uint64_t sleeps = one(sl_barrier_shape_at(s), (enum sl_wait)w, n, most, least, 0.1, 0);
-                if (w == SL_WAIT_SPIN || w == SL_WAIT_ADAPTIVE)
+                if (w == SL_WAIT_SPIN || (w == SL_WAIT_ADAPTIVE && n <= ncores))
                     CHECK(sleeps == 0);         /* adaptive: everyone's running[] stays 1 */
             }
 }
@@ -195,9 +204,44 @@ static void
 test_adaptive_sleeps_when_a_participant_is_not_running(void)
 {
     for (unsigned s = 0; sl_barrier_shape_at(s); s++) {
-        uint64_t sleeps = one(sl_barrier_shape_at(s), SL_WAIT_ADAPTIVE, 3, 40, 10, 0.2, 1);
+        /* not crowded (n <= CPUs where the host has 2): only running[] can make a waiter sleep */
+        uint64_t sleeps = one(sl_barrier_shape_at(s), SL_WAIT_ADAPTIVE, ncores >= 3 ? 3 : 2, 40, 10, 0.2, 1);
         CHECK(sleeps > 0);
     }
+}
+
+/* Every shape x kind with 4 and 8 participants on 1 and on 2 CPUs of the test's own affinity mask (the
+   job's processes inherit it, and host_start_proc(0) takes the job's CPU count from it). */
+static void
+test_oversubscribed(void)
+{
+    static const int ns[] = { 4, 8 };
+    cpu_set_t all, few;
+
+    if (sched_getaffinity(0, sizeof all, &all) != 0) {
+        perror("sched_getaffinity");
+        CHECK(0);
+        return;
+    }
+    for (int cpus = 1; cpus <= 2 && cpus <= CPU_COUNT(&all); cpus++) {
+        CPU_ZERO(&few);
+        for (int c = 0, k = 0; c < CPU_SETSIZE && k < cpus; c++)
+            if (CPU_ISSET(c, &all)) {
+                CPU_SET(c, &few);
+                k++;
+            }
+        CHECK(sched_setaffinity(0, sizeof few, &few) == 0);
+        for (unsigned s = 0; sl_barrier_shape_at(s); s++)
+            for (int w = 0; w < SL_NWAITS; w++)
+                for (unsigned k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+                    int most = w == SL_WAIT_SPIN ? 6 : 100, least = w == SL_WAIT_SPIN ? 3 : 10;
+                    one(sl_barrier_shape_at(s), (enum sl_wait)w, ns[k], most, least, 0.1, 0);
+                    CHECK(host_job.crowd.cpus == (uint32_t)cpus);
+                    CHECK(crowded_seen == 1);
+                    CHECK(__atomic_load_n(&host_job.crowd.runnable, __ATOMIC_RELAXED) == 0);
+                }
+    }
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
 }
 
 static void
@@ -337,7 +381,7 @@ test_word_ops(void)
 static void
 on_alarm(int sig)
 {
-    static const char msg[] = "test_barrier: timed out after 60 s: a barrier deadlocked?\n";
+    static const char msg[] = "test_barrier: timed out after 120 s: a barrier deadlocked?\n";
 
     (void)sig;
     if (write(2, msg, sizeof msg - 1) < 0)
@@ -353,7 +397,7 @@ main(void)
 
     ncores = nc < 1 ? 1 : (int)nc;
     signal(SIGALRM, on_alarm);
-    alarm(60);
+    alarm(120);
     in->magic = SL_INFO_MAGIC;
     in->job_id = 1;
     in->nharts = (uint32_t)(ncores > SL_MAX_HARTS ? SL_MAX_HARTS : ncores);
@@ -367,6 +411,7 @@ main(void)
     test_every_shape_and_wait();
     test_adaptive_sleeps_when_a_participant_is_not_running();
     test_twophase_bound();
+    test_oversubscribed();
     test_threads_suspend_not_their_process();
     return check_done("test_barrier");
 }
