@@ -15,7 +15,11 @@
  *   adaptive  spin while every participant the waiter still needs is on a
  *             hart right now (the info page's running[]), block otherwise
  *             (wait_adaptive.c); objects say whom a waiter needs with a
- *             struct sl_waitfor
+ *             struct sl_waitfor. On the host, where running[] cannot say
+ *             who waits for a CPU, a crowded job (more runnable processes
+ *             than CPUs, lib/host_spin.h) makes it wait as twophase does
+ *   twophase and adaptive spin with sl_wait_giveway, which on a crowded
+ *   host yields the CPU between looks; spin never gives its CPU away
  * A new kind is one new file defining a struct sl_waitops, one enum value,
  * one table entry in wait.c and its name in SL_WAIT_CHOICES.
  *

@@ -19,7 +19,8 @@
  *
  * On a crowded host (more runnable processes than CPUs, host_spin.h) the
  * spin yields its CPU between looks (sl_wait_giveway): the participant it
- * waits for may be queued behind it.
+ * waits for may be queued behind it. The clock is still read every
+ * CHECK_EVERY looks, so there the bound is kept to within that many yields.
  */
 #include "schedlab.h"
 #include "wait.h"
