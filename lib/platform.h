@@ -63,17 +63,21 @@ struct sl_proc *sl_plat_proc(void);            /* the caller's sl_proc */
 /* Called by each backend's start code in process 0 before main(). */
 void sl_lib_init(void);
 
-/* ---- waiting (wait.h's sl_wait_giveway) ----
-   1 while some of the job's processes may be waiting for a CPU that a spinning waiter holds. The
-   kernel's running[] says exactly who runs, so there it is always 0 and the waits compile as if the
-   question were never asked; the host guesses from its processes vs its CPUs (lib/host_spin.h). */
+/* ---- waiting (wait.h's sl_wait_giveway, wait_adaptive.c) ----
+   SL_PLAT_RUNNING_EXACT: 1 where the info page's running[] says exactly who is on a hart (the kernel);
+   on the host it says only who sleeps in a futex wait. sl_plat_crowded(): 1 while some of the job's
+   processes may be waiting for a CPU that a spinning waiter holds; always 0 on the kernel, so the waits
+   compile there as if the question were never asked; the host guesses from its processes vs its CPUs
+   (lib/host_spin.h). */
 #ifdef SL_TARGET_KERNEL
+#define SL_PLAT_RUNNING_EXACT 1
 static inline int
 sl_plat_crowded(void)
 {
     return 0;
 }
 #else
+#define SL_PLAT_RUNNING_EXACT 0
 int sl_plat_crowded(void);
 #endif
 

@@ -18,15 +18,16 @@
  * sleep stays asleep until the word changes, even if its participants are
  * dispatched again meanwhile.
  *
- * On the Linux host running[] says which processes have not exited and are
- * not asleep in a futex wait; that a runnable one may still wait for a CPU
- * the host can only guess (more runnable processes than CPUs: host_spin.h).
- * While it guesses so, a waiter whose participants are all runnable waits
- * as twophase does: it yields its CPU between looks (sl_wait_giveway: the
- * participant may be queued behind it), and sleeps once that has taken a
- * block + wake round trip (the guess may be wrong: the machine's other
- * load is invisible to it). A participant asleep in a futex wait is known
- * not to run, so the waiter sleeps at once, as on the kernel.
+ * On the Linux host running[] says only which processes have not exited and
+ * are not asleep in a futex wait (SL_PLAT_RUNNING_EXACT is 0). A waiter that
+ * needs a participant asleep there sleeps at once, as on the kernel. If all
+ * it needs are runnable it cannot know whether they are on a CPU - its own
+ * job may have more runnable processes than CPUs (host_spin.h), and the
+ * machine's other load is invisible - so it waits as twophase does: spin
+ * (yielding its CPU between looks while the job is crowded, since the
+ * participant may be queued behind it: sl_wait_giveway), and sleep once
+ * that has taken a block + wake round trip. What it cannot see then costs
+ * it at most twice the best choice in hindsight instead of a time slice.
  */
 #include "schedlab.h"
 #include "wait.h"
@@ -43,7 +44,7 @@ static void adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_wa
 
     while (sl_wait_value(word) == old) {
         while (needed_running(wf)) {
-            if (sl_plat_crowded()) { /* never on the kernel target */
+            if (!SL_PLAT_RUNNING_EXACT) { /* the host: see above */
                 sl_wait_twophase_ops.wait(word, old, wf);
                 return;
             }

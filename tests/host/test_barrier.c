@@ -8,9 +8,8 @@
  *               the barrier (double-buffered by episode parity, so the test itself has no race; under
  *               TSan a missing happens-before shows up as a report)
  * The adaptive kind also runs with one participant "preempted" (its running[] entry cleared while it
- * dawdles): the others must sleep then, and must never sleep when everyone is running on a CPU of
- * their own (the host backend clears running[] only for a process asleep in a futex wait, which no
- * participant here is outside its waits; with more participants than CPUs adaptive waits as twophase).
+ * dawdles): the others must sleep then (on the host adaptive otherwise waits as twophase does, so
+ * whether it sleeps depends on timing and is not checked).
  * Spinning kinds get fewer episodes when oversubscribed (each episode then needs host time slices), and
  * every configuration stops early (after a minimum) once it has used its time budget.
  * Processes wait at a gate until all exist: host_start_proc writes running[] plainly.
@@ -192,11 +191,11 @@ test_every_shape_and_wait(void)
     for (unsigned s = 0; sl_barrier_shape_at(s); s++)
         for (int w = 0; w < SL_NWAITS; w++)
             for (unsigned k = 0; k < sizeof ns / sizeof ns[0]; k++) {
-                int n = ns[k], spins = w == SL_WAIT_SPIN || w == SL_WAIT_ADAPTIVE;
+                int n = ns[k], spins = w == SL_WAIT_SPIN;
                 int most = spins && n > ncores ? 12 : 200, least = spins && n > ncores ? 4 : 20;
                 uint64_t sleeps = one(sl_barrier_shape_at(s), (enum sl_wait)w, n, most, least, 0.1, 0);
-                if (w == SL_WAIT_SPIN || (w == SL_WAIT_ADAPTIVE && n <= ncores))
-                    CHECK(sleeps == 0);         /* adaptive: everyone's running[] stays 1 */
+                if (w == SL_WAIT_SPIN)
+                    CHECK(sleeps == 0);
             }
 }
 
@@ -204,7 +203,6 @@ static void
 test_adaptive_sleeps_when_a_participant_is_not_running(void)
 {
     for (unsigned s = 0; sl_barrier_shape_at(s); s++) {
-        /* not crowded (n <= CPUs where the host has 2): only running[] can make a waiter sleep */
         uint64_t sleeps = one(sl_barrier_shape_at(s), SL_WAIT_ADAPTIVE, ncores >= 3 ? 3 : 2, 40, 10, 0.2, 1);
         CHECK(sleeps > 0);
     }
