@@ -26,6 +26,7 @@
 
 #define P        4
 #define EPISODES 400
+#define FIXED_BY 40 /* allot=1: the change is made before this episode (> 20, see controller) */
 
 struct wtest {
     struct sl_barrier bar;
@@ -54,6 +55,10 @@ static void worker(void *arg, int id)
         /* the random cycle's change k is made before episode k*step, so every change - a grow after a
            shrink too - lands inside the run however the host schedules the controller */
         while (!fixed_allot && e > 0 && e % step == 0 && __atomic_load_n(&changes, __ATOMIC_ACQUIRE) < e / step)
+            sl_thread_pause();
+        /* and the fixed allotment before episode FIXED_BY (the controller makes it after episode 20):
+           otherwise fast waits on a loaded host could finish the run before the controller ran at all */
+        while (fixed_allot && e == FIXED_BY && __atomic_load_n(&changes, __ATOMIC_ACQUIRE) < 1)
             sl_thread_pause();
         uint32_t spin = (uint32_t)sl_rng_below(&r, 8000);
 
@@ -105,6 +110,7 @@ static void *controller(void *arg)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         __atomic_store_n(&host_job.info.allot_stamp, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
                          __ATOMIC_RELAXED);
+        __atomic_store_n(&changes, 1, __ATOMIC_RELEASE);
         return 0;
     }
     for (unsigned k = 1; !__atomic_load_n(&controller_stop, __ATOMIC_RELAXED); k++) {
