@@ -58,7 +58,20 @@ long     sl_sys_result(int ok, const char *keys);
 /* ---- cheap queries ---- */
 uint64_t sl_plat_ticks(void);                  /* `time` CSR, no trap */
 volatile struct sl_info *sl_plat_info(void);   /* the job info page */
+#ifdef SL_TARGET_KERNEL
+/* The caller's sl_proc: tp, one instruction (it is on every thread
+   operation's path). volatile: each call reads tp anew, so a thread that
+   resumed on another process after a switch sees that process's tp. */
+static inline struct sl_proc *
+sl_plat_proc(void)
+{
+    struct sl_proc *p;
+    __asm__ volatile("mv %0, tp" : "=r"(p));
+    return p;
+}
+#else
 struct sl_proc *sl_plat_proc(void);            /* the caller's sl_proc */
+#endif
 
 /* Called by each backend's start code in process 0 before main(). */
 void sl_lib_init(void);

@@ -65,12 +65,7 @@ uint64_t sl_plat_ticks(void)
 
 volatile struct sl_info *sl_plat_info(void) { return (volatile struct sl_info *)SL_INFO_VA; }
 
-struct sl_proc *sl_plat_proc(void)
-{
-    struct sl_proc *p;
-    asm volatile("mv %0, tp" : "=r"(p));
-    return p;
-}
+/* sl_plat_proc is inline in platform.h: tp. */
 
 static void set_proc(struct sl_proc *p) { asm volatile("mv tp, %0" : : "r"(p) : "memory"); }
 
