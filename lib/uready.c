@@ -32,15 +32,13 @@ static void wake_sleepers(struct run *r, int n)
         }
 }
 
-/* Owner push. The relaxed load of nsleep may miss a vp that is just going
-   to sleep; in a stealing run that one sleeps at most SLEEP_US. */
-void sl_ut_push_local(struct vp *s, sl_thread_t *t)
+/* sl_ut_push_local (uthread_impl.h) found the deque full, or vps asleep. */
+void sl_ut_pushed(struct vp *s, int full)
 {
-    if (sl_deque_push_bottom(&s->dq, t) < 0)
+    if (full)
         sl_uthread_fatal("process %d has more than %d ready threads (SL_THREAD_READY_MAX, deque.h)", s->id,
                          SL_THREAD_READY_MAX);
-    if (__atomic_load_n(&s->run->nsleep, __ATOMIC_RELAXED))
-        wake_sleepers(s->run, 1);
+    wake_sleepers(s->run, 1);
 }
 
 void sl_ut_pq_append(struct vp *s, sl_thread_t *t) { ut_fifo_push(&s->pq_head, &s->pq_tail, t); }
@@ -63,7 +61,7 @@ void sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t)
     if (!__atomic_load_n(&h->suspended, __ATOMIC_SEQ_CST))
         sl_ut_ring(r, h);
     else if (sl_pc_host(r, t->home) != (uint32_t)h->id)
-        sl_pc_forward_inbox(r, h);    /* the map has moved on: send h's inbox where it says now */
+        sl_pc_forward_inbox(r, h); /* the map has moved on: send h's inbox where it says now */
     /* else h is between publishing its suspension and rebuilding the host map (procctl.c): it forwards
        its own inbox once the map is rebuilt, so t is not lost. Forwarding here would find h again, and
        again - a recursion as deep as that window is long, which overflowed a process stack when the

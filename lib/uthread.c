@@ -46,7 +46,6 @@
 #endif
 
 #define STACK_CACHE      8                     /* free stacks a vp keeps */
-#define THREAD_CACHE     64                    /* free descriptors a vp keeps */
 #define STEALS_PER_YIELD 32                    /* failed steals between kernel yields */
 #define YIELDER_PASSES   256                   /* the same while the vp runs yielded threads */
 #define SLEEP_AFTER_US   2000                  /* idle this long: sleep instead of yielding */
@@ -164,28 +163,24 @@ static void stack_put(struct vp *s, struct stack *k)
     }
 }
 
+/* ut_thread_get's and ut_thread_put's rare paths (uthread_impl.h). */
 sl_thread_t *sl_ut_thread_get(struct vp *s)
 {
-    sl_thread_t *t = s ? s->free_threads : 0;
+    sl_thread_t *t;
 
-    if (t) {
-        s->free_threads = t->next;
-        s->nfree_threads--;
-    } else if (!(t = sl_malloc(sizeof *t))) {
+    if (s && s->free_threads)
+        return ut_thread_get(s);
+    if (!(t = sl_malloc(sizeof *t)))
         sl_uthread_fatal("out of memory for a thread descriptor");
-    }
     return t;
 }
 
 void sl_ut_thread_put(struct vp *s, sl_thread_t *t)
 {
-    if (s && s->nfree_threads < THREAD_CACHE) {
-        t->next = s->free_threads;
-        s->free_threads = t;
-        s->nfree_threads++;
-    } else {
+    if (s && s->nfree_threads < THREAD_CACHE)
+        ut_thread_put(s, t);
+    else
         sl_free(t);
-    }
 }
 
 /* Ready again on the loop side of vp s (after a park). */

@@ -200,7 +200,6 @@ __attribute__((noreturn, format(printf, 1, 2))) void sl_uthread_fatal(const char
 /* uready.c */
 void sl_ut_ring(struct run *r, struct vp *h);            /* h has work: wake it if it sleeps */
 void sl_ut_pq_append(struct vp *s, sl_thread_t *t);      /* owner: end of s's pinned FIFO */
-void sl_ut_push_local(struct vp *s, sl_thread_t *t);     /* owner: bottom of s's deque */
 void sl_ut_make_ready(sl_thread_t *t);                   /* t may run again (any caller) */
 void sl_ut_make_ready_pinned(struct vp *s, sl_thread_t *t);   /* s: the caller's vp of t's run, or NULL */
 void sl_ut_park(sl_thread_t *t, int (*fn)(sl_thread_t *), void *obj, uint32_t old);
@@ -208,6 +207,7 @@ void sl_ut_note_hart(struct vp *s);
 void sl_ut_take_inbox_into(struct vp *s, sl_thread_t **inbox);   /* a pin inbox, oldest first, to s's FIFO */
 sl_thread_t *sl_ut_thread_get(struct vp *s);             /* a descriptor to ut_thread_init (s may be NULL) */
 void sl_ut_thread_put(struct vp *s, sl_thread_t *t);
+void sl_ut_pushed(struct vp *s, int full);               /* sl_ut_push_local's rare ends */
 void sl_ut_vp_loop(void *arg, int id);                   /* the loop of vp id of run arg (sl_run_procs' fn) */
 
 /* rv_uctx.S / host_uctx_<arch>.S */
@@ -232,6 +232,49 @@ static inline uint32_t
 sl_pc_host(struct run *r, int home)
 {
     return __atomic_load_n(&r->host[home], __ATOMIC_ACQUIRE);
+}
+
+/* The per-process descriptor cache: at most THREAD_CACHE free
+   descriptors on s->free_threads (nfree_threads of them), owner only.
+   Its common cases are inline, as they lie on every spawn's and join's
+   path; an empty cache (malloc), a full one (free) and a NULL s go
+   through uthread.c. */
+#define THREAD_CACHE 64
+
+static inline sl_thread_t *
+ut_thread_get(struct vp *s)
+{
+    sl_thread_t *t = s->free_threads;
+
+    if (__builtin_expect(t == 0, 0))
+        return sl_ut_thread_get(s);
+    s->free_threads = t->next;
+    s->nfree_threads--;
+    return t;
+}
+
+static inline void
+ut_thread_put(struct vp *s, sl_thread_t *t)
+{
+    if (__builtin_expect(!s || s->nfree_threads >= THREAD_CACHE, 0)) {
+        sl_ut_thread_put(s, t);
+        return;
+    }
+    t->next = s->free_threads;
+    s->free_threads = t;
+    s->nfree_threads++;
+}
+
+/* Owner: t to the bottom of s's deque. A full deque is fatal; sleeping
+   vps are woken (the relaxed load of nsleep may miss a vp just going to
+   sleep; in a stealing run that one sleeps at most SLEEP_US). */
+static inline void
+sl_ut_push_local(struct vp *s, sl_thread_t *t)
+{
+    int full = sl_deque_push_bottom(&s->dq, t) < 0;
+
+    if (__builtin_expect(full || __atomic_load_n(&s->run->nsleep, __ATOMIC_RELAXED), 0))
+        sl_ut_pushed(s, full);
 }
 
 #endif

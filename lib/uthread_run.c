@@ -125,7 +125,7 @@ static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int 
         sl_uthread_fatal("a thread pinned to process %d, but the job has processes 0..%d", home, s->run->nvps - 1);
     if (home < 0 && s->run->pinned_only)
         sl_uthread_fatal("a worker run (sl_run_workers) makes pinned threads only: use sl_thread_spawn_on");
-    t = sl_ut_thread_get(s);
+    t = ut_thread_get(s);
     ut_thread_init(t, fn, arg, s->run, home, detached);
     if (!detached) {
         /* sl_joincnt_init(&t->done, 1) without its release, and plain
@@ -301,7 +301,7 @@ void sl_thread_join(sl_thread_t *t)
     }
     if (s)
         s->joined++;
-    sl_ut_thread_put(s, t);
+    ut_thread_put(s, t);
 }
 
 sl_thread_t *sl_thread_self(void) { return self_thread(); }
