@@ -114,6 +114,25 @@ void sl_threads_stats(struct sl_thread_stats *out) { *out = last_stats; }
 
 /* ---- threads ---- */
 
+/* A descriptor for fn(arg) from s's cache, counted; not yet published. */
+static inline __attribute__((always_inline)) sl_thread_t *
+thread_make(struct vp *s, void (*fn)(void *), void *arg, int detached, int home)
+{
+    sl_thread_t *t = ut_thread_get(s);
+
+    ut_thread_init(t, fn, arg, s->run, home, detached);
+    if (!detached) {
+        /* sl_joincnt_init(&t->done, 1) without its release, and plain
+           stores: nobody else can see t before the push that publishes it
+           (a release), and the counter with it */
+        t->done.waiter = 0;
+        t->done.count = 2;
+        s->joinable++;
+    }
+    s->st.threads++;
+    return t;
+}
+
 static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int home)
 {
     struct vp *s = self_vp();
@@ -125,17 +144,7 @@ static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int 
         sl_uthread_fatal("a thread pinned to process %d, but the job has processes 0..%d", home, s->run->nvps - 1);
     if (home < 0 && s->run->pinned_only)
         sl_uthread_fatal("a worker run (sl_run_workers) makes pinned threads only: use sl_thread_spawn_on");
-    t = ut_thread_get(s);
-    ut_thread_init(t, fn, arg, s->run, home, detached);
-    if (!detached) {
-        /* sl_joincnt_init(&t->done, 1) without its release, and plain
-           stores: nobody else can see t before the push below publishes it
-           (a release), and the counter with it */
-        t->done.waiter = 0;
-        t->done.count = 2;
-        s->joinable++;
-    }
-    s->st.threads++;
+    t = thread_make(s, fn, arg, detached, home);
     if (home >= 0) {
         __atomic_add_fetch(&s->run->vps[home].pin_load, 1, __ATOMIC_RELAXED);
         sl_ut_make_ready_pinned(s, t);
@@ -145,7 +154,19 @@ static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int 
     return t;
 }
 
-sl_thread_t *sl_thread_create(void (*fn)(void *), void *arg) { return thread_new(fn, arg, 0, -1); }
+/* The common spawn, joinable and stealable, on its own short path: any
+   case thread_new would check (or refuse) goes through thread_new. */
+sl_thread_t *sl_thread_create(void (*fn)(void *), void *arg)
+{
+    struct vp *s = self_vp();
+    sl_thread_t *t;
+
+    if (__builtin_expect(!s || !s->cur || s->run->pinned_only, 0))
+        return thread_new(fn, arg, 0, -1);
+    t = thread_make(s, fn, arg, 0, -1);
+    sl_ut_push_local(s, t);
+    return t;
+}
 
 void sl_thread_spawn(void (*fn)(void *), void *arg) { thread_new(fn, arg, 1, -1); }
 
