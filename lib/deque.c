@@ -52,40 +52,8 @@
  */
 #include "deque.h"
 
-/* The accesses of the argument above. With C11 atomics everywhere but on
-   RISC-V with GCC before 13, whose atomics are stronger than the mapping
-   (RISC-V ISA manual, table A.6) asks: every atomic store there is an AMO
-   (amoswap) and every acquire load is followed by a full `fence`, which
-   the owner's push would pay twice and a thief's steal three times. There
-   the macros emit the mapping itself: a relaxed store is a plain aligned
-   store (single-copy atomic in RVWMO), a release store is `fence rw,w`
-   then that store, an acquire load is the load then `fence r,rw`. The
-   orders are the same, so the argument above holds unchanged; only the
-   seq_cst fences F1/F2 and the CASes stay full. Elsewhere (the host, and
-   TSan, which must see the atomics) they are the C11 operations. */
-#if defined(__riscv) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#define RV_PLAIN(p)     (*(volatile __typeof__(atomic_load_explicit((p), memory_order_relaxed)) *)(p))
-#define STORE_RLX(p, v) ((void)(RV_PLAIN(p) = (v)))
-#define STORE_REL(p, v)                              \
-    __extension__({                                  \
-        __asm__ volatile("fence rw,w" ::: "memory"); \
-        STORE_RLX(p, v);                             \
-    })
-#define LOAD_ACQ(p)                                                                   \
-    __extension__({                                                                   \
-        __typeof__(atomic_load_explicit((p), memory_order_relaxed)) v_ = RV_PLAIN(p); \
-        __asm__ volatile("fence r,rw" ::: "memory");                                  \
-        v_;                                                                           \
-    })
-#else
-#define STORE_RLX(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
-#define STORE_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
-#define LOAD_ACQ(p)     atomic_load_explicit((p), memory_order_acquire)
-#endif
-
-#define AGE(tag, top) (((uint64_t)(tag) << 32) | (uint64_t)(top))
-#define TOP(a)        ((uint32_t)(a))
-#define TAG(a)        ((uint32_t)((a) >> 32))
+/* The accesses (SL_DQ_LOAD_ACQ, SL_DQ_STORE_REL, ...) are in deque.h, whose
+   inline fast paths use them too. */
 
 void sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap)
 {
@@ -97,64 +65,50 @@ void sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap)
         atomic_init(&d->slot[i], NULL);
 }
 
-int sl_deque_push_bottom(struct sl_deque *d, void *item)
+/* sl_deque_push_bottom's rare end (deque.h): bot == cap. Full by index. If
+   thieves took everything (top == bot), reset the way pop_bottom does on
+   empty: a thief with an old {tag, top} fails its CAS, one that reads the
+   new age reads bot 0. */
+int sl_deque_push_full(struct sl_deque *d, void *item)
 {
-    uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
+    uint64_t a = SL_DQ_LOAD_ACQ(&d->age);
 
-    if (b == d->cap) {
-        /* Full by index. If thieves took everything (top == bot), reset the
-           way pop_bottom does on empty: a thief with an old {tag, top} fails
-           its CAS, one that reads the new age reads bot 0. */
-        uint64_t a = LOAD_ACQ(&d->age);
-        if (TOP(a) != b)
-            return -1;
-        STORE_RLX(&d->bot, 0);
-        STORE_REL(&d->age, AGE(TAG(a) + 1, 0));
-        b = 0;
-    }
-    STORE_RLX(&d->slot[b], item);
-    STORE_REL(&d->bot, b + 1);
+    if (SL_DQ_TOP(a) != d->cap)
+        return -1;
+    SL_DQ_STORE_RLX(&d->bot, 0);
+    SL_DQ_STORE_REL(&d->age, SL_DQ_AGE(SL_DQ_TAG(a) + 1, 0));
+    SL_DQ_STORE_RLX(&d->slot[0], item);
+    SL_DQ_STORE_REL(&d->bot, 1);
     return 0;
 }
 
-void *sl_deque_pop_bottom(struct sl_deque *d)
+/* sl_deque_pop_bottom's end (deque.h) when b <= top: at most the one item
+   at b is left (b == top), else none. old: the age read after F1. */
+void *sl_deque_pop_last(struct sl_deque *d, uint32_t b, uint64_t old, void *item)
 {
-    uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
-    uint64_t old, fresh;
-    void *item;
+    uint64_t fresh = SL_DQ_AGE(SL_DQ_TAG(old) + 1, 0);
 
-    if (b == 0)
-        return NULL;
-    b--;
-    STORE_RLX(&d->bot, b);
-    atomic_thread_fence(memory_order_seq_cst); /* F1 */
-    item = atomic_load_explicit(&d->slot[b], memory_order_relaxed);
-    old = atomic_load_explicit(&d->age, memory_order_relaxed);
-    if (b > TOP(old))
-        return item; /* more than one item: no thief can reach b */
-    /* b <= top: at most the one item at b is left (b == top), else none. */
-    STORE_RLX(&d->bot, 0);
-    fresh = AGE(TAG(old) + 1, 0);
-    if (b == TOP(old) &&
+    SL_DQ_STORE_RLX(&d->bot, 0);
+    if (b == SL_DQ_TOP(old) &&
         atomic_compare_exchange_strong_explicit(&d->age, &old, fresh, memory_order_seq_cst, memory_order_relaxed))
-        return item;           /* won the race for the last item */
-    STORE_REL(&d->age, fresh); /* a thief won: just reset */
+        return item;                 /* won the race for the last item */
+    SL_DQ_STORE_REL(&d->age, fresh); /* a thief won: just reset */
     return NULL;
 }
 
 enum sl_steal sl_deque_pop_top(struct sl_deque *d, void **item)
 {
-    uint64_t old = LOAD_ACQ(&d->age);
+    uint64_t old = SL_DQ_LOAD_ACQ(&d->age);
     uint32_t b;
     void *it;
 
     atomic_thread_fence(memory_order_seq_cst); /* F2 */
-    b = LOAD_ACQ(&d->bot);
-    if (b <= TOP(old))
+    b = SL_DQ_LOAD_ACQ(&d->bot);
+    if (b <= SL_DQ_TOP(old))
         return SL_STEAL_EMPTY;
-    it = atomic_load_explicit(&d->slot[TOP(old)], memory_order_relaxed);
-    if (!atomic_compare_exchange_strong_explicit(&d->age, &old, AGE(TAG(old), TOP(old) + 1), memory_order_seq_cst,
-                                                 memory_order_relaxed))
+    it = atomic_load_explicit(&d->slot[SL_DQ_TOP(old)], memory_order_relaxed);
+    if (!atomic_compare_exchange_strong_explicit(&d->age, &old, SL_DQ_AGE(SL_DQ_TAG(old), SL_DQ_TOP(old) + 1),
+                                                 memory_order_seq_cst, memory_order_relaxed))
         return SL_STEAL_ABORT;
     *item = it;
     return SL_STEAL_OK;
@@ -165,5 +119,5 @@ uint32_t sl_deque_size(struct sl_deque *d)
     uint64_t a = atomic_load_explicit(&d->age, memory_order_relaxed);
     uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
 
-    return b > TOP(a) ? b - TOP(a) : 0;
+    return b > SL_DQ_TOP(a) ? b - SL_DQ_TOP(a) : 0;
 }

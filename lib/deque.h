@@ -60,10 +60,78 @@ enum sl_steal {
 /* mem: SL_DEQUE_BYTES(cap) bytes, valid until the deque is no longer used. */
 void sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap);
 
-/* Owner only. item != NULL. 0, or -1 when full (see "Bound" above). */
-int   sl_deque_push_bottom(struct sl_deque *d, void *item);
-/* Owner only. The newest item, or NULL when empty. */
-void *sl_deque_pop_bottom(struct sl_deque *d);
+/* The accesses of the argument above. With C11 atomics everywhere but on
+   RISC-V with GCC before 13, whose atomics are stronger than the mapping
+   (RISC-V ISA manual, table A.6) asks: every atomic store there is an AMO
+   (amoswap) and every acquire load is followed by a full `fence`, which
+   the owner's push would pay twice and a thief's steal three times. There
+   the macros emit the mapping itself: a relaxed store is a plain aligned
+   store (single-copy atomic in RVWMO), a release store is `fence rw,w`
+   then that store, an acquire load is the load then `fence r,rw`. The
+   orders are the same, so the argument above holds unchanged; only the
+   seq_cst fences F1/F2 and the CASes stay full. Elsewhere (the host, and
+   TSan, which must see the atomics) they are the C11 operations. */
+#if defined(__riscv) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#define SL_DQ_RV_PLAIN(p)     (*(volatile __typeof__(atomic_load_explicit((p), memory_order_relaxed)) *)(p))
+#define SL_DQ_STORE_RLX(p, v) ((void)(SL_DQ_RV_PLAIN(p) = (v)))
+#define SL_DQ_STORE_REL(p, v)                              \
+    __extension__({                                  \
+        __asm__ volatile("fence rw,w" ::: "memory"); \
+        SL_DQ_STORE_RLX(p, v);                             \
+    })
+#define SL_DQ_LOAD_ACQ(p)                                                                   \
+    __extension__({                                                                   \
+        __typeof__(atomic_load_explicit((p), memory_order_relaxed)) v_ = SL_DQ_RV_PLAIN(p); \
+        __asm__ volatile("fence r,rw" ::: "memory");                                  \
+        v_;                                                                           \
+    })
+#else
+#define SL_DQ_STORE_RLX(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define SL_DQ_STORE_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define SL_DQ_LOAD_ACQ(p)     atomic_load_explicit((p), memory_order_acquire)
+#endif
+
+#define SL_DQ_AGE(tag, top) (((uint64_t)(tag) << 32) | (uint64_t)(top))
+#define SL_DQ_TOP(a)        ((uint32_t)(a))
+#define SL_DQ_TAG(a)        ((uint32_t)((a) >> 32))
+
+int   sl_deque_push_full(struct sl_deque *d, void *item);
+void *sl_deque_pop_last(struct sl_deque *d, uint32_t b, uint64_t old, void *item);
+
+/* Owner only. item != NULL. 0, or -1 when full (see "Bound" above). The
+   common case inline (it is on every spawn's path): slot[b] = item, then
+   bot = b+1 by a release (deque.c). */
+static inline int sl_deque_push_bottom(struct sl_deque *d, void *item)
+{
+    uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
+
+    if (__builtin_expect(b == d->cap, 0))
+        return sl_deque_push_full(d, item);
+    SL_DQ_STORE_RLX(&d->slot[b], item);
+    SL_DQ_STORE_REL(&d->bot, b + 1);
+    return 0;
+}
+
+/* Owner only. The newest item, or NULL when empty. Inline up to F1 and the
+   age read after it (deque.c); the race for the last item in deque.c. */
+static inline void *sl_deque_pop_bottom(struct sl_deque *d)
+{
+    uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
+    uint64_t old;
+    void *item;
+
+    if (b == 0)
+        return NULL;
+    b--;
+    SL_DQ_STORE_RLX(&d->bot, b);
+    atomic_thread_fence(memory_order_seq_cst); /* F1 */
+    item = atomic_load_explicit(&d->slot[b], memory_order_relaxed);
+    old = atomic_load_explicit(&d->age, memory_order_relaxed);
+    if (b > SL_DQ_TOP(old))
+        return item; /* more than one item: no thief can reach b */
+    return sl_deque_pop_last(d, b, old, item);
+}
+
 /* Owner only. The item sl_deque_pop_bottom would return unless a thief
    takes it first, or NULL when empty; changes nothing, no fence (bot and
    the slots below it are written by the owner only). */

@@ -115,8 +115,8 @@ void sl_threads_stats(struct sl_thread_stats *out) { *out = last_stats; }
 /* ---- threads ---- */
 
 /* A descriptor for fn(arg) from s's cache, counted; not yet published. */
-static inline __attribute__((always_inline)) sl_thread_t *
-thread_make(struct vp *s, void (*fn)(void *), void *arg, int detached, int home)
+static inline __attribute__((always_inline)) sl_thread_t *thread_make(struct vp *s, void (*fn)(void *), void *arg,
+                                                                      int detached, int home)
 {
     sl_thread_t *t = ut_thread_get(s);
 
