@@ -82,13 +82,24 @@ int sl_deque_push_full(struct sl_deque *d, void *item)
     return 0;
 }
 
-/* sl_deque_pop_bottom's end (deque.h) when b <= top: at most the one item
-   at b is left (b == top), else none. old: the age read after F1. */
-void *sl_deque_pop_last(struct sl_deque *d, uint32_t b, uint64_t old, void *item)
+void *sl_deque_pop_bottom(struct sl_deque *d)
 {
-    uint64_t fresh = SL_DQ_AGE(SL_DQ_TAG(old) + 1, 0);
+    uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
+    uint64_t old, fresh;
+    void *item;
 
+    if (b == 0)
+        return NULL;
+    b--;
+    SL_DQ_STORE_RLX(&d->bot, b);
+    atomic_thread_fence(memory_order_seq_cst); /* F1 */
+    item = atomic_load_explicit(&d->slot[b], memory_order_relaxed);
+    old = atomic_load_explicit(&d->age, memory_order_relaxed);
+    if (b > SL_DQ_TOP(old))
+        return item; /* more than one item: no thief can reach b */
+    /* b <= top: at most the one item at b is left (b == top), else none. */
     SL_DQ_STORE_RLX(&d->bot, 0);
+    fresh = SL_DQ_AGE(SL_DQ_TAG(old) + 1, 0);
     if (b == SL_DQ_TOP(old) &&
         atomic_compare_exchange_strong_explicit(&d->age, &old, fresh, memory_order_seq_cst, memory_order_relaxed))
         return item;                 /* won the race for the last item */

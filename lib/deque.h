@@ -96,7 +96,6 @@ void sl_deque_init(struct sl_deque *d, void *mem, uint32_t cap);
 #define SL_DQ_TAG(a)        ((uint32_t)((a) >> 32))
 
 int   sl_deque_push_full(struct sl_deque *d, void *item);
-void *sl_deque_pop_last(struct sl_deque *d, uint32_t b, uint64_t old, void *item);
 
 /* Owner only. item != NULL. 0, or -1 when full (see "Bound" above). The
    common case inline (it is on every spawn's path): slot[b] = item, then
@@ -112,26 +111,9 @@ static inline int sl_deque_push_bottom(struct sl_deque *d, void *item)
     return 0;
 }
 
-/* Owner only. The newest item, or NULL when empty. Inline up to F1 and the
-   age read after it (deque.c); the race for the last item in deque.c. */
-static inline void *sl_deque_pop_bottom(struct sl_deque *d)
-{
-    uint32_t b = atomic_load_explicit(&d->bot, memory_order_relaxed);
-    uint64_t old;
-    void *item;
-
-    if (b == 0)
-        return NULL;
-    b--;
-    SL_DQ_STORE_RLX(&d->bot, b);
-    atomic_thread_fence(memory_order_seq_cst); /* F1 */
-    item = atomic_load_explicit(&d->slot[b], memory_order_relaxed);
-    old = atomic_load_explicit(&d->age, memory_order_relaxed);
-    if (b > SL_DQ_TOP(old))
-        return item; /* more than one item: no thief can reach b */
-    return sl_deque_pop_last(d, b, old, item);
-}
-
+/* Owner only. The newest item, or NULL when empty. (Out of line: GCC's
+   TSan refuses F1, a seq_cst fence, in every file that inlines it.) */
+void *sl_deque_pop_bottom(struct sl_deque *d);
 /* Owner only. The item sl_deque_pop_bottom would return unless a thief
    takes it first, or NULL when empty; changes nothing, no fence (bot and
    the slots below it are written by the owner only). */
