@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install what schedlab needs: the RISC-V cross compiler, QEMU, a host C compiler, Python 3 with pytest
-# (and matplotlib for Gantt charts). Debian/Ubuntu via apt-get; elsewhere it says what to install.
+# (matplotlib for Gantt charts, perfetto for native Perfetto traces). Debian/Ubuntu via apt-get;
+# elsewhere it says what to install.
 # Idempotent: installs only what is missing.
 set -e
 
@@ -37,6 +38,11 @@ fi
 if ! python3 -c 'import matplotlib' 2>/dev/null; then
     echo "deps: pip installing matplotlib (optional)"
     pip_install matplotlib || echo "deps: warning: matplotlib could not be installed; plots will be unavailable" >&2
+fi
+# perfetto writes the native .pftrace of `schedlab trace` (its protos); without it only that file is missing
+if ! python3 -c 'import perfetto.trace_builder.proto_builder' 2>/dev/null; then
+    echo "deps: pip installing perfetto"
+    pip_install perfetto || echo "deps: warning: perfetto could not be installed; .pftrace traces will be unavailable" >&2
 fi
 # clang is optional: `make fuzz` uses its libFuzzer, and falls back to the standalone fuzzer without it
 command -v clang >/dev/null 2>&1 || echo "deps: note: clang is not installed (optional: apt-get install clang, for make fuzz)"

@@ -46,9 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(run)
     run.add_argument("--trace", action="store_true",
-                     help="boot with trace=on; save each boot's console, Chrome trace and Gantt chart")
+                     help="boot with trace=on; save each boot's console, Chrome trace, "
+                          "Perfetto trace and Gantt chart")
     run.add_argument("--trace-out", metavar="PREFIX",
-                     help="write PREFIX.log/.json/.png (PREFIX-<n>.* with --repeat; implies --trace; "
+                     help="write PREFIX.log/.json/.pftrace/.png (PREFIX-<n>.* with --repeat; implies --trace; "
                           "default build/trace/run-<n>)")
     run.add_argument("scenario", nargs="+", metavar="TOKEN|SCENARIO",
                      help="bootargs tokens, or a scenario file (+ extra tokens)")
@@ -67,11 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.set_defaults(func=commands.compare_command)
 
     trace = sub.add_parser(
-        "trace", help="turn a saved console of a trace=on boot into a Chrome/Perfetto trace and a Gantt chart",
-        epilog="Open the JSON in https://ui.perfetto.dev or chrome://tracing: one row per hart, one slice "
-               "per run interval (<app>#<job>.<proc>), slot switches as instant events.")
+        "trace", help="turn a saved console of a trace=on boot into a Perfetto trace, a Chrome JSON and a Gantt chart",
+        epilog="Open the .pftrace in https://ui.perfetto.dev: one CPU track per hart, jobs as processes and "
+               "their processes as threads with running/runnable/sleeping states, slot switches and partition "
+               "changes on tracks of their own.  The JSON (also chrome://tracing) has one row per hart.")
     trace.add_argument("log", metavar="CONSOLE_LOG", help="the saved console ('-': standard input)")
     trace.add_argument("-o", "--output", required=True, metavar="FILE.json", help="Chrome trace JSON to write")
+    trace.add_argument("--pftrace", metavar="FILE.pftrace",
+                       help="the Perfetto protobuf trace to write (default: FILE.json's name with .pftrace; "
+                            "'' for none)")
     trace.add_argument("--png", metavar="FILE.png", help="also draw the per-hart Gantt chart (needs matplotlib)")
     trace.add_argument("--stats", action="store_true",
                        help="print slot-switch statistics and the gang co-scheduling check per job")

@@ -7,7 +7,7 @@ failed job with its reason and the job's own ``ERROR`` lines (``[<id>] ERROR
 why, and return 0 only if
 every boot's verdict was ok.  A run killed for exceeding ``--timeout`` counts
 as failed and is reported as ``TIMEOUT``.  ``run --trace`` also boots with
-``trace=on`` and saves each boot's console, Chrome trace and Gantt chart; a
+``trace=on`` and saves each boot's console, Chrome trace, Perfetto trace and Gantt chart; a
 boot that printed no trace dump then counts as failed.  ``trace`` boots
 nothing: it turns a saved console into those files.
 """
@@ -29,6 +29,7 @@ from .sim import sim_boot
 from .stats import Spread
 from .table import (comparison_table, format_table, gang_table, ms, ranking_line, results_table, spread,
                     summary_line, switch_line, trace_paragraph)
+from .pftrace import write_perfetto
 from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, parse_trace, switch_stats, to_chrome
 from .writers import run_meta, write_csv, write_json
 
@@ -106,9 +107,13 @@ def _export(args: Namespace, command: str, entries, comparison: dict | None = No
 
 # ---- traces ----
 
-def write_trace(trace: Trace, apps: dict[int, str], json_path: str | Path, png_path: str | Path | None) -> None:
-    """Write the Chrome trace JSON and, if asked, the Gantt PNG (HarnessError without matplotlib)."""
+def write_trace(trace: Trace, apps: dict[int, str], json_path: str | Path, png_path: str | Path | None,
+                pftrace_path: str | Path | None = None) -> None:
+    """Write the Chrome trace JSON and, if asked, the Perfetto protobuf trace and the Gantt PNG (HarnessError
+    without the perfetto package / matplotlib)."""
     Path(json_path).write_text(json.dumps(to_chrome(trace, apps)) + "\n")
+    if pftrace_path is not None:
+        write_perfetto(trace, apps, pftrace_path)
     if png_path is not None:
         draw_gantt(trace, apps, png_path)
 
@@ -128,9 +133,10 @@ def trace_prefix(trace_out: str | None, number: int, repeat: int) -> Path:
 
 
 def _save_trace(run: Run, prefix: Path) -> bool:
-    """Save the console as PREFIX.log and its trace as PREFIX.json/.png; False when it has no trace."""
+    """Save the console as PREFIX.log and its trace as PREFIX.json/.pftrace/.png; False when it has no trace."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    log, json_path, png = (prefix.with_name(prefix.name + suffix) for suffix in (".log", ".json", ".png"))
+    log, json_path, pftrace, png = (prefix.with_name(prefix.name + suffix)
+                                    for suffix in (".log", ".json", ".pftrace", ".png"))
     log.write_text(run.console)
     try:
         trace = parse_trace(run.traces)
@@ -138,12 +144,15 @@ def _save_trace(run: Run, prefix: Path) -> bool:
         problem = "the boot printed no TRACE dump" if str(exc) == NO_TRACE else str(exc)
         note(f"trace: {problem} (console saved to {log})")
         return False
+    apps = app_names(run.results)
+    write_trace(trace, apps, json_path, None)
     written = [log, json_path]
-    try:
-        write_trace(trace, app_names(run.results), json_path, png)
-        written.append(png)
-    except HarnessError as exc:
-        note(f"trace: {exc}")
+    for path, writer in ((pftrace, write_perfetto), (png, draw_gantt)):
+        try:
+            writer(trace, apps, path)
+            written.append(path)
+        except HarnessError as exc:          # a missing optional package costs only its file
+            note(f"trace: {exc}")
     print("trace: " + "  ".join(str(p) for p in written))
     print(switch_line(switch_stats(trace)))
     return True
@@ -163,14 +172,15 @@ def trace_command(args: Namespace) -> int:
     trace = parse_trace(parsed.traces)
     apps = app_names(parsed.results)
     stats = switch_stats(trace)
-    write_trace(trace, apps, args.output, args.png)
+    pftrace = None if args.pftrace == "" else args.pftrace or Path(args.output).with_suffix(".pftrace")
+    write_trace(trace, apps, args.output, args.png, pftrace)
     print(trace_paragraph(trace, apps, stats))
     if args.stats:
         print(switch_line(stats))
         print(f"gang check: time a process ran while another of its job and slot waited ready "
               f"(switch windows and {args.grace:g} us grace excluded)")
         print(gang_table(gang_violations(trace, args.grace), apps))
-    note(f"wrote {args.output}" + (f" and {args.png}" if args.png else ""))
+    note(f"wrote {', '.join(str(p) for p in (args.output, pftrace, args.png) if p)}")
     return EXIT_OK
 
 
