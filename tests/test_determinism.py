@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from schedlab_harness import qemu
+from schedlab_harness import cli, commands, qemu
 from schedlab_harness import trace as tr
 from test_boot import assert_all_ok
 from test_harness import REPO, fake, schedlab  # noqa: F401 (fake is a fixture)
@@ -32,10 +32,15 @@ def test_two_boots_print_the_same_bytes(boot, policy):
     assert "clock=virtual" in first.traces[0]            # the TRACE header says so too
 
 
-def test_three_harts_and_another_seed_print_the_same_bytes(boot):
+def test_three_harts_and_another_seed_print_the_same_bytes(boot, tmp_path, capsys):
     runs = [boot(3, f"policy=gang seed=7 {MIX}", timeout=120, deterministic=True) for _ in range(2)]
     assert_all_ok(runs[0])
     assert runs[0].console == runs[1].console
+    # `schedlab trace` of the saved console says its times are virtual
+    log = tmp_path / "run.log"
+    log.write_text(runs[0].console)
+    assert cli.main(["trace", str(log), "-o", str(tmp_path / "run.json")]) == 0
+    assert commands.VIRTUAL_NOTE in capsys.readouterr().out
 
 
 def test_spinning_gang_hands_the_host_thread_over(boot):
