@@ -128,7 +128,7 @@ $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 QEMUFLAGS = -machine $(MACHINE) -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
             -kernel $(B)/kernel.elf $(QEMUEXTRA)
 qemu: $(B)/kernel.elf
-	$(if $(and $(DET_ON),$(findstring clock=real,$(BOOTARGS))),$(error DETERMINISTIC=1 with clock=real in BOOTARGS: drop one))
+	$(if $(and $(DET_ON),$(findstring clock=real,$(BOOTARGS))),$(error clock=real in BOOTARGS conflicts with deterministic mode (DETERMINISTIC=1 or clock=virtual): drop one))
 	$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))"
 
 deps:
