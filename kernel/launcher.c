@@ -63,6 +63,8 @@ void launcher_init(void)
     sched_seed = scenario_seed = scen.seed;
     scenario_irq_sbi = scen.irq_sbi;
     clock_virtual = scen.clock_virtual;
+    if (clock_virtual)
+        trace_header_extra = " clock=virtual";
     for (int i = 0; i < SCEN_MAX_OPTS; i++)
         sched_opt[i] = scen.popt[i];
     if (scen.trace && trace_init(err, sizeof err)) {
