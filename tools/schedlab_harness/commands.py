@@ -335,8 +335,10 @@ def compare_command(args: Namespace) -> int:
                 break
 
     outcomes = cmp.aggregate(done, jobs, policies, repeat)
-    sim = getattr(args, "sim", False)
-    warning = None if sim or _deterministic(args, scenario.tokens) else oversubscription_warning(cpus)
+    print(f"== compare: cpus={cpus}{_sim_tag(args)} repeats={repeat} policies={','.join(policies)}"
+          f"  mix: {' '.join(j.token for j in jobs)}" + ("  clock=virtual" if virtual else ""))
+    if virtual:
+        print(VIRTUAL_NOTE + "; slowdowns are instruction-count ratios (--allow-virtual)")
     print(comparison_table(outcomes))
     print(ranking_line(outcomes))
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
