@@ -1,6 +1,7 @@
 # schedlab - the only entry point a user needs.
 #   make                 build build/kernel.elf with every app embedded
 #   make qemu CPUS=n BOOTARGS="..."   boot once; exit status = verdict
+#                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host)
 #   make run             install what is missing, build, run the default policy comparison
 #   make test            the whole test suite (host unit tests + QEMU tests)
 #   make deps            install the toolchain and Python packages
@@ -26,6 +27,14 @@ WATCHDOG ?= 600s
 WATCHDOG_ARG = $(if $(WATCHDOG),$(if $(findstring timeout=,$(BOOTARGS)),,timeout=$(WATCHDOG)))
 # Extra QEMU options, e.g. QEMUEXTRA="-numa node,..." (see README).
 QEMUEXTRA ?=
+# Deterministic mode (kernel/vclock.h): DETERMINISTIC=1, or clock=virtual in BOOTARGS, runs every hart on one
+# host thread with an instruction-counting clock (2^ICOUNT_SHIFT ns per instruction, harts summed) and adds
+# clock=virtual. Same flags as tools/schedlab_harness/qemu.py's DETERMINISTIC_FLAGS.
+DETERMINISTIC ?=
+ICOUNT_SHIFT  ?= 0
+DET_QEMUFLAGS  = -icount shift=$(ICOUNT_SHIFT),sleep=off -accel tcg,thread=single
+DET_ON         = $(or $(filter-out 0 no off,$(DETERMINISTIC)),$(findstring clock=virtual,$(BOOTARGS)))
+DET_ARG        = $(if $(DET_ON),$(if $(findstring clock=virtual,$(BOOTARGS)),,clock=virtual))
 
 B := build
 
@@ -119,7 +128,8 @@ $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 QEMUFLAGS = -machine $(MACHINE) -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
             -kernel $(B)/kernel.elf $(QEMUEXTRA)
 qemu: $(B)/kernel.elf
-	$(QEMU) $(QEMUFLAGS) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG))"
+	$(if $(and $(DET_ON),$(findstring clock=real,$(BOOTARGS))),$(error clock=real in BOOTARGS conflicts with deterministic mode (DETERMINISTIC=1 or clock=virtual): drop one))
+	$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))"
 
 deps:
 	sh tools/deps.sh

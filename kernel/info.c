@@ -15,7 +15,8 @@ void info_init(struct job *j)
     in->nnodes = plat.nnodes;
     /* process control only where the policy hands out allotments (partition); elsewhere the allotment
        is every hart and an adaptive job runs all its processes */
-    in->flags = (j->background ? SL_INFO_BACKGROUND : 0) | (j->adaptive && sched->allots ? SL_INFO_ADAPTIVE : 0);
+    in->flags = (j->background ? SL_INFO_BACKGROUND : 0) | (j->adaptive && sched->allots ? SL_INFO_ADAPTIVE : 0) |
+        (clock_virtual ? SL_INFO_VIRTUAL_CLOCK : 0);
     in->timebase_hz = plat.timebase_hz;
     in->seed = scenario_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL);
     in->start_time = j->arrive;

@@ -62,6 +62,9 @@ void launcher_init(void)
     sched_quantum = us_to_ticks(scen.quantum_us);
     sched_seed = scenario_seed = scen.seed;
     scenario_irq_sbi = scen.irq_sbi;
+    clock_virtual = scen.clock_virtual;
+    if (clock_virtual)
+        trace_header_extra = " clock=virtual";
     for (int i = 0; i < SCEN_MAX_OPTS; i++)
         sched_opt[i] = scen.popt[i];
     if (scen.trace && trace_init(err, sizeof err)) {
@@ -178,8 +181,8 @@ void launcher_job_done(struct job *j)
     if (all)
         trace_dump(t0, sched->name, scen.quantum_us);
     if (all)
-        kprintf("SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu\n", sched->name, ncpus, njobs, nfailed,
-                makespan);
+        kprintf("SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu%s\n", sched->name, ncpus, njobs, nfailed,
+                makespan, clock_virtual ? " clock=virtual" : "");
     release(&done_lock);
     if (all)
         platform_exit(nfailed ? 1 : 0);

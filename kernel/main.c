@@ -29,7 +29,7 @@ void secondary_main(uint64_t hartid, uint64_t idx)
     hart_setup((int)idx);
     __atomic_fetch_add(&harts_up, 1, __ATOMIC_RELEASE);
     while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
-        ;
+        vclock_pause();
     sched_start_hart();
 }
 
@@ -63,18 +63,20 @@ static void start_other_harts(int boot)
         while ((e = sbi_hart_start(cpus[i].hartid, (unsigned long)_secondary_entry, (unsigned long)i)) == -6 &&
                rdtime() < retry_until && !__atomic_load_n(&self_started[i], __ATOMIC_ACQUIRE))
             for (uint64_t t = rdtime() + plat.timebase_hz / 1000; rdtime() < t;)
-                ;
+                vclock_pause();
         if (e && !__atomic_load_n(&self_started[i], __ATOMIC_ACQUIRE)) {
             kprintf("ERROR hart %d (id %lu) did not start: SBI error %ld\n", i, cpus[i].hartid, e);
             platform_exit(2);
         }
     }
     uint64_t deadline = rdtime() + 30 * plat.timebase_hz;
-    while (__atomic_load_n(&harts_up, __ATOMIC_ACQUIRE) < ncpus - 1)
+    while (__atomic_load_n(&harts_up, __ATOMIC_ACQUIRE) < ncpus - 1) {
+        vclock_pause();
         if (rdtime() > deadline) {
             kprintf("ERROR only %d of %d harts came up within 30 s\n", harts_up + 1, ncpus);
             platform_exit(2);
         }
+    }
 }
 
 void boot_main(uint64_t hartid, const void *dtb)
@@ -124,9 +126,9 @@ void boot_main(uint64_t hartid, const void *dtb)
             snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
     }
     kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
-            "options=%s timer=%s ipi=%s\n",
+            "options=%s timer=%s ipi=%s clock=%s\n",
             ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg, sched_option_list(),
-            intr_timer_path(), intr_ipi_path());
+            intr_timer_path(), intr_ipi_path(), clock_virtual ? "virtual" : "real");
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

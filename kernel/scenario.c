@@ -2,7 +2,8 @@
  * scenario.c - parse and validate the scenario language of DESIGN.md:
  *
  *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
- *   irq=auto|sbi   timeout=<n>ms|<n>s   and the chosen policy's own options (struct scen_policy, declared by each policy)
+ *   irq=auto|sbi   timeout=<n>ms|<n>s   clock=real|virtual   and the chosen policy's own options (struct
+ *   scen_policy, declared by each policy)
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
  * Keys every app takes: procs=<n> (default: the number of harts), at=<time> (arrival, default 0) and
@@ -396,7 +397,7 @@ static int parse_option(struct parser *ps, const char *tok, const char *key, con
         n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
     return FAIL(ps,
                 "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, irq=, timeout=, "
-                "job=%s)",
+                "clock=, job=%s)",
                 tok, key, list);
 }
 
@@ -411,8 +412,8 @@ static int parse_token(struct parser *ps, const char *tok)
     const char *key = buf;
     if (!val)
         return FAIL(ps,
-                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, irq=, timeout=, job=, or an "
-                    "option of the policy)",
+                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, irq=, timeout=, clock=, "
+                    "job=, or an option of the policy)",
                     tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
@@ -444,6 +445,12 @@ static int parse_token(struct parser *ps, const char *tok)
                         "irq=sbi",
                         tok);
         sc->irq_sbi = !strcmp(val, "sbi");
+        return 0;
+    }
+    if (!strcmp(key, "clock")) { /* virtual: the boot runs under QEMU -icount (the launchers add both) */
+        if (strcmp(val, "real") && strcmp(val, "virtual"))
+            return FAIL(ps, "bad token '%s': expected clock=real or clock=virtual (make qemu DETERMINISTIC=1)", tok);
+        sc->clock_virtual = !strcmp(val, "virtual");
         return 0;
     }
     if (!strcmp(key, "timeout")) {

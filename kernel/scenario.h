@@ -51,6 +51,7 @@ struct scenario {
     int trace;
     int irq_sbi;                /* irq=sbi: the SBI for timers and IPIs even where S-mode could do them */
     uint64_t timeout_us;        /* 0 = no watchdog */
+    int clock_virtual;          /* clock=virtual: deterministic mode, times count instructions (vclock.h) */
     int popt[SCEN_MAX_OPTS];    /* the chosen policy's options, in its table's order: index into choices */
     int njobs;
     struct scen_job jobs[SCEN_MAX_JOBS];

@@ -13,6 +13,7 @@
 #define SPINLOCK_H
 
 #include <stdint.h>
+#include "vclock.h"
 
 struct spinlock {
     volatile uint32_t locked;
@@ -38,7 +39,7 @@ static inline void acquire(struct spinlock *l)
         spin_panic(l, "acquire: already held by this hart");
     while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
         while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
-            ;
+            vclock_pause(); /* deterministic mode: let the holder's hart run */
     l->holder = spin_self();
 }
 

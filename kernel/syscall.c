@@ -41,6 +41,17 @@ static long sys_yield(struct proc *p)
     return 0;
 }
 
+/* A spin-wait pause (vclock.h): in deterministic mode, the hand-over, then whatever SSIP stands for now
+   (ours, or a real IPI that came while the hart was halted). */
+static long sys_relax(struct proc *p)
+{
+    if (clock_virtual) {
+        vclock_handover();
+        sched_soft_interrupt(mycpu());
+    }
+    return 0;
+}
+
 static long sys_futex_wait(struct proc *p) { return futex_wait(p, ARG(p, 0), (uint32_t)ARG(p, 1), ARG(p, 2)); }
 
 static long sys_futex_wake(struct proc *p) { return futex_wake(p->job, ARG(p, 0), (uint32_t)ARG(p, 1)); }
@@ -171,6 +182,7 @@ static long (*const syscalls[SYS_NSYSCALLS])(struct proc *) = {
     [SYS_topology] = sys_topology,
     [SYS_alloc] = sys_alloc,
     [SYS_result] = sys_result,
+    [SYS_relax] = sys_relax,
 };
 
 void syscall(struct proc *p)

@@ -11,6 +11,7 @@
 #include "trace.h"
 
 int trace_enabled;
+const char *trace_header_extra = "";
 struct trace_ring trace_rings[SL_MAX_HARTS];
 
 static const char *const ev_names[TR_NEVENTS] = {
@@ -71,8 +72,8 @@ void trace_dump(uint64_t t0, const char *policy, uint64_t quantum_us)
     if (!trace_rings[0].cap)
         return;
     trace_stop();
-    kprintf("TRACE begin harts=%d timebase_hz=%lu policy=%s quantum_us=%lu\n", ncpus, plat.timebase_hz, policy,
-            quantum_us);
+    kprintf("TRACE begin harts=%d timebase_hz=%lu policy=%s quantum_us=%lu%s\n", ncpus, plat.timebase_hz, policy,
+            quantum_us, trace_header_extra);
     for (int h = 0; h < ncpus; h++)
         dump_ring(h, t0);
     kprintf("TRACE end\n");

@@ -47,6 +47,7 @@ struct trace_ring {
 };
 
 extern int trace_enabled;
+extern const char *trace_header_extra; /* appended to the TRACE begin line: " clock=virtual" (launcher.c) */
 extern struct trace_ring trace_rings[SL_MAX_HARTS];
 
 int trace_init(char *err, size_t errlen);   /* boot hart, before t0: allocate the rings; 0 or -1 */

@@ -54,6 +54,9 @@ long     sl_sys_proc_create(const struct sl_procstart *ps);
 long     sl_sys_topology(struct sl_topology *out);
 long     sl_sys_alloc(uint64_t bytes, int node);   /* address, or SL_E* */
 long     sl_sys_result(int ok, const char *keys);
+#ifdef SL_TARGET_KERNEL
+long     sl_sys_relax(void);                       /* a spin pause; hands the hart over only with clock=virtual */
+#endif
 
 /* ---- cheap queries ---- */
 uint64_t sl_plat_ticks(void);                  /* `time` CSR, no trap */

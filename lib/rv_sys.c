@@ -55,6 +55,7 @@ long sl_sys_proc_create(const struct sl_procstart *ps)
 long sl_sys_topology(struct sl_topology *out) { return ecall(SYS_topology, (long)out, 0, 0); }
 long sl_sys_alloc(uint64_t bytes, int node) { return ecall(SYS_alloc, (long)bytes, node, 0); }
 long sl_sys_result(int ok, const char *keys) { return ecall(SYS_result, ok, (long)keys, 0); }
+long sl_sys_relax(void) { return ecall(SYS_relax, 0, 0, 0); }
 
 uint64_t sl_plat_ticks(void)
 {

@@ -119,12 +119,21 @@ int  sl_worker_running(int worker);
    run when the job adapts (process control), else nothing; returns length. */
 int  sl_workers_keys(char *buf, size_t cap);
 
-/* ---- pause inside spin loops ---- */
+/* ---- pause inside spin loops ----
+   On the schedlab kernel in deterministic mode (clock=virtual: QEMU runs every hart on one host thread,
+   kernel/vclock.h) a pause is SYS_relax, which hands the host thread to the other harts: a spinner
+   would otherwise keep it, and the virtual clock running, until the next timer deadline. Otherwise it
+   costs one load of the (read-only, never written) info page flags and a branch. */
 static inline void
 sl_cpu_relax(void)
 {
-#if defined(__riscv)
-    asm volatile("nop" ::: "memory");   /* Zihintpause's `pause` is not in rv64gc */
+#if defined(__riscv) && defined(SL_TARGET_KERNEL)
+    if (((const volatile struct sl_info *)SL_INFO_VA)->flags & SL_INFO_VIRTUAL_CLOCK)
+        (void)sl_sys_relax();
+    else
+        asm volatile("nop" ::: "memory"); /* Zihintpause's `pause` is not in rv64gc */
+#elif defined(__riscv)
+    asm volatile("nop" ::: "memory");
 #elif defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #else

@@ -6,6 +6,11 @@ slot: the measured skew) and in the first GRACE_US of a process becoming runnabl
 on its hart). tools/schedlab_harness/trace.py computes it; here it must hold under gang and fail under
 timeslice for the same mix. The other tests check the idle mask, wake-ups within a slot, gangs wider than
 the harts, arrivals and departures, both fits and alternates, from the same records.
+
+They boot in deterministic mode (clock=virtual, kernel/vclock.h): no host thread can stall, so every hart
+acts on every switch not superseded at once and the invariant holds exactly outside the windows, on a
+loaded host too (in normal mode a busy host stalls harts' threads for milliseconds, and these checks
+needed allowances for missed acknowledgements and stray pair-time).
 """
 
 import bisect
@@ -29,16 +34,18 @@ def traced(run) -> tr.Trace:
 
 
 def assert_coscheduled(trace):
-    """The gang invariant outside switch windows. A switch some hart never acknowledged (its QEMU thread
-    stalled on a busy host) is one long window, so the check could pass vacuously if the broadcast were
-    lost: most (switch, hart) pairs must therefore have acknowledged."""
+    """The gang invariant outside switch windows, for a deterministic boot. A switch some hart never
+    acknowledged is one long window, so the check could pass vacuously if the broadcast were lost: a hart
+    may skip a switch only when the next one superseded it before the hart got to it (gang_ack acts on the
+    latest), and no pair-time may fall outside the windows."""
     stats = tr.switch_stats(trace)
-    pairs = stats.count * (trace.harts - 1)
-    assert stats.count >= 3 and stats.missing_acks <= pairs // 2, stats
+    assert stats.count >= 3, stats
+    following = zip(stats.switches, stats.switches[1:] + [None])
+    skipped = [(s, h) for s, nxt in following for h in s.missing if nxt is None or h not in nxt.acks]
+    assert not skipped, skipped[:3]
     for job, check in tr.gang_violations(trace, grace_us=GRACE_US).items():
         assert check.run_us > 0
-        # pair-time outside switch windows; 2% leaves room for a host thread that stalls mid-slot
-        assert check.fraction <= 0.02, (job, check.fraction, check.worst)
+        assert check.fraction == 0.0, (job, check.fraction, check.worst)
 
 
 def rows_of(trace):
@@ -68,7 +75,7 @@ class SlotClock:
 
 
 def test_gang_coschedules_every_gang(boot):
-    trace = traced(boot(2, "policy=gang " + MIX, timeout=120))
+    trace = traced(boot(2, "policy=gang " + MIX, timeout=120, deterministic=True))
     assert_coscheduled(trace)
     # each 2-wide job sits in one row, its two processes in different columns
     rows = rows_of(trace)
@@ -77,7 +84,7 @@ def test_gang_coschedules_every_gang(boot):
 
 
 def test_timeslice_does_not_coschedule(boot):
-    trace = traced(boot(2, "policy=timeslice " + MIX, timeout=120))
+    trace = traced(boot(2, "policy=timeslice " + MIX, timeout=120, deterministic=True))
     assert tr.switch_stats(trace).count == 0
     worst = max(check.fraction for check in tr.gang_violations(trace, grace_us=GRACE_US).values())
     assert worst > 0.10, worst
@@ -87,9 +94,9 @@ def test_idle_mask_ends_a_sleeping_slot_early(boot):
     """Both processes of `sleeper` block at once; its slot must end early, not at the 20 ms quantum."""
     iters = 12
     trace = traced(boot(2, f"policy=gang trace=on quantum=20ms job=sleeper:procs=2,iters={iters},sleep_us=1000 "
-                           "job=hog:procs=2", timeout=120))
+                           "job=hog:procs=2", timeout=120, deterministic=True))
     stats = tr.switch_stats(trace)
-    assert stats.early >= iters - 2, stats
+    assert stats.early >= iters, stats
     # at every early switch, every process of the row being left is blocked or gone (the mask was full)
     rows = {key: next(iter(s)) for key, s in rows_of(trace).items()}
     state, current = {}, None
@@ -106,7 +113,7 @@ def test_idle_mask_ends_a_sleeping_slot_early(boot):
 
 def test_woken_within_its_slot_runs_at_once(boot):
     trace = traced(boot(2, "policy=gang trace=on quantum=20ms job=gauss:n=128,barrier=block,procs=2 "
-                           "job=hog:procs=2", timeout=120))
+                           "job=hog:procs=2", timeout=120, deterministic=True))
     clock = SlotClock(trace)
     rows = {key: next(iter(s)) for key, s in rows_of(trace).items()}
     runs = {}
@@ -125,14 +132,14 @@ def test_woken_within_its_slot_runs_at_once(boot):
         checked += 1
         if not (later and later[0] < deadline):
             late.append((r, deadline))
-    # Without the rule every such wake-up would wait for the next round of slots; a few may miss when a
-    # busy host stalls the hart's QEMU thread past the slot's end.
-    assert checked >= 20 and len(late) <= checked // 10, (checked, late[:5])
+    # Without the rule every such wake-up would wait for the next round of slots (in deterministic mode no
+    # host thread stalls past the slot's end, so none may)
+    assert checked >= 20 and not late, (checked, late[:5])
 
 
 def test_gang_wider_than_the_harts(boot):
     trace = traced(boot(2, "policy=gang trace=on quantum=5ms job=gauss:n=32,barrier=spin,procs=5 "
-                           "job=synth:procs=3,iters=100", timeout=180))
+                           "job=synth:procs=3,iters=100", timeout=180, deterministic=True))
     rows = rows_of(trace)
     gauss_rows = set().union(*(rows[(1, p)] for p in range(5)))
     synth_rows = set().union(*(rows[(2, p)] for p in range(3)))
@@ -148,7 +155,7 @@ def test_arrivals_departures_and_every_width(boot, cpus):
     widths = sorted({1, max(1, cpus // 2), cpus} | (set(range(1, cpus + 1)) if cpus <= 4 else set())) + [cpus + 1]
     jobs = " ".join(f"job=synth:procs={w},iters={60 + 20 * i},grain=500,barrier=block,at={5 * i}ms"
                     for i, w in enumerate(widths))
-    run = boot(cpus, f"policy=gang trace=on quantum=2ms {jobs}", timeout=300)
+    run = boot(cpus, f"policy=gang trace=on quantum=2ms {jobs}", timeout=300, deterministic=True)
     trace = traced(run)
     assert [r["procs"] for r in sorted(run.results, key=lambda r: r["job"])] == widths
     rows = rows_of(trace)
@@ -162,7 +169,7 @@ def test_gangfit(boot, fit, expect_row_of):
     """Row of job 1 has 2 free entries, row of job 2 has 1: a 1-wide job 3 goes to the first (first fit) or
     the fuller (best fit)."""
     trace = traced(boot(4, f"policy=gang gangfit={fit} trace=on job=hog:procs=2 job=hog:procs=3 "
-                           "job=synth:procs=1,iters=300,at=20ms", timeout=120))
+                           "job=synth:procs=1,iters=300,at=20ms", timeout=120, deterministic=True))
     rows = rows_of(trace)
     assert rows[(3, 0)] == rows[(expect_row_of, 0)]
 
@@ -172,7 +179,7 @@ def test_alternates(boot, alternates):
     """A 1-wide hog leaves a column idle in its slot; with alternates=on the 2-wide job's process of that
     column runs there (a run whose row is not the current slot), with off it never does."""
     trace = traced(boot(2, f"policy=gang alternates={alternates} trace=on quantum=5ms job=hog:procs=1 "
-                           "job=synth:procs=2,iters=3000,grain=500", timeout=120))
+                           "job=synth:procs=2,iters=3000,grain=500", timeout=120, deterministic=True))
     clock = SlotClock(trace)
     alt = [r for r in trace.records if r.event == "run" and clock.at(r.time_us) not in (None, r.arg)]
     if alternates == "on":

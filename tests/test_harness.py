@@ -75,7 +75,7 @@ for token in tokens:
     elif key == "job" and value.partition(":")[0] in list(BASE) + ["hog"]:
         app, _, keys = value.partition(":")
         jobs.append((app, [kv for kv in keys.split(",") if kv]))
-    elif key not in ("quantum", "seed", "trace", "timeout", "wakeboost") or key == "policy":
+    elif key not in ("quantum", "seed", "trace", "timeout", "clock", "wakeboost") or key == "policy":
         print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
         sys.exit(2)
 import re

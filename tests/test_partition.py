@@ -4,6 +4,10 @@ Between two repartitions (`rep` records), while there are no more jobs than hart
 processes of one job only: after a repartition a hart's queue holds only its new owner's processes, so
 every dispatch (`run`) on it is of that job. Allotments change on arrival and departure; jobs that cannot
 adapt still finish correctly after the kernel moved their processes.
+
+The traced tests boot in deterministic mode (clock=virtual, kernel/vclock.h): arrivals at given times then
+meet the same progress of the running jobs on every host, so the epochs they count exist on a loaded host
+too, and a process reaches its safe point as fast as its instructions allow.
 """
 
 import pytest
@@ -26,7 +30,7 @@ def epochs(trace):
 
 def test_harts_are_exclusive_between_repartitions(boot):
     run = boot(2, "policy=partition trace=on quantum=2ms job=synth:procs=2,iters=1500,barrier=block "
-                  "job=synth:procs=2,iters=600,barrier=block,at=20ms", timeout=120)
+                  "job=synth:procs=2,iters=600,barrier=block,at=5ms", timeout=120, deterministic=True)
     trace = traced(run)
     cuts = epochs(trace) + [float("inf")]
     owners = {}
@@ -37,14 +41,15 @@ def test_harts_are_exclusive_between_repartitions(boot):
         owners.setdefault((epoch, r.hart), set()).add(r.job)
     shared = {k: v for k, v in owners.items() if len(v) > 1}
     assert not shared, shared
-    # job 2's arrival split the harts, its departure gave them back: three epochs at least
+    # job 2's arrival split the harts, its departure gave them back (job 1 runs 0-25 ms, job 2 5-13 ms of
+    # virtual time): three epochs at least
     assert len(cuts) - 1 >= 3
 
 
 def test_allotments_follow_arrivals_and_departures(boot):
     # job 1 is a background hog: it outlives job 2 whatever the host's speed
     run = boot(2, "policy=partition trace=on job=hog:procs=2 job=synth:procs=2,iters=300,grain=500,at=20ms",
-               timeout=120)
+               timeout=120, deterministic=True)
     trace = traced(run)
     reps = [(r.job, r.arg) for r in trace.records if r.event == "rep"]
     # alone: 2 harts; with job 2: 1 each; job 2 gone: job 1 has 2 again
@@ -60,7 +65,7 @@ def test_nonadaptive_jobs_survive_migrations_and_zrule(boot):
     answers still right."""
     run = boot(4, "policy=partition trace=on quantum=2ms job=gauss:n=128,procs=4,barrier=block,adapt=no "
                   "job=oddeven:n=1024,procs=3,barrier=block,at=10ms,adapt=no job=synth:procs=2,iters=400,at=20ms,adapt=no",
-               timeout=180)
+               timeout=180, deterministic=True)
     trace = traced(run)
     assert sum(r["migrations"] for r in run.results) >= 1
     assert all(r["adapt"] == "no" for r in run.results)
@@ -82,13 +87,14 @@ def test_more_jobs_than_harts_share_by_timeslicing(boot):
 def test_adaptive_job_follows_its_allotment(boot):
     """knary (thread library, adapt=yes by default) shrinks to one running process while synth holds the
     other hart, and grows back when synth leaves: the library suspends and resumes its own processes."""
-    run = boot(2, "policy=partition trace=on quantum=5ms job=knary:h=9,work=2000 "
-                  "job=synth:procs=2,iters=1500,barrier=block,at=30ms", timeout=120)
+    run = boot(2, "policy=partition trace=on quantum=5ms job=knary:h=8,work=2000 "
+                  "job=synth:procs=2,iters=1500,barrier=block,at=30ms", timeout=120, deterministic=True)
     trace = traced(run)
     knary = next(r for r in run.results if r["app"] == "knary")
     assert knary["adapt"] == "yes" and knary["suspends"] >= 1 and knary["resumes"] >= 1, knary
     # while knary's allotment is 1, its two processes overlap on harts only until the excess one has
-    # reached a safe point and suspended (a small part of that epoch)
+    # reached a safe point and suspended: tens of microseconds of a 20 ms epoch (0.2%; host stalls in
+    # normal mode needed 20%)
     reps = [(r.time_us, r.arg) for r in trace.records if r.event == "rep" and r.job == knary["job"]]
     shrink = next(t for t, n in reps if n == 1)
     grow = next((t for t, n in reps if n == 2 and t > shrink), trace.end_us)
@@ -99,7 +105,7 @@ def test_adaptive_job_follows_its_allotment(boot):
             if a.proc < b.proc:
                 lo, hi = max(a.start_us, b.start_us, shrink), min(a.end_us, b.end_us, grow)
                 both += max(0.0, hi - lo)
-    assert both <= 0.2 * (grow - shrink), (both, grow - shrink)
+    assert both <= 0.02 * (grow - shrink), (both, grow - shrink)
 
 
 def test_nonadaptive_knary_keeps_its_processes(boot):
@@ -131,7 +137,7 @@ def test_partition_harts_share_the_jobs_work(boot, job):
     """Process control picks which processes suspend without knowing where the kernel bound them; if both
     processes of one hart suspended, that hart must take a ready process of its job from the other hart
     instead of idling (the knary P=4 collapse to a speedup of 0.94 came from exactly that)."""
-    run = boot(2, f"policy=partition trace=on quantum=5ms job={job}", timeout=120)
+    run = boot(2, f"policy=partition trace=on quantum=5ms job={job}", timeout=120, deterministic=True)
     trace = traced(run)
     assert run.results[0]["suspends"] >= 1
     assert ready_while_idle(trace, 1) == []

@@ -25,7 +25,8 @@ if ASAN.is_file():
     os.environ.setdefault("SCHEDLAB_SIM", str(ASAN))
 
 
-def simboot(cpus, bootargs, timeout=120):
+def simboot(cpus, bootargs, timeout=120, deterministic=False):
+    """The `boot` fixture's signature; the simulator is deterministic whatever `deterministic` says."""
     return sim_boot(cpus, bootargs, timeout=timeout)
 
 

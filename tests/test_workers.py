@@ -35,9 +35,10 @@ def adaptive_result(run, app):
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_synth_workers_follow_allotment_every_shape_and_kind(boot, shape, kind):
+    # deterministic mode: which churn jobs arrive while synth runs no longer depends on the host's load
     run = boot(2, ["policy=partition", "quantum=2ms", "timeout=120s",
                    f"job=synth:procs=3,iters=2500,grain=300,var=300,barrier={kind},shape={shape}", *churn()],
-               timeout=180)
+               timeout=180, deterministic=True)
     assert_all_ok(run)
     r = adaptive_result(run, "synth")
     assert r["badwork"] == 0 and r["badstep"] == 0
@@ -104,9 +105,10 @@ def test_global_is_built_and_listed(boot):
 
 def test_global_migrates_never_doubles_and_serves_fifo(boot):
     procs = {1: 3, 2: 2}
+    # deterministic mode: the FIFO bound is exact, with no allowance for a busy host
     run = boot(2, ["policy=global", "trace=on", "quantum=1ms",
-                   f"job=synth:procs={procs[1]},iters=600,grain=2000,barrier=block",
-                   f"job=hog:procs={procs[2]}"], timeout=120)
+                   f"job=synth:procs={procs[1]},iters=300,grain=2000,barrier=block",
+                   f"job=hog:procs={procs[2]}"], timeout=120, deterministic=True)
     assert_all_ok(run)
     trace = tr.parse_trace(run.console)
     assert trace.complete and not any(trace.dropped.values())
@@ -121,7 +123,7 @@ def test_global_migrates_never_doubles_and_serves_fifo(boot):
         v.sort(key=lambda i: i.start_us)
         for a, b in zip(v, v[1:]):
             assert b.start_us >= a.end_us, (key, a, b)
-    # one FIFO: a process made ready runs before more dispatches of others than there are processes
+    # one FIFO: a process made ready runs after at most the nprocs - 1 others ahead of it
     nprocs = sum(procs.values())
     ready_events = {"new", "wake", "pre", "yld"}
     pending = {}
@@ -135,4 +137,4 @@ def test_global_migrates_never_doubles_and_serves_fifo(boot):
             for k in pending:
                 pending[k] += 1
                 worst = max(worst, pending[k])
-    assert worst <= 2 * nprocs, worst
+    assert worst <= nprocs - 1, worst

@@ -37,7 +37,11 @@
                               space-separated key=value pairs for its RESULT line (at most SL_RESULT_MAX bytes).
                               The last call wins. A job that ends without calling it is reported check=FAIL.
                               A key the kernel itself prints (job=, check=, reason=, ...) is refused: SL_EINVAL. */
-#define SYS_NSYSCALLS  13
+#define SYS_relax      13  /* () -> 0: a spin-wait pause hint. With clock=virtual (deterministic mode) it ends the
+                              hart's turn on QEMU's one host thread, so the harts it waits for run; otherwise it
+                              returns at once. The library calls it from spin loops only when the info page has
+                              SL_INFO_VIRTUAL_CLOCK. */
+#define SYS_NSYSCALLS  14
 
 /* ---- errors (negative return values) ------------------------------------- */
 #define SL_EFAULT    (-1)   /* a pointer argument is not mapped user memory with the needed access */
@@ -94,6 +98,9 @@ struct sl_info {
 };
 #define SL_INFO_BACKGROUND 1u  /* this job is a background job (its app spec says so) */
 #define SL_INFO_ADAPTIVE   2u  /* this job adapts to its allotment (adapt=yes): process control */
+#define SL_INFO_VIRTUAL_CLOCK 4u /* deterministic mode (clock=virtual): the `time` CSR counts instructions of all
+                                  harts (QEMU -icount, one host thread); spin loops hand the host thread over
+                                  with SYS_relax */
 
 struct sl_topology {
     uint32_t nharts, nnodes;

@@ -56,7 +56,7 @@ static void arm_timer(struct cpu *c)
     uint64_t when = c->next_tick;
     if (c->id == launcher_hart)
         when = MIN(when, MIN(launcher_next_deadline(), futex_next_deadline()));
-    intr_set_timer(when);
+    intr_set_timer(vclock_timer(when));
 }
 
 /* The calling hart's next timer interrupt: a deadline it owns (a futex timeout on the launcher hart) moved
@@ -331,7 +331,8 @@ void sched_first_return(void)
 
 static void idle_wait(struct cpu *c)
 {
-    uint64_t t = rdtime(), poll_end = t + us_to_ticks(IDLE_POLL_US);
+    /* deterministic mode: no polling, which would keep the one host thread from the harts that could poke */
+    uint64_t t = rdtime(), poll_end = clock_virtual ? t : t + us_to_ticks(IDLE_POLL_US);
     while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)) && !__atomic_load_n(&c->poked, __ATOMIC_ACQUIRE)) {
         if (rdtime() < poll_end) {
             cpu_relax();

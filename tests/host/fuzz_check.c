@@ -207,6 +207,8 @@ static size_t canonical(const struct scen_env *env, const struct scenario *sc, c
     }
     if (sc->timeout_us && n < len)
         n += (size_t)snprintf(out + n, len - n, " timeout=%luus", (unsigned long)sc->timeout_us);
+    if (n < len)
+        n += (size_t)snprintf(out + n, len - n, " clock=%s", sc->clock_virtual ? "virtual" : "real");
     for (int i = 0; i < sc->njobs && n < len; i++) {
         const struct scen_job *j = &sc->jobs[i];
         n += (size_t)snprintf(out + n, len - n, " job=%s:%s%sprocs=%d,at=%luus,adapt=%s", j->app, j->args,
@@ -219,7 +221,8 @@ static size_t canonical(const struct scen_env *env, const struct scenario *sc, c
 static int same_scenario(const struct scenario *a, const struct scenario *b)
 {
     if (strcmp(a->policy, b->policy) || a->quantum_us != b->quantum_us || a->seed != b->seed || a->trace != b->trace ||
-        a->timeout_us != b->timeout_us || memcmp(a->popt, b->popt, sizeof a->popt) || a->njobs != b->njobs)
+        a->timeout_us != b->timeout_us || a->clock_virtual != b->clock_virtual ||
+        memcmp(a->popt, b->popt, sizeof a->popt) || a->njobs != b->njobs)
         return 0;
     for (int i = 0; i < a->njobs; i++) {
         const struct scen_job *x = &a->jobs[i], *y = &b->jobs[i];

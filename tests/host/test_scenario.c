@@ -52,6 +52,7 @@ static void test_defaults(void)
     CHECK(parse("job=gauss") == 0);
     CHECK(!strcmp(sc.policy, "timeslice"));
     CHECK(sc.quantum_us == 10000 && sc.seed == 1 && sc.trace == 0 && sc.timeout_us == 0 && sc.popt[0] == 0);
+    CHECK(sc.clock_virtual == 0);
     CHECK(sc.njobs == 1 && sc.jobs[0].procs == 4 && sc.jobs[0].at_us == 0);
     CHECK(!strcmp(sc.jobs[0].args, "n=256,sync=barrier,barrier=block"));
 }
@@ -67,6 +68,8 @@ static void test_full(void)
     CHECK(sc.jobs[0].mem_bytes >= 64 * 64 * 16);
     CHECK(!strcmp(sc.jobs[1].app, "hog") && sc.jobs[1].procs == 3 && sc.jobs[1].args[0] == 0);
     CHECK(parse("job=gauss quantum=2ms quantum=1s") == 0 && sc.quantum_us == 1000000);   /* last one wins */
+    CHECK(parse("clock=virtual job=gauss") == 0 && sc.clock_virtual == 1);
+    CHECK(parse("clock=virtual job=gauss clock=real") == 0 && sc.clock_virtual == 0);
 }
 
 static void test_bad_tokens(void)
@@ -92,6 +95,8 @@ static void test_bad_tokens(void)
     CHECK(parse("trace=off job=gauss") == 0);
     env.trace_built = 1;
     CHECK(fails("timeout=0s job=gauss", "timeout=0s", "positive time"));
+    CHECK(fails("clock=fast job=gauss", "clock=fast", "clock=real or clock=virtual"));
+    CHECK(fails("clock= job=gauss", "clock=", "clock=real or clock=virtual"));
     CHECK(fails("wakeboost=1 job=gauss", "wakeboost=1", "expected off or on"));
     CHECK(fails("job=gauss:adapt=1", "adapt=1", "adapt=yes or adapt=no"));
     CHECK(fails("job=gauss:adapt=no,adapt=yes", "adapt=yes", "twice"));

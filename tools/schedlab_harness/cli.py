@@ -31,6 +31,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", metavar="FILE", help="write per-job records as CSV")
     parser.add_argument("--qemu-extra", metavar="ARGS", help='extra QEMU arguments, e.g. "-numa ..."')
     parser.add_argument("--kernel", metavar="PATH", help="kernel ELF (default build/kernel.elf)")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="boot with clock=virtual under QEMU -icount on one host thread: the same scenario "
+                             "and seed give the same console and trace byte for byte on any host; times are "
+                             "virtual (1 ns per instruction, all harts summed)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each raw console")
     parser.add_argument("--sim", action="store_true",
                         help="run in the simulator (make sim) instead of QEMU: any --cpus; output says sim=")
@@ -64,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--policies", metavar="P1,P2", help="policies to compare (default: all the kernel lists)")
     cmp.add_argument("--quantum", metavar="Q", help="set quantum=Q (e.g. 5ms) in every run")
     cmp.add_argument("--keep-going", action="store_true", help="continue after a failed run")
+    cmp.add_argument("--allow-virtual", action="store_true",
+                     help="with --deterministic (or clock=virtual): compute slowdowns from virtual times anyway")
     cmp.add_argument("scenario", nargs="*", metavar="TOKEN|SCENARIO", help="the mix (default: gauss + oddeven)")
     cmp.set_defaults(func=commands.compare_command)
 
@@ -97,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--timeout must be positive")
     if getattr(args, "grace", 0) < 0:
         parser.error("--grace must not be negative")
+    if getattr(args, "sim", False) and getattr(args, "deterministic", False):
+        parser.error("--deterministic picks how QEMU runs; --sim boots no QEMU: use one of them")
     try:
         return args.func(args)
     except HarnessError as exc:

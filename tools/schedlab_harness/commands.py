@@ -23,7 +23,8 @@ from pathlib import Path
 from . import compare as cmp
 from .console import parse_console
 from .mix import background_apps, override, split_tokens, token_key
-from .qemu import REPO_ROOT, HarnessError, Run, boot, host_cores, oversubscription_warning
+from .qemu import (ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, boot, host_cores, is_deterministic,
+                   oversubscription_warning)
 from .scenario import Scenario, scenario_from_args
 from .sim import sim_boot
 from .stats import Spread
@@ -54,10 +55,12 @@ def note(message: str) -> None:
 
 
 def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple[int, int]:
-    """(cpus, repeat): command line first, then the scenario header, then defaults; warns once."""
+    """(cpus, repeat): command line first, then the scenario header, then defaults; warns once (not in
+    deterministic mode, where harts take turns on one host thread by design)."""
     cpus = args.cpus or scenario.cpus or default_cpus()
     repeat = args.repeat or scenario.repeat or default_repeat
-    warning = None if getattr(args, "sim", False) else oversubscription_warning(cpus)
+    sim = getattr(args, "sim", False)
+    warning = None if sim or _deterministic(args, scenario.tokens) else oversubscription_warning(cpus)
     if warning:
         note(warning)
     return cpus, repeat
@@ -72,7 +75,23 @@ def _boot(args: Namespace, cpus: int, tokens) -> Run:
     if getattr(args, "sim", False):
         return sim_boot(cpus, " ".join(tokens), timeout=args.timeout)
     return boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
-                extra=args.qemu_extra or ())
+                extra=args.qemu_extra or (), deterministic=args.deterministic)
+
+
+#: Printed under every result of a deterministic boot.
+VIRTUAL_NOTE = (f"clock=virtual: times are instructions executed ({2 ** ICOUNT_SHIFT} ns each, all harts "
+                "summed) under one QEMU host thread, not this host's time")
+#: Why compare refuses virtual times without --allow-virtual.
+VIRTUAL_REFUSAL = (
+    "schedlab: compare refuses to compute slowdowns from virtual times: with clock=virtual every hart "
+    "takes turns on one host thread and the clock counts the instructions of all harts, so a job alone "
+    "and the same job in a mix are not timed as on a parallel machine. Drop --deterministic (and "
+    "clock=virtual) to measure, or pass --allow-virtual for instruction-count ratios.")
+
+
+def _deterministic(args: Namespace, tokens) -> bool:
+    """The boots run in deterministic mode: --deterministic, or clock=virtual among the tokens."""
+    return bool(getattr(args, "deterministic", False)) or is_deterministic(" ".join(tokens))
 
 
 def failure_report(run: Run) -> str:
@@ -175,6 +194,8 @@ def trace_command(args: Namespace) -> int:
     pftrace = None if args.pftrace == "" else args.pftrace or Path(args.output).with_suffix(".pftrace")
     write_trace(trace, apps, args.output, args.png, pftrace)
     print(trace_paragraph(trace, apps, stats))
+    if (parsed.boot or {}).get("clock") == "virtual":
+        print(VIRTUAL_NOTE)
     if args.stats:
         print(switch_line(stats))
         print(f"gang check: time a process ran while another of its job and slot waited ready "
@@ -217,6 +238,8 @@ def run_command(args: Namespace) -> int:
         if run.results:
             print(results_table(run.results))
         print(summary_line(run.summary))
+        if run.virtual_clock:
+            print(VIRTUAL_NOTE)
         traced = _save_trace(run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
         if not run.ok:
             failed += 1
@@ -227,7 +250,8 @@ def run_command(args: Namespace) -> int:
             print("\n".join(run.errors + run.panics))
         print()
     if repeat > 1:
-        print(f"== {repeat} runs")
+        print(f"== {repeat} runs" + ("  (clock=virtual: identical boots repeat the same times)"
+                                     if _deterministic(args, tokens) else ""))
         print(_repeat_table([run for _, run in entries]))
     _export(args, "run", entries)
     if failed:
@@ -238,7 +262,7 @@ def run_command(args: Namespace) -> int:
 # ---- compare ----
 
 #: Settings every policy takes (kernel/scenario.c); any other key=value is some policy's own option.
-GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "timeout"})
+GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "timeout", "clock"})
 
 
 def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list[str] | None, Run]:
@@ -263,7 +287,12 @@ def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list
 
 def compare_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario, default_tokens=DEFAULT_MIX)
-    cpus, repeat = _settings(args, scenario, default_repeat=3)
+    virtual = _deterministic(args, scenario.tokens)
+    if virtual and not args.allow_virtual:
+        note(VIRTUAL_REFUSAL)
+        return EXIT_USAGE
+    # a deterministic boot repeats itself exactly: one of each unless asked
+    cpus, repeat = _settings(args, scenario, default_repeat=1 if virtual else 3)
     settings, jobs = split_tokens(scenario.tokens)
     if not any(not j.background for j in jobs):
         note("schedlab: compare needs at least one foreground job (job=<app> not in "
@@ -307,7 +336,9 @@ def compare_command(args: Namespace) -> int:
 
     outcomes = cmp.aggregate(done, jobs, policies, repeat)
     print(f"== compare: cpus={cpus}{_sim_tag(args)} repeats={repeat} policies={','.join(policies)}"
-          f"  mix: {' '.join(j.token for j in jobs)}")
+          f"  mix: {' '.join(j.token for j in jobs)}" + ("  clock=virtual" if virtual else ""))
+    if virtual:
+        print(VIRTUAL_NOTE + "; slowdowns are instruction-count ratios (--allow-virtual)")
     print(comparison_table(outcomes))
     print(ranking_line(outcomes))
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,

@@ -10,6 +10,14 @@ stdout+stderr captured together.  If it outlives the timeout the whole group
 is killed with SIGKILL and the run is marked ``timed_out``; whatever it had
 printed is still parsed (as partial output).  The exit status is the kernel's
 verdict: 0 iff every job finished ``check=ok``.
+
+Deterministic mode (``deterministic=True``, ``make qemu DETERMINISTIC=1``):
+QEMU runs every hart on one host thread with an instruction-counting clock
+(``DETERMINISTIC_FLAGS``) and the bootargs get ``clock=virtual`` so the kernel
+knows (kernel/vclock.h); a scenario that already says ``clock=virtual`` boots
+this way too.  The same scenario then prints the same console, byte for byte,
+on any host; its times are virtual (2^ICOUNT_SHIFT ns per instruction, all
+harts summed), so they say nothing about this host's speed.
 """
 
 from __future__ import annotations
@@ -35,6 +43,13 @@ MACHINE = os.environ.get("SCHEDLAB_MACHINE", "virt,aclint=on")
 DEFAULT_TIMEOUT = 600.0
 #: Seconds to wait for the pipes to drain after killing a timed-out QEMU.
 _DRAIN_SECONDS = 5.0
+#: Deterministic mode: virtual ns per instruction is 2^ICOUNT_SHIFT (the Makefile's ICOUNT_SHIFT).
+ICOUNT_SHIFT = 0
+#: Deterministic mode's QEMU options (the Makefile's DET_QEMUFLAGS): one host thread for every hart, and a
+#: clock that counts instructions and jumps over idle time (sleep=off) instead of following the host's.
+DETERMINISTIC_FLAGS = ("-icount", f"shift={ICOUNT_SHIFT},sleep=off", "-accel", "tcg,thread=single")
+#: The bootargs token that tells the kernel (and says in every console) that times are virtual.
+VIRTUAL_CLOCK_TOKEN = "clock=virtual"
 
 
 class HarnessError(Exception):
@@ -47,15 +62,31 @@ def qemu_binary() -> list[str]:
     return shlex.split(override) if override else [DEFAULT_QEMU]
 
 
+def is_deterministic(bootargs: str) -> bool:
+    """True when the bootargs ask for the virtual clock (the last ``clock=`` token wins, as in the kernel)."""
+    clocks = [t for t in bootargs.split() if t.startswith("clock=")]
+    return bool(clocks) and clocks[-1] == VIRTUAL_CLOCK_TOKEN
+
+
+def deterministic_bootargs(bootargs: str) -> str:
+    """The bootargs with ``clock=virtual`` (appended unless they already end up virtual)."""
+    if is_deterministic(bootargs):
+        return bootargs
+    kept = [t for t in bootargs.split() if not t.startswith("clock=")]
+    return " ".join([*kept, VIRTUAL_CLOCK_TOKEN])
+
+
 def qemu_argv(cpus: int, bootargs: str, kernel: str | os.PathLike | None = None,
               extra: str | list[str] | tuple[str, ...] = ()) -> list[str]:
-    """The one QEMU command line: ``-smp cpus``, the kernel ELF, extra args, ``-append bootargs``."""
+    """The one QEMU command line: ``-smp cpus``, the kernel ELF, extra args, ``-append bootargs``;
+    bootargs with ``clock=virtual`` add ``DETERMINISTIC_FLAGS``."""
     if isinstance(extra, str):
         extra = shlex.split(extra)
     kernel = Path(kernel) if kernel is not None else DEFAULT_KERNEL
+    mode = list(DETERMINISTIC_FLAGS) if is_deterministic(bootargs) else []
     return [*qemu_binary(), "-machine", MACHINE, "-nographic", "-bios", "default",
             "-no-reboot", "-m", MEMORY, "-smp", str(cpus), "-kernel", str(kernel),
-            *extra, "-append", bootargs]
+            *extra, *mode, "-append", bootargs]
 
 
 @dataclass
@@ -107,6 +138,11 @@ class Run:
         return self.parsed.traces
 
     @property
+    def virtual_clock(self) -> bool:
+        """True when the boot ran in deterministic mode: its times count instructions, not host time."""
+        return is_deterministic(self.bootargs) or (self.boot or {}).get("clock") == "virtual"
+
+    @property
     def ok(self) -> bool:
         """The kernel's verdict: exited 0 and was not killed."""
         return not self.timed_out and self.exit_code == 0
@@ -140,10 +176,14 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None = None,
-         timeout: float = DEFAULT_TIMEOUT, extra: str | list[str] | tuple[str, ...] = ()) -> Run:
-    """Boot once and return the ``Run``.  Raises ``HarnessError`` if nothing can boot."""
+         timeout: float = DEFAULT_TIMEOUT, extra: str | list[str] | tuple[str, ...] = (),
+         deterministic: bool = False) -> Run:
+    """Boot once and return the ``Run``.  Raises ``HarnessError`` if nothing can boot.
+    ``deterministic``: add ``clock=virtual`` (QEMU then gets ``DETERMINISTIC_FLAGS``)."""
     if not isinstance(bootargs, str):
         bootargs = " ".join(bootargs)
+    if deterministic:
+        bootargs = deterministic_bootargs(bootargs)
     kernel_path = Path(kernel) if kernel is not None else DEFAULT_KERNEL
     if not kernel_path.is_file():
         raise HarnessError(f"kernel {kernel_path} not found: build it with `make` (or pass --kernel)")

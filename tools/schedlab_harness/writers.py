@@ -21,7 +21,9 @@ Entry = tuple[dict, object]
 
 
 def run_meta(index: int, run, **extra) -> dict:
-    return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra}
+    """The run's identity; ``clock`` is ``virtual`` for a deterministic boot (its times count instructions)."""
+    clock = "virtual" if getattr(run, "virtual_clock", False) else "real"
+    return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra, "clock": clock}
 
 
 def records(entries: list[Entry]) -> list[dict]:

@@ -1,0 +1,49 @@
+/*
+ * vclock.h - deterministic mode: the scenario token clock=virtual.
+ *
+ * The model. `make qemu DETERMINISTIC=1` and `schedlab run --deterministic` boot QEMU with one host thread
+ * for all harts (-accel tcg,thread=single) and an instruction counter for a clock (-icount shift=N,sleep=off),
+ * and add clock=virtual to the bootargs: the guest cannot see QEMU's command line, so the token is how the
+ * kernel learns the mode. Then the `time` CSR advances 2^N ns per instruction executed by any hart (harts
+ * summed), an idle machine jumps to its next timer deadline, and the same scenario and seed give the same
+ * console, trace dump included, byte for byte, on any host. Every time printed is virtual: BOOT says
+ * clock=virtual and jobs see SL_INFO_VIRTUAL_CLOCK in their info page.
+ *
+ * The hand-over. QEMU's round-robin loop runs one hart at a time, each until its instruction budget ends
+ * (the next timer deadline) or it halts. A hart spinning on a word that only another hart can change would
+ * keep the host thread, and so the virtual clock, for its whole budget. `wfi` in S-mode ends the hart's
+ * turn; with an enabled interrupt already pending the hart is runnable again at the next round. So
+ * vclock_handover sets SSIP (S-mode may) and executes wfi, and leaves SSIP pending: the hart's next look at
+ * sip (a return to U-mode traps at once, the idle loop polls it) handles it as an IPI, which every policy
+ * takes idempotently (a spurious IPI is harmless). Clearing it here instead could lose a real IPI that
+ * arrived while the hart was halted. Spin waits call it only in this mode (vclock_pause): the normal spin
+ * path stays a plain load and branch.
+ *
+ * Where it is used: the contended path of acquire() (spinlock.h), the boot waits (main.c), SYS_relax (the
+ * library's spin pauses, lib/schedlab.h sl_cpu_relax), and the idle loop, which in this mode halts at once
+ * instead of polling.
+ */
+#ifndef VCLOCK_H
+#define VCLOCK_H
+
+extern int clock_virtual; /* 1 with clock=virtual; set once by launcher_init, before the other harts start */
+
+void vclock_handover(void); /* end this hart's turn on the host thread; leaves SSIP pending */
+
+/* Deterministic mode: a hart's timer fires at least every VCLOCK_SLICE_US of virtual time. QEMU's
+   round-robin turns end at the next timer deadline of any hart; without this a compute-bound hart would
+   run for up to a quantum while the harts of a synchronizing job wait for their turn (each barrier of
+   oddeven beside a hog cost milliseconds of virtual time). The extra interrupts find no tick due and
+   re-arm (sched_timer_interrupt). */
+#define VCLOCK_SLICE_US 100
+
+uint64_t vclock_timer(uint64_t when); /* when, or earlier in deterministic mode */
+
+/* One pause of a kernel spin loop. */
+static inline void vclock_pause(void)
+{
+    if (clock_virtual)
+        vclock_handover();
+}
+
+#endif

@@ -1,0 +1,111 @@
+"""Deterministic mode (clock=virtual, kernel/vclock.h): the same scenario gives the same console bytes.
+
+``make qemu DETERMINISTIC=1`` and ``schedlab run --deterministic`` boot QEMU with one host thread for every
+hart and an instruction-counting clock (``-icount``), and add ``clock=virtual`` to the bootargs. Two boots of
+one scenario must print the same console, trace dump included, byte for byte; every output says the times
+are virtual; spin waits hand the host thread over, so a spinning gang costs microseconds of virtual time per
+barrier, not a timer period; compare refuses slowdowns from virtual times unless asked.
+"""
+
+import subprocess
+
+import pytest
+
+from schedlab_harness import cli, commands, qemu
+from schedlab_harness import trace as tr
+from test_boot import assert_all_ok
+from test_harness import REPO, fake, schedlab  # noqa: F401 (fake is a fixture)
+
+#: Spinning and blocking barriers, a hog that never blocks, threads stealing: every kind of wait.
+MIX = ("trace=on quantum=2ms job=oddeven:n=400,barrier=spin job=gauss:n=64,barrier=twophase,procs=3 "
+       "job=knary:h=5,procs=2 job=hog")
+
+
+@pytest.mark.parametrize("policy", ["timeslice", "gang", "partition", "global"])
+def test_two_boots_print_the_same_bytes(boot, policy):
+    first, second = (boot(2, f"policy={policy} {MIX}", timeout=120, deterministic=True) for _ in range(2))
+    assert_all_ok(first)
+    trace = tr.parse_trace(first.console)
+    assert trace.complete and not any(trace.dropped.values()) and len(trace.records) > 50
+    assert first.console == second.console
+    assert first.boot["clock"] == "virtual" and first.summary["clock"] == "virtual"
+    assert "clock=virtual" in first.traces[0]            # the TRACE header says so too
+
+
+def test_three_harts_and_another_seed_print_the_same_bytes(boot, tmp_path, capsys):
+    runs = [boot(3, f"policy=gang seed=7 {MIX}", timeout=120, deterministic=True) for _ in range(2)]
+    assert_all_ok(runs[0])
+    assert runs[0].console == runs[1].console
+    # `schedlab trace` of the saved console says its times are virtual
+    log = tmp_path / "run.log"
+    log.write_text(runs[0].console)
+    assert cli.main(["trace", str(log), "-o", str(tmp_path / "run.json")]) == 0
+    assert commands.VIRTUAL_NOTE in capsys.readouterr().out
+
+
+def test_spinning_gang_hands_the_host_thread_over(boot):
+    """Without the hand-over each barrier of a spinning gang waited for the next timer deadline: 2000 phases
+    took 100 s of virtual time. With it a phase costs a few microseconds (instructions, not host time)."""
+    run = boot(2, "policy=gang job=oddeven:n=2000,barrier=spin", timeout=120, deterministic=True)
+    assert_all_ok(run)
+    (r,) = run.results
+    assert r["phase_us"] < 100 and r["elapsed_us"] < 1_000_000, r
+
+
+def test_normal_boot_says_clock_real(boot):
+    run = boot(1, "job=synth:iters=10")
+    assert_all_ok(run)
+    assert run.boot["clock"] == "real" and "clock" not in run.summary and not run.virtual_clock
+
+
+def test_bad_clock_token_is_refused(boot):
+    run = boot(1, "clock=fast job=synth")
+    assert run.exit_code == 2 and len(run.errors) == 1
+    assert "clock=fast" in run.errors[0] and "clock=virtual" in run.errors[0]
+
+
+# ---------------------------------------------------------------- the harness and the Makefile
+
+def test_virtual_bootargs_get_the_deterministic_qemu_flags(monkeypatch):
+    monkeypatch.delenv("SCHEDLAB_QEMU", raising=False)
+    argv = qemu.qemu_argv(2, "job=gauss clock=virtual", "k.elf")
+    flags = list(qemu.DETERMINISTIC_FLAGS)
+    assert argv[-2 - len(flags):-2] == flags and argv[-1] == "job=gauss clock=virtual"
+    assert "-icount" not in qemu.qemu_argv(2, "job=gauss", "k.elf")
+    assert "-icount" not in qemu.qemu_argv(2, "clock=virtual job=gauss clock=real", "k.elf")   # the last wins
+    assert qemu.deterministic_bootargs("job=gauss clock=real") == "job=gauss clock=virtual"
+    assert qemu.deterministic_bootargs("clock=virtual job=gauss") == "clock=virtual job=gauss"
+
+
+def test_make_qemu_deterministic_is_the_harness_command():
+    """make qemu DETERMINISTIC=1 and the harness pass QEMU the same mode flags and bootarg."""
+    out = subprocess.run(["make", "-s", "-n", "qemu", "DETERMINISTIC=1", "BOOTARGS=job=gauss", "QEMU=QEMU"],
+                         cwd=REPO, capture_output=True, text=True, check=True).stdout
+    line = next(line for line in out.splitlines() if line.startswith("QEMU "))
+    assert " ".join(qemu.DETERMINISTIC_FLAGS) in line
+    assert line.endswith('-append "job=gauss timeout=600s clock=virtual"'), line
+    plain = subprocess.run(["make", "-s", "-n", "qemu", "BOOTARGS=job=gauss", "QEMU=QEMU"],
+                           cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert "-icount" not in plain and "clock=virtual" not in plain
+
+
+def test_run_deterministic_boots_with_clock_virtual(fake, capsys):  # noqa: F811
+    fake.replay("gang-trace")
+    assert schedlab(fake, "run", "--deterministic", "--cpus", "2", "policy=gang", "job=gauss") == 0
+    argv = fake.calls()[0]
+    assert argv[-1] == "policy=gang job=gauss clock=virtual" and "-icount" in argv
+    assert "clock=virtual: times are instructions" in capsys.readouterr().out
+
+
+def test_compare_refuses_virtual_times_unless_allowed(fake, capsys):  # noqa: F811
+    fake.sim()
+    for argv in (["--deterministic"], ["clock=virtual", "job=gauss"]):
+        assert schedlab(fake, "compare", "--cpus", "1", *argv) == 2
+        assert "refuses to compute slowdowns from virtual times" in capsys.readouterr().err
+    assert fake.calls() == []
+    assert schedlab(fake, "compare", "--cpus", "1", "--deterministic", "--allow-virtual", "--policies", "gang",
+                    "job=gauss") == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("== compare"))
+    assert "clock=virtual" in header and "instruction-count ratios" in out
+    assert fake.calls() and all(argv[-1].endswith("clock=virtual") for argv in fake.calls())
