@@ -406,7 +406,8 @@ def test_aggregate_median_of_ratios_makespan_and_ranking():
     assert [o.policy for o in compare.ranking(outcomes)] == ["gang", "timeslice"]
     as_dict = compare.outcomes_to_dict(outcomes)
     assert as_dict["ranking"] == ["gang", "timeslice"]
-    assert as_dict["policies"][0]["jobs"][0]["slowdown"] == {"median": 3.0, "min": 2.0, "max": 4.0, "n": 3}
+    assert as_dict["policies"][0]["jobs"][0]["slowdown"] == {"median": 3.0, "min": 2.0, "max": 4.0, "n": 3,
+                                                            "ci_low": 2.0, "ci_high": 4.0}
     json.dumps(as_dict)
 
 
@@ -609,8 +610,10 @@ def test_cli_compare_default_mix_discovers_policies(fake, capsys, tmp_path):
     assert "policy=gang job=gauss" in bootargs and "policy=partition job=gauss job=oddeven" in bootargs
     assert "ranking by mean slowdown (lower is better): partition 1.20 < gang 1.50 < timeslice 2.00" in out
     rows = [line.split() for line in out.splitlines() if line.startswith(("timeslice ", "gang ", "partition "))]
-    assert ["gang", "1", "gauss", "10.000", "15.000", "1.50"] in rows
-    assert ["timeslice", "2", "oddeven", "20.000", "40.000", "2.00"] in rows
+    assert ["gang", "1", "gauss", "10.000", "15.000", "1.50", "1.50..1.50"] in rows   # + the slowdown's CI
+    assert ["timeslice", "2", "oddeven", "20.000", "40.000", "2.00", "2.00..2.00"] in rows
+    # repeat 2 runs with seed 2 (the kernel's default seed + 1), its alone and mix boots alike
+    assert "seed=2 policy=gang job=gauss" in bootargs and "seed=2 policy=gang job=gauss job=oddeven" in bootargs
     document = json.loads((tmp_path / "c.json").read_text())
     assert document["comparison"]["ranking"] == ["partition", "gang", "timeslice"]
     assert len(document["runs"]) == 18
