@@ -94,6 +94,8 @@ uint32_t launcher_fg_live(void) { return fg_live; }
 
 void launcher_start(void)
 {
+    if (scen.calib)
+        calib_run(); /* before t0: no job's times include it */
     t0 = rdtime();
     launcher_timer(t0);
 }

@@ -78,8 +78,8 @@ static const char *any(const struct words *ws) { return ws->w[pick(ws->n)]; }
 
 static void build_dict(void)
 {
-    static const char *const set[] = { "policy", "quantum", "seed", "trace", "timeout", "wakeboost", "alternates",
-                                       "gangfit", "job" };
+    static const char *const set[] = { "policy", "quantum", "seed", "trace", "calib", "timeout", "wakeboost",
+                                       "alternates", "gangfit", "job" };
     static const char *const val[] = {
         "timeslice", "gang", "partition", "global", "on", "off", "yes", "no", "first", "best", "0us", "99us",
         "100us", "10ms", "10s", "11s", "86400s", "86401s", "86400000000us", "1ms", "0", "1", "2", "64", "65", "128",
