@@ -75,7 +75,7 @@ for token in tokens:
     elif key == "job" and value.partition(":")[0] in list(BASE) + ["hog"]:
         app, _, keys = value.partition(":")
         jobs.append((app, [kv for kv in keys.split(",") if kv]))
-    elif key not in ("quantum", "seed", "trace", "timeout", "wakeboost") or key == "policy":
+    elif key not in ("quantum", "seed", "trace", "calib", "timeout", "wakeboost") or key == "policy":
         print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
         sys.exit(2)
 import re
@@ -87,6 +87,8 @@ def with_values(line, **values):
         line = re.sub(rf"(?<= ){key}=\S*", f"{key}={value}", line, count=1)
     return line
 print(with_values(recorded("BOOT"), harts=cpus, policies=",".join(POLICIES)))
+if "calib=off" not in tokens:
+    print(recorded("CALIB"))
 elapsed = {}
 for i, (app, keys) in enumerate(jobs):
     if app != "hog":

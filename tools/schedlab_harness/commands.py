@@ -29,8 +29,8 @@ from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token
 from .qemu import REPO_ROOT, HarnessError, Run, boot, host_cores, oversubscription_warning
 from .scenario import Scenario, scenario_from_args
 from .stats import Spread
-from .table import (comparison_table, format_table, gang_table, ms, ranking_line, results_table, spread,
-                    summary_line, sweep_table, switch_line, trace_paragraph)
+from .table import (calib_line, comparison_table, format_table, gang_table, ms, ranking_line, results_table,
+                    spread, summary_line, sweep_table, switch_line, trace_paragraph)
 from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, parse_trace, switch_stats, to_chrome
 from .writers import records, run_meta, run_summaries, write_csv, write_json
 
@@ -291,6 +291,7 @@ def compare_command(args: Namespace) -> int:
     outcomes = cmp.aggregate(done, jobs, policies, repeat)
     print(f"== compare: cpus={cpus} repeats={repeat} policies={','.join(policies)}"
           f"  mix: {' '.join(j.token for j in jobs)}")
+    print(calib_line([run.calib for _, run in done]))
     print(comparison_table(outcomes))
     print(ranking_line(outcomes))
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
@@ -365,6 +366,7 @@ def sweep_command(args: Namespace) -> int:
     print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus} repeats={repeat} "
           f"seeds {'fixed' if args.same_seed or vary.key == 'seed' else 'seed+repeat'}; "
           f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
+    print(calib_line([run.calib for _, run in done]))
     print(sweep_table(summaries, vary.name, args.metric))
     rows = sw.to_rows(summaries, vary, args.metric)
     entries = [(run_meta(i, run, repeat=p.repeat, vary=vary.name, value=p.value, policy_asked=p.policy), run)

@@ -5,6 +5,8 @@ The kernel prints a few line kinds, each a keyword followed by fields:
     BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_hart=<h> boot_us=<t> background=<a,...> options=<p.o=a|b,...>
     RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
+    CALIB syscall_ns=<x> switch_ns=<x> ipi_ns=<x|na> tick_ns=<x> synth_unit_ns=<x> cost_us=<n>
+                                                the calibration card (calib=on, the default): this host's costs
     ERROR <free text>
     PANIC <hart> <cause> <sepc> <stval> ...
     TRACE ... / T <hart> <ticks> <event> ...    the trace dump (trace=on; see ``trace``)
@@ -45,6 +47,8 @@ RESULT_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us"
                "end_us", "elapsed_us", "cpu_us", "check")
 #: Keys every SUMMARY line carries.
 SUMMARY_KEYS = ("policy", "harts", "jobs", "failed", "makespan_us")
+#: Keys every CALIB line carries (kernel/calib.c); ``ipi_ns`` is ``"na"`` with one hart.
+CALIB_KEYS = ("syscall_ns", "switch_ns", "ipi_ns", "tick_ns", "synth_unit_ns", "cost_us")
 #: BOOT keys whose values are comma-separated lists.
 #: ``background`` lists the apps that declare SL_APP_BACKGROUND (empty when none).
 BOOT_LIST_KEYS = ("policies", "apps", "background")
@@ -79,6 +83,7 @@ class Console:
     """
 
     boot: dict | None = None
+    calib: dict | None = None
     results: list[dict] = field(default_factory=list)
     summary: dict | None = None
     errors: list[str] = field(default_factory=list)
@@ -149,6 +154,12 @@ def parse_line(line: str, into: Console) -> None:
             into.malformed.append(line)
     elif keyword == "BOOT":
         into.boot = _parse_boot(rest)
+    elif keyword == "CALIB":
+        fields = parse_fields(rest)
+        if all(k in fields for k in CALIB_KEYS):
+            into.calib = fields
+        else:
+            into.malformed.append(line)
     elif keyword == "ERROR":
         into.errors.append(line)
     elif keyword == "PANIC":

@@ -111,6 +111,30 @@ def sweep_table(summaries, vary_name: str, metric: str) -> str:
     return format_table(headers, rows)
 
 
+#: The calibration card's fields as compare's header shows them (kernel/calib.c).
+CALIB_SHOWN = (("syscall_ns", "syscall"), ("switch_ns", "switch"), ("ipi_ns", "ipi"), ("tick_ns", "tick"),
+               ("synth_unit_ns", "synth unit"))
+
+
+def _ns(value: float) -> str:
+    for limit, unit, scale in ((1e6, "ms", 1e-6), (1e3, "us", 1e-3)):
+        if value >= limit:
+            return f"{value * scale:.3g} {unit}"
+    return f"{value:.3g} ns"
+
+
+def calib_line(cards: list[dict | None]) -> str:
+    """This host's calibration card over the boots that printed one: each cost's median (min..max)."""
+    cards = [c for c in cards if c]
+    if not cards:
+        return "calibration: none (boots with calib=off, or a kernel without the card)"
+    parts = []
+    for key, label in CALIB_SHOWN:
+        value = Spread.of([c.get(key) for c in cards if isinstance(c.get(key), (int, float))])
+        parts.append(f"{label} {spread(value, _ns)}" if value else f"{label} n/a")
+    return f"calibration ({len(cards)} boots, median (min..max)): " + ", ".join(parts)
+
+
 def ranking_line(outcomes: list[PolicyOutcome]) -> str:
     ranked = ranking(outcomes)
     if not ranked:
