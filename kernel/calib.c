@@ -33,12 +33,12 @@
  */
 #include "sched/core.h"
 
-#define CALIB_ROUNDS 2000
-#define CALIB_IPI_ROUNDS 200
+#define CALIB_ROUNDS      2000
+#define CALIB_IPI_ROUNDS  200
 #define CALIB_SYNTH_UNITS 200000
-#define CALIB_BUDGET_US 8000
+#define CALIB_BUDGET_US   8000
 
-void calib_vector(void);         /* calib_loops.S */
+void calib_vector(void);          /* calib_loops.S */
 void calib_synth(uint64_t units); /* calib_loops.S */
 void swtch(struct context *old, struct context *new);
 extern char trap_vector[];
@@ -63,7 +63,10 @@ static void loop_start(struct loop *l)
     l->stop = l->t0 + us_to_ticks(CALIB_BUDGET_US);
 }
 
-static int loop_more(struct loop *l, uint64_t rounds) { return l->done < rounds && (l->done == 0 || rdtime() < l->stop); }
+static int loop_more(struct loop *l, uint64_t rounds)
+{
+    return l->done < rounds && (l->done == 0 || rdtime() < l->stop);
+}
 
 /* ns per round, times 100 (two decimals) */
 static uint64_t per_round_centins(struct loop *l, uint64_t units_per_round)

@@ -411,8 +411,8 @@ static int parse_token(struct parser *ps, const char *tok)
     const char *key = buf;
     if (!val)
         return FAIL(ps,
-                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, calib=, timeout=, job=, or an "
-                    "option of the policy)",
+                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, calib=, timeout=, job=, "
+                    "or an option of the policy)",
                     tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);

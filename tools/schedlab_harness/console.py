@@ -132,6 +132,15 @@ def _parse_boot(rest: str) -> dict:
     return boot
 
 
+def _complete(line: str, rest: str, required: tuple, into: Console) -> dict | None:
+    """The fields of a contract line that carries every required key; else None, and the line is malformed."""
+    fields = parse_fields(rest)
+    if all(k in fields for k in required):
+        return fields
+    into.malformed.append(line)
+    return None
+
+
 def parse_line(line: str, into: Console) -> None:
     """Add one console line to ``into`` if it is of a known kind."""
     job = JOB_LINE.match(line.rstrip("\r\n").lstrip())
@@ -141,25 +150,15 @@ def parse_line(line: str, into: Console) -> None:
     line = line.strip()
     keyword, _, rest = line.partition(" ")
     if keyword == "RESULT":
-        fields = parse_fields(rest)
-        if all(k in fields for k in RESULT_KEYS):
+        fields = _complete(line, rest, RESULT_KEYS, into)
+        if fields is not None:
             into.results.append(fields)
-        else:
-            into.malformed.append(line)
     elif keyword == "SUMMARY":
-        fields = parse_fields(rest)
-        if all(k in fields for k in SUMMARY_KEYS):
-            into.summary = fields
-        else:
-            into.malformed.append(line)
+        into.summary = _complete(line, rest, SUMMARY_KEYS, into) or into.summary
     elif keyword == "BOOT":
         into.boot = _parse_boot(rest)
     elif keyword == "CALIB":
-        fields = parse_fields(rest)
-        if all(k in fields for k in CALIB_KEYS):
-            into.calib = fields
-        else:
-            into.malformed.append(line)
+        into.calib = _complete(line, rest, CALIB_KEYS, into) or into.calib
     elif keyword == "ERROR":
         into.errors.append(line)
     elif keyword == "PANIC":
