@@ -19,7 +19,9 @@
  *                  count, branch, as apps/synth.c compiles to)
  *   cost_us        what the whole card took
  * Each loop stops after its rounds or CALIB_BUDGET_US, whichever comes first (but runs at least one round), so a
- * loaded host cannot make the card long: cost_us stays below about 5 budgets plus one IPI round trip.
+ * loaded host cannot make the card long: cost_us stays below about 5 budgets plus one IPI round trip. An IPI
+ * once sent is always waited for (an unanswered one would reach the scheduler as a spurious IPI), so when the
+ * partner's host thread waits long for a core that round is long too: 21 ms was seen on a loaded 2-core host.
  *
  * It is on by default (calib=off skips it) because it is cheap: cost_us, read from the time CSR of the boots
  * themselves, was 4 ms at one hart and 18 ms at two on a loaded 2-core host (QEMU 7.2), where the IPI round

@@ -5,7 +5,8 @@
 
 /* calib_vector: the trap vector during the syscall_ns loop. An ebreak (4 bytes) from S-mode lands here: save
    x1..x30 in the frame sscratch points to (t6 is swapped with sscratch, as trap_vector does), step sepc over
-   the ebreak, restore them and sret. */
+   the ebreak, restore them and sret. Any other trap (the kernel runs with interrupts off, so a fault) goes to
+   kernel_fault, as it would through trap_vector. */
 .balign 4
 .globl calib_vector
 calib_vector:
@@ -15,6 +16,9 @@ calib_vector:
     sd \r, off(t6)
     .set off, off + 8
     .endr
+    csrr t0, scause
+    li t1, 3                        /* breakpoint: any other trap here is a kernel bug, as in trap_vector */
+    bne t0, t1, not_ebreak
     csrr t0, sepc
     addi t0, t0, 4
     csrw sepc, t0
@@ -25,6 +29,13 @@ calib_vector:
     .endr
     csrrw t6, sscratch, t6
     sret
+not_ebreak:
+    csrr a0, scause
+    csrr a1, sepc
+    csrr a2, stval
+    mv a3, sp
+    call kernel_fault               /* prints PANIC and exits QEMU; never returns */
+1:  j 1b
 
 /* calib_synth(units): units > 0 synth work units, the loop of apps/synth.c's work() as gcc -O2 compiles it:
    h = h * A + C (mul, add), d += 1.0 (fadd.d), count, branch. The caller enables the FPU (sstatus.FS). */
