@@ -122,6 +122,10 @@ void futex_cancel(struct proc *p);      /* sched_lock held: take a blocked p off
 void futex_timeouts(uint64_t now);      /* wake waiters whose timeout passed */
 uint64_t futex_next_deadline(void);
 
+/* ---- calib.c (the calibration card, calib=on) ---- */
+void calib_run(void);                   /* boot hart, before t0: measure and print the CALIB line */
+void calib_serve(int hart);             /* the other harts while they wait for go: answer its IPIs */
+
 /* ---- launcher.c ---- */
 void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */
 void launcher_start(void);              /* t0 of the scenario: admit the jobs that arrive at 0 */

@@ -28,8 +28,10 @@ void secondary_main(uint64_t hartid, uint64_t idx)
 {
     hart_setup((int)idx);
     __atomic_fetch_add(&harts_up, 1, __ATOMIC_RELEASE);
-    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE)) {
+        calib_serve((int)idx); /* the calibration card's IPI partner answers here (calib.c) */
         vclock_pause();
+    }
     sched_start_hart();
 }
 

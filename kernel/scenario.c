@@ -2,8 +2,8 @@
  * scenario.c - parse and validate the scenario language of DESIGN.md:
  *
  *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
- *   irq=auto|sbi   timeout=<n>ms|<n>s   clock=real|virtual   and the chosen policy's own options (struct
- *   scen_policy, declared by each policy)
+ *   irq=auto|sbi   calib=on|off   timeout=<n>ms|<n>s   clock=real|virtual   and the chosen policy's own
+ *   options (struct scen_policy, declared by each policy)
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
  * Keys every app takes: procs=<n> (default: the number of harts), at=<time> (arrival, default 0) and
@@ -396,8 +396,8 @@ static int parse_option(struct parser *ps, const char *tok, const char *key, con
     for (int i = 0; chosen && i < chosen->nopts && n < sizeof list; i++)
         n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
     return FAIL(ps,
-                "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, irq=, timeout=, "
-                "clock=, job=%s)",
+                "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, irq=, calib=, "
+                "timeout=, clock=, job=%s)",
                 tok, key, list);
 }
 
@@ -412,8 +412,8 @@ static int parse_token(struct parser *ps, const char *tok)
     const char *key = buf;
     if (!val)
         return FAIL(ps,
-                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, irq=, timeout=, clock=, "
-                    "job=, or an option of the policy)",
+                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, irq=, calib=, timeout=, "
+                    "clock=, job=, or an option of the policy)",
                     tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
@@ -451,6 +451,11 @@ static int parse_token(struct parser *ps, const char *tok)
         if (strcmp(val, "real") && strcmp(val, "virtual"))
             return FAIL(ps, "bad token '%s': expected clock=real or clock=virtual (make qemu DETERMINISTIC=1)", tok);
         sc->clock_virtual = !strcmp(val, "virtual");
+        return 0;
+    }
+    if (!strcmp(key, "calib")) {
+        if (parse_onoff(val, &sc->calib))
+            return FAIL(ps, "bad token '%s': expected calib=on or calib=off (the calibration card, a CALIB line)", tok);
         return 0;
     }
     if (!strcmp(key, "timeout")) {
@@ -567,6 +572,7 @@ int scenario_parse(const char *bootargs, const struct scen_env *env, struct scen
     snprintf(sc->policy, sizeof sc->policy, "timeslice");
     sc->quantum_us = SCEN_DEFAULT_QUANTUM_US;
     sc->seed = 1;
+    sc->calib = SCEN_DEFAULT_CALIB;
     if (parse_tokens(&ps, bootargs) == 0)
         return 0;
     printable(err, errlen);

@@ -50,6 +50,7 @@ struct scenario {
     uint64_t seed;
     int trace;
     int irq_sbi;                /* irq=sbi: the SBI for timers and IPIs even where S-mode could do them */
+    int calib;                  /* calib=on: measure and print the calibration card (CALIB) before t0 */
     uint64_t timeout_us;        /* 0 = no watchdog */
     int clock_virtual;          /* clock=virtual: deterministic mode, times count instructions (vclock.h) */
     int popt[SCEN_MAX_OPTS];    /* the chosen policy's options, in its table's order: index into choices */
@@ -69,6 +70,7 @@ struct scen_env {
 };
 
 #define SCEN_DEFAULT_QUANTUM_US 10000
+#define SCEN_DEFAULT_CALIB 1    /* calib=on: the card costs a few ms before t0 (kernel/calib.c) */
 #define SCEN_MIN_QUANTUM_US 100
 #define SCEN_MAX_QUANTUM_US 10000000
 #define SCEN_MAX_TIME_US (24ULL * 3600 * 1000000)

@@ -31,37 +31,37 @@ HOST_LIBOBJ += $(patsubst kernel/%.c,$(HOST_OUT)/obj/kernel/%.o,$(HOST_KSRC))
 host: $(HOST_APPS)
 
 $(HOST_OUT)/%: $(HOST_OUT)/obj/apps/%.o $(HOST_LIBOBJ)
-	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $^
+	$(call quiet,HOSTLD,$@)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $^
 
 $(HOST_OUT)/obj/apps/%.o: apps/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -Dmain=sl_app_main -c -o $@ $<
+	$(call quiet,HOSTCC,$<)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -Dmain=sl_app_main -c -o $@ $<
 
 # Directory apps (apps/<name>/*.c, see the top Makefile) are combined into obj/apps/<name>.o.
 $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(HOST_OUT)/obj,$(a),$(HOSTCC) -nostdlib)))
 
 $(HOST_OUT)/obj/lib/%.o: lib/%.c $(wildcard lib/*.h)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
+	$(call quiet,HOSTCC,$<)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
 $(HOST_OUT)/obj/kernel/%.o: kernel/%.c kernel/scenario.h kernel/kprintf.h include/schedlab/abi.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -DSCHEDLAB_HOST -Ikernel -c -o $@ $<
+	$(call quiet,HOSTCC,$<)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -DSCHEDLAB_HOST -Ikernel -c -o $@ $<
 
 $(HOST_OUT)/obj/lib/%.o: lib/%.S
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
+	$(call quiet,HOSTCC,$<)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
 # Host tools built with lib/ pieces: the loop-scheduler simulation (tools/host/loopsched.c, part of
 # `make host`) and the pthread/OpenMP barrier benchmark for `make bench` (needs gcc -fopenmp).
 host: $(HOST_OUT)/loopsched
 $(HOST_OUT)/loopsched: tools/host/loopsched.c lib/loopsched.c lib/loopsched.h lib/spinlock.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ tools/host/loopsched.c lib/loopsched.c
+	$(call quiet,HOSTLD,$@)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ tools/host/loopsched.c lib/loopsched.c
 
 $(HOST_OUT)/barbench: tools/host/barbench.c
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_CFLAGS) -fopenmp -o $@ tools/host/barbench.c
+	$(call quiet,HOSTLD,$@)$(HOSTCC) $(HOST_CFLAGS) -fopenmp -o $@ tools/host/barbench.c
 
 # The objects are intermediate files to make, but rebuilding all of lib/ for every app is slow: the top
 # Makefile's bare .SECONDARY: keeps every one. (A .SECONDARY with a list here replaced it, and make deleted

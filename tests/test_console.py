@@ -142,7 +142,7 @@ def test_bench_reads_bench_lines_of_job_output(monkeypatch, capsys):
 
 # ---------------------------------------------------------------- a boot
 
-KERNEL_LINE = re.compile(r"(RESULT|SUMMARY) ")
+KERNEL_LINE = re.compile(r"(CALIB|RESULT|SUMMARY) ")      # CALIB: the calibration card, before t0
 JOB_LINE = re.compile(r"\[(\d+)\]( |\Z)")
 
 
@@ -157,7 +157,7 @@ def test_jobs_cannot_forge_or_break_contract_lines(boot):
         (1, "scribble"), (2, "scribble"), (3, "gauss"), (4, "scribble")]
     assert run.summary["jobs"] == 4 and run.boot["harts"] == 2 and not run.traces
 
-    # after BOOT, every line is a kernel RESULT/SUMMARY or starts with a job's prefix
+    # after BOOT, every line is a kernel CALIB/RESULT/SUMMARY or starts with a job's prefix
     lines = run.console.splitlines()
     after = lines[next(i for i, line in enumerate(lines) if line.startswith("BOOT ")) + 1:]
     kinds = [KERNEL_LINE.match(line) or JOB_LINE.match(line) for line in after if line]

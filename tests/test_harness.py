@@ -75,7 +75,7 @@ for token in tokens:
     elif key == "job" and value.partition(":")[0] in list(BASE) + ["hog"]:
         app, _, keys = value.partition(":")
         jobs.append((app, [kv for kv in keys.split(",") if kv]))
-    elif key not in ("quantum", "seed", "trace", "timeout", "clock", "wakeboost") or key == "policy":
+    elif key not in ("quantum", "seed", "trace", "irq", "calib", "timeout", "clock", "wakeboost") or key == "policy":
         print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
         sys.exit(2)
 import re
@@ -87,6 +87,8 @@ def with_values(line, **values):
         line = re.sub(rf"(?<= ){key}=\S*", f"{key}={value}", line, count=1)
     return line
 print(with_values(recorded("BOOT"), harts=cpus, policies=",".join(POLICIES)))
+if "calib=off" not in tokens:
+    print(recorded("CALIB"))
 elapsed = {}
 for i, (app, keys) in enumerate(jobs):
     if app != "hog":
@@ -406,7 +408,8 @@ def test_aggregate_median_of_ratios_makespan_and_ranking():
     assert [o.policy for o in compare.ranking(outcomes)] == ["gang", "timeslice"]
     as_dict = compare.outcomes_to_dict(outcomes)
     assert as_dict["ranking"] == ["gang", "timeslice"]
-    assert as_dict["policies"][0]["jobs"][0]["slowdown"] == {"median": 3.0, "min": 2.0, "max": 4.0, "n": 3}
+    assert as_dict["policies"][0]["jobs"][0]["slowdown"] == {"median": 3.0, "min": 2.0, "max": 4.0, "n": 3,
+                                                            "ci_low": 2.0, "ci_high": 4.0}
     json.dumps(as_dict)
 
 
@@ -610,8 +613,10 @@ def test_cli_compare_default_mix_discovers_policies(fake, capsys, tmp_path):
     assert "policy=gang job=gauss" in bootargs and "policy=partition job=gauss job=oddeven" in bootargs
     assert "ranking by mean slowdown (lower is better): partition 1.20 < gang 1.50 < timeslice 2.00" in out
     rows = [line.split() for line in out.splitlines() if line.startswith(("timeslice ", "gang ", "partition "))]
-    assert ["gang", "1", "gauss", "10.000", "15.000", "1.50"] in rows
-    assert ["timeslice", "2", "oddeven", "20.000", "40.000", "2.00"] in rows
+    assert ["gang", "1", "gauss", "10.000", "15.000", "1.50", "1.50..1.50"] in rows   # + the slowdown's CI
+    assert ["timeslice", "2", "oddeven", "20.000", "40.000", "2.00", "2.00..2.00"] in rows
+    # repeat 2 runs with seed 2 (the kernel's default seed + 1), its alone and mix boots alike
+    assert "seed=2 policy=gang job=gauss" in bootargs and "seed=2 policy=gang job=gauss job=oddeven" in bootargs
     document = json.loads((tmp_path / "c.json").read_text())
     assert document["comparison"]["ranking"] == ["partition", "gang", "timeslice"]
     assert len(document["runs"]) == 18

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Install what schedlab needs: the RISC-V cross compiler, QEMU, a host C compiler, Python 3 with pytest
-# (matplotlib for Gantt charts, perfetto for native Perfetto traces). Debian/Ubuntu via apt-get;
-# elsewhere it says what to install.
+# Install what schedlab needs: the RISC-V cross compiler, QEMU, a host C compiler, gdb-multiarch (make qemu-gdb),
+# Python 3 with pytest, numpy and tqdm (tools/schedlab sweep, confidence intervals), matplotlib (plots) and
+# perfetto (native Perfetto traces). Debian/Ubuntu via apt-get; elsewhere it says what to install.
 # Idempotent: installs only what is missing.
 set -e
 
@@ -12,6 +12,8 @@ command -v qemu-system-riscv64 >/dev/null 2>&1 || need_apt="$need_apt qemu-syste
     || need_apt="$need_apt qemu-system-data"
 command -v cc >/dev/null 2>&1 || need_apt="$need_apt gcc libc6-dev"
 command -v make >/dev/null 2>&1 || need_apt="$need_apt make"
+# make qemu-gdb: a GDB that knows RISC-V (Debian's gdb-multiarch)
+command -v gdb-multiarch >/dev/null 2>&1 || need_apt="$need_apt gdb-multiarch"
 command -v python3 >/dev/null 2>&1 || need_apt="$need_apt python3 python3-pip"
 
 if [ -n "$need_apt" ]; then
@@ -34,7 +36,14 @@ if ! python3 -c 'import pytest' 2>/dev/null; then
     echo "deps: pip installing pytest"
     pip_install pytest
 fi
-# matplotlib draws Gantt charts; nothing else needs it, so a failed install is only a warning
+# numpy: the bootstrap confidence intervals of compare and sweep; tqdm: sweep's progress bar
+for module in numpy tqdm; do
+    if ! python3 -c "import $module" 2>/dev/null; then
+        echo "deps: pip installing $module"
+        pip_install "$module"
+    fi
+done
+# matplotlib draws Gantt charts and sweep plots; nothing else needs it, so a failed install is only a warning
 if ! python3 -c 'import matplotlib' 2>/dev/null; then
     echo "deps: pip installing matplotlib (optional)"
     pip_install matplotlib || echo "deps: warning: matplotlib could not be installed; plots will be unavailable" >&2

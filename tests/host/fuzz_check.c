@@ -196,8 +196,9 @@ static int args_ok(const struct sl_appspec *s, const char *args)
 /* The parsed scenario as bootargs that say exactly the same. */
 static size_t canonical(const struct scen_env *env, const struct scenario *sc, char *out, size_t len)
 {
-    size_t n = (size_t)snprintf(out, len, "policy=%s quantum=%luus seed=%lu trace=%s", sc->policy,
-                                (unsigned long)sc->quantum_us, (unsigned long)sc->seed, sc->trace ? "on" : "off");
+    size_t n = (size_t)snprintf(out, len, "policy=%s quantum=%luus seed=%lu trace=%s calib=%s", sc->policy,
+                                (unsigned long)sc->quantum_us, (unsigned long)sc->seed, sc->trace ? "on" : "off",
+                                sc->calib ? "on" : "off");
     const struct scen_policy *p = chosen_policy(env, sc->policy);
     for (int i = 0; p && i < p->nopts && n < len; i++) {           /* its options, as the choice words */
         const char *c = p->opts[i].choices;
@@ -221,7 +222,7 @@ static size_t canonical(const struct scen_env *env, const struct scenario *sc, c
 static int same_scenario(const struct scenario *a, const struct scenario *b)
 {
     if (strcmp(a->policy, b->policy) || a->quantum_us != b->quantum_us || a->seed != b->seed || a->trace != b->trace ||
-        a->timeout_us != b->timeout_us || a->clock_virtual != b->clock_virtual ||
+        a->calib != b->calib || a->irq_sbi != b->irq_sbi || a->timeout_us != b->timeout_us || a->clock_virtual != b->clock_virtual ||
         memcmp(a->popt, b->popt, sizeof a->popt) || a->njobs != b->njobs)
         return 0;
     for (int i = 0; i < a->njobs; i++) {
@@ -237,7 +238,7 @@ static void check_ok(const char *input, const struct scen_env *env, const struct
 {
     const struct scen_policy *p = chosen_policy(env, sc->policy);
     if (!p || sc->quantum_us < SCEN_MIN_QUANTUM_US || sc->quantum_us > SCEN_MAX_QUANTUM_US ||
-        sc->timeout_us > SCEN_MAX_TIME_US || sc->trace > 1 || (sc->trace && !env->trace_built))
+        sc->timeout_us > SCEN_MAX_TIME_US || sc->trace > 1 || sc->calib > 1 || (sc->trace && !env->trace_built))
         fail(input, "a setting out of range", NULL);
     for (int i = 0; i < SCEN_MAX_OPTS; i++)
         if (sc->popt[i] < 0 || sc->popt[i] > (i < p->nopts ? 1 : 0))   /* every option here has two choices */

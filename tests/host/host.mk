@@ -10,36 +10,36 @@ HOST_TESTS  += $(B)/host-tests/test_slots $(B)/host-tests/test_allot
 $(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario.h kernel/printf.c \
                                kernel/kprintf.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c kernel/printf.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c kernel/printf.c
 
 # The kernel's formatter against glibc's snprintf.
 HOST_TESTS  += $(B)/host-tests/test_printf
 $(B)/host-tests/test_printf: tests/host/test_printf.c kernel/printf.c kernel/kprintf.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_printf.c kernel/printf.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_printf.c kernel/printf.c
 
 $(B)/host-tests/test_fdt: tests/host/test_fdt.c kernel/fdt.c kernel/fdt.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_fdt.c kernel/fdt.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_fdt.c kernel/fdt.c
 
 HOST_TESTS  += $(B)/host-tests/test_ticks
 $(B)/host-tests/test_ticks: tests/host/test_ticks.c kernel/ticks.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_ticks.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_ticks.c
 
 $(B)/host-tests/test_slots: tests/host/test_slots.c kernel/sched/slots.c kernel/sched/slots.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_slots.c kernel/sched/slots.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_slots.c kernel/sched/slots.c
 
 # lib/deque.c under ASan/UBSan and again under TSan (data races in its memory orders).
 HOST_TESTS  += $(B)/host-tests/test_deque $(B)/host-tests/test_deque_tsan
 $(B)/host-tests/test_deque: tests/host/test_deque.c lib/deque.c lib/deque.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_deque.c lib/deque.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_deque.c lib/deque.c
 
 $(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/deque.c lib/deque.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_deque.c lib/deque.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_deque.c lib/deque.c
 
 # User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
 UTHREAD_SRC := lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/procctl.c lib/workers.c lib/wait.c lib/wait_twophase.c \
@@ -48,13 +48,13 @@ UTHREAD_SRC := lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/proc
 HOST_TESTS  += $(B)/host-tests/test_uthread
 $(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
 
 # The same under TSan (smaller runs; the library tells TSan about its stack switches).
 HOST_TESTS  += $(B)/host-tests/test_uthread_tsan
 $(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
 
 # Inline runs (a joined thread on its joiner's stack), under ASan/UBSan and under TSan.
@@ -79,25 +79,25 @@ HOST_TESTS  += $(B)/host-tests/test_barrier $(B)/host-tests/test_barrier_tsan
 HOST_TESTS  += $(B)/host-tests/test_loopsched $(B)/host-tests/test_loopsched_tsan
 $(B)/host-tests/test_barrier: tests/host/test_barrier.c $(BARRIER_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_barrier.c $(BARRIER_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_barrier.c $(BARRIER_SRC)
 
 $(B)/host-tests/test_barrier_tsan: tests/host/test_barrier.c $(BARRIER_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_barrier.c $(BARRIER_SRC)
 
 $(B)/host-tests/test_loopsched: tests/host/test_loopsched.c lib/loopsched.c $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_loopsched.c lib/loopsched.c -lm
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_loopsched.c lib/loopsched.c -lm
 
 $(B)/host-tests/test_loopsched_tsan: tests/host/test_loopsched.c lib/loopsched.c $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_loopsched.c lib/loopsched.c -lm
 
 $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/sched/allot.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_allot.c kernel/sched/allot.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_allot.c kernel/sched/allot.c
 
 
 # Thread placement (lib/place.c: the pure decision) and pinned threads (lib/uthread.c) on the host backend,
@@ -106,11 +106,11 @@ PLACE_SRC := lib/place.c $(UTHREAD_SRC)
 HOST_TESTS  += $(B)/host-tests/test_place $(B)/host-tests/test_place_tsan
 $(B)/host-tests/test_place: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
 
 $(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
 
 # Worker runs under a changing allotment (process control, re-homed workers), every shape x wait kind.
@@ -118,11 +118,11 @@ WORKERS_SRC := lib/barrier.c lib/barrier_central.c lib/barrier_tree.c lib/barrie
 HOST_TESTS  += $(B)/host-tests/test_workers $(B)/host-tests/test_workers_tsan
 $(B)/host-tests/test_workers: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
 
 $(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(wildcard lib/*.h) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_workers.c $(WORKERS_SRC)
 
 # The host backend's crowding estimate (lib/host_spin.c: runnable processes vs CPUs), pure logic, under
@@ -140,7 +140,7 @@ $(B)/host-tests/test_host_spin_tsan: tests/host/test_host_spin.c lib/host_spin.c
 HOST_TESTS  += $(B)/host-tests/test_uaccess
 $(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_uaccess.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_uaccess.c
 
 # The scenario parser under random and mutated bootargs (tests/host/fuzz_scenario.c), fixed seed, about
 # 20 s (SCHEDLAB_FUZZ_SECONDS=N for longer). The app specs are read from the host build's app objects.
@@ -150,7 +150,7 @@ FUZZ_DEFS   := -DFUZZ_SPEC_DIR='"$(HOST_OUT)/obj/apps"'
 HOST_TESTS  += $(B)/host-tests/fuzz_scenario
 $(B)/host-tests/fuzz_scenario: $(FUZZ_SRC) tests/host/fuzz_scenario.h kernel/scenario.h kernel/kprintf.h include/schedlab/abi.h $(FUZZ_SPECS)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) $(FUZZ_DEFS) -o $@ $(FUZZ_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(FUZZ_DEFS) -o $@ $(FUZZ_SRC)
 
 # `make fuzz` (not part of make test): libFuzzer for FUZZ_SECONDS (default 300) when clang is installed,
 # seeded with the same corpus and dictionary; otherwise the standalone fuzzer for as long.

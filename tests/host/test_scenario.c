@@ -53,6 +53,7 @@ static void test_defaults(void)
     CHECK(!strcmp(sc.policy, "timeslice"));
     CHECK(sc.quantum_us == 10000 && sc.seed == 1 && sc.trace == 0 && sc.timeout_us == 0 && sc.popt[0] == 0);
     CHECK(sc.clock_virtual == 0);
+    CHECK(sc.calib == SCEN_DEFAULT_CALIB);
     CHECK(sc.njobs == 1 && sc.jobs[0].procs == 4 && sc.jobs[0].at_us == 0);
     CHECK(!strcmp(sc.jobs[0].args, "n=256,sync=barrier,barrier=block"));
 }
@@ -90,6 +91,10 @@ static void test_bad_tokens(void)
     CHECK(fails("seed=abc job=gauss", "seed=abc", "whole number"));
     CHECK(fails("seed=99999999999999999999999 job=gauss", "seed=9999", "whole number"));
     CHECK(fails("trace=yes job=gauss", "trace=yes", "trace=on or trace=off"));
+    CHECK(fails("calib=1 job=gauss", "calib=1", "calib=on or calib=off"));
+    CHECK(fails("calib= job=gauss", "calib=", "calib=on or calib=off"));
+    CHECK(parse("calib=on job=gauss") == 0 && sc.calib == 1);
+    CHECK(parse("calib=on calib=off job=gauss") == 0 && sc.calib == 0);   /* last one wins */
     env.trace_built = 0;
     CHECK(fails("trace=on job=gauss", "trace=on", "not available yet"));
     CHECK(parse("trace=off job=gauss") == 0);

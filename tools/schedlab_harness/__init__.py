@@ -11,12 +11,15 @@ The harness never times anything itself; it
   and the parsed console lines (``console``);
 * reads scenario files (``scenario``) and splits scenarios into settings and
   jobs, foreground or background (``mix``);
-* reduces repeated runs to medians, spreads and slowdowns (``stats``,
-  ``compare``), formats them (``table``) and exports records (``writers``);
+* reduces repeated runs to medians, spreads, bootstrap confidence intervals
+  and slowdowns (``stats``, ``compare``), formats them (``table``) and exports
+  records with each boot's calibration card (``writers``);
+* sweeps one key of a scenario over values under one or more policies, with a
+  table, CSV, JSON and a plot (``sweep``);
 * turns a boot's trace dump (``trace=on``) into run intervals, slot-switch
   statistics, a gang co-scheduling check, Chrome/Perfetto JSON and a Gantt
   chart (``trace``);
-* offers three commands, ``run``, ``compare`` and ``trace`` (``commands``, ``cli``).
+* offers four commands, ``run``, ``compare``, ``sweep`` and ``trace`` (``commands``, ``cli``).
 
 The console contract and the QEMU command are fixed in docs (DESIGN.md); any
 line the harness does not know is ignored, so later kinds never break it.

@@ -1,4 +1,4 @@
-"""Command-line interface: ``schedlab run``, ``schedlab compare`` and ``schedlab trace``.
+"""Command-line interface: ``schedlab run``, ``compare``, ``sweep`` and ``trace``.
 
 Exit status: 0 when every boot's verdict was ok, 1 when a run failed or timed
 out, 2 for usage problems (bad arguments, missing kernel, QEMU or scenario, a
@@ -70,8 +70,33 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--keep-going", action="store_true", help="continue after a failed run")
     cmp.add_argument("--allow-virtual", action="store_true",
                      help="with --deterministic (or clock=virtual): compute slowdowns from virtual times anyway")
+    cmp.add_argument("--same-seed", action="store_true",
+                     help="every repeat with the scenario's seed (default: repeat r uses seed+r)")
     cmp.add_argument("scenario", nargs="*", metavar="TOKEN|SCENARIO", help="the mix (default: gauss + oddeven)")
     cmp.set_defaults(func=commands.compare_command)
+
+    swp = sub.add_parser(
+        "sweep", help="vary one key over values (under one or more policies); table, CSV, JSON and a plot",
+        epilog=EPILOG + """
+--vary KEY=V1,V2,...: a setting (quantum, seed, trace, timeout), a policy option
+(alternates=off,on), or jobN.KEY for key KEY of the scenario's N-th job (job1.grain=100,1000,10000).
+Repeat r runs with seed base+r (base: the scenario's seed=, else 1) unless --same-seed.
+Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png.""",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(swp)
+    swp.add_argument("--vary", required=True, metavar="KEY=V1,V2,...", help="the key and its values")
+    swp.add_argument("--policies", metavar="P1,P2",
+                     help="run every value under each (default: the scenario's policy, or the kernel's default)")
+    swp.add_argument("--metric", default="elapsed_us", metavar="KEY",
+                     help="the RESULT key to summarise per job (default elapsed_us; e.g. par_us, iter_us)")
+    swp.add_argument("--out", metavar="PREFIX", help="output files PREFIX.json/.csv/.png "
+                     "(default build/sweep/<key>; --json/--csv name those files instead)")
+    swp.add_argument("--no-plot", action="store_true", help="do not draw the PNG")
+    swp.add_argument("--same-seed", action="store_true", help="every repeat with the scenario's seed")
+    swp.add_argument("--keep-going", action="store_true", help="continue after a failed run")
+    swp.add_argument("scenario", nargs="+", metavar="TOKEN|SCENARIO",
+                     help="bootargs tokens, or a scenario file (+ extra tokens)")
+    swp.set_defaults(func=commands.sweep_command)
 
     trace = sub.add_parser(
         "trace", help="turn a saved console of a trace=on boot into a Perfetto trace, a Chrome JSON and a Gantt chart",

@@ -1,4 +1,4 @@
-"""The commands ``run``, ``compare`` and ``trace``: boot, report, export, decide the exit status.
+"""The commands ``run``, ``compare``, ``sweep`` and ``trace``: boot, report, export, decide the exit status.
 
 ``run`` and ``compare`` print tables on stdout and progress/warnings on
 stderr, show every ``ERROR``/``PANIC`` line of a failed run verbatim, each
@@ -9,7 +9,9 @@ every boot's verdict was ok.  A run killed for exceeding ``--timeout`` counts
 as failed and is reported as ``TIMEOUT``.  ``run --trace`` also boots with
 ``trace=on`` and saves each boot's console, Chrome trace, Perfetto trace and Gantt chart; a
 boot that printed no trace dump then counts as failed.  ``trace`` boots
-nothing: it turns a saved console into those files.
+nothing: it turns a saved console into those files.  ``sweep`` boots one
+scenario per value of a varied key and policy, repeated, and writes a table,
+CSV, JSON and a plot (``sweep``); it stops at the first value the kernel refuses.
 """
 
 from __future__ import annotations
@@ -21,18 +23,19 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import compare as cmp
+from . import sweep as sw
 from .console import parse_console
-from .mix import background_apps, override, split_tokens, token_key
+from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token_key
 from .qemu import (ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, boot, host_cores, is_deterministic,
                    oversubscription_warning)
 from .scenario import Scenario, scenario_from_args
 from .sim import sim_boot
 from .stats import Spread
-from .table import (comparison_table, format_table, gang_table, ms, ranking_line, results_table, spread,
-                    summary_line, switch_line, trace_paragraph)
+from .table import (calib_line, comparison_table, format_table, gang_table, ms, ranking_line, results_table,
+                    spread, summary_line, sweep_table, switch_line, trace_paragraph)
 from .pftrace import write_perfetto
 from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, parse_trace, switch_stats, to_chrome
-from .writers import run_meta, write_csv, write_json
+from .writers import records, run_meta, run_summaries, write_csv, write_json
 
 #: The mix ``compare`` uses when given none (same as tools/scenarios/default-mix.scn).
 DEFAULT_MIX = ["job=gauss", "job=oddeven"]
@@ -261,9 +264,6 @@ def run_command(args: Namespace) -> int:
 
 # ---- compare ----
 
-#: Settings every policy takes (kernel/scenario.c); any other key=value is some policy's own option.
-GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "timeout", "clock"})
-
 
 def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list[str] | None, Run]:
     """Boot the mix under the kernel's default policy and read the policies from BOOT."""
@@ -314,7 +314,8 @@ def compare_command(args: Namespace) -> int:
             return EXIT_USAGE
 
     trials = cmp.plan(settings, jobs, policies, repeat, args.quantum,
-                      (discovery.boot or {}).get("options") if discovery is not None else None)
+                      (discovery.boot or {}).get("options") if discovery is not None else None,
+                      vary_seed=not args.same_seed)
     if discovery is not None:
         ran = (discovery.summary or {}).get("policy")
         reusable = [t for t in trials if (t.kind, t.policy, t.repeat) == (cmp.MIX, ran, 0)]
@@ -339,12 +340,96 @@ def compare_command(args: Namespace) -> int:
           f"  mix: {' '.join(j.token for j in jobs)}" + ("  clock=virtual" if virtual else ""))
     if virtual:
         print(VIRTUAL_NOTE + "; slowdowns are instruction-count ratios (--allow-virtual)")
+    print(calib_line([run.calib for _, run in done]))
     print(comparison_table(outcomes))
     print(ranking_line(outcomes))
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
                          alone_job=trial.job.index + 1 if trial.job else None), run)
                for i, (trial, run) in enumerate(done)]
     _export(args, "compare", entries, cmp.outcomes_to_dict(outcomes))
+    if failures:
+        note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+# ---- sweep ----
+
+def _progress(total: int):
+    """A tqdm progress bar on stderr (hidden when stderr is not a terminal)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        raise HarnessError("sweep's progress bar needs tqdm (make deps, or pip install tqdm)") from None
+    return tqdm(total=total, unit="boot", file=sys.stderr, disable=None, dynamic_ncols=True)
+
+
+def _sweep_outputs(args: Namespace, vary: sw.Vary) -> tuple[Path, Path, Path | None]:
+    prefix = Path(args.out) if args.out else REPO_ROOT / "build" / "sweep" / vary.name
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    json_path = Path(args.json) if args.json else prefix.with_name(prefix.name + ".json")
+    csv_path = Path(args.csv) if args.csv else prefix.with_name(prefix.name + ".csv")
+    png = None if args.no_plot else prefix.with_name(prefix.name + ".png")
+    return json_path, csv_path, png
+
+
+def _write_sweep(json_path: Path, csv_path: Path, entries, rows: list[dict], about: dict) -> None:
+    document = {"command": "sweep", "sweep": {**about, "points": rows},
+                "runs": run_summaries(entries), "records": records(entries)}
+    json_path.write_text(json.dumps(document, indent=2) + "\n")
+    import csv
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["policy"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def sweep_command(args: Namespace) -> int:
+    vary = sw.parse_vary(args.vary)
+    scenario = scenario_from_args(args.scenario)
+    if not any(token_key(t) == "job" for t in scenario.tokens):
+        raise HarnessError("sweep needs a scenario with at least one job=<app>")
+    cpus, repeat = _settings(args, scenario, default_repeat=3)
+    policies = [p for p in (args.policies or "").split(",") if p] or [None]
+    points = sw.plan(vary, scenario.tokens, policies, repeat, vary_seed=not args.same_seed)
+    json_path, csv_path, png = _sweep_outputs(args, vary)
+    done, failures, options = [], [], None
+    with _progress(len(points)) as bar:
+        for point in points:
+            bar.set_postfix_str(point.describe(vary))
+            run = _boot(args, cpus, point.tokens(options))
+            done.append((point, run))
+            bar.update()
+            if run.ok and options is None:
+                options = (run.boot or {}).get("options") or {}
+                sw.check_known(vary, options)
+            refused = sw.refusal(vary, point, run)
+            if refused:
+                raise HarnessError(refused)
+            if not run.ok:
+                failures.append(run)
+                bar.write(failure_report(run))
+                if not args.keep_going:
+                    break
+    summaries = sw.summarise(done, vary, args.metric)
+    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus} repeats={repeat} "
+          f"seeds {'fixed' if args.same_seed or vary.key == 'seed' else 'seed+repeat'}; "
+          f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
+    print(calib_line([run.calib for _, run in done]))
+    print(sweep_table(summaries, vary.name, args.metric))
+    rows = sw.to_rows(summaries, vary, args.metric)
+    entries = [(run_meta(i, run, repeat=p.repeat, vary=vary.name, value=p.value, policy_asked=p.policy), run)
+               for i, (p, run) in enumerate(done)]
+    about = {"vary": vary.name, "values": list(vary.values), "metric": args.metric, "cpus": cpus,
+             "repeats": repeat, "policies": policies, "seed_varied": not args.same_seed and vary.key != "seed",
+             "tokens": scenario.tokens}
+    _write_sweep(json_path, csv_path, entries, rows, about)
+    written = [json_path, csv_path]
+    if png is not None:
+        sw.draw(summaries, vary, args.metric, png,
+                f"{args.metric} vs {vary.name}: median and {sw.ci_label()} over {repeat} repeats, {cpus} harts")
+        written.append(png)
+    note("wrote " + " ".join(str(p) for p in written))
     if failures:
         note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
         return EXIT_FAILED

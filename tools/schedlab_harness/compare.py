@@ -12,6 +12,11 @@ mean over foreground jobs of their median slowdowns - lower is better, 1.0
 means sharing the machine cost nothing.  Runs that failed (non-zero verdict
 or timeout) contribute no numbers.
 
+Repeats run with different seeds by default (``mix.repeat_seed``): a job's
+alone and mix boots of one repeat share a seed, so each ratio compares the
+same work.  Every spread carries the bootstrap confidence interval of its
+median (``stats``).
+
 Trials are ordered repeat-major (all policies in repeat 0, then repeat 1...)
 so slow drift of the host spreads over every policy instead of biasing one.
 """
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .mix import Job, alone_tokens, match_results, mix_tokens, override, token_key
+from .mix import Job, alone_tokens, match_results, mix_tokens, override, repeat_seed, token_key
 from .stats import Spread, mean, slowdowns
 
 ALONE, MIX = "alone", "mix"
@@ -59,13 +64,14 @@ def settings_for(settings: list[str], policy: str, options: dict | None) -> list
 
 
 def plan(settings: list[str], jobs: list[Job], policies: list[str], repeats: int,
-         quantum: str | None = None, options: dict | None = None) -> list[Trial]:
+         quantum: str | None = None, options: dict | None = None, vary_seed: bool = True) -> list[Trial]:
     """Every boot of the comparison, in the order to make them. ``options``: every policy's own options,
-    as BOOT lists them (``Console.boot["options"]``)."""
+    as BOOT lists them (``Console.boot["options"]``); ``vary_seed``: repeat r gets seed base + r."""
     trials = []
     for repeat in range(repeats):
+        seeded = repeat_seed(settings, repeat) if vary_seed else list(settings)
         for policy in policies:
-            base = override(settings_for(settings, policy, options), policy=policy,
+            base = override(settings_for(seeded, policy, options), policy=policy,
                             **({"quantum": quantum} if quantum else {}))
             for job in jobs:
                 if not job.background:
@@ -138,9 +144,7 @@ def ranking(outcomes: list[PolicyOutcome]) -> list[PolicyOutcome]:
 
 
 def _spread_dict(value: Spread | None) -> dict | None:
-    if value is None:
-        return None
-    return {"median": value.median, "min": value.low, "max": value.high, "n": value.count}
+    return None if value is None else value.to_dict()
 
 
 def outcomes_to_dict(outcomes: list[PolicyOutcome]) -> dict:

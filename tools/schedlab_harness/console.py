@@ -6,6 +6,8 @@ The kernel prints a few line kinds, each a keyword followed by fields:
          timer=sstc|sbi ipi=sswi|sbi
     RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
+    CALIB syscall_ns=<x> switch_ns=<x> ipi_ns=<x|na> tick_ns=<x> synth_unit_ns=<x> cost_us=<n>
+                                                the calibration card (calib=on, the default): this host's costs
     ERROR <free text>
     PANIC <hart> <cause> <sepc> <stval> ...
     TRACE ... / T <hart> <ticks> <event> ...    the trace dump (trace=on; see ``trace``)
@@ -46,6 +48,8 @@ RESULT_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us"
                "end_us", "elapsed_us", "cpu_us", "check")
 #: Keys every SUMMARY line carries.
 SUMMARY_KEYS = ("policy", "harts", "jobs", "failed", "makespan_us")
+#: Keys every CALIB line carries (kernel/calib.c); ``ipi_ns`` is ``"na"`` with one hart.
+CALIB_KEYS = ("syscall_ns", "switch_ns", "ipi_ns", "tick_ns", "synth_unit_ns", "cost_us")
 #: BOOT keys whose values are comma-separated lists.
 #: ``background`` lists the apps that declare SL_APP_BACKGROUND (empty when none).
 BOOT_LIST_KEYS = ("policies", "apps", "background")
@@ -80,6 +84,7 @@ class Console:
     """
 
     boot: dict | None = None
+    calib: dict | None = None
     results: list[dict] = field(default_factory=list)
     summary: dict | None = None
     errors: list[str] = field(default_factory=list)
@@ -128,6 +133,15 @@ def _parse_boot(rest: str) -> dict:
     return boot
 
 
+def _complete(line: str, rest: str, required: tuple, into: Console) -> dict | None:
+    """The fields of a contract line that carries every required key; else None, and the line is malformed."""
+    fields = parse_fields(rest)
+    if all(k in fields for k in required):
+        return fields
+    into.malformed.append(line)
+    return None
+
+
 def parse_line(line: str, into: Console) -> None:
     """Add one console line to ``into`` if it is of a known kind."""
     job = JOB_LINE.match(line.rstrip("\r\n").lstrip())
@@ -137,19 +151,15 @@ def parse_line(line: str, into: Console) -> None:
     line = line.strip()
     keyword, _, rest = line.partition(" ")
     if keyword == "RESULT":
-        fields = parse_fields(rest)
-        if all(k in fields for k in RESULT_KEYS):
+        fields = _complete(line, rest, RESULT_KEYS, into)
+        if fields is not None:
             into.results.append(fields)
-        else:
-            into.malformed.append(line)
     elif keyword == "SUMMARY":
-        fields = parse_fields(rest)
-        if all(k in fields for k in SUMMARY_KEYS):
-            into.summary = fields
-        else:
-            into.malformed.append(line)
+        into.summary = _complete(line, rest, SUMMARY_KEYS, into) or into.summary
     elif keyword == "BOOT":
         into.boot = _parse_boot(rest)
+    elif keyword == "CALIB":
+        into.calib = _complete(line, rest, CALIB_KEYS, into) or into.calib
     elif keyword == "ERROR":
         into.errors.append(line)
     elif keyword == "PANIC":

@@ -12,7 +12,11 @@ that list, and before any boot the harness uses ``DEFAULT_BACKGROUND_APPS``
 (the bundled apps' answer) instead.
 
 The runs of a comparison keep every setting and every job's keys unchanged,
-except that ``policy=`` (and ``quantum=`` when asked) is replaced.
+except that ``policy=`` (and ``quantum=`` when asked) is replaced, and that
+repeats differ in their seed (``repeat_seed``): repeat r runs with seed
+base + r, base being the scenario's ``seed=`` or the kernel's default 1, so the
+repeats sample the apps' data and the harts' tick phases instead of
+measuring one schedule r times (``--same-seed`` turns that off).
 """
 
 from __future__ import annotations
@@ -67,6 +71,28 @@ def override(settings: list[str], **values: str | None) -> list[str]:
     """Settings with each given key's tokens removed and ``key=value`` appended (None: just removed)."""
     kept = [t for t in settings if token_key(t) not in values]
     return kept + [f"{k}={v}" for k, v in values.items() if v is not None]
+
+
+#: Settings every policy takes (kernel/scenario.c); any other key=value is some policy's own option.
+GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "irq", "calib", "timeout", "clock"})
+#: The kernel's seed when a scenario has no seed= (kernel/scenario.c, README).
+KERNEL_DEFAULT_SEED = 1
+
+
+def repeat_seed(settings: list[str], repeat: int) -> list[str]:
+    """The settings of repeat ``repeat`` (0-based): seed = the scenario's seed (default 1) + repeat.
+    Repeat 0 keeps the settings as given; a changed seed= replaces the old one in place."""
+    if repeat == 0:
+        return list(settings)
+    last = max((i for i, t in enumerate(settings) if token_key(t) == "seed"), default=None)
+    try:
+        base = int(settings[last].partition("=")[2]) if last is not None else KERNEL_DEFAULT_SEED
+    except ValueError:
+        return list(settings)           # not a number: left for the kernel to refuse
+    token = f"seed={base + repeat}"
+    if last is None:
+        return list(settings) + [token]
+    return [token if i == last else t for i, t in enumerate(settings) if token_key(t) != "seed" or i == last]
 
 
 def mix_tokens(settings: list[str], jobs: list[Job]) -> list[str]:

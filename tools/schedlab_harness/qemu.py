@@ -121,6 +121,11 @@ class Run:
         return self.parsed.boot
 
     @property
+    def calib(self) -> dict | None:
+        """The calibration card (CALIB line) of this boot, or None (calib=off, or an older kernel)."""
+        return self.parsed.calib
+
+    @property
     def errors(self) -> list[str]:
         return self.parsed.errors
 

@@ -44,6 +44,13 @@ def spread(value: Spread | None, fmt) -> str:
     return f"{fmt(value.median)} ({fmt(value.low)}..{fmt(value.high)})"
 
 
+def interval(value: Spread | None, fmt) -> str:
+    """The bootstrap interval of a spread's median as ``low..high``; '-' without one (a single value)."""
+    if value is None or value.ci is None:
+        return "-"
+    return f"{fmt(value.ci[0])}..{fmt(value.ci[1])}"
+
+
 def _extra(result: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in result.items() if k not in STANDARD_KEYS)
 
@@ -74,18 +81,58 @@ def _ms_value(x: float) -> str:
 
 
 def comparison_table(outcomes: list[PolicyOutcome]) -> str:
-    """Per policy and job: alone and mix medians (ms) and the slowdown, then makespans."""
-    headers = ["policy", "#", "app", "alone ms", "mix ms", "slowdown"]
+    """Per policy and job: alone and mix medians (ms) and the slowdown with its interval, then makespans."""
+    headers = ["policy", "#", "app", "alone ms", "mix ms", "slowdown", "slowdown 95% CI"]
     rows = []
     for outcome in outcomes:
         for j in outcome.jobs:
             alone = "background" if j.job.background else spread(j.alone, _ms_value)
             rows.append([outcome.policy, j.job.index + 1, j.job.app, alone,
-                         spread(j.mix, _ms_value), spread(j.slowdown, _ratio)])
+                         spread(j.mix, _ms_value), spread(j.slowdown, _ratio), interval(j.slowdown, _ratio)])
     lines = [format_table(headers, rows), ""]
     for outcome in outcomes:
-        lines.append(f"{outcome.policy}: mix makespan {spread(outcome.makespan, _ms_value)} ms")
+        lines.append(f"{outcome.policy}: mix makespan {spread(outcome.makespan, _ms_value)} ms"
+                     + (f", 95% CI {interval(outcome.makespan, _ms_value)}" if outcome.makespan
+                        and outcome.makespan.ci else ""))
     return "\n".join(lines)
+
+
+def sweep_table(summaries, vary_name: str, metric: str) -> str:
+    """Per policy, value and job: runs, median, bootstrap interval and min..max of the metric (ms for _us)."""
+    fmt = _ms_value if metric.endswith("_us") else (lambda x: f"{x:.4g}")
+    unit = " ms" if metric.endswith("_us") else ""
+    headers = ["policy", vary_name, "#", "app", "runs", f"{metric.removesuffix('_us')}{unit}", "95% CI", "min..max"]
+    rows = []
+    for s in summaries:
+        value = s.spread
+        rows.append([s.policy, s.value, s.job, s.app + (" (bg)" if s.background else ""),
+                     value.count if value else 0, fmt(value.median) if value else "-", interval(value, fmt),
+                     f"{fmt(value.low)}..{fmt(value.high)}" if value else "-"])
+    return format_table(headers, rows)
+
+
+#: The calibration card's fields as compare's header shows them (kernel/calib.c).
+CALIB_SHOWN = (("syscall_ns", "syscall"), ("switch_ns", "switch"), ("ipi_ns", "ipi"), ("tick_ns", "tick"),
+               ("synth_unit_ns", "synth unit"))
+
+
+def _ns(value: float) -> str:
+    for limit, unit, scale in ((1e6, "ms", 1e-6), (1e3, "us", 1e-3)):
+        if value >= limit:
+            return f"{value * scale:.3g} {unit}"
+    return f"{value:.3g} ns"
+
+
+def calib_line(cards: list[dict | None]) -> str:
+    """This host's calibration card over the boots that printed one: each cost's median (min..max)."""
+    cards = [c for c in cards if c]
+    if not cards:
+        return "calibration: none (boots with calib=off, or a kernel without the card)"
+    parts = []
+    for key, label in CALIB_SHOWN:
+        value = Spread.of([c.get(key) for c in cards if isinstance(c.get(key), (int, float))])
+        parts.append(f"{label} {spread(value, _ns)}" if value else f"{label} n/a")
+    return f"calibration ({len(cards)} boots, median (min..max)): " + ", ".join(parts)
 
 
 def ranking_line(outcomes: list[PolicyOutcome]) -> str:

@@ -3,7 +3,9 @@
 The unit of export is the *record*: one finished job (one RESULT line) of one
 run, with that run's identity in front - ``run`` (0-based index in the
 command), ``cpus``, ``bootargs``, and whatever the command adds (``repeat``,
-``kind``, ``policy_asked``...).  CSV has one row per record, columns in order
+``kind``, ``policy_asked``...), and the boot's calibration card as ``calib_<key>``
+fields (``calib_syscall_ns``...; absent when the boot printed no CALIB line).
+CSV has one row per record, columns in order
 of first appearance, empty cells for missing keys.  JSON additionally keeps
 one entry per run (verdict, summary, ERROR/PANIC lines, each job's output lines
 under its id as a string), so a run that printed
@@ -32,6 +34,7 @@ def records(entries: list[Entry]) -> list[dict]:
     for meta, run in entries:
         for result in run.results:
             record = dict(meta)
+            record.update({f"calib_{k}": v for k, v in (getattr(run, "calib", None) or {}).items()})
             for key, value in result.items():
                 record.setdefault(key, value)
             out.append(record)
@@ -41,7 +44,7 @@ def records(entries: list[Entry]) -> list[dict]:
 def run_summaries(entries: list[Entry]) -> list[dict]:
     return [{**meta, "verdict": run.verdict, "exit_code": run.exit_code,
              "timed_out": run.timed_out, "seconds": round(run.seconds, 3),
-             "boot": run.boot, "summary": run.summary,
+             "boot": run.boot, "calib": getattr(run, "calib", None), "summary": run.summary,
              "errors": run.errors, "panics": run.panics,
              "output": {str(job): lines for job, lines in sorted(run.output.items())}}
             for meta, run in entries]
