@@ -119,7 +119,7 @@ $(B)/apps/%.elf: $(B)/u/apps/%.o $(ULIBOBJ) linker/app.ld
 	@mkdir -p $(dir $@)
 	$(call quiet,LD,$@)$(CC) $(UCFLAGS) -T linker/app.ld -o $@ $< $(ULIBOBJ) -lgcc
 
-$(B)/u/%.o: %.c $(wildcard lib/*.h)
+$(B)/u/%.o: %.c $(wildcard lib/*.h) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(UCFLAGS) -c -o $@ $<
 

@@ -33,14 +33,14 @@ host: $(HOST_APPS)
 $(HOST_OUT)/%: $(HOST_OUT)/obj/apps/%.o $(HOST_LIBOBJ)
 	$(call quiet,HOSTLD,$@)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $^
 
-$(HOST_OUT)/obj/apps/%.o: apps/%.c $(wildcard lib/*.h)
+$(HOST_OUT)/obj/apps/%.o: apps/%.c $(wildcard lib/*.h) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$<)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -Dmain=sl_app_main -c -o $@ $<
 
 # Directory apps (apps/<name>/*.c, see the top Makefile) are combined into obj/apps/<name>.o.
 $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(HOST_OUT)/obj,$(a),$(HOSTCC) -nostdlib)))
 
-$(HOST_OUT)/obj/lib/%.o: lib/%.c $(wildcard lib/*.h)
+$(HOST_OUT)/obj/lib/%.o: lib/%.c $(wildcard lib/*.h) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$<)$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 

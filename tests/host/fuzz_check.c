@@ -196,9 +196,9 @@ static int args_ok(const struct sl_appspec *s, const char *args)
 /* The parsed scenario as bootargs that say exactly the same. */
 static size_t canonical(const struct scen_env *env, const struct scenario *sc, char *out, size_t len)
 {
-    size_t n = (size_t)snprintf(out, len, "policy=%s quantum=%luus seed=%lu trace=%s calib=%s", sc->policy,
+    size_t n = (size_t)snprintf(out, len, "policy=%s quantum=%luus seed=%lu trace=%s calib=%s irq=%s", sc->policy,
                                 (unsigned long)sc->quantum_us, (unsigned long)sc->seed, sc->trace ? "on" : "off",
-                                sc->calib ? "on" : "off");
+                                sc->calib ? "on" : "off", sc->irq_sbi ? "sbi" : "auto");
     const struct scen_policy *p = chosen_policy(env, sc->policy);
     for (int i = 0; p && i < p->nopts && n < len; i++) {           /* its options, as the choice words */
         const char *c = p->opts[i].choices;
