@@ -6,6 +6,8 @@
 #                        kernel service the simulated core lacks fails here, at link time, naming it.
 #   make sim-asan        the same under ASan/UBSan (build/sim-asan), which make test runs (tests/test_sim.py)
 #   make sim-calibrate   measure the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
+#   make sim-validate    tools/sim/validate.py: QEMU vs simulator slowdowns (a quiet machine only)
+#   make sim-reproduce   tools/sim/reproduce.py: the 16-processor results -> docs/sim-16.md
 
 SIM_OUT    ?= $(B)/sim
 SIM_SAN    ?=
@@ -22,11 +24,11 @@ SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 sim: $(SIM_OUT)/schedlab-sim apps
 
 $(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld
-	$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Wl,-T,tools/sim/sections.ld -o $@ $(SIM_OBJ) -lm
+	$(call quiet,HOSTLD,$@)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Wl,-T,tools/sim/sections.ld -o $@ $(SIM_OBJ) -lm
 
 $(SIM_OUT)/obj/%.o: %.c $(SIM_HDRS)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Ikernel/sched -c -o $@ $<
+	$(call quiet,HOSTCC,$<)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Ikernel/sched -c -o $@ $<
 
 # The build make test runs (tests/test_sim.py prefers it): the same sources under ASan/UBSan.
 sim-asan:
@@ -35,3 +37,10 @@ sim-asan:
 
 sim-calibrate: all
 	$(PYTHON) tools/sim/calibrate.py --name $(SIM_CALIB_NAME)
+
+# The simulator against QEMU (a quiet machine only), and the 16-processor results (docs/sim-16.md).
+sim-validate: all sim
+	$(PYTHON) tools/sim/validate.py
+
+sim-reproduce: sim
+	$(PYTHON) tools/sim/reproduce.py
