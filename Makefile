@@ -42,10 +42,12 @@ B := build
 
 # Quiet build (as kbuild and xv6): each rule prints one line, "  CC      kernel/proc.c"; V=1 prints the
 # whole command instead. Use in a recipe as $(call quiet,TAG,file)<command> (one shell line: the @ that
-# silences the command applies to it, and the line's status is the command's).
+# silences the command applies to it, and the line's status is the command's). make -s prints nothing.
 V ?= 0
 ifeq ($(V),1)
 quiet =
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+quiet = @
 else
 quiet = @printf '  %-7s %s\n' '$(1)' '$(2)';
 endif
