@@ -17,16 +17,19 @@
  *                  GAP_NS: each is time the hart spent away from it (a timer tick with its trap, the
  *                  policy's tick, the return; or the host descheduling QEMU). Reports tick_ns, the
  *                  median gap, and gaps; run it with a short quantum and one process per hart
+ *   what=ulog      every process writes `ops` mark records into its event log (lib/eventlog.h; boot with
+ *                  trace=on, else there is no log and the run says so); checks every record landed
  * Reports ns_per_op: wall time of the measured loop / operations, as seen by process 0.
  */
 #include "platform.h"
 #include "schedlab.h"
+#include "eventlog.h"
 
 SL_APP(.about = "kernel costs: syscall, yield, futex hand-off, tick", .mem_const = 512 * 1024,
-       SL_KEYS(SL_ENUM("what", "syscall|yield|futex|tick", 0), SL_INT("ops", 1, 100000000, 20000),
+       SL_KEYS(SL_ENUM("what", "syscall|yield|futex|tick|ulog", 0), SL_INT("ops", 1, 100000000, 20000),
                SL_INT("delay_us", 0, 1000000, 0)));
 
-enum { SYSCALL, YIELD, FUTEX, TICK };
+enum { SYSCALL, YIELD, FUTEX, TICK, ULOG };
 #define NSAMPLE 8192 /* latencies kept for a median: the first NSAMPLE */
 #define GAP_NS  500  /* what=tick: a longer gap between two reads of the time is time taken away */
 
@@ -127,6 +130,21 @@ static void run_ticks(struct bench *b, int id)
     }
 }
 
+/* Records i = 0..ops-1 as marks; then the log must hold ops more records, the last one ops-1. */
+static void run_ulog(struct bench *b)
+{
+    struct sl_proc *p = sl_plat_proc();
+    uint64_t n0 = p->ulog ? p->ulog->n : 0;
+    for (uint64_t i = 0; i < b->ops; i++)
+        sl_ulog(SL_UL_MARK, (int32_t)i, 0);
+    if (!p->ulog)
+        return;
+    const struct sl_ulog_rec *last = (const struct sl_ulog_rec *)((const char *)p->ulog + SL_ULOG_HDR) +
+                                     ((p->ulog->n - 1) & p->ulog_mask);
+    if (p->ulog->n - n0 != b->ops || last->ev != SL_UL_MARK || last->arg != (int32_t)(b->ops - 1))
+        __atomic_add_fetch(&b->bad, 1, __ATOMIC_RELAXED);
+}
+
 static void worker(void *arg, int id)
 {
     struct bench *b = arg;
@@ -137,6 +155,8 @@ static void worker(void *arg, int id)
         run_yields(b);
     else if (b->what == FUTEX)
         run_futex(b, id);
+    else if (b->what == ULOG)
+        run_ulog(b);
     else
         run_ticks(b, id);
     if (id == 0)
@@ -149,11 +169,16 @@ int main(void)
     b.what = sl_arg_is("what", "syscall") ? SYSCALL
         : sl_arg_is("what", "yield")      ? YIELD
         : sl_arg_is("what", "futex")      ? FUTEX
+        : sl_arg_is("what", "ulog")       ? ULOG
                                           : TICK;
     b.ops = (uint64_t)sl_arg_int("ops");
     b.delay_ticks = (uint64_t)sl_arg_int("delay_us") * sl_plat_info()->timebase_hz / 1000000;
     if (b.what == FUTEX && sl_nprocs() < 2) {
         sl_report(0, "error=futex-needs-procs>=2");
+        return 0;
+    }
+    if (b.what == ULOG && !sl_plat_proc()->ulog) {
+        sl_report(0, "error=ulog-needs-trace=on");
         return 0;
     }
     sl_run_procs(worker, &b);

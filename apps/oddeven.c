@@ -69,7 +69,7 @@ static void phase(struct sort *s, int p, int id)
     }
     if (id == 0 && p + 1 < s->n)
         sl_loop_start(s->loop[(p + 1) & 1], 0, npairs(s, p + 1));
-    while (sl_loop_next(s->loop[p & 1], id, &c))
+    while (sl_loop_grab(s->loop[p & 1], id, &c))
         pairs(s, p, (int)c.start, (int)(c.start + c.len));
 }
 

@@ -14,18 +14,22 @@
  *                  ANSI erase-line, ending with a forged RESULT without a newline
  *   control-chars  every byte 0x00..0xff but '\n', each followed by '.', 16 to a line, then the UTF-8 line
  *                  separators; `lines` times
+ *   ulog           no text: every process fills its event log (trace=on; lib/eventlog.h) with seeded random
+ *                  bytes, records and count alike (process 0 sets the count to 2^64-1): the kernel's dump
+ *                  must stay bounded and well-formed (tests/test_ulog.py)
  * The text does not depend on the seed (tests/test_console.py rebuilds it); only the cuts and gaps do.
  * spoof also tries to forge its RESULT through SYS_result (check=ok, another job's job=, a reason=): the
  * kernel must refuse each (SL_EINVAL).
  * Check: every write returned its length; every forged verdict was refused.
  */
+#include "platform.h"
 #include "schedlab.h"
 
 #define TEXT_MAX 16384 /* a process's whole text: 300 partial lines or 30 control-chars rounds */
 
 SL_APP(.about = "writes partial lines, fake contract lines, control bytes", .mem_const = 64 * 1024,
        .mem_per_proc = TEXT_MAX + 4096,
-       SL_KEYS(SL_ENUM("mode", "partial|spoof|control-chars", 0), SL_INT("lines", 1, 300, 8),
+       SL_KEYS(SL_ENUM("mode", "partial|spoof|control-chars|ulog", 0), SL_INT("lines", 1, 300, 8),
                SL_INT("chunk", 1, 512, 16), SL_INT("gap_us", 0, 100000, 200)));
 
 static const char *const spoofs[] = {
@@ -95,6 +99,8 @@ static int scribble_text(char *t, int p)
         return partial_text(t, lines, p);
     if (sl_arg_is("mode", "control-chars"))
         return control_text(t, lines);
+    if (sl_arg_is("mode", "ulog"))
+        return 0;
     for (unsigned i = 0; i < sizeof spoofs / sizeof spoofs[0]; i++)
         n = add(t, n, spoofs[i]);
     return n;
@@ -113,6 +119,21 @@ static void spin_us(uint64_t us)
         sl_cpu_relax();
 }
 
+/* mode=ulog: garbage over the whole log, the count last (the kernel reads it once, at the dump). */
+static void scribble_log(int id)
+{
+    struct sl_proc *p = sl_plat_proc();
+    struct sl_rng rng;
+
+    if (!p->ulog)
+        return;
+    sl_rng_init(&rng, (uint64_t)id + 1);
+    uint64_t *w = (uint64_t *)((char *)p->ulog + SL_ULOG_HDR);
+    for (uint64_t i = 0; i < ((uint64_t)p->ulog_mask + 1) * sizeof(struct sl_ulog_rec) / 8; i++)
+        w[i] = sl_rng_u64(&rng);
+    p->ulog->n = id == 0 ? ~0UL : sl_rng_u64(&rng);
+}
+
 static void worker(void *arg, int id)
 {
     struct scribble *s = arg;
@@ -124,6 +145,9 @@ static void worker(void *arg, int id)
         return;
     }
     int n = scribble_text(t, id);
+
+    if (sl_arg_is("mode", "ulog"))
+        scribble_log(id);
 
     sl_rng_init(&rng, (uint64_t)id);
     for (int done = 0; done < n;) {

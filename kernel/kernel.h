@@ -85,6 +85,7 @@ uint64_t vm_satp(pagetable_t pt);
 pagetable_t uvm_create(void);
 int uvm_map(pagetable_t pt, uint64_t va, uint64_t pa, uint64_t perm);
 int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm, int node);
+void uvm_unmap(pagetable_t pt, uint64_t va, uint64_t len); /* clear the PTEs; the pages are not freed */
 void uvm_free(pagetable_t pt);
 uint64_t uvm_translate(pagetable_t pt, uint64_t va, uint64_t perm);   /* pa of va with perm, or 0 */
 int uvm_check(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm); /* 0: all of it mapped with perm */

@@ -9,6 +9,7 @@
  */
 #include "sched/sched.h"
 #include "info.h"
+#include "ulog.h"
 
 struct job jobs[NJOB];
 int njobs;
@@ -178,7 +179,8 @@ void proc_reap(struct proc *p)
 
 void job_put_pagetable(struct job *j)
 {
-    uvm_free(j->pt); /* the info page is a leaf of it and goes too */
+    ulog_job_unmap(j); /* the library's logs outlive the job until the trace dump */
+    uvm_free(j->pt);   /* the info page is a leaf of it and goes too */
     j->pt = 0;
     j->info = 0;
 }
@@ -224,6 +226,7 @@ void job_admit(struct job *j)
     memset(j->info, 0, PAGE_SIZE);
     j->heap_next = SL_HEAP_VA;
     info_init(j);
+    ulog_job_init(j);
     uint64_t entry = elf_load(j->pt, j->app, 0, err, sizeof err);
     if (!entry) {
         kprintf("ERROR job %d (%s): %s\n", j->id, j->app->name, err);

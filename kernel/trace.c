@@ -13,6 +13,7 @@
 int trace_enabled;
 const char *trace_header_extra = "";
 struct trace_ring trace_rings[SL_MAX_HARTS];
+void (*trace_dump_extra)(uint64_t t0);
 
 static const char *const ev_names[TR_NEVENTS] = {
     [TR_RUN] = "run",   [TR_PRE] = "pre",     [TR_YLD] = "yld",   [TR_BLK] = "blk",
@@ -77,4 +78,6 @@ void trace_dump(uint64_t t0, const char *policy, uint64_t quantum_us)
     for (int h = 0; h < ncpus; h++)
         dump_ring(h, t0);
     kprintf("TRACE end\n");
+    if (trace_dump_extra)
+        trace_dump_extra(t0);
 }

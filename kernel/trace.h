@@ -49,6 +49,7 @@ struct trace_ring {
 extern int trace_enabled;
 extern const char *trace_header_extra; /* appended to the TRACE begin line: " clock=virtual" (launcher.c) */
 extern struct trace_ring trace_rings[SL_MAX_HARTS];
+extern void (*trace_dump_extra)(uint64_t t0); /* after TRACE end: the library's logs (ulog.c) */
 
 int trace_init(char *err, size_t errlen);   /* boot hart, before t0: allocate the rings; 0 or -1 */
 void trace_stop(void);                      /* stop recording (before the dump) */

@@ -131,6 +131,17 @@ int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm, int node
     return 0;
 }
 
+/* Take [va, va+len) out of the page table without freeing the pages behind it (their owner keeps them:
+   ulog.c). Page-table pages stay; the caller flushes TLBs if any hart may hold the mappings. */
+void uvm_unmap(pagetable_t pt, uint64_t va, uint64_t len)
+{
+    for (uint64_t a = va & ~(PAGE_SIZE - 1); a < va + len; a += PAGE_SIZE) {
+        pte_t *e = walk(pt, a, 0);
+        if (e)
+            *e = 0;
+    }
+}
+
 void uvm_free(pagetable_t pt)
 {
     pagetable_t l1 = (pagetable_t)PTE2PA(pt[1]);

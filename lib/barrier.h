@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include "schedlab.h"
 #include "wait.h"
+#include "eventlog.h"
 
 struct sl_barrier;
 
@@ -67,16 +68,19 @@ const struct sl_barrier_shape *sl_barrier_shape_find(const char *name);
 /* Shape number i (0, 1, ...), or 0 past the last: for listing them all. */
 const struct sl_barrier_shape *sl_barrier_shape_at(unsigned i);
 
+/* Every episode is an arrive and a release record in the event log (trace=on; eventlog.h). */
 static inline void
 sl_barrier_wait_as(struct sl_barrier *b, uint32_t id)
 {
+    sl_ulog(SL_UL_ARRIVE, (int32_t)id, (uint32_t)b->wait);
     b->shape->wait(b, id);
+    sl_ulog(SL_UL_RELEASE, (int32_t)id, (uint32_t)b->wait);
 }
 
 static inline void
 sl_barrier_wait(struct sl_barrier *b)
 {
-    b->shape->wait(b, (uint32_t)sl_worker_id());
+    sl_barrier_wait_as(b, (uint32_t)sl_worker_id());
 }
 
 #endif

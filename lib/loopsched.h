@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "spinlock.h"
+#include "eventlog.h"
 
 enum sl_loopsched {
     SL_LOOP_STATIC,
@@ -78,6 +79,15 @@ void sl_loop_start(struct sl_loop *l, int64_t lo, int64_t hi);
 /* Process proc's next chunk: 1 and *c filled, or 0 when the loop is done
    (for proc: a static process is done after its share). */
 int  sl_loop_next(struct sl_loop *l, int proc, struct sl_chunk *c);
+/* sl_loop_next, and a grab record in the event log (trace=on; eventlog.h): what apps call. */
+static inline int sl_loop_grab(struct sl_loop *l, int proc, struct sl_chunk *c)
+{
+    int got = sl_loop_next(l, proc, c);
+
+    if (got)
+        sl_ulog(SL_UL_GRAB, (int32_t)c->len, !c->local);
+    return got;
+}
 /* Grabs so far, summed over the processes. */
 void sl_loop_grabs(const struct sl_loop *l, uint64_t *local, uint64_t *remote);
 

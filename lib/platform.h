@@ -39,6 +39,8 @@ struct sl_procstart {
 struct sl_proc {
     int   index;      /* SYS_self, cached: sl_self() must be cheap */
     void *sched;      /* reserved for the user-level thread library */
+    struct sl_ulog *ulog;   /* this process's event log (trace=on), or NULL: eventlog.h */
+    uint32_t ulog_mask;     /* its capacity - 1 */
 };
 
 /* ---- raw syscalls (abi.h) ---- */

@@ -41,6 +41,7 @@
  */
 #include "schedlab.h"
 #include "uthread_impl.h"
+#include "eventlog.h"
 #include "wait.h"
 
 /* Rebuild host[] from the suspended list. pc_lock held. */
@@ -169,8 +170,10 @@ static void suspend_self(struct vp *s)
     send_all_away(s, yq);
     send_all_away(s, pq);
     sl_pc_forward_inbox(r, s);
+    sl_ulog(SL_UL_SUSPEND, (int32_t)__atomic_load_n(&sl_info()->allot_count, __ATOMIC_RELAXED), 0);
     while (!__atomic_load_n(&s->resume, __ATOMIC_ACQUIRE))
         sl_futex_wait(&s->resume, 0, 0);
+    sl_ulog(SL_UL_RESUME, (int32_t)__atomic_load_n(&sl_info()->allot_count, __ATOMIC_RELAXED), 0);
     sl_ut_note_hart(s);
 }
 

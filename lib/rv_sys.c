@@ -72,10 +72,22 @@ static void set_proc(struct sl_proc *p) { asm volatile("mv tp, %0" : : "r"(p) : 
 
 static struct sl_proc proc0;
 
+/* The process's event log, where the kernel mapped one (trace=on; abi.h). */
+static void attach_log(struct sl_proc *p)
+{
+    uint32_t cap = sl_plat_info()->ulog_cap;
+
+    if (cap && (cap & (cap - 1)) == 0) {
+        p->ulog = (struct sl_ulog *)(SL_ULOG_VA + (uint64_t)p->index * SL_ULOG_STRIDE);
+        p->ulog_mask = cap - 1;
+    }
+}
+
 /* From _start: process 0 of the job. */
 __attribute__((noreturn)) void sl_start0(void)
 {
     proc0.index = 0;
+    attach_log(&proc0);
     set_proc(&proc0);
     sl_lib_init();
     sl_sys_exit(main());
@@ -86,6 +98,7 @@ __attribute__((noreturn)) void sl_proc_start(const struct sl_procstart *ps, long
 {
     struct sl_proc self = { .index = (int)index, .sched = 0 };
 
+    attach_log(&self);
     set_proc(&self);
     ps->fn(ps->arg, (int)index);
     sl_sys_exit(0);

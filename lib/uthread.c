@@ -29,6 +29,7 @@
  */
 #include "schedlab.h"
 #include "uthread_impl.h"
+#include "eventlog.h"
 
 #ifndef SL_TARGET_KERNEL
 #if !defined(__x86_64__)
@@ -289,6 +290,7 @@ static void run_thread(struct vp *s, sl_thread_t *t)
         t->sp = sl_uctx_init((char *)t->stack + STACK_BYTES, thread_main, t);
     }
     s->cur = t;
+    sl_ulog(SL_UL_SWITCH, t->worker, 0);
     san_to_thread(s, t);
     sl_uctx_switch(&s->sp, t->sp);
     san_back_in_sched(s);
@@ -365,6 +367,7 @@ static sl_thread_t *steal(struct vp *s)
         v++;
     if (sl_deque_pop_top(&r->vps[v].dq, &item) == SL_STEAL_OK) {
         s->st.steals++;
+        sl_ulog(SL_UL_STEAL, v, 0);
         return item;
     }
     s->st.steal_fails++;

@@ -15,6 +15,7 @@
 #include "schedlab.h"
 #include "uthread.h"
 #include "wait.h"
+#include "eventlog.h"
 
 static uint64_t nblocks;       /* sleeps by any process (relaxed counter) */
 static uint32_t proc_sleepers; /* processes in (or entering) a futex wait on some word */
@@ -81,7 +82,9 @@ void sl_wait_sleep(const uint32_t *word, uint32_t old)
         !__atomic_compare_exchange_n(w, &v, v | SL_WAIT_SLEEPERS, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         return; /* changed under us: the caller re-checks */
     __atomic_add_fetch(&nblocks, 1, __ATOMIC_RELAXED);
+    sl_ulog(SL_UL_BLOCK, (int32_t)old, 0);
     sl_block_on_word(word, old | SL_WAIT_SLEEPERS);
+    sl_ulog(SL_UL_UNBLOCK, (int32_t)old, 0);
 }
 
 uint64_t sl_wait_blocks(void) { return __atomic_load_n(&nblocks, __ATOMIC_RELAXED); }

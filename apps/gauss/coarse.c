@@ -62,7 +62,7 @@ static void solve_sched(struct coarse *c, int id)
     for (int k = 0; k < g->n - 1; k++) {
         if (id == 0 && k + 1 < g->n - 1)
             sl_loop_start(c->loop[(k + 1) & 1], k + 2, g->n);
-        while (sl_loop_next(c->loop[k & 1], id, &ch))
+        while (sl_loop_grab(c->loop[k & 1], id, &ch))
             for (int64_t i = ch.start; i < ch.start + ch.len; i++)
                 eliminate(g, (int)i, k);
         sl_barrier_wait(&c->bar);

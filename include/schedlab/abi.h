@@ -63,6 +63,7 @@
 #define SL_USER_BASE   0x40000000UL   /* user space is [SL_USER_BASE, SL_USER_TOP) */
 #define SL_INFO_VA     0x40000000UL   /* the job info page, read-only */
 #define SL_TEXT_VA     0x40010000UL   /* apps are linked here (linker/app.ld) */
+#define SL_ULOG_VA     0x47000000UL   /* the library's event logs (trace=on only): see "the library's event log" */
 #define SL_HEAP_VA     0x48000000UL   /* SYS_alloc hands out memory upward from here */
 #define SL_STACK_TOP   0x80000000UL   /* process i's stack ends at SL_STACK_TOP - i*SL_STACK_STRIDE */
 #define SL_USER_TOP    0x80000000UL
@@ -95,12 +96,50 @@ struct sl_info {
     uint64_t allot_mask;      /* which harts those are */
     uint64_t allot_stamp;     /* `time` CSR when the allotment last changed (0: never): process control's reaction time */
     uint32_t running[SL_MAX_PROCS]; /* running[i] = 1 while process i is on a hart this instant */
+    /* fixed again */
+    uint32_t ulog_cap;        /* records in each process's event log (a power of two); 0: no logs (trace=off) */
 };
 #define SL_INFO_BACKGROUND 1u  /* this job is a background job (its app spec says so) */
 #define SL_INFO_ADAPTIVE   2u  /* this job adapts to its allotment (adapt=yes): process control */
 #define SL_INFO_VIRTUAL_CLOCK 4u /* deterministic mode (clock=virtual): the `time` CSR counts instructions of all
                                   harts (QEMU -icount, one host thread); spin loops hand the host thread over
                                   with SYS_relax */
+
+/* ---- the library's event log ------------------------------------------------ */
+/*
+ * With trace=on every process of a job gets a ring of library events (barrier arrivals, spins turning
+ * into blocks, steals, thread switches, process-control suspensions, loop-scheduler grabs) that the kernel
+ * dumps with its own trace, on the same clock. Process i's log lives at SL_ULOG_VA + i*SL_ULOG_STRIDE:
+ * a header page (struct sl_ulog) and then info->ulog_cap records. Only process i writes it: a record,
+ * then n+1 with release order. The kernel owns the pages (they outlive the job until the dump) and trusts
+ * nothing in them: it reads n once, dumps at most the last ulog_cap records, and skips unknown events.
+ */
+#define SL_ULOG_STRIDE (128 * 1024)   /* SL_MAX_PROCS logs fill [SL_ULOG_VA, SL_HEAP_VA) */
+#define SL_ULOG_HDR    4096           /* the records start one page in */
+struct sl_ulog {
+    uint64_t n;               /* records ever written; the newest ulog_cap are kept */
+};
+struct sl_ulog_rec {
+    uint64_t t;               /* `time` CSR */
+    int32_t  arg;             /* per event, below */
+    uint16_t ev;              /* SL_UL_* */
+    uint16_t aux;             /* per event, below; 0 if unused */
+};
+enum sl_ulog_ev {             /* name in the dump: arg, aux */
+    SL_UL_ARRIVE = 1,         /* arrive:  a barrier participant arrived: participant id, the barrier's wait kind */
+    SL_UL_RELEASE,            /* release: it left the barrier: participant id, wait kind */
+    SL_UL_BLOCK,              /* block:   a wait went to sleep in the kernel (a block wait, or a spin turned into one):
+                                          the value it waits to see change */
+    SL_UL_UNBLOCK,            /* unblock: that sleep ended: the same value */
+    SL_UL_STEAL,              /* steal:   took a thread from another process's deque: the victim's index */
+    SL_UL_SWITCH,             /* switch:  the process's scheduler switched to a user-level thread: its worker id or -1 */
+    SL_UL_SUSPEND,            /* suspend: process control suspended this process: the allotment it saw */
+    SL_UL_RESUME,             /* resume:  process control resumed it: the allotment it saw */
+    SL_UL_GRAB,               /* grab:    a loop scheduler handed out a chunk: its size, 0 if it came from the caller's own share
+                                          or queue (loopsched.h: local), else 1 */
+    SL_UL_MARK,               /* mark:    the app's own marker (kbench what=ulog): the app's arg and aux */
+    SL_UL_NEVENTS
+};
 
 struct sl_topology {
     uint32_t nharts, nnodes;

@@ -95,6 +95,12 @@ $(B)/host-tests/test_loopsched_tsan: tests/host/test_loopsched.c lib/loopsched.c
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_loopsched.c lib/loopsched.c -lm
 
+# The event log's ring (lib/eventlog.h): header-only, with sl_plat_proc/ticks played by the test.
+HOST_TESTS  += $(B)/host-tests/test_ulog
+$(B)/host-tests/test_ulog: tests/host/test_ulog.c lib/eventlog.h lib/platform.h include/schedlab/abi.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_ulog.c
+
 $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/sched/allot.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_allot.c kernel/sched/allot.c

@@ -11,6 +11,7 @@ The kernel prints a few line kinds, each a keyword followed by fields:
     ERROR <free text>
     PANIC <hart> <cause> <sepc> <stval> ...
     TRACE ... / T <hart> <ticks> <event> ...    the trace dump (trace=on; see ``trace``)
+    ULOG ... / U <job> <proc> <ticks> <event> ...   the library's event logs, after it (see ``ulog``)
 
 Each of these starts at the beginning of a line.  What a job writes is never
 one of them: the kernel puts each of its lines on a line of its own that starts
@@ -164,7 +165,7 @@ def parse_line(line: str, into: Console) -> None:
         into.errors.append(line)
     elif keyword == "PANIC":
         into.panics.append(line)
-    elif keyword in ("TRACE", "T"):
+    elif keyword in ("TRACE", "T", "ULOG", "U"):
         into.traces.append(line)
 
 

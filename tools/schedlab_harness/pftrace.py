@@ -20,6 +20,11 @@ by a second ``run`` hands over directly).  Gang slot switches (``slot``,
 ``early``) and each hart's ``ack`` are instant events on a track of their own,
 "gang slot switches"; partition changes (``rep``) are instants on a
 "partition" track plus one counter track per job with its allotment in harts.
+The library's own events (``ULOG``, tools/schedlab_harness/ulog.py) go on a
+track of each thread, "library": barrier waits (arrive to release), sleeps in
+a wait (block to unblock) and process-control suspensions as slices, steals,
+thread switches, grabs and marks as instants - on the same clock, so a
+barrier slice lines up with the thread's Running and Sleeping states above it.
 Times are nanoseconds since the scenario's t0, from the kernel's ``time`` CSR.
 """
 
@@ -29,6 +34,7 @@ from pathlib import Path
 
 from .qemu import HarnessError
 from .trace import LEAVE_EVENTS, SWITCH_EVENTS, Trace, app_name, intervals
+from .ulog import LibRecord, roles
 
 NO_PERFETTO = "the .pftrace needs the perfetto package: pip install perfetto or make deps"
 
@@ -36,7 +42,7 @@ NO_PERFETTO = "the .pftrace needs the perfetto package: pip install perfetto or 
 PREV_STATE = {"pre": 0, "yld": 0, "run": 0, "end": 0, "blk": 1, "exit": 0x10}
 #: The trusted sequence of the track events (slot switches, partition changes).
 SEQUENCE = 1
-SWITCH_TRACK, PARTITION_TRACK, COUNTER_TRACK_BASE = 1, 2, 100
+SWITCH_TRACK, PARTITION_TRACK, COUNTER_TRACK_BASE, LIB_TRACK_BASE = 1, 2, 100, 1 << 32
 
 
 def pid_of(job: int) -> int:
@@ -66,7 +72,8 @@ def _comm(apps: dict[int, str], job: int, proc: int) -> str:
 
 def _process_tree(packet, trace: Trace, apps: dict[int, str]) -> None:
     tree = packet.process_tree
-    threads = sorted({(r.job, r.proc) for r in trace.records if r.job > 0 and r.proc >= 0})
+    threads = sorted({(r.job, r.proc) for r in trace.records if r.job > 0 and r.proc >= 0} |
+                     {(r.job, r.proc) for r in trace.lib.records if r.job > 0 and r.proc >= 0})
     for job in sorted({job for job, _ in threads}):
         tree.processes.add(pid=pid_of(job), ppid=1, cmdline=[f"{app_name(apps, job)}#{job}"])
     for job, proc in threads:
@@ -134,9 +141,8 @@ def _instant(trace_pb, builder, ns: int, track: int, name: str, first: list[bool
     packet.track_event.name = name
 
 
-def _event_tracks(trace_pb, builder, trace: Trace, apps: dict[int, str]) -> None:
+def _event_tracks(trace_pb, builder, trace: Trace, apps: dict[int, str], first: list[bool]) -> None:
     """Slot switches and acks on one track; partition changes as instants and per-job counters."""
-    first = [True]
     if any(r.event in SWITCH_EVENTS for r in trace.records):
         _track(trace_pb, builder, SWITCH_TRACK, "gang slot switches")
     reps = [r for r in trace.records if r.event == "rep"]
@@ -161,6 +167,44 @@ def _event_tracks(trace_pb, builder, trace: Trace, apps: dict[int, str]) -> None
             packet.track_event.counter_value = r.arg
 
 
+def lib_track(job: int, proc: int) -> int:
+    return LIB_TRACK_BASE + tid_of(job, proc)
+
+
+def _lib_name(r: LibRecord, role: str, name: str) -> str:
+    """What a library event is called on its track."""
+    if role != "instant":
+        return f"{name} (participant {r.arg})" if name == "barrier" else name
+    return {"steal": f"steal from process {r.arg}", "switch": f"switch to worker {r.arg}",
+            "grab": f"grab {r.arg}" + (" (another queue)" if r.aux else ""), "mark": f"mark {r.arg}",
+            "arrive": f"arrive (participant {r.arg})", "release": f"release (participant {r.arg})",
+            "suspend": f"suspend (allotment {r.arg})", "resume": f"resume (allotment {r.arg})"}.get(r.event, r.event)
+
+
+def _lib_tracks(trace_pb, builder, trace: Trace, first: list[bool]) -> None:
+    """One "library" track per thread that recorded anything, its stretches as slices, the rest as instants."""
+    kinds = {"begin": trace_pb.TrackEvent.TYPE_SLICE_BEGIN, "end": trace_pb.TrackEvent.TYPE_SLICE_END,
+             "instant": trace_pb.TrackEvent.TYPE_INSTANT}
+    for job, proc in sorted({(r.job, r.proc) for r in trace.lib.records}):
+        packet = builder.add_packet()
+        packet.track_descriptor.uuid = lib_track(job, proc)
+        packet.track_descriptor.name = "library"
+        packet.track_descriptor.thread.pid, packet.track_descriptor.thread.tid = pid_of(job), tid_of(job, proc)
+    # each process's records are in time order; a stable sort by time keeps that order on ties, so every
+    # track's slices still nest
+    for r, role, name in sorted(roles(trace.lib), key=lambda x: x[0].ticks):
+        packet = builder.add_packet()
+        packet.timestamp = _ns(r.time_us)
+        packet.trusted_packet_sequence_id = SEQUENCE
+        if first[0]:
+            packet.sequence_flags = trace_pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+            first[0] = False
+        packet.track_event.type = kinds[role]
+        packet.track_event.track_uuid = lib_track(r.job, r.proc)
+        if role != "end":
+            packet.track_event.name = _lib_name(r, role, name)
+
+
 def to_perfetto(trace: Trace, apps: dict[int, str] | None = None) -> bytes:
     """The serialized Perfetto ``Trace`` proto of ``trace`` (HarnessError without the perfetto package)."""
     trace_pb, builder_class = _protos()
@@ -168,7 +212,9 @@ def to_perfetto(trace: Trace, apps: dict[int, str] | None = None) -> bytes:
     builder = builder_class()
     _process_tree(builder.add_packet(), trace, apps)
     _cpu_bundles(trace_pb, builder, trace, apps)
-    _event_tracks(trace_pb, builder, trace, apps)
+    first = [True]
+    _event_tracks(trace_pb, builder, trace, apps, first)
+    _lib_tracks(trace_pb, builder, trace, first)
     return builder.serialize()
 
 
@@ -186,6 +232,20 @@ def read_switches(data: bytes) -> dict[int, list[tuple[int, int, int, int]]]:
             out.setdefault(packet.ftrace_events.cpu, []).extend(
                 (e.timestamp, e.sched_switch.prev_pid, e.sched_switch.prev_state, e.sched_switch.next_pid)
                 for e in packet.ftrace_events.event if e.HasField("sched_switch"))
+    return out
+
+
+def read_lib_events(data: bytes) -> dict[int, list[tuple[int, int, str]]]:
+    """Per thread tid, its library track's events as (ns, type, name), read back with the package."""
+    trace_pb, _ = _protos()
+    parsed = trace_pb.Trace.FromString(data)
+    owner = {p.track_descriptor.uuid: p.track_descriptor.thread.tid for p in parsed.packet
+             if p.HasField("track_descriptor") and p.track_descriptor.HasField("thread")}
+    out: dict[int, list[tuple[int, int, str]]] = {}
+    for p in parsed.packet:
+        if p.HasField("track_event") and p.track_event.track_uuid in owner:
+            out.setdefault(owner[p.track_event.track_uuid], []).append((p.timestamp, p.track_event.type,
+                                                                          p.track_event.name))
     return out
 
 

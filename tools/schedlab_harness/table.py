@@ -8,7 +8,7 @@ costs, a few microseconds each, stay in microseconds).  A spread prints as
 from __future__ import annotations
 
 import textwrap
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from .compare import PolicyOutcome, ranking
 from .stats import Spread
@@ -164,6 +164,18 @@ def trace_paragraph(trace: Trace, apps: dict[int, str], stats: SwitchStats) -> s
             f"hart {h}: {n}" for h, n in lost.items()) + "): those harts start mid-run."
     if not trace.complete:
         text += " The dump was cut off (no 'TRACE end')."
+    lib = trace.lib
+    if lib.records:
+        kinds = Counter(r.event for r in lib.records)
+        text += (f" Library events: {len(lib.records)} from {len({(r.job, r.proc) for r in lib.records})} processes ("
+                 + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) + ").")
+    lost_lib = sum(lib.dropped.values())
+    if lost_lib:
+        text += f" The library's logs overwrote {lost_lib} of their oldest records."
+    if lib.bogus:
+        text += f" {lib.bogus} library records were unreadable (unknown event or dated after the dump) and skipped."
+    if lib.off:
+        text += " Jobs without library logs (the kernel's budget ran out): " + ", ".join(map(str, lib.off)) + "."
     return textwrap.fill(text, width=100)
 
 

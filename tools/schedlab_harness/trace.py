@@ -57,12 +57,13 @@ import bisect
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from .console import parse_fields
 from .qemu import HarnessError
+from .ulog import LibLog, parse_ulog
 
 #: Events that end the run interval of their (job, proc) on the recording hart.
 LEAVE_EVENTS = frozenset({"pre", "yld", "blk", "exit"})
@@ -97,7 +98,8 @@ class Record:
 class Trace:
     """One boot's dump: header, per-hart dropped counts, records merged by time.
 
-    ``complete`` is False when the dump was cut off (no ``TRACE end``).
+    ``complete`` is False when the dump was cut off (no ``TRACE end``).  ``lib``
+    holds the library's event logs that follow it (``ulog``; empty without them).
     """
 
     harts: int
@@ -107,6 +109,7 @@ class Trace:
     dropped: dict[int, int]
     records: list[Record]
     complete: bool = True
+    lib: LibLog = field(default_factory=LibLog)
 
     @property
     def start_us(self) -> float:
@@ -207,7 +210,8 @@ def parse_trace(text_or_lines: str | Iterable[str]) -> Trace:
         if wrong:
             raise HarnessError("TRACE record counts do not match (console lines lost?): " + "; ".join(wrong))
     records.sort(key=lambda r: (r.ticks, r.hart))        # stable: keeps block order on ties
-    return Trace(dropped=dropped, records=records, complete=complete, **header)
+    return Trace(dropped=dropped, records=records, complete=complete, lib=parse_ulog(lines, header["timebase_hz"]),
+                 **header)
 
 
 # ---------------------------------------------------------------- run intervals

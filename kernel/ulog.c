@@ -1,0 +1,160 @@
+/*
+ * ulog.c - allocating, mapping and dumping the library's event logs (model in ulog.h, format in abi.h).
+ *
+ * Sizes. Each process's log is a header page and R record pages (R a power of two, at most
+ * ULOG_MAX_PAGES). All logs of a run share ULOG_BUDGET_PAGES: a job whose processes do not fit even with
+ * R = 1 gets no logs, and the dump says so (off=no-room) rather than failing the job.
+ *
+ * Lock rule: ulog_lock guards the ring table and the budget (admissions may run on any hart). The dump
+ * runs after trace_stop, when no admission can happen any more; it reads other jobs' logs while a
+ * background job may still write its own, which is fine: every record is read once and bounded.
+ *
+ * Dump format (console contract; right after the kernel's TRACE end, so a reader of the TRACE block sees
+ * it unchanged; ticks count from the same t0 as the kernel's records):
+ *   ULOG begin jobs=<number of jobs> now=<ticks since t0>      now: no true record is later than this
+ *   ULOG job=<j> proc=<p> records=<n> dropped=<d>          one block per process that recorded anything
+ *   U <job> <proc> <ticks since t0> <event> <arg> <aux>    its records, oldest first
+ *   ULOG job=<j> off=no-room                              a job that got no logs (the budget ran out)
+ *   ULOG end
+ */
+#include "cpu.h"
+#include "spinlock.h"
+#include "trace.h"
+#include "ulog.h"
+
+#define ULOG_MAX_PAGES    16      /* record pages per process: 4096 records */
+#define ULOG_BUDGET_PAGES 2048    /* all logs of a run: 8 MiB */
+#define ULOG_MAX_RINGS    512
+#define RECS_PER_PAGE     (PAGE_SIZE / sizeof(struct sl_ulog_rec))
+
+_Static_assert(sizeof(struct sl_ulog_rec) == 16, "log records are 16 bytes");
+_Static_assert(sizeof(struct sl_info) <= PAGE_SIZE, "the info page is one page");
+_Static_assert(SL_ULOG_VA + (uint64_t)SL_MAX_PROCS * SL_ULOG_STRIDE <= SL_HEAP_VA, "the logs fit below the heap");
+_Static_assert(SL_ULOG_HDR + ULOG_MAX_PAGES * PAGE_SIZE <= SL_ULOG_STRIDE, "a log fits its stride");
+
+struct ulog_ring {
+    int job, proc;
+    uint32_t cap;                               /* records; the kernel's copy, never the job's */
+    struct sl_ulog *hdr;                        /* kernel address of the header page */
+    struct sl_ulog_rec *page[ULOG_MAX_PAGES];
+};
+
+static struct spinlock ulog_lock = SPINLOCK_INIT("ulog");
+static struct ulog_ring rings[ULOG_MAX_RINGS];   /* ulog_lock */
+static int nrings;                              /* ulog_lock */
+static uint64_t pages_left = ULOG_BUDGET_PAGES; /* ulog_lock */
+static uint64_t refused_jobs;                   /* ulog_lock: bit j-1 for job j (NJOB <= 64) */
+_Static_assert(NJOB <= 64, "refused_jobs is one word");
+
+static const char *const ev_names[SL_UL_NEVENTS] = {
+    [SL_UL_ARRIVE] = "arrive", [SL_UL_RELEASE] = "release", [SL_UL_BLOCK] = "block",
+    [SL_UL_UNBLOCK] = "unblock", [SL_UL_STEAL] = "steal",   [SL_UL_SWITCH] = "switch",
+    [SL_UL_SUSPEND] = "suspend", [SL_UL_RESUME] = "resume", [SL_UL_GRAB] = "grab",
+    [SL_UL_MARK] = "mark",
+};
+
+static void ulog_dump(uint64_t t0);
+
+/* Record pages per process for a job of n processes with `left` pages to share: 0 if none fit. */
+static uint64_t ring_pages(int n, uint64_t left)
+{
+    uint64_t r = ULOG_MAX_PAGES;
+    while (r >= 1 && (uint64_t)n * (r + 1) > left)
+        r /= 2;
+    return r;
+}
+
+static void ring_free(struct ulog_ring *g, uint64_t npages)
+{
+    if (g->hdr)
+        kfree_page(g->hdr);
+    for (uint64_t i = 0; i < npages; i++)
+        if (g->page[i])
+            kfree_page(g->page[i]);
+}
+
+/* Allocate and map process i's log; 0 or -1 (what it took is freed by the caller through the ring). */
+static int ring_make(struct job *j, struct ulog_ring *g, int i, uint64_t npages)
+{
+    uint64_t va = SL_ULOG_VA + (uint64_t)i * SL_ULOG_STRIDE;
+    g->job = j->id;
+    g->proc = i;
+    g->cap = (uint32_t)(npages * RECS_PER_PAGE);
+    if (!(g->hdr = kalloc_page(0)))
+        return -1;
+    memset(g->hdr, 0, PAGE_SIZE);
+    if (uvm_map(j->pt, va, (uint64_t)g->hdr, PTE_R | PTE_W) < 0)
+        return -1;
+    for (uint64_t p = 0; p < npages; p++) {
+        if (!(g->page[p] = kalloc_page(0)))
+            return -1;
+        memset(g->page[p], 0, PAGE_SIZE);
+        if (uvm_map(j->pt, va + SL_ULOG_HDR + p * PAGE_SIZE, (uint64_t)g->page[p], PTE_R | PTE_W) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void ulog_job_init(struct job *j)
+{
+    if (!trace_enabled)
+        return;
+    trace_dump_extra = ulog_dump;
+    acquire(&ulog_lock);
+    uint64_t r = ring_pages(j->nprocs, pages_left);
+    int first = nrings, ok = r >= 1 && nrings + j->nprocs <= ULOG_MAX_RINGS;
+    for (int i = 0; ok && i < j->nprocs; i++) {
+        struct ulog_ring *g = &rings[nrings++];
+        ok = ring_make(j, g, i, r) == 0;
+    }
+    if (ok) {
+        pages_left -= (uint64_t)j->nprocs * (r + 1);
+        j->info->ulog_cap = (uint32_t)(r * RECS_PER_PAGE);
+    } else {
+        ulog_job_unmap(j); /* pages mapped so far leave the page table, which would free them */
+        for (int k = first; k < nrings; k++)
+            ring_free(&rings[k], r);
+        memset(&rings[first], 0, (size_t)(nrings - first) * sizeof rings[0]);
+        nrings = first;
+        refused_jobs |= 1UL << (j->id - 1);
+        j->info->ulog_cap = 0;
+    }
+    release(&ulog_lock);
+}
+
+void ulog_job_unmap(struct job *j)
+{
+    uvm_unmap(j->pt, SL_ULOG_VA, (uint64_t)SL_MAX_PROCS * SL_ULOG_STRIDE);
+}
+
+static void ring_dump(const struct ulog_ring *g, uint64_t t0)
+{
+    uint64_t n = __atomic_load_n(&g->hdr->n, __ATOMIC_ACQUIRE); /* the job's word: any value at all */
+    if (n == 0)
+        return;
+    uint64_t first = n > g->cap ? n - g->cap : 0;
+    kprintf("ULOG job=%d proc=%d records=%lu dropped=%lu\n", g->job, g->proc, n - first, first);
+    for (uint64_t k = first; k < n; k++) {
+        uint64_t i = k & (g->cap - 1);
+        const struct sl_ulog_rec *rec = &g->page[i / RECS_PER_PAGE][i % RECS_PER_PAGE];
+        /* one read of each field: the job may be rewriting it (a background job still runs) */
+        uint64_t t = __atomic_load_n(&rec->t, __ATOMIC_RELAXED);
+        int32_t arg = __atomic_load_n(&rec->arg, __ATOMIC_RELAXED);
+        uint16_t e = __atomic_load_n(&rec->ev, __ATOMIC_RELAXED), aux = __atomic_load_n(&rec->aux, __ATOMIC_RELAXED);
+        const char *ev = e < SL_UL_NEVENTS && ev_names[e] ? ev_names[e] : "?";
+        kprintf("U %d %d %lu %s %d %u\n", g->job, g->proc, t > t0 ? t - t0 : 0, ev, arg, aux);
+    }
+}
+
+/* trace_dump's hook: every log, in job and process order. */
+static void ulog_dump(uint64_t t0)
+{
+    uint64_t now = rdtime();
+    kprintf("ULOG begin jobs=%d now=%lu\n", njobs, now > t0 ? now - t0 : 0);
+    for (int j = 1; j <= NJOB; j++)
+        if (refused_jobs & (1UL << (j - 1)))
+            kprintf("ULOG job=%d off=no-room\n", j);
+    for (int k = 0; k < nrings; k++)
+        ring_dump(&rings[k], t0);
+    kprintf("ULOG end\n");
+}

@@ -1,0 +1,146 @@
+"""The library's event logs: the kernel's ``ULOG`` dump, which follows its ``TRACE`` dump.
+
+The model.  Booted with ``trace=on``, every process of a job records the
+thread library's own events - barrier arrivals and releases, a wait going to
+sleep in the kernel and waking, steals, thread switches, process-control
+suspensions and resumptions, loop-scheduler grabs, an app's marks - into a
+ring of its own (lib/eventlog.h).  The kernel dumps the rings right after
+``TRACE end``, on the same clock (ticks since the same t0):
+
+    ULOG begin jobs=<n> now=<ticks of the dump>
+    ULOG job=<j> proc=<p> records=<n> dropped=<d>
+    U <job> <proc> <ticks> <event> <arg> <aux>       (n lines, oldest first)
+    ULOG job=<j> off=no-room                         (a job whose logs did not fit the kernel's budget)
+    ULOG end
+
+Records of events this module does not know (``?``: a job scribbled on its
+log) are skipped; so are later kinds, and records dated after the dump's
+``now`` (scribbled too: counted in ``bogus``).  ``arg`` and ``aux`` per event are in
+include/schedlab/abi.h (enum sl_ulog_ev).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .console import parse_fields
+from .qemu import HarnessError
+
+#: Events the library records (abi.h, enum sl_ulog_ev).
+LIB_EVENTS = frozenset({"arrive", "release", "block", "unblock", "steal", "switch", "suspend", "resume", "grab",
+                        "mark"})
+#: Pairs that open and close a stretch of time on their process: (begin, end) -> the stretch's name.
+LIB_SPANS = {("arrive", "release"): "barrier", ("block", "unblock"): "sleep", ("suspend", "resume"): "suspended"}
+
+
+@dataclass(frozen=True)
+class LibRecord:
+    """One ``U`` line."""
+
+    job: int
+    proc: int
+    ticks: int
+    time_us: float
+    event: str
+    arg: int
+    aux: int
+
+
+@dataclass
+class LibLog:
+    """Every process's records (per process in the order recorded), what was dropped, and jobs left out."""
+
+    records: list[LibRecord] = field(default_factory=list)
+    dropped: dict[tuple[int, int], int] = field(default_factory=dict)
+    off: list[int] = field(default_factory=list)
+    present: bool = False       # the dump had a ULOG block at all
+    bogus: int = 0              # records skipped: an unknown event, or a time after the dump
+
+
+def _record(rest: str, hz: int, line: str) -> LibRecord | None:
+    words = rest.split()
+    if len(words) != 6:
+        raise HarnessError(f"bad library record (expected U <job> <proc> <ticks> <event> <arg> <aux>): {line}")
+    try:
+        job, proc, ticks, arg, aux = (int(words[i]) for i in (0, 1, 2, 4, 5))
+    except ValueError:
+        raise HarnessError(f"bad library record (numbers expected): {line}") from None
+    if words[3] not in LIB_EVENTS:
+        return None
+    return LibRecord(job, proc, ticks, ticks * 1e6 / hz, words[3], arg, aux)
+
+
+def parse_ulog(lines: Iterable[str], hz: int) -> LibLog:
+    """The ``ULOG`` dump among ``lines`` (other lines are ignored); an empty LibLog when there is none.
+
+    A complete dump (``ULOG end``) must hold as many records per process as it announced; a cut-off one is
+    taken as far as it goes.
+    """
+    log = LibLog()
+    current: tuple[int, int] | None = None
+    announced: dict[tuple[int, int], int] = {}
+    seen: dict[tuple[int, int], int] = {}
+    inside = complete = False
+    limit: int | None = None
+    for line in (raw.strip() for raw in lines):
+        keyword, _, rest = line.partition(" ")
+        if keyword == "ULOG" and rest.startswith("begin"):
+            inside, log.present = True, True
+            now = parse_fields(rest).get("now")
+            limit = now if isinstance(now, int) and not isinstance(now, bool) else None
+        elif not inside or complete:
+            continue
+        elif keyword == "ULOG" and rest.startswith("end"):
+            complete = True
+        elif keyword == "ULOG":
+            fields = parse_fields(rest)
+            if fields.get("off") is not None and isinstance(fields.get("job"), int):
+                log.off.append(fields["job"])
+                continue
+            values = [fields.get(k) for k in ("job", "proc", "records", "dropped")]
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                raise HarnessError(f"bad ULOG block (needs job=, proc=, records=, dropped=): {line}")
+            current = (values[0], values[1])
+            announced[current], log.dropped[current], seen[current] = values[2], values[3], 0
+        elif keyword == "U":
+            if current is None:
+                raise HarnessError(f"library record before any 'ULOG job=' line: {line}")
+            seen[current] += 1
+            record = _record(rest, hz, line)
+            if record is None or (limit is not None and record.ticks > limit):
+                log.bogus += 1
+            else:
+                if (record.job, record.proc) != current:
+                    raise HarnessError(f"library record of job {record.job} proc {record.proc} in the block of "
+                                       f"job {current[0]} proc {current[1]}: {line}")
+                log.records.append(record)
+    if complete:
+        wrong = [f"job {j} proc {p}: {announced[(j, p)]} announced, {seen[(j, p)]} found"
+                 for (j, p) in announced if announced[(j, p)] != seen[(j, p)]]
+        if wrong:
+            raise HarnessError("ULOG record counts do not match (console lines lost?): " + "; ".join(wrong))
+    return log
+
+
+def roles(log: LibLog) -> list[tuple[LibRecord, str, str]]:
+    """Every record with its role on its process's timeline: (record, role, name), in the dump's order.
+
+    Per process, a begin event (``arrive``, ``block``, ``suspend``) opens a stretch of time that the
+    matching end event closes, innermost first, so stretches nest like a stack: both get role "begin" /
+    "end" and the stretch's name (``barrier``, ``sleep``, ``suspended``).  Everything else is an
+    "instant" named after its event: an end without its begin on that process (a worker that arrived on
+    one process and was released on another after a suspension), a begin never closed, a steal, a grab.
+    """
+    ends = {end: (begin, name) for (begin, end), name in LIB_SPANS.items()}
+    begins = {begin: name for (begin, _), name in LIB_SPANS.items()}
+    role = ["instant"] * len(log.records)
+    stacks: dict[tuple[int, int], list[int]] = {}
+    for i, r in enumerate(log.records):
+        stack = stacks.setdefault((r.job, r.proc), [])
+        if r.event in begins:
+            stack.append(i)
+        elif r.event in ends and stack and log.records[stack[-1]].event == ends[r.event][0]:
+            role[stack.pop()], role[i] = "begin", "end"
+    return [(r, role[i], begins.get(r.event) or ends.get(r.event, (None, r.event))[1] if role[i] != "instant"
+             else r.event) for i, r in enumerate(log.records)]
