@@ -5,6 +5,8 @@
  */
 #include "sched/core.h"
 #include "intr.h"
+#include "trace.h"
+#include "ulog.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
@@ -22,6 +24,7 @@ static void hart_setup(int idx)
     sfence_vma();
     trap_init_hart();
     intr_hart_init();
+    ulog_clock_anchor(idx);
 }
 
 void secondary_main(uint64_t hartid, uint64_t idx)
@@ -114,6 +117,8 @@ void boot_main(uint64_t hartid, const void *dtb)
     launcher_init();
     sched_init();
     start_other_harts(boot);
+    if (trace_enabled)
+        ulog_clock_choose();
     intr_choose(scenario_irq_sbi);
     uint64_t mem = 0;
     for (int i = 0; i < plat.nmem; i++)

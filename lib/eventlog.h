@@ -3,8 +3,8 @@
  * log"), so they appear in the trace beside the kernel's, on the same clock.
  *
  * The log exists only with trace=on (the kernel maps it and sets info->ulog_cap); otherwise sl_ulog costs
- * a load of the process's log pointer and a branch. A record is a clock read, three stores and the
- * count's release store; only the process itself writes its log, so there is no lock and no atomic RMW.
+ * a load of the process's log pointer and a branch. A record is a clock read (sl_ulog_clock), four stores
+ * and the count's release store; only the process itself writes its log, so there is no lock and no atomic RMW.
  * On the host there is no log (the pointer stays NULL); sl_ulog_put is the pure part, tested there.
  */
 #ifndef SL_EVENTLOG_H
@@ -28,6 +28,22 @@ static inline void sl_ulog_put(struct sl_ulog *h, uint32_t mask, uint64_t t, enu
     __atomic_store_n(&h->n, n + 1, __ATOMIC_RELEASE); /* the dump reads only published records */
 }
 
+/* The clock of a record: `cycle` where the kernel said it runs in step with `time` on every hart (half
+   the cost on QEMU; the kernel converts at the dump: kernel/ulog.h), else `time`. */
+static inline uint64_t sl_ulog_clock(const struct sl_proc *p)
+{
+#ifdef SL_TARGET_KERNEL
+    if (p->ulog_cycles) {
+        uint64_t c;
+        __asm__ volatile("rdcycle %0" : "=r"(c));
+        return c;
+    }
+#else
+    (void)p;
+#endif
+    return sl_plat_ticks();
+}
+
 /* Record ev for the calling process, now, if it has a log. */
 static inline void sl_ulog(enum sl_ulog_ev ev, int32_t arg, uint32_t aux)
 {
@@ -38,7 +54,7 @@ static inline void sl_ulog(enum sl_ulog_ev ev, int32_t arg, uint32_t aux)
 #else
     if (__builtin_expect(p != 0 && p->ulog != 0, 0))      /* host tests may call in from plain threads */
 #endif
-        sl_ulog_put(p->ulog, p->ulog_mask, sl_plat_ticks(), ev, arg, aux);
+        sl_ulog_put(p->ulog, p->ulog_mask, sl_ulog_clock(p), ev, arg, aux);
 }
 
 #endif

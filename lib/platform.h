@@ -41,6 +41,7 @@ struct sl_proc {
     void *sched;      /* reserved for the user-level thread library */
     struct sl_ulog *ulog;   /* this process's event log (trace=on), or NULL: eventlog.h */
     uint32_t ulog_mask;     /* its capacity - 1 */
+    uint32_t ulog_cycles;   /* its records carry the cycle CSR (SL_INFO_ULOG_CYCLES), not time */
 };
 
 /* ---- raw syscalls (abi.h) ---- */

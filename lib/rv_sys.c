@@ -80,6 +80,7 @@ static void attach_log(struct sl_proc *p)
     if (cap && (cap & (cap - 1)) == 0) {
         p->ulog = (struct sl_ulog *)(SL_ULOG_VA + (uint64_t)p->index * SL_ULOG_STRIDE);
         p->ulog_mask = cap - 1;
+        p->ulog_cycles = (sl_plat_info()->flags & SL_INFO_ULOG_CYCLES) != 0;
     }
 }
 

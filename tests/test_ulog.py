@@ -117,6 +117,19 @@ def test_records_agree_with_what_the_apps_count(boot):
     assert len(steals) == res[2]["steals"] and all(r.arg in (0, 1) and r.arg != r.proc for r in steals)
     synth = Counter(r.event for r in per_job(parsed, 3))
     assert synth["arrive"] == synth["release"] >= 2 * 20 and synth["block"] == synth["unblock"]
+    assert_on_the_kernels_clock(parsed)
+
+
+def assert_on_the_kernels_clock(parsed):
+    """A process records only while it runs: every library record lies in one of its kernel run intervals
+    (within a tick or two: the cycle clock's conversion, kernel/ulog.h)."""
+    runs = {}
+    for i in trace.intervals(parsed):
+        runs.setdefault((i.job, i.proc), []).append((i.start_us, i.end_us))
+    slack = 2e6 / parsed.timebase_hz
+    outside = [r for r in parsed.lib.records
+               if not any(a - slack <= r.time_us <= b + slack for a, b in runs.get((r.job, r.proc), []))]
+    assert not outside, f"{len(outside)} library records outside their process's run intervals: {outside[:3]}"
 
 
 @pytest.mark.qemu
@@ -127,6 +140,9 @@ def test_marks_land_in_order_and_only_with_trace_on(boot):
     for proc in (0, 1):
         marks = [r.arg for r in parsed.lib.records if r.proc == proc and r.event == "mark"]
         assert marks == list(range(1000))
+    assert_on_the_kernels_clock(parsed)
+    begin = next(line for line in run.traces if line.startswith("ULOG begin"))
+    assert console.parse_fields(begin.split(" ", 2)[2])["kernel_record_ns"] > 0
     off = boot(1, "job=kbench:what=ulog,ops=10 job=oddeven:n=64")
     assert not any(line.startswith(("ULOG", "U ")) for line in off.console.splitlines())
     verdicts = {r["job"]: r["check"] for r in off.results}

@@ -101,6 +101,9 @@ struct sl_info {
 };
 #define SL_INFO_BACKGROUND 1u  /* this job is a background job (its app spec says so) */
 #define SL_INFO_ADAPTIVE   2u  /* this job adapts to its allotment (adapt=yes): process control */
+#define SL_INFO_ULOG_CYCLES 8u   /* the event log's records carry the `cycle` CSR, not `time`: cheaper to read on
+                                    QEMU; the kernel checked at boot that every hart's cycle runs in step with
+                                    time and converts the records when it dumps them */
 #define SL_INFO_VIRTUAL_CLOCK 4u /* deterministic mode (clock=virtual): the `time` CSR counts instructions of all
                                   harts (QEMU -icount, one host thread); spin loops hand the host thread over
                                   with SYS_relax */
@@ -110,7 +113,8 @@ struct sl_info {
  * With trace=on every process of a job gets a ring of library events (barrier arrivals, spins turning
  * into blocks, steals, thread switches, process-control suspensions, loop-scheduler grabs) that the kernel
  * dumps with its own trace, on the same clock. Process i's log lives at SL_ULOG_VA + i*SL_ULOG_STRIDE:
- * a header page (struct sl_ulog) and then info->ulog_cap records. Only process i writes it: a record,
+ * a header page (struct sl_ulog) and then info->ulog_cap records; a record's time is the `time` CSR, or
+ * the `cycle` CSR where the info page has SL_INFO_ULOG_CYCLES. Only process i writes it: a record,
  * then n+1 with release order. The kernel owns the pages (they outlive the job until the dump) and trusts
  * nothing in them: it reads n once, dumps at most the last ulog_cap records, and skips unknown events.
  */
@@ -120,7 +124,7 @@ struct sl_ulog {
     uint64_t n;               /* records ever written; the newest ulog_cap are kept */
 };
 struct sl_ulog_rec {
-    uint64_t t;               /* `time` CSR */
+    uint64_t t;               /* `time` CSR, or `cycle` with SL_INFO_ULOG_CYCLES */
     int32_t  arg;             /* per event, below */
     uint16_t ev;              /* SL_UL_* */
     uint16_t aux;             /* per event, below; 0 if unused */
