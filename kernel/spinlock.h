@@ -24,6 +24,7 @@ struct spinlock {
 #define SPINLOCK_INIT(n) { 0, n, 0 }
 
 void spin_panic(const struct spinlock *l, const char *what) __attribute__((noreturn));   /* console.c */
+void spin_acquire_contended(struct spinlock *l); /* spinlock.c: wait, take it, set the holder */
 
 static inline uintptr_t spin_self(void) { return read_tp(); }
 
@@ -37,9 +38,12 @@ static inline void acquire(struct spinlock *l)
 {
     if (holding(l))
         spin_panic(l, "acquire: already held by this hart");
-    while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
-            vclock_pause(); /* deterministic mode: let the holder's hart run */
+    /* the wait is out of line and a tail call (it sets the holder too): inlined, or with work after it, it
+       made gcc save registers on every uncontended acquire as well */
+    if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+        spin_acquire_contended(l);
+        return;
+    }
     l->holder = spin_self();
 }
 

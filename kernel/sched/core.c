@@ -284,11 +284,10 @@ void sched_yield(struct proc *p)
     release(&sched_lock);
 }
 
-void sched_on_return(struct proc *p)
+/* sched_on_return (core.h) found need_resched set: switch away, the process still ready. */
+void sched_preempt_on_return(struct proc *p)
 {
     struct cpu *c = mycpu();
-    if (!c->need_resched)
-        return;
     acquire(&sched_lock);
     c->need_resched = 0;
     p->npreempt++;
