@@ -170,3 +170,17 @@ def test_jobs_beyond_the_budget_get_no_log_and_are_named(boot):
     parsed = lib_of(run)
     assert parsed.lib.off == [4]
     assert {r.job for r in parsed.lib.records} == {1, 2, 3}
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("policy", ["timeslice", "gang", "partition", "global"])
+def test_every_policy_keeps_library_records_inside_their_processes_runs(boot, policy):
+    run = boot(2, f"trace=on policy={policy} quantum=2ms job=oddeven:n=200,barrier=twophase,sched=gss "
+                  "job=synth:procs=3,iters=40,barrier=adaptive,shape=tree job=knary:h=5,d=4,at=3ms")
+    assert run.ok, run.console[-2000:]
+    parsed = lib_of(run)
+    assert_on_the_kernels_clock(parsed)
+    for job in (1, 2):
+        kinds = Counter(r.event for r in per_job(parsed, job))
+        assert kinds["arrive"] == kinds["release"] > 0
+        assert kinds["block"] == kinds["unblock"]
