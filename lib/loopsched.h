@@ -5,9 +5,10 @@
  *   static     process p takes its share [lo + N p/P, lo + N (p+1)/P) in one
  *              grab, and nothing else
  *   ss         self-scheduling: one iteration per grab from a central queue
- *   gss        guided self-scheduling: ceil(R/P) of the R remaining
+ *   gss        guided self-scheduling: floor(R/P) (at least 1) of the R remaining
  *   factoring  in batches: at the start of a batch, R remain; the batch is P
- *              chunks of ceil(R/(2P)) each
+ *              chunks of floor(R/(2P)) (at least 1) each - the thesis's rounding,
+ *              as its grab counts show (loopsched.c)
  *   trapezoid  Tzen & Ni: chunks shrink linearly from f = floor(N/(2P)) to
  *              1: n = ceil(2N/(f+1)) chunks, each delta = floor((f-1)/(n-1))
  *              smaller than the one before
