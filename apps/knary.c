@@ -14,12 +14,19 @@
  * N = 1 + d + ... + d^(h-1). Each node returns (nodes in its subtree, sum of
  * the subtree's final x) to its parent through the parent's frame.
  *
+ * The critical path. Each node also returns its subtree's span, in work units: its own work, plus the
+ * spans of its serial children one after another, plus the longest span of its parallel ones - the
+ * T_inf of Hood's bound, measured on the tree as it ran (span_units=), and checked against the closed
+ * form S(1) = w, S(h) = w + (s + [d > s]) S(h-1). work_units= is T1 in the same units (N w).
+ *
  * Checks, in closed form: the root's count is N, and since w LCG steps are
  * the affine map x -> A_w x + C_w, the sum over all nodes is
  *   A_w * N(N-1)/2 + N * C_w  (mod 2^64).
  * A lost, duplicated or corrupted thread (or an integer register the
  * context switch failed to keep) changes one or the other; each inner node
  * also checks four FP values it kept across its waits (fpbad).
+ *
+ * yield=off turns off the thieves' yield (sl_threads_yields), as in Hood's comparison.
  *
  * mode=static is the same work without threads, statically partitioned as
  * in Hood's "performance cliff" (section 2): process p of P does the work
@@ -37,7 +44,7 @@ SL_APP(.about = "Hood's knary(h,d,s) tree of user-level threads",
        .flags = SL_APP_ADAPTIVE, /* the thread library does process control */
        .mem_const = 2 << 20, .mem_per_proc = 2 << 20,
        SL_KEYS(SL_INT("h", 1, 24, 8), SL_INT("d", 1, 32, 4), SL_INT("s", 0, 32, 1), SL_INT("work", 0, 100000000, 200),
-               SL_ENUM("mode", "steal|static", 0)));
+               SL_ENUM("mode", "steal|static", 0), SL_ENUM("yield", "on|off", 0)));
 
 /* An FP register operand, so the values below cannot be recomputed. */
 #if defined(__x86_64__)
@@ -57,6 +64,7 @@ struct node { /* a node's argument and, when done, its result */
     uint64_t id;
     int depth;
     uint64_t count, sum;
+    uint64_t span;  /* work units on the subtree's critical path */
     uint64_t fpbad; /* nodes whose FP values changed across their waits */
 };
 
@@ -80,6 +88,7 @@ static void node(struct node *n)
 
     n->sum = do_work(n->id, k->work);
     n->count = 1;
+    n->span = k->work;
     n->fpbad = 0;
     if (n->depth + 1 >= k->h)
         return;
@@ -100,11 +109,17 @@ static void node(struct node *n)
     for (int j = k->s; j < d; j++)
         sl_thread_spawn(node_thread, &kids[j]);
     sl_joincnt_wait(&jc);
+    uint64_t longest = 0;
     for (int j = 0; j < d; j++) {
         n->count += kids[j].count;
         n->sum += kids[j].sum;
         n->fpbad += kids[j].fpbad;
+        if (j < k->s)
+            n->span += kids[j].span;
+        else if (kids[j].span > longest)
+            longest = kids[j].span;
     }
+    n->span += longest;
     double g0 = (double)n->id + 0.25;
     n->fpbad += f0 != g0 || f1 != g0 * 3.0 || f2 != g0 - 7.5 || f3 != g0 * g0;
 }
@@ -159,6 +174,9 @@ int main(void)
         if (nodes > (1ull << 40))
             sl_die("h=%d d=%d is more than 2^40 nodes", k.h, k.d);
     }
+    uint64_t span = k.work; /* the closed form of the critical path (see the header) */
+    for (int i = 1; i < k.h; i++)
+        span = k.work + (uint64_t)(k.s + (k.d > k.s)) * span;
     sl_lcg_pow(k.work, &a, &c);
     want = a * (uint64_t)(((unsigned __int128)nodes * (nodes - 1) / 2)) + nodes * c;
 
@@ -180,17 +198,19 @@ int main(void)
         return 0;
     }
 
+    sl_threads_yields(sl_arg_is("yield", "on"));
     t0 = sl_now_us();
     sl_threads_run(root_thread, &root);
     t1 = sl_now_us();
     sl_threads_stats(&st);
 
-    sl_report(root.count == nodes && root.sum == want && root.fpbad == 0,
-              "nodes=%llu par_us=%llu threads=%llu steals=%llu stacks=%llu yields=%llu sleeps=%llu "
-              "suspends=%llu resumes=%llu%s%s",
-              (unsigned long long)root.count, (unsigned long long)(t1 - t0), (unsigned long long)st.threads,
+    sl_report(root.count == nodes && root.sum == want && root.fpbad == 0 && root.span == span,
+              "nodes=%llu par_us=%llu work_units=%llu span_units=%llu threads=%llu steals=%llu stacks=%llu "
+              "yields=%llu sleeps=%llu suspends=%llu resumes=%llu%s%s%s",
+              (unsigned long long)root.count, (unsigned long long)(t1 - t0), (unsigned long long)(nodes * k.work),
+              (unsigned long long)root.span, (unsigned long long)st.threads,
               (unsigned long long)st.steals, (unsigned long long)st.stacks, (unsigned long long)st.yields,
               (unsigned long long)st.sleeps, (unsigned long long)st.suspends, (unsigned long long)st.resumes,
-              root.sum == want ? "" : " badsum=1", root.fpbad ? " fpbad=1" : "");
+              root.sum == want ? "" : " badsum=1", root.fpbad ? " fpbad=1" : "", root.span == span ? "" : " badspan=1");
     return 0;
 }

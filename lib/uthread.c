@@ -415,6 +415,10 @@ void sl_ut_note_hart(struct vp *s) { __atomic_store_n(&s->hart, (int32_t)sl_hart
    yielded threads. A vp that holds yielded threads is not idle (it runs
    them between steal attempts, and such a pass is much cheaper than a
    kernel yield), so it yields only every YIELDER_PASSES failed steals. */
+static int thief_yields = 1; /* sl_threads_yields: Hood's experiments turn the yield off */
+
+void sl_threads_yields(int on) { __atomic_store_n(&thief_yields, on != 0, __ATOMIC_RELAXED); }
+
 static void pause_vp(struct vp *s)
 {
     s->until_yield = s->yq_head ? YIELDER_PASSES : STEALS_PER_YIELD;
@@ -422,6 +426,8 @@ static void pause_vp(struct vp *s)
         idle_sleep(s, SLEEP_US);
         return;
     }
+    if (!__atomic_load_n(&thief_yields, __ATOMIC_RELAXED))
+        return;
     s->st.yields++;
     sl_yield();
     sl_ut_note_hart(s); /* a policy may have moved us meanwhile */

@@ -239,5 +239,8 @@ struct sl_thread_stats {
     uint64_t inlined;        /* threads run on their joiner's stack (joined before anyone else took them) */
 };
 void sl_threads_stats(struct sl_thread_stats *out);
+/* Hood's yield (on by default): a thief that keeps failing gives its hart away every few dozen attempts.
+   Off, it keeps trying (it still sleeps after a long idle stretch). Set before sl_threads_run. */
+void sl_threads_yields(int on);
 
 #endif

@@ -434,3 +434,28 @@ def sweep_command(args: Namespace) -> int:
         note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
         return EXIT_FAILED
     return EXIT_OK
+
+
+def reproduce_command(args: Namespace) -> int:
+    from . import reproduce as rp
+    exps = rp.load_all()
+    if args.list:
+        for e in exps:
+            print(f"{e.name:24} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}")
+        print(rp.plan_line(exps, False) + "; " + rp.plan_line(exps, True).split(", ", 1)[1])
+        return 0
+    warning = oversubscription_warning(args.cpus)
+    if warning:
+        note(warning)
+    names = [n for n in (args.only or "").split(",") if n]
+    ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick,
+                 out=Path(args.out) if args.out else rp.REPO / "docs")
+    try:
+        sections = rp.run(names or None, ctx)
+    except rp.ReproError as exc:
+        raise HarnessError(str(exc)) from None
+    failed = [s.name for s in sections if s.error]
+    if failed:
+        note("sections that failed to run: " + ", ".join(failed))
+    return EXIT_FAILED if failed else EXIT_OK
+

@@ -1,0 +1,273 @@
+"""``tools/schedlab reproduce``: every headline result of the five papers, regenerated in one command.
+
+The model.  A *section* is one result of one paper (Markatos 3.5.1, Feitelson & Rudolph's experiments, Hood's
+cliff, ...): a function ``fn(ctx) -> Section`` registered with ``@experiment`` in a module of this package
+(each module registers its own sections when imported; the package imports every module beside this file, so
+adding a result is adding a file).  A section boots what it needs through ``ctx`` (one place for booting,
+repeats with seeds varied across them, medians and spreads), and returns rows of paper | model | ours |
+verdict: the paper's number as printed, what the paper's own model predicts for our machine and sizes
+(``models.py``, from constants we measure), our measurement as "median (min..max)" over the repeats, and a
+verdict computed from the numbers (``verdict_within``), never written by hand.  ``run`` writes
+``docs/results.md`` (one section each, with the scenario booted and a sentence on what differs and why) and
+``docs/results.json`` (every raw number), and the figures into ``docs/figures/``.
+
+Budget.  Each section declares its expected seconds at ``--cpus 2`` for ``--quick`` and for a full run; the
+command prints the plan first.  Timings mean something only with harts <= host cores on an otherwise idle
+machine (README, "Measuring"): the header of results.md records the load average, the host and the
+calibration card of the first boot, so a reader can judge.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import qemu
+from ..sim import sim_boot
+
+REPO = Path(__file__).resolve().parents[3]
+VERDICTS = ("reproduced", "partially", "not reproduced", "not on this machine")
+
+
+class ReproError(Exception):
+    """A boot that failed: the section reports it instead of the command crashing."""
+
+
+@dataclass
+class Row:
+    label: str          # what is compared
+    paper: str          # the paper's number as printed, "-" if none
+    model: str          # the paper's model for our machine and sizes, "-" if none
+    ours: str           # "median (min..max)", or an exact value
+    verdict: str        # one of VERDICTS
+    why: str = ""       # one sentence; required when verdict != "reproduced"
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.verdict != "reproduced" and not self.why:
+            raise ValueError(f"row {self.label!r}: a verdict of {self.verdict!r} needs its reason (why=)")
+
+
+@dataclass
+class Section:
+    name: str
+    title: str
+    source: str
+    scenario: str
+    rows: list[Row]
+    notes: str
+    figures: list[str] = field(default_factory=list)
+    data: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass
+class Experiment:
+    name: str
+    title: str
+    order: int
+    quick_seconds: float
+    full_seconds: float
+    fn: Callable
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def experiment(name: str, title: str, order: int, quick_seconds: float, full_seconds: float):
+    """Register ``fn(ctx) -> Section`` as the section ``name``."""
+    def register(fn):
+        if name in EXPERIMENTS:
+            raise ValueError(f"two sections named {name}")
+        EXPERIMENTS[name] = Experiment(name, title, order, quick_seconds, full_seconds, fn)
+        return fn
+    return register
+
+
+def load_all() -> list[Experiment]:
+    """Every registered section, in results.md order (importing this package's modules registers them)."""
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        importlib.import_module(f"{__name__}.{info.name}")
+    return sorted(EXPERIMENTS.values(), key=lambda e: (e.order, e.name))
+
+
+# ---------------------------------------------------------------- numbers
+
+def median(values) -> float:
+    return statistics.median(values)
+
+
+def fmt_spread(values, fmt: str = "{:.2f}", unit: str = "") -> str:
+    """'median (min..max)' of values; one value alone is just that value."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    m = fmt.format(median(values)) + unit
+    if len(values) == 1:
+        return m
+    return f"{m} ({fmt.format(min(values))}..{fmt.format(max(values))})"
+
+
+def verdict_within(ours: float | None, target: float | None, rel: float) -> str:
+    """reproduced if ours is within rel of target (relative), partially within 3*rel, else not reproduced."""
+    if ours is None or target is None or target == 0:
+        return "not reproduced"
+    err = abs(ours - target) / abs(target)
+    return "reproduced" if err <= rel else "partially" if err <= 3 * rel else "not reproduced"
+
+
+def verdict_shape(holds: bool, partly: bool = False) -> str:
+    """For a qualitative claim (an ordering, a trend): reproduced if it holds, partially if partly."""
+    return "reproduced" if holds else "partially" if partly else "not reproduced"
+
+
+# ---------------------------------------------------------------- booting
+
+def elapsed_us(run, app: str | None = None, job: int | None = None, key: str = "elapsed_us") -> float:
+    """A job's RESULT field (elapsed_us by default), by app name (the first such job) or by job id."""
+    for r in run.results:
+        if (job is not None and r["job"] == job) or (job is None and (app is None or r["app"] == app)):
+            return float(r[key])
+    raise ReproError(f"no RESULT for {'job ' + str(job) if job is not None else app} in this boot")
+
+
+class Ctx:
+    """What a section boots through: one place for QEMU, the simulator, repeats and seeds, progress."""
+
+    def __init__(self, cpus: int = 2, repeat: int | None = None, quick: bool = False,
+                 out: Path = REPO / "docs", progress=None):
+        self.cpus, self.repeat_override, self.quick = cpus, repeat, quick
+        self.out = Path(out)
+        self.figdir = self.out / "figures"
+        self.figdir.mkdir(parents=True, exist_ok=True)
+        self.calib: dict | None = None
+        self.boots = 0
+        self._progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+    def reps(self, full: int, quick: int) -> int:
+        """Repeats for this mode: --repeat overrides the full count (never below the quick one)."""
+        if self.quick:
+            return quick
+        return max(self.repeat_override or full, quick)
+
+    def progress(self, msg: str) -> None:
+        self._progress(msg)
+
+    def boot(self, tokens: str | list[str], seed: int = 1, cpus: int | None = None, timeout: float = 900,
+             ok: bool = True) -> "qemu.Run":
+        words = tokens.split() if isinstance(tokens, str) else list(tokens)
+        words = [w for w in words if not w.startswith("seed=")] + [f"seed={seed}"]
+        run = qemu.boot(cpus or self.cpus, words, timeout=timeout)
+        self.boots += 1
+        if self.calib is None and run.calib:
+            self.calib = dict(run.calib)
+        if ok and (run.timed_out or run.exit_code != 0):
+            raise ReproError(f"boot failed (exit {run.exit_code}{', timed out' if run.timed_out else ''}): "
+                             f"{' '.join(words)}\n{run.console[-800:]}")
+        return run
+
+    def repeats(self, tokens, n: int | None = None, cpus: int | None = None, first_seed: int = 1) -> list:
+        """n boots (default: the section's reps) with seeds first_seed.. (seeds vary across repeats)."""
+        return [self.boot(tokens, seed=first_seed + i, cpus=cpus) for i in range(n or self.reps(5, 2))]
+
+    def sim(self, tokens, cpus: int, seed: int = 1) -> "qemu.Run":
+        words = (tokens.split() if isinstance(tokens, str) else list(tokens)) + [f"seed={seed}"]
+        run = sim_boot(cpus, words)
+        if not run.ok:
+            raise ReproError(f"simulated run failed: {' '.join(words)}\n{run.console[-800:]}")
+        return run
+
+
+# ---------------------------------------------------------------- the command
+
+def plan_line(exps: list[Experiment], quick: bool) -> str:
+    total = sum(e.quick_seconds if quick else e.full_seconds for e in exps)
+    return f"{len(exps)} sections, expected {total / 60:.1f} min at --cpus 2 ({'quick' if quick else 'full'})"
+
+
+def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
+    exps = load_all()
+    if names:
+        unknown = [n for n in names if n not in EXPERIMENTS]
+        if unknown:
+            raise ReproError(f"no section named {', '.join(unknown)} (see --list)")
+        exps = [e for e in exps if e.name in names]
+    ctx.progress("reproduce: " + plan_line(exps, ctx.quick))
+    sections = []
+    for i, exp in enumerate(exps, 1):
+        ctx.progress(f"[{i}/{len(exps)}] {exp.name}: {exp.title}")
+        start = time.monotonic()
+        try:
+            section = exp.fn(ctx)
+        except ReproError as exc:
+            section = Section(exp.name, exp.title, "-", "-", [], "", error=str(exc))
+            ctx.progress(f"  FAILED: {str(exc).splitlines()[0]}")
+        section.seconds = time.monotonic() - start
+        ctx.progress(f"  {section.seconds:.0f} s")
+        sections.append(section)
+    if write:
+        write_results(sections, ctx, partial=bool(names))
+    return sections
+
+
+def _header(ctx: Ctx, sections: list[Section], partial: bool) -> list[str]:
+    calib = " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items())
+    load = os.getloadavg()[0]
+    spent = sum(s.seconds for s in sections)
+    return [
+        "# Results: the papers' headline numbers, regenerated",
+        "",
+        f"Written by `tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
+        f"{' --only ' + ','.join(s.name for s in sections) if partial else ''} --cpus {ctx.cpus}` on "
+        f"{time.strftime('%Y-%m-%d')}, host {platform.node() or '?'} ({os.cpu_count()} cores, load average "
+        f"{load:.2f} at the end), QEMU at {ctx.cpus} harts; {ctx.boots} boots in {spent / 60:.1f} min. "
+        f"Calibration card of the first boot: `{calib or 'none'}`. Every number here is produced by that command "
+        "(the raw numbers are in results.json); nothing is written by hand.",
+        "",
+        "Each table: the paper's number as printed | what the paper's own model predicts for our machine and "
+        "sizes (tools/schedlab_harness/reproduce/models.py, from constants measured here) | ours, median "
+        "(min..max) over the repeats, seeds varied | the verdict, computed from the numbers. QEMU has no caches "
+        "and no remote-memory latency, and this host has 2 cores: results that need 16 processors are marked "
+        "*not on this machine* and shown in the simulator's section instead.",
+        "",
+    ]
+
+
+def render(sections: list[Section], ctx: Ctx, partial: bool = False) -> str:
+    lines = _header(ctx, sections, partial)
+    counts = {v: sum(1 for s in sections for r in s.rows if r.verdict == v) for v in VERDICTS}
+    lines += ["Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".", ""]
+    for s in sections:
+        lines += [f"## {s.title}", "", f"*{s.source}*  (`--only {s.name}`, {s.seconds:.0f} s)", ""]
+        if s.error:
+            lines += ["This section failed to run:", "", "```", s.error.strip(), "```", ""]
+            continue
+        lines += [f"Scenario: {s.scenario}", "",
+                  "| result | paper | model | ours | verdict |", "|---|---|---|---|---|"]
+        for r in s.rows:
+            verdict = r.verdict + (f": {r.why}" if r.why else "")
+            lines.append(f"| {r.label} | {r.paper} | {r.model} | {r.ours} | {verdict} |")
+        lines += ["", s.notes, ""]
+        lines += [f"![{f}](figures/{f})" for f in s.figures] + ([""] if s.figures else [])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> Path:
+    md = ctx.out / "results.md"
+    md.write_text(render(sections, ctx, partial))
+    (ctx.out / "results.json").write_text(json.dumps(
+        {"cpus": ctx.cpus, "quick": ctx.quick, "calib": ctx.calib,
+         "sections": [asdict(s) for s in sections]}, indent=1, default=str) + "\n")
+    ctx.progress(f"reproduce: wrote {md} and {ctx.out / 'results.json'}")
+    return md
