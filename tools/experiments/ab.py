@@ -19,9 +19,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from schedlab_harness import qemu  # noqa: E402
-from expkit import med, spread  # noqa: E402
+from schedlab_harness.reproduce import median as med  # noqa: E402
+
+
+def spread(xs, fmt="{:.2f}"):
+    """'min..max' of xs."""
+    return f"{fmt.format(min(xs))}..{fmt.format(max(xs))}"
 
 DEFAULT_SCENARIOS = ["job=gauss:sync=barrier", "job=gauss:sync=cond", "job=oddeven", "job=synth",
                      "job=gauss:sync=barrier,barrier=block", "job=oddeven:barrier=block"]

@@ -15,7 +15,7 @@ from . import Row, Section, experiment, fmt_spread, median, verdict_within, verd
 from . import models
 from .common import plot
 
-KNARY = "h=7,d=4,s=0,work=4000"
+KNARY = "h=7,d=4,s=0,work=40000"   # ~45 us of work per node, ~0.25 s serial: many quanta
 
 
 @experiment("hood", "Hood: the performance cliff, and work stealing's bound", order=70, quick_seconds=20,

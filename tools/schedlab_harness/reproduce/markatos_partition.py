@@ -116,11 +116,16 @@ def tucker(ctx) -> Section:
     for j, app in enumerate(apps, 1):
         ratio = [g / p for g, p in zip(runs["global"][j], runs["partition+pc"][j])]
         name = app.split(":")[0]
-        v = verdict_shape(median(ratio) > 1.2, median(ratio) > 1.0)
+        if name == "gauss":
+            v = verdict_within(median(ratio), 66 / 28, 0.3)
+            v = "partially" if v != "reproduced" and median(ratio) > 1.2 else v
+        else:
+            v = verdict_shape(median(ratio) > 1.2, median(ratio) > 1.0)
         rows.append(Row(f"{name}: elapsed under global / under partition with process control",
                         "66 s / 28 s = 2.36" if name == "gauss" else "-", "-",
                         fmt_spread(ratio), v, "" if v == "reproduced" else
-                        "process control gained less here: 3 jobs on 2 harts leave little to take back"))
+                        "process control helped, by a different factor: 3 jobs on 2 harts, not 16 processors"
+                        if median(ratio) > 1.2 else "process control gained little here"))
     return Section("tucker-gupta", "Tucker & Gupta: process control against uncontrolled time-sharing",
                    "Tucker & Gupta 1989 (16 processors, applications started one after another)",
                    f"`policy=global|partition` with `{' '.join(jobs)}` (adapt=yes / no); {reps} seeds; elapsed_us.",
