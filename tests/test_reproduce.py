@@ -42,7 +42,7 @@ def test_results_md_and_json(tmp_path):
     md = rp.write_results(sections, ctx).read_text()
     assert "## Paper X: a claim" in md and "| slowdown | 2.0 | 2.0 | 2.1 (2.0..2.2) | reproduced |" in md
     assert "not on this machine: needs 16 harts" in md and "This section failed to run" in md
-    assert "Verdicts: 1 reproduced, 0 partially, 0 not reproduced, 1 not on this machine." in md
+    assert "Verdicts on the papers' results: 1 reproduced, 0 partially, 0 not reproduced, 1 not on this machine." in md
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["sections"][0]["data"] == {"v": [1, 2]}
 

@@ -246,8 +246,14 @@ def _header(ctx: Ctx, sections: list[Section], partial: bool) -> list[str]:
 
 def render(sections: list[Section], ctx: Ctx, partial: bool = False) -> str:
     lines = _header(ctx, sections, partial)
-    counts = {v: sum(1 for s in sections for r in s.rows if r.verdict == v) for v in VERDICTS}
-    lines += ["Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".", ""]
+    papers = [r for s in sections if not s.name.startswith("sim-") for r in s.rows]
+    counts = {v: sum(1 for r in papers if r.verdict == v) for v in VERDICTS}
+    lines += ["Verdicts on the papers' results: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."]
+    sim = [r for s in sections if s.name.startswith("sim-") for r in s.rows]
+    if sim:
+        lines += [f"The simulator's validation against QEMU: {sum(r.verdict == 'reproduced' for r in sim)} of "
+                  f"{len(sim)} cases within 15 %."]
+    lines += [""]
     for s in sections:
         lines += [f"## {s.title}", "", f"*{s.source}*  (`--only {s.name}`, {s.seconds:.0f} s)", ""]
         if s.error:

@@ -36,7 +36,7 @@ def iters_for(grain, u_us, ms=30.0):
 
 
 @experiment("feitelson", "Feitelson & Rudolph: gang scheduling and busy waiting, experiments 1-4", order=60,
-            quick_seconds=60, full_seconds=330)
+            quick_seconds=20, full_seconds=200)
 def feitelson(ctx) -> Section:
     c = constants(ctx)
     u, ts, ats = c["unit_us"], c["switch_us"], c["block_wake_us"]

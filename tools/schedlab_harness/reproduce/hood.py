@@ -18,8 +18,8 @@ from .common import plot
 KNARY = "h=7,d=4,s=0,work=40000"   # ~45 us of work per node, ~0.25 s serial: many quanta
 
 
-@experiment("hood", "Hood: the performance cliff, and work stealing's bound", order=70, quick_seconds=20,
-            full_seconds=60)
+@experiment("hood", "Hood: the performance cliff, and work stealing's bound", order=70, quick_seconds=5,
+            full_seconds=15)
 def hood(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)
     ps = list(range(1, h + 3))

@@ -21,7 +21,7 @@ PAPER = {1: 2.01, 2: 3.01, 3: 4.01}
 
 
 @experiment("markatos-3.5.2", "Markatos 3.5.2: coscheduling is linear in the multiprogramming level", order=20,
-            quick_seconds=25, full_seconds=60)
+            quick_seconds=10, full_seconds=15)
 def coscheduling(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 2)
     job = f"job=gauss:n=384,sync=barrier,barrier=spin,procs={h}"
@@ -67,7 +67,7 @@ def coscheduling(ctx) -> Section:
         figures=[f for f in [fig] if f], data={str(k): v for k, v in ratios.items()})
 
 
-@experiment("gang-switch", "The cost of a gang slot switch", order=25, quick_seconds=8, full_seconds=20)
+@experiment("gang-switch", "The cost of a gang slot switch", order=25, quick_seconds=3, full_seconds=5)
 def slot_switch(ctx) -> Section:
     reps = ctx.reps(3, 1)
     stats = []

@@ -28,7 +28,7 @@ def iter_us(ctx, tokens, seed, cpus=None):
 
 
 @experiment("markatos-deprivation", "Markatos Figs. 3.3, 3.4, 3.7: barriers under processor deprivation",
-            order=40, quick_seconds=15, full_seconds=45)
+            order=40, quick_seconds=6, full_seconds=15)
 def deprivation(ctx) -> Section:
     reps, q_us = ctx.reps(3, 1), 2000
     c = constants(ctx)
@@ -75,7 +75,7 @@ def deprivation(ctx) -> Section:
 
 
 @experiment("markatos-combination", "Markatos Figs. 3.5, 3.6: blocking tree vs combination barrier", order=41,
-            quick_seconds=20, full_seconds=60)
+            quick_seconds=4, full_seconds=12)
 def combination(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)
     c = constants(ctx)
@@ -124,7 +124,7 @@ def combination(ctx) -> Section:
 
 
 @experiment("markatos-table4.1", "Markatos Table 4.1: memory-conscious placement vs load balancing", order=50,
-            quick_seconds=10, full_seconds=30)
+            quick_seconds=2, full_seconds=4)
 def placement(ctx) -> Section:
     reps = ctx.reps(5, 2)
     res = {}

@@ -24,7 +24,7 @@ ODDEVEN = [("odd-even sort, spinning barrier", "barrier=spin", 366, "16 processe
 
 
 @experiment("markatos-3.5.1", "Markatos 3.5.1: time-slicing with a background job", order=10,
-            quick_seconds=25, full_seconds=80)
+            quick_seconds=35, full_seconds=95)
 def timeslicing(ctx) -> Section:
     h = ctx.cpus
     c = constants(ctx)

@@ -18,7 +18,7 @@ def _sim_reproduce():
     return module
 
 
-@experiment("simulated-16", "The 16-processor results, simulated", order=90, quick_seconds=15, full_seconds=30)
+@experiment("simulated-16", "The 16-processor results, simulated", order=90, quick_seconds=2, full_seconds=3)
 def simulated(ctx) -> Section:
     if not (REPO / "build" / "sim" / "schedlab-sim").is_file():
         raise ReproError("build/sim/schedlab-sim is missing: run `make sim`")
@@ -41,7 +41,7 @@ def _validate():
 
 
 @experiment("sim-validation", "The simulator against QEMU: slowdowns side by side", order=89, quick_seconds=25,
-            full_seconds=240)
+            full_seconds=210)
 def validation(ctx) -> Section:
     """Issue 15's item 4: every policy x wait kind (quick: spin and block at CPUS=2 only), a job's slowdown in
     a mix (synth + oddeven with that wait kind, and a hog) on QEMU and in the simulator, and the error."""
