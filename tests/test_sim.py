@@ -147,3 +147,25 @@ def test_validation_pipeline_on_a_tiny_mix(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "slowdown qemu" in out.stdout and "sim" in out.stdout
     assert (tmp_path / "v.json").is_file()
+
+
+def test_process_control_follows_the_allotment():
+    """Under partition an adapt=yes barrier job runs on as many processes as it has harts: while a second job
+    holds one of the two harts, the first job's processes overlap on harts for at most one barrier episode
+    after each repartition (control happens at an episode's release), and it still finishes every iteration."""
+    run = run_ok(2, "trace=on policy=partition quantum=2ms job=synth:procs=2,iters=400,grain=2000,barrier=spin "
+                    "job=synth:procs=2,iters=100,grain=2000,barrier=spin,at=1ms")
+    trace = tr.parse_trace(run.console)
+    reps = [(r.time_us, r.arg) for r in trace.records if r.event == "rep" and r.job == 1]
+    shrink = next(t for t, n in reps if n == 1)
+    grow = next((t for t, n in reps if n == 2 and t > shrink), trace.end_us)
+    runs = [i for i in tr.intervals(trace) if i.job == 1]
+    both = sum(max(0.0, min(a.end_us, b.end_us, grow) - max(a.start_us, b.start_us, shrink))
+               for a in runs for b in runs if a.proc < b.proc)
+    episode = elapsed(run, 1) / 400
+    assert both <= 3 * episode, (both, episode)
+    blocked = [r for r in trace.records if r.event == "blk" and r.job == 1]
+    assert blocked, "no process of the adaptive job was suspended"
+    adapt_no = run_ok(2, "trace=on policy=partition quantum=2ms job=synth:procs=2,iters=400,grain=2000,"
+                         "barrier=spin,adapt=no job=synth:procs=2,iters=100,grain=2000,barrier=spin,at=1ms")
+    assert not [r for r in tr.parse_trace(adapt_no.console).records if r.event == "blk" and r.job == 1]

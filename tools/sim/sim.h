@@ -71,6 +71,7 @@ struct sproc {
     uint64_t episode;        /* the barrier episode it waits for */
     int waiting;             /* at its barrier until the episode is released */
     int pending_block;       /* it is in the futex_wait system call (a compute segment) */
+    int suspended;           /* process control: asleep at a safe point, its workers hosted elsewhere */
 };
 
 struct sjob {                /* a job's workload, beside its struct job */
@@ -81,6 +82,9 @@ struct sjob {                /* a job's workload, beside its struct job */
     struct sbar *bar;
     int fg;                  /* counts as foreground */
     int allot;               /* partition's allotment (info_set_allotment) */
+    int adaptive;            /* process control (adapt=yes under a policy that allots harts) */
+    int active;              /* adaptive: processes not suspended */
+    int16_t host[SL_MAX_PROCS]; /* adaptive: worker -> the process that runs it */
     int started;             /* dispatched once: job->start is set */
     struct sl_rng rng;       /* the job's random work amounts (lib/rng.h), from seed= */
 };

@@ -22,8 +22,18 @@
  * release_ns per shape grows with P as the shape does: central P/2 x (the 2-process cost), tree and
  * combination log2 P x.
  *
- * Not modelled yet: process control (adapt=yes runs like adapt=no here), oddeven's sched= loop
- * schedulers and gauss variant=fine (refused with a message), memory and caches.
+ * Process control (adapt=yes under a policy that allots harts; lib/procctl.c, lib/workers.c): the job's
+ * work is P workers (worker v does what process v does without control) on its processes. At every release
+ * of a barrier episode - a safe point of every worker at once - the job compares its active processes with
+ * its allotment (info_set_allotment): too many, and the highest-numbered active ones suspend (they sleep,
+ * leaving the barrier's participants); too few, and suspended ones resume. The workers are then dealt
+ * round robin over the active processes, and a process's iteration is the work of the workers it hosts
+ * (the library runs them one after another by user-level switches; their switch cost is left out). The
+ * last release wakes the suspended processes to exit. The library decides at each process's own safe point,
+ * so its reaction can come up to an episode earlier.
+ *
+ * Not modelled yet: oddeven's sched= loop schedulers and gauss variant=fine (refused with a message),
+ * memory and caches.
  */
 #include <math.h>
 #include <stdio.h>
@@ -96,6 +106,10 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
     w->rng.s = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
+    w->adaptive = j->adaptive && sched->allots && w->app <= APP_GAUSS;
+    w->active = j->nprocs;
+    for (int v = 0; v < SL_MAX_PROCS; v++)
+        w->host[v] = (int16_t)v;
     if (w->app <= APP_GAUSS) {
         w->bar = calloc(1, sizeof *w->bar);
         w->bar->n = j->nprocs;
@@ -126,6 +140,8 @@ static int all_running(const struct sproc *me)
     struct job *j = me->p.job;
     for (int i = 0; i < j->nprocs; i++) {
         struct sproc *o = sprocs[j->id - 1][i];
+        if (o->suspended)
+            continue; /* process control took it out of the barrier */
         int waiting = o->bar == b && o->episode == b->episode && (o->act == A_SPIN || o->act == A_BLOCKED);
         if (o != me && !waiting && o->act != A_EXIT && !core_running(o))
             return 0;
@@ -163,6 +179,7 @@ static void wait_turn(struct sproc *sp, uint64_t t)
 }
 
 static void proceed(struct sproc *sp, uint64_t t);
+static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *releaser);
 
 static void arrive(struct sproc *sp, uint64_t t)
 {
@@ -189,8 +206,56 @@ static void arrive(struct sproc *sp, uint64_t t)
     }
     b->nwait = 0;
     sp->episode = b->episode;
+    control(sp->p.job, b, t, sp);
     core_compute(sp, t, rel + wake_cost); /* the releaser's own cost, then its program goes on */
     sp->phase = 2;
+}
+
+/* ---- process control (the model is in the header) ---- */
+
+static int last_iteration(const struct sjob *w, uint64_t i)
+{
+    return w->app == APP_SYNTH ? i + 1 >= (uint64_t)w->k[2] : i + 1 >= (uint64_t)w->k[0];
+}
+
+/* At the release of the episode of iteration releaser->iter: suspend or resume processes to match the
+   allotment, deal the workers over the active ones, and set the barrier's participants. */
+static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *releaser)
+{
+    struct sjob *w = &sjobs[j->id - 1];
+    if (!w->adaptive)
+        return;
+    int P = j->nprocs, allot = w->allot > 0 ? w->allot : ncpus, last = last_iteration(w, releaser->iter);
+    int want = last ? 0 : (allot < P ? allot : P);
+    for (int i = P - 1; i >= 0 && w->active > want && w->active > 1 && !last; i--) {
+        struct sproc *o = sprocs[j->id - 1][i];
+        if (!o->suspended && o->act != A_EXIT) {
+            o->suspended = 1; /* it sleeps when it goes on from this episode (proceed) */
+            w->active--;
+        }
+    }
+    for (int i = 0; i < P && (w->active < want || last); i++) {
+        struct sproc *o = sprocs[j->id - 1][i];
+        if (!o->suspended)
+            continue;
+        o->suspended = 0;
+        w->active++;
+        /* it goes on from this episode, whatever iteration it was suspended at (it may not even have
+           reached its sleep yet, if its hart was busy since) */
+        o->iter = releaser->iter;
+        o->phase = 2;
+        o->waiting = 0;
+        o->pending_block = 0;
+        if (o->act == A_BLOCKED && o->p.state == P_BLOCKED)
+            core_wake(o, t); /* asleep since its suspension */
+    }
+    int act[SL_MAX_PROCS], n = 0;
+    for (int i = 0; i < P; i++)
+        if (!sprocs[j->id - 1][i]->suspended)
+            act[n++] = i;
+    for (int v = 0; v < P && n; v++)
+        w->host[v] = (int16_t)act[v % n];
+    b->n = n ? n : 1;
 }
 
 /* ---- the programs ---- */
@@ -198,9 +263,9 @@ static void arrive(struct sproc *sp, uint64_t t)
 static uint64_t rnd(struct sjob *w) { return sl_rng_u64(&w->rng); }
 
 /* The work of iteration sp->iter of a barrier program, ns; 0 past its last iteration (exit). */
-static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
+static uint64_t worker_work(struct sproc *sp, struct sjob *w, int idx, int *last)
 {
-    int P = sp->p.job->nprocs, idx = sp->p.idx;
+    int P = sp->p.job->nprocs;
     uint64_t i = sp->iter;
     switch (w->app) {
     case APP_SYNTH:
@@ -218,6 +283,19 @@ static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
         return (uint64_t)((double)(rows * (n - k)) * calib.gauss_rowop);
     }
     }
+}
+
+/* The work of this process's iteration: its own worker's, or under process control every worker it hosts. */
+static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
+{
+    if (!w->adaptive)
+        return worker_work(sp, w, sp->p.idx, last);
+    uint64_t ns = 0;
+    *last = last_iteration(w, sp->iter);
+    for (int v = 0; v < sp->p.job->nprocs; v++)
+        if (w->host[v] == sp->p.idx)
+            ns += worker_work(sp, w, v, last);
+    return ns;
 }
 
 /* The program's next action from t (phase 0: the iteration's work; 1: its wait; 2: the wait is over). */
@@ -250,9 +328,11 @@ static void proceed(struct sproc *sp, uint64_t t)
             sp->bar = w->bar;
             return arrive(sp, t);
         }
-        barrier_work(sp, w, &last); /* phase 2: after the barrier of iteration iter */
+        last = last_iteration(w, sp->iter); /* phase 2: after the barrier of iteration iter */
         if (last)
             return core_exit(sp, t);
+        if (sp->suspended)
+            return core_block(sp, t, 0); /* process control: asleep until control() resumes it */
         sp->iter++;
         sp->phase = 0;
         return proceed(sp, t);
