@@ -11,6 +11,7 @@
 #include "proc.h"
 
 enum { IDLE_NOT, IDLE_POLL, IDLE_HALT };
+#define IDLE_POLL_US 100 /* an idle hart polls this long before it halts in wfi (sched/core.c, idle_wait) */
 
 /* One per hart; tp points at it in S-mode. */
 struct cpu {

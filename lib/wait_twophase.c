@@ -24,9 +24,9 @@
  */
 #include "schedlab.h"
 #include "wait.h"
+#include "wait_bounds.h"
 
-#define SL_TWOPHASE_SPIN_NS 20000u
-#define CHECK_EVERY         32
+#define CHECK_EVERY 32
 
 static uint64_t bound_ns = SL_TWOPHASE_SPIN_NS;
 

@@ -6,6 +6,7 @@ Every run uses the ASan/UBSan build (build/sim-asan, `make sim-asan`, a prerequi
 exists. The policy checks are the QEMU tests' own functions, called with a simulator in place of QEMU.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import test_gang
+import test_jobs
 import test_partition
 import test_workers
 from schedlab_harness import trace as tr
@@ -23,6 +25,7 @@ from schedlab_harness.sim import sim_boot
 ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
 if ASAN.is_file():
     os.environ.setdefault("SCHEDLAB_SIM", str(ASAN))
+CALIB = json.loads((REPO_ROOT / "tools" / "sim" / "calib" / "default.json").read_text())
 
 
 def simboot(cpus, bootargs, timeout=120, deterministic=False):
@@ -52,17 +55,38 @@ def test_events_are_handled_in_time_order():
 
 
 def test_spin_barrier_releases_when_the_last_arrives():
-    # one iteration, very uneven work: both leave the barrier (and exit) together, after the slower one's work
+    # one iteration, very uneven work: both leave the barrier together, after the slower one's work; process 1
+    # exits there, process 0 after its check (proc_end)
     run = run_ok(2, "trace=on job=synth:procs=2,iters=1,grain=1000,var=100000,barrier=spin")
-    exits = [r.time_us for r in tr.parse_trace(run.console).records if r.event == "exit"]
-    assert len(exits) == 2 and abs(exits[0] - exits[1]) < 5
+    exits = {r.proc: r.time_us for r in tr.parse_trace(run.console).records if r.event == "exit"}
+    assert len(exits) == 2 and abs(exits[0] - exits[1] - CALIB["proc_end_ns"] / 1000) < 5
+    assert run.results[0]["par_us"] >= 1000 * CALIB["synth_unit_ns"] / 1000
+
+
+def test_process_zero_creates_the_others_and_joins_them():
+    # as lib/procs.c: the others come to life after process 0's set-up, one proc_create apart; process 0 exits
+    # last, after the others and its check; par_us is inside elapsed_us
+    run = run_ok(4, "trace=on job=synth:procs=4,iters=50,grain=1000,barrier=block")
+    recs = tr.parse_trace(run.console).records
+    new = {r.proc: r.time_us for r in recs if r.event == "new"}
+    exits = {r.proc: r.time_us for r in recs if r.event == "exit"}
+    assert new[0] == 0 and new[1] == pytest.approx(CALIB["proc_start_ns"] / 1000, abs=1)
+    assert new[1] < new[2] < new[3]
+    assert exits[0] >= max(exits[p] for p in (1, 2, 3)) + CALIB["proc_end_ns"] / 1000 - 1
+    result = run.results[0]
+    assert 0 < result["par_us"] < result["elapsed_us"]
+
+
+@pytest.mark.parametrize("harts,widths", [(2, (2, 2, 2)), (3, (2, 3, 1, 4))])
+def test_timeslice_spreads_each_job_over_the_harts(harts, widths):
+    test_jobs.test_timeslice_spreads_each_job_over_the_harts(simboot, harts, widths)
 
 
 def test_a_preempted_spinner_delays_everyone():
     # two spinning processes on one hart: a turn (a quantum) ends with the spinner's own arrival at the next
     # episode, so it takes a quantum per two episodes; blocking hands the hart over at once
-    spin = elapsed(run_ok(1, "quantum=1ms job=synth:procs=2,iters=12,grain=100,barrier=spin"))
-    block = elapsed(run_ok(1, "quantum=1ms job=synth:procs=2,iters=12,grain=100,barrier=block"))
+    spin = run_ok(1, "quantum=1ms job=synth:procs=2,iters=12,grain=100,barrier=spin").results[0]["par_us"]
+    block = run_ok(1, "quantum=1ms job=synth:procs=2,iters=12,grain=100,barrier=block").results[0]["par_us"]
     assert spin >= 5 * 1000 and block < 1000, (spin, block)
 
 
@@ -164,8 +188,15 @@ def test_process_control_follows_the_allotment():
                for a in runs for b in runs if a.proc < b.proc)
     episode = elapsed(run, 1) / 400
     assert both <= 3 * episode, (both, episode)
-    blocked = [r for r in trace.records if r.event == "blk" and r.job == 1]
-    assert blocked, "no process of the adaptive job was suspended"
+    assert suspensions(trace), "no process of the adaptive job was suspended"
     adapt_no = run_ok(2, "trace=on policy=partition quantum=2ms job=synth:procs=2,iters=400,grain=2000,"
                          "barrier=spin,adapt=no job=synth:procs=2,iters=100,grain=2000,barrier=spin,at=1ms")
-    assert not [r for r in tr.parse_trace(adapt_no.console).records if r.event == "blk" and r.job == 1]
+    assert not suspensions(tr.parse_trace(adapt_no.console))
+
+
+def suspensions(trace):
+    """Job 1's sleeps from its first repartition to its first exit: with spinning barriers, only process
+    control's (the others are the start's wait for a worker and process 0's join)."""
+    first_rep = min(r.time_us for r in trace.records if r.event == "rep" and r.job == 1)
+    first_exit = min(r.time_us for r in trace.records if r.event == "exit" and r.job == 1)
+    return [r for r in trace.records if r.event == "blk" and r.job == 1 and first_rep < r.time_us < first_exit]

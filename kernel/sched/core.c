@@ -324,9 +324,9 @@ void sched_first_return(void)
  * Waking a halted hart costs an IPI through the SBI and, under QEMU, a host thread wake-up (tens of
  * microseconds); a polling hart is woken by a plain store. The hand-off is a Dekker pair, so a wake-up is
  * never lost: sched_kick stores poked, then reads idle (IPI if HALT); the hart stores idle = HALT, then
- * reads poked (skip wfi if set). Both use sequentially consistent fences.
+ * reads poked (skip wfi if set). Both use sequentially consistent fences. IDLE_POLL_US is in cpu.h (the
+ * simulator models the two kinds of wake-up too).
  */
-#define IDLE_POLL_US 100
 
 static void idle_wait(struct cpu *c)
 {

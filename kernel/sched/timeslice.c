@@ -1,13 +1,16 @@
 /*
  * timeslice.c - uncoordinated time-slicing (Markatos 3.4.1; Feitelson & Rudolph's "uncoordinated").
  *
- * Each hart has its own FIFO run queue. A process is bound at creation to the least loaded hart (fewest
- * live bound processes) and never migrates. Ties go to the hart with the fewest processes of the same job,
- * then to the lowest index: a job's processes spread over the harts, as in the papers' experiments, even
- * when another job's processes are created in between (without this, two jobs admitted together can end
- * up partitioned by accident, one per hart). Each hart's periodic quantum tick
- * sends its running process to the back of its queue if another process waits there. Harts tick
- * independently, at seeded random phases (sched/core.c).
+ * Each hart has its own FIFO run queue. A process is bound at creation to the hart with the fewest
+ * processes of its own job, ties to the least loaded (fewest live bound processes), then to the lowest
+ * index, and never migrates. So a job's processes spread over the harts, one per hart while it has no more
+ * than the harts, as in the papers' experiments (Markatos 3.5.1: 16 processes on 16 processors), whatever
+ * the other jobs did meanwhile. Load first would let the order of creation decide: process 0 of a job
+ * creates the others once it has run a while, and a hart that another job's processes made the least
+ * loaded in between took them all (two spinning processes of one job on one hart).
+ *
+ * Each hart's periodic quantum tick sends its running process to the back of its queue if another process
+ * waits there. Harts tick independently, at seeded random phases (sched/core.c).
  *
  * wakeboost=on (Feitelson & Rudolph's conclusion: "it is imperative that systems that use blocking raise
  * the priority of tasks that become unblocked"): a woken process goes to the front of its hart's queue and
@@ -44,7 +47,7 @@ static void ts_proc_new(struct proc *p)
     int best = 0, best_own = job_on_hart(p->job, 0);
     for (int h = 1; h < ncpus; h++) {
         int own = job_on_hart(p->job, h);
-        if (ts[h].nbound < ts[best].nbound || (ts[h].nbound == ts[best].nbound && own < best_own)) {
+        if (own < best_own || (own == best_own && ts[h].nbound < ts[best].nbound)) {
             best = h;
             best_own = own;
         }

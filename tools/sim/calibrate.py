@@ -3,13 +3,15 @@
 
 Every number is a median over --repeat boots, at CPUS=2 unless noted, each recorded in "sources" with the
 exact bootargs it came from:
-  kbench what=syscall|yield (ns_per_op), what=futex at CPUS=1 (same hart) and CPUS=2 (cross hart: with
+  kbench what=syscall|yield (ns_per_op), what=futex's wake_ns at CPUS=2 with the receiver's hart polling and
+  halted (wake_poll_ns, wake_halt_ns), what=futex at CPUS=1 (same hart) and CPUS=2 (cross hart: with
   delay_us=CROSS_DELAY_US before each hand-off, so the receiver has really blocked - without it the kernel's
   hand-off is faster than a block, the receiver seeing the token before it sleeps - and the delay taken off)
   bbench: every barrier shape x wait kind at 2 processes on 2 harts (its BENCH lines)
-  per-work-unit costs from single-process boots (cpu_us over the units the app's keys imply):
+  per-work-unit costs from single-process boots (par_us, the parallel part, over the units its keys imply):
     synth grain x iters units, oddeven n x ceil(n/2) compare-exchanges, gauss coarse sum (n-k)(n-k-1) row ops
-The slot-switch cost comes from a gang trace (schedlab trace --stats: cost per hart median).
+The slot-switch cost comes from a gang trace (schedlab trace --stats: cost per hart median); process 0's
+serial parts (proc_start, workers_start, proc_end: tools/sim/sim_work.c) from traces of jobs alone.
 
 Timings: run this on a quiet machine with at least 2 free cores, never on a loaded one.
 """
@@ -56,8 +58,10 @@ def futex_cross(repeat: int, ops: int) -> tuple[float, str]:
 
 
 def per_unit(repeat: int, args: str, units: float) -> tuple[float, str]:
-    ns = median_of(repeat, 2, args, lambda r: float(r.results[0]["cpu_us"]) * 1000.0 / units)
-    return ns, f"{args} CPUS=2: cpu_us*1000/{units:.0f} units"
+    """The app's parallel part (par_us: what the simulator's programs model) over its units. Its start-up
+    (loading, QEMU translating the code the first time, the serial set-up and check) is start_ns."""
+    ns = median_of(repeat, 2, args, lambda r: float(r.results[0]["par_us"]) * 1000.0 / units)
+    return ns, f"{args} CPUS=2: par_us*1000/{units:.0f} units"
 
 
 def barriers(repeat: int) -> dict[str, list[float]]:
@@ -81,6 +85,32 @@ def slot_switch(repeat: int) -> tuple[float, str]:
     return median_of(repeat, 2, args, cost), f"{args} CPUS=2: schedlab trace --stats cost per hart median"
 
 
+def life(repeat: int) -> dict[str, tuple[float, str]]:
+    """Process 0's serial parts, from traces of 2-process jobs alone: its run time before it creates process 1
+    (proc_start), from then until it wakes process 1 waiting for its worker (workers_start), and after the
+    others have exited until it exits (proc_end). Medians over the apps and seeds."""
+    apps = ("synth:procs=2,iters=300,grain=2000", "oddeven:procs=2,n=1024", "gauss:procs=2,n=96")
+    got: dict[str, list[float]] = {"proc_start_ns": [], "workers_start_ns": [], "proc_end_ns": []}
+    for app in apps:
+        for seed in range(1, repeat + 1):
+            t = tr.parse_trace(_ok(boot(2, f"trace=on seed={seed} job={app}", timeout=600)).console)
+            rec = [r for r in t.records if r.job == 1]
+            new1 = min(r.time_us for r in rec if r.event == "new" and r.proc == 1)
+            wakes = [r.time_us for r in rec if r.event == "wake" and r.proc == 1 and r.time_us > new1]
+            others_out = max(r.time_us for r in rec if r.event == "exit" and r.proc != 0)
+            runs = [i for i in tr.intervals(t) if i.job == 1 and i.proc == 0]
+
+            def ran(lo: float, hi: float) -> float:
+                return 1000.0 * sum(max(0.0, min(i.end_us, hi) - max(i.start_us, lo)) for i in runs)
+
+            got["proc_start_ns"].append(ran(0.0, new1))
+            if wakes:  # process 1 slept waiting for its worker (it had not, if process 0 was quicker)
+                got["workers_start_ns"].append(ran(new1, min(wakes)))
+            got["proc_end_ns"].append(ran(others_out, float("inf")))
+    where = f"trace=on job={{{','.join(apps)}}} seeds 1..{repeat} CPUS=2: process 0's run intervals, median"
+    return {k: (statistics.median(v), where) for k, v in got.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--name", default=socket.gethostname().split(".")[0])
@@ -98,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     put("yield_ns", kbench(r, 2, "yield", 20000))
     put("futex_same_hart_ns", kbench(r, 1, "futex", 5000))
     put("futex_cross_hart_ns", futex_cross(r, 1000))
+    for key, delay_us, ops in (("wake_poll_ns", CROSS_DELAY_US, 1000), ("wake_halt_ns", 400, 300)):
+        bench = f"job=kbench:procs=2,what=futex,ops={ops},delay_us={delay_us}"  # as tools/bench
+        c[key] = median_of(r, 2, bench, lambda run: float(run.results[0]["wake_ns"]))
+        src[key] = f"{bench} CPUS=2: wake_ns (the receiver's hart {'polling' if delay_us < 100 else 'halted'})"
     bars = barriers(r)
     for shape in ("central", "tree", "combination"):
         for wait in ("spin", "block"):
@@ -109,12 +143,14 @@ def main(argv: list[str] | None = None) -> int:
         src[f"barrier_{wait}_ns"] = "bbench procs=2 CPUS=2, central shape"
     put("synth_unit_ns", per_unit(r, "job=synth:procs=1,iters=200,grain=20000", 200 * 20000))
     n = 2048
-    put("oddeven_cx_ns", per_unit(r, f"job=oddeven:procs=1,n={n}", n * (n // 2)))
+    put("oddeven_cx_ns", per_unit(r, f"job=oddeven:procs=1,n={n}", sum((n - (p & 1)) // 2 for p in range(n))))
     g = 160
     put("gauss_rowop_ns", per_unit(r, f"job=gauss:procs=1,n={g}", sum((g - k) * (g - k - 1) for k in range(g))))
     c["hog_unit_ns"] = c["sleeper_unit_ns"] = c["synth_unit_ns"]
     src["hog_unit_ns"] = src["sleeper_unit_ns"] = "the synth unit (the same LCG step, lib/lcg.h)"
     put("gang_slot_switch_ns", slot_switch(r))
+    for key, value_source in life(r).items():
+        put(key, value_source)
     prev = json.loads((HERE / "calib" / "default.json").read_text())
     for key in ("empty_call_ns", "uthread_yield_ns"):  # informational: the model does not use them yet
         c[key] = prev[key]

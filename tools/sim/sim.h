@@ -33,6 +33,8 @@ struct calib {
     double syscall, yield, futex_same, futex_cross, empty_call, uthread_yield;
     double bar_spin[3], bar_block[3], bar_twophase, bar_adaptive; /* [shape] at 2 procs on 2 harts */
     double slot_switch, synth_unit, oddeven_cx, gauss_rowop, hog_unit, sleeper_unit;
+    double proc_start, workers_start, proc_end; /* process 0's serial parts: see sim_work.c's header */
+    double wake_poll, wake_halt; /* a wake to the woken running on an idle hart, polling / halted (kbench) */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);
@@ -72,6 +74,8 @@ struct sproc {
     int waiting;             /* at its barrier until the episode is released */
     int pending_block;       /* it is in the futex_wait system call (a compute segment) */
     int suspended;           /* process control: asleep at a safe point, its workers hosted elsewhere */
+    int starting;            /* before the workers' first barrier (the apps start their clock after it) */
+    int life;                /* process 0: enum life in sim_work.c; the others: 1 while waiting for go */
 };
 
 struct sjob {                /* a job's workload, beside its struct job */
@@ -86,6 +90,10 @@ struct sjob {                /* a job's workload, beside its struct job */
     int active;              /* adaptive: processes not suspended */
     int16_t host[SL_MAX_PROCS]; /* adaptive: worker -> the process that runs it */
     int started;             /* dispatched once: job->start is set */
+    uint64_t par_t0, par_t1; /* process 0 leaves the first barrier, and the last: the apps' par_us */
+    int spawned;             /* processes created so far (process 0 creates the others) */
+    int go;                  /* process 0 has handed the workers out: the others may start */
+    struct sproc *joiner;    /* process 0, asleep until the others have exited */
     struct sl_rng rng;       /* the job's random work amounts (lib/rng.h), from seed= */
 };
 
@@ -111,7 +119,8 @@ void core_release_spinner(struct sproc *sp, uint64_t t);       /* a spinner's wa
 void core_exit(struct sproc *sp, uint64_t t);
 int core_running(const struct sproc *sp);
 void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, uint64_t seed);
-void core_admit(struct job *j, uint64_t t);
+void core_admit(struct job *j, uint64_t t);                   /* admit j and create its process 0 */
+void core_spawn(struct job *j, int idx, uint64_t t);          /* create process idx (proc_create) */
 extern uint64_t sim_makespan, sim_events;
 extern void (*sim_job_done)(struct job *j);
 

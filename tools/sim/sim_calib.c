@@ -35,6 +35,11 @@ static const struct {
     { "gauss_rowop_ns", &calib.gauss_rowop },
     { "hog_unit_ns", &calib.hog_unit },
     { "sleeper_unit_ns", &calib.sleeper_unit },
+    { "proc_start_ns", &calib.proc_start },
+    { "workers_start_ns", &calib.workers_start },
+    { "proc_end_ns", &calib.proc_end },
+    { "wake_poll_ns", &calib.wake_poll },
+    { "wake_halt_ns", &calib.wake_halt },
 };
 
 /* The number after "key": in text (the first occurrence, outside "sources" which comes last). */

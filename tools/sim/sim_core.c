@@ -107,13 +107,18 @@ void sched_preempt(struct cpu *c)
         sched_ipi(1UL << c->id);
 }
 
+/* An idle hart is woken by a store while it still polls (IDLE_POLL_US since it went idle), by an IPI and,
+   under QEMU, a host thread wake-up once halted: the woken process runs wake_poll or wake_halt after the
+   wake (kbench's wake_ns), of which the dispatch's own switch is the last part. */
 void sched_kick(int hart)
 {
     struct cpu *c = &cpus[hart];
     if (hart == mycpu()->id || c->idle == IDLE_NOT || c->poked)
         return;
     c->poked = 1;
-    sched_ipi(1UL << hart);
+    double wake = sim_now - c->idle_since < IDLE_POLL_US * 1000UL ? calib.wake_poll : calib.wake_halt;
+    uint64_t sw = switch_ns();
+    sim_post(sim_now + ((uint64_t)wake > sw ? (uint64_t)wake - sw : 0), EV_IPI, hart, 0, 0);
 }
 
 static void post_tick(int h)
@@ -177,6 +182,7 @@ static void dispatch(struct cpu *c, uint64_t t)
     if (!p) {
         if (c->idle == IDLE_NOT) {
             c->idle = IDLE_HALT;
+            c->idle_since = t;
             trace_rec(c->id, TR_IDLE, 0, -1, 0);
         }
         return;
@@ -302,27 +308,31 @@ void core_admit(struct job *j, uint64_t t)
         sim_job_done(j);
         return;
     }
-    for (int i = 0; i < j->nprocs; i++) {
-        struct sproc *sp = calloc(1, sizeof *sp);
-        if (!sp)
-            panic("sim: out of memory for processes");
-        struct proc *p = &sp->p;
-        p->job = j;
-        p->idx = i;
-        p->hart = -1;
-        p->slot = -1;
-        p->fpu_cpu = -1;
-        j->procs[i] = p;
-        sprocs[j->id - 1][i] = sp;
-        j->ncreated++;
-        j->nlive++;
-        j->nactive++;
-        sched->proc_new(p);
-        trace_proc(TR_NEW, p, p->hart);
-        p->state = P_READY;
-        work_start(sp, t);
-        sched->enqueue(p, ENQ_NEW);
-    }
+    core_spawn(j, 0, t);
+}
+
+/* Process idx of j comes to life at t: at admission (0) or by process 0's proc_create (the others). */
+void core_spawn(struct job *j, int idx, uint64_t t)
+{
+    struct sproc *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        panic("sim: out of memory for processes");
+    struct proc *p = &sp->p;
+    p->job = j;
+    p->idx = idx;
+    p->hart = -1;
+    p->slot = -1;
+    p->fpu_cpu = -1;
+    j->procs[idx] = p;
+    sprocs[j->id - 1][idx] = sp;
+    j->ncreated++;
+    j->nlive++;
+    j->nactive++;
+    sched->proc_new(p);
+    trace_proc(TR_NEW, p, p->hart);
+    p->state = P_READY;
+    work_start(sp, t);
+    sched->enqueue(p, ENQ_NEW);
 }
 
 /* ---- the engine ---- */

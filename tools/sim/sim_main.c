@@ -92,8 +92,13 @@ static void print_result(struct job *j)
     for (char *c = keys; *c; c++)
         if (*c == ',')
             *c = ' ';
-    uint64_t start = sjobs[j->id - 1].started ? j->start : j->arrive;
+    struct sjob *w = &sjobs[j->id - 1];
+    uint64_t start = w->started ? j->start : j->arrive;
     int ok = !j->killed;
+    if (ok && w->bar && w->par_t1 >= w->par_t0) { /* the barrier apps report their parallel part */
+        size_t n = strlen(keys);
+        snprintf(keys + n, sizeof keys - n, "%spar_us=%lu", n ? " " : "", (w->par_t1 - w->par_t0) / 1000);
+    }
     printf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
            "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
            "adapt=%s migrations=%lu mem_kb=%lu sim=%s\n",

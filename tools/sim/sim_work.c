@@ -8,6 +8,16 @@
  *                                                                          (apps/gauss/coarse.c, barrier)
  *   hog      blocks of `block` units until no foreground job is left                  (apps/hog.c)
  *   sleeper  iters x { work units; sleep sleep_us (a futex timeout) }                 (apps/sleeper.c)
+ * The barrier programs first meet at the barrier once; process 0 leaving it starts the clock of par_us and
+ * process 0 leaving the last one stops it, as the apps time their parallel part.
+ *
+ * A job's life (lib/procs.c, lib/workers.c): only process 0 exists at admission. It runs its set-up
+ * (proc_start: loading, QEMU translating the code, the app's serial part), creates the others one
+ * proc_create system call at a time (each is bound by the policy's proc_new then, so timeslice's "least
+ * loaded hart" sees the other jobs' processes created meanwhile, as on QEMU), then hands the workers out
+ * (workers_start) while the others, already running, sleep until it has (their first futex_wait). At the
+ * end, process 0 joins: it sleeps until the others have exited, then runs its check and report (proc_end)
+ * and exits. The three costs are measured from traces (tools/sim/calibrate.py).
  *
  * The barrier (lib/barrier*.c, lib/wait*.c): the last of n to arrive releases the episode. The others
  * wait by their kind:
@@ -16,7 +26,7 @@
  *             straggler delays everyone). A running spinner continues release_ns after the release.
  *   block     futex_wait (a system call), asleep; the releaser's futex_wake makes it ready (the policy's
  *             enqueue, which kicks an idle hart with an IPI: the hand-off latency).
- *   twophase  spin for at most one block + wake round trip (futex_cross), then block.
+ *   twophase  spin for at most the library's bound (SL_TWOPHASE_SPIN_NS, lib/wait_bounds.h), then block.
  *   adaptive  spin while every participant still to arrive is on a hart, block otherwise; re-decided
  *             whenever a participant loses its hart.
  * release_ns per shape grows with P as the shape does: central P/2 x (the 2-process cost), tree and
@@ -41,6 +51,7 @@
 #include <string.h>
 #include "sim.h"
 #include "../../lib/rng.h"
+#include "../../lib/wait_bounds.h"
 
 enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, NAPPS };
 static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper" };
@@ -187,7 +198,7 @@ static void arrive(struct sproc *sp, uint64_t t)
     if (++b->arrived < b->n) {
         sp->episode = b->episode;
         sp->waiting = 1;
-        sp->spin_until = t + (uint64_t)calib.futex_cross;
+        sp->spin_until = t + SL_TWOPHASE_SPIN_NS;
         b->waiter[b->nwait++] = sp;
         wait_turn(sp, t);
         return;
@@ -206,7 +217,8 @@ static void arrive(struct sproc *sp, uint64_t t)
     }
     b->nwait = 0;
     sp->episode = b->episode;
-    control(sp->p.job, b, t, sp);
+    if (!sp->starting)
+        control(sp->p.job, b, t, sp);
     core_compute(sp, t, rel + wake_cost); /* the releaser's own cost, then its program goes on */
     sp->phase = 2;
 }
@@ -298,21 +310,93 @@ static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
     return ns;
 }
 
+/* ---- a job's life around its program (the model is in the header) ---- */
+
+enum life { L_SETUP, L_SPAWN, L_HANDOUT, L_PROGRAM, L_JOIN, L_CHECK };
+
+/* The job's start, before the program: 1 if it took sp's next action. */
+static int start(struct sproc *sp, struct sjob *w, uint64_t t)
+{
+    struct job *j = sp->p.job;
+    if (sp->p.idx != 0) {
+        if (w->go)
+            return 0;
+        sp->life = 1;
+        core_block(sp, t, 0); /* its worker is not there yet */
+        return 1;
+    }
+    switch (sp->life) {
+    case L_SETUP:
+        sp->life = L_SPAWN;
+        w->spawned = 1;
+        core_compute(sp, t, (uint64_t)calib.proc_start);
+        return 1;
+    case L_SPAWN:
+        if (w->spawned < j->nprocs) {
+            core_spawn(j, w->spawned++, t);
+            core_compute(sp, t, (uint64_t)calib.syscall);
+            return 1;
+        }
+        sp->life = L_HANDOUT;
+        core_compute(sp, t, (uint64_t)calib.workers_start);
+        return 1;
+    case L_HANDOUT:
+        sp->life = L_PROGRAM;
+        w->go = 1;
+        for (int i = 1; i < j->nprocs; i++) {
+            struct sproc *o = sprocs[j->id - 1][i];
+            if (o->life == 1) {
+                o->life = 0;
+                core_wake(o, t); /* one futex_wake each: its process 0's system call, left out */
+            }
+        }
+        return 0;
+    default: return 0;
+    }
+}
+
+/* sp's program is over at t: exit, or for process 0 join the others, check, and exit. */
+static void finish(struct sproc *sp, uint64_t t)
+{
+    struct job *j = sp->p.job;
+    struct sjob *w = &sjobs[j->id - 1];
+    if (sp->p.idx != 0) {
+        core_exit(sp, t);
+        if (j->nlive == 1 && w->joiner) {
+            core_wake(w->joiner, t);
+            w->joiner = 0;
+        }
+        return;
+    }
+    if (sp->life == L_PROGRAM && j->nlive > 1) {
+        sp->life = L_JOIN;
+        w->joiner = sp;
+        return core_block(sp, t, 0);
+    }
+    if (sp->life != L_CHECK) {
+        sp->life = L_CHECK;
+        return core_compute(sp, t, (uint64_t)calib.proc_end);
+    }
+    core_exit(sp, t);
+}
+
 /* The program's next action from t (phase 0: the iteration's work; 1: its wait; 2: the wait is over). */
 static void proceed(struct sproc *sp, uint64_t t)
 {
     struct sjob *w = &sjobs[sp->p.job->id - 1];
     int last = 0;
+    if (start(sp, w, t))
+        return;
     switch (w->app) {
     case APP_HOG:
         if (fg_live == 0 && sp->iter > 0)
-            return core_exit(sp, t);
+            return finish(sp, t);
         sp->iter++;
         return core_compute(sp, t, (uint64_t)((double)w->k[0] * calib.hog_unit));
     case APP_SLEEPER:
         if (sp->phase == 0) {
             if (sp->iter >= (uint64_t)w->k[0])
-                return core_exit(sp, t);
+                return finish(sp, t);
             sp->phase = 1;
             return core_compute(sp, t, (uint64_t)((double)w->k[2] * calib.sleeper_unit + calib.syscall));
         }
@@ -320,6 +404,18 @@ static void proceed(struct sproc *sp, uint64_t t)
         sp->iter++;
         return core_block(sp, t, (uint64_t)w->k[1] * 1000);
     default:
+        if (sp->starting) { /* every worker waits at the barrier once before process 0 starts the clock */
+            if (sp->phase == 0) {
+                sp->phase = 1;
+                sp->bar = w->bar;
+                return arrive(sp, t);
+            }
+            sp->starting = 0;
+            sp->phase = 0;
+            if (sp->p.idx == 0)
+                w->par_t0 = t;
+            return proceed(sp, t);
+        }
         if (sp->phase == 0) {
             sp->phase = 1;
             return core_compute(sp, t, barrier_work(sp, w, &last));
@@ -329,8 +425,11 @@ static void proceed(struct sproc *sp, uint64_t t)
             return arrive(sp, t);
         }
         last = last_iteration(w, sp->iter); /* phase 2: after the barrier of iteration iter */
-        if (last)
-            return core_exit(sp, t);
+        if (last) {
+            if (sp->p.idx == 0 && sp->life == L_PROGRAM)
+                w->par_t1 = t; /* process 0 always hosts worker 0 (control() suspends from the top) */
+            return finish(sp, t);
+        }
         if (sp->suspended)
             return core_block(sp, t, 0); /* process control: asleep until control() resumes it */
         sp->iter++;
@@ -343,6 +442,7 @@ void work_start(struct sproc *sp, uint64_t t)
 {
     sp->act = A_COMPUTE; /* nothing left: its first dispatch starts the program */
     sp->left = 0;
+    sp->starting = sjobs[sp->p.job->id - 1].bar != 0;
 }
 
 /* Its current action ended at t, on its hart. */

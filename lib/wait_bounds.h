@@ -1,0 +1,12 @@
+/*
+ * wait_bounds.h - the constants of the waits that models of the library
+ * must share: the simulator (tools/sim/sim_work.c) includes this file, so a
+ * change here changes the simulated twophase wait too.
+ */
+#ifndef SL_WAIT_BOUNDS_H
+#define SL_WAIT_BOUNDS_H
+
+/* twophase's spin bound B, ns (wait_twophase.c says why this value). */
+#define SL_TWOPHASE_SPIN_NS 20000u
+
+#endif
