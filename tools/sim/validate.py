@@ -30,12 +30,17 @@ POLICIES = ("timeslice", "gang", "partition", "global")
 WAITS = ("spin", "block", "twophase", "adaptive")
 
 
-def mixes(tiny: bool) -> list[tuple[str, list[str]]]:
+def jobs(wait: str) -> list[str]:
+    """The foreground of a mix: each job lasts several quanta alone (synth ~40 ms, oddeven ~12 ms at 2 ms),
+    so a slowdown measures the policy's steady state, not where in a round a few-millisecond job started."""
+    return [f"job=synth:procs=2,iters=3000,grain=2000,barrier={wait}", f"job=oddeven:procs=2,n=4096,barrier={wait}"]
+
+
+def mixes(tiny: bool, waits=WAITS) -> list[tuple[str, list[str]]]:
     """(policy, foreground job tokens); every mix also has a hog."""
     if tiny:
         return [("timeslice", ["job=synth:procs=2,iters=40,grain=2000,barrier=spin"])]
-    return [(p, [f"job=synth:procs=2,iters=3000,grain=2000,barrier={w}",
-                 f"job=oddeven:procs=2,n=2048,barrier={w}"]) for p in POLICIES for w in WAITS]
+    return [(p, jobs(w)) for p in POLICIES for w in waits]
 
 
 def timed(run, app: str) -> float:

@@ -49,24 +49,27 @@ def validation(ctx) -> Section:
         raise ReproError("build/sim/schedlab-sim is missing: run `make sim`")
     val = _validate()
     cpus_list = [ctx.cpus] if ctx.quick else [ctx.cpus, 1]
-    waits = ("spin", "block") if ctx.quick else val.WAITS
+    seeds = range(1, (2 if ctx.quick else 3) + 1)
     rows, data = [], []
     for cpus in cpus_list:
-        for policy in val.POLICIES:
-            for wait in waits:
-                jobs = [f"job=synth:procs=2,iters=3000,grain=2000,barrier={wait}",
-                        f"job=oddeven:procs=2,n=2048,barrier={wait}"]
-                for r in val.one_case(cpus, policy, jobs, "2ms"):
-                    data.append(r)
-                    ok = abs(r["error"]) <= 0.15
-                    rows.append(Row(f"{cpus} harts, {policy}, {r['job'][4:]}", f"QEMU {r['qemu_slowdown']:.2f}",
-                                    "-", f"sim {r['sim_slowdown']:.2f} ({100 * r['error']:+.0f} %)",
-                                    "reproduced" if ok else "not reproduced",
-                                    "" if ok else "the simulator misses by more than 15 %"))
+        for policy, jobs in val.mixes(False, ("spin", "block") if ctx.quick else val.WAITS):
+            for r in val.one_case(cpus, policy, jobs, "2ms", seeds):
+                data.append(r)
+                ok = abs(r["error"]) <= 0.15
+                why = ("" if ok else "the simulator misses by more than 15 %, but lies inside QEMU's seeds' range"
+                       if r["in_range"] else "the simulator misses by more than 15 %, outside QEMU's seeds' range")
+                rows.append(Row(f"{cpus} harts, {policy}, {r['job'][4:]}",
+                                f"QEMU {r['qemu_slowdown']:.2f} ({r['qemu_min']:.2f}..{r['qemu_max']:.2f})", "-",
+                                f"sim {r['sim_slowdown']:.2f} ({100 * r['error']:+.0f} %)",
+                                "reproduced" if ok else "partially" if r["in_range"] else "not reproduced", why))
     within = sum(1 for r in data if abs(r["error"]) <= 0.15)
     return Section("sim-validation", "The simulator against QEMU: slowdowns side by side",
-                   "issue 15, item 4 (target: within 15 %)", "tools/sim/validate.py's mixes, seed 1, quantum 2 ms, "
-                   "on QEMU and in `build/sim/schedlab-sim` with tools/sim/calib/default.json",
-                   rows, f"{within} of {len(data)} cases within 15 %. Here 'paper' is QEMU and 'ours' the "
-                   "simulator: a miss means the model of that policy and wait kind cannot be trusted yet "
-                   "(tools/sim/sim_work.c says what is modelled).", data={"cases": data})
+                   "issue 15, item 4 (target: within 15 %)", f"tools/sim/validate.py's mixes, seeds "
+                   f"{seeds.start}..{seeds.stop - 1}, quantum 2 ms, on QEMU and in `build/sim/schedlab-sim` with "
+                   "tools/sim/calib/default.json; slowdowns of par_us, medians over the seeds",
+                   rows, f"{within} of {len(data)} cases within 15 %. Here 'paper' is QEMU (median, min..max over "
+                   "the seeds) and 'ours' the simulator's median: a miss means the model of that policy and wait "
+                   "kind cannot be trusted yet (tools/sim/sim_work.c says what is modelled). Uncoordinated "
+                   "time-slicing with spinning is a lottery on the harts' tick phases and the queues' order "
+                   "(slowdowns from 3 to over 100 between seeds, on QEMU and in the simulator alike): compare "
+                   "ranges there, not medians of three.", data={"cases": data})
