@@ -11,12 +11,14 @@ after `make sim-calibrate` on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from schedlab_harness.reproduce import models  # noqa: E402
 from schedlab_harness.sim import sim_boot  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,30 +30,49 @@ class Sim:
         self.name = None
 
     def elapsed(self, cpus: int, bootargs: str, job: int = 1) -> float:
-        """Job `job`'s elapsed_us; job 0: the makespan."""
+        """Job `job`'s parallel part (par_us, as the papers time it; elapsed_us if it has none); job 0: the
+        makespan."""
         run = sim_boot(cpus, bootargs, calib=self.calib)
         if not run.ok:
             raise RuntimeError(f"simulated run failed: {bootargs}\n{run.console[-1500:]}")
         self.name = run.summary["sim"]
         if job == 0:
             return float(run.summary["makespan_us"])
-        return next(float(r["elapsed_us"]) for r in run.results if r["job"] == job)
+        result = next(r for r in run.results if r["job"] == job)
+        return float(result.get("par_us") or result["elapsed_us"])
+
+    def calibration(self) -> dict:
+        path = Path(self.calib) if self.calib else REPO / "tools" / "sim" / "calib" / "default.json"
+        return json.loads(path.read_text())
+
+    def switch_units(self) -> float:
+        """One context switch (a yield) in synth work units, from the calibration in use."""
+        c = self.calibration()
+        return c["yield_ns"] / c["synth_unit_ns"]
 
 
 def markatos_351(sim: Sim) -> dict:
-    """Odd-even sort, 16 processes, time-slicing, with and without a 16-process background job."""
-    q_us, n = 10000, 4096
+    """Odd-even sort of 512 elements, 16 processes, time-slicing, with and without a 16-process background job,
+    at the thesis's synchronization rate: its sort took 286 ms alone (512 phases, ~0.56 ms a phase) under a
+    100 ms quantum, ~179 phases per quantum; the quantum here is set to the same number of phases."""
+    n, phases_per_quantum = 512, 100.0 / (286.0 / 512)
+    c = sim.calibration()
+    tau_s = (c["yield_ns"] - c["syscall_ns"]) / 1000.0
     rows = []
     for wait in ("spin", "block"):
         job = f"job=oddeven:procs=16,n={n},barrier={wait}"
+        phase = sim.elapsed(16, f"policy=timeslice quantum=10ms {job}") / n
+        q_us = max(1, round(phases_per_quantum * phase))
         alone = sim.elapsed(16, f"policy=timeslice quantum={q_us}us {job}")
         mixed = sim.elapsed(16, f"policy=timeslice quantum={q_us}us {job} job=hog:procs=16")
-        phase = alone / n
-        # the paper's reasoning: "almost no barrier is ever completed within a quantum" -> a quantum per phase
-        rows.append({"case": f"oddeven n={n}, barrier={wait}", "paper": 366.0, "sim": mixed / alone,
-                     "model": max(1.0, q_us / phase)})
+        t_iter = alone / n
+        model = (models.uncoordinated_spin_slowdown(t_iter, 2, 16, q_us, tau_s) if wait == "spin"
+                 else models.blocking_altruistic(t_iter, 2, 1.0, q_us, tau_s) / t_iter)
+        rows.append({"case": f"n={n}, barrier={wait}, quantum {q_us} us = {q_us / t_iter:.0f} phases",
+                     "paper": 366.0 if wait == "spin" else 540.0, "sim": mixed / alone, "model": model})
     return {"title": "Markatos 3.5.1: odd-even sort under time-slicing with a background job (16 harts)",
-            "model": "one quantum per phase: slowdown = quantum / phase time (phase time from the run alone)",
+            "model": "spin: Feitelson & Rudolph's eq. 8 at l = 2, n = 16 (l^n, capped at a round per phase); "
+                     "block (the thesis's yielding barrier, 540): eq. 13, a round per phase",
             "rows": rows}
 
 
@@ -68,8 +89,10 @@ def markatos_352(sim: Sim) -> dict:
 
 
 def markatos_353(sim: Sim) -> dict:
-    """Partitions: Gauss alone on 16, then a background job arrives and takes half."""
-    job = "job=gauss:procs=16,n=256,barrier=block,adapt=no"
+    """Partitions: Gauss alone on 16, then a background job arrives and takes half; the job's 16 workers go on
+    on the 8 harts left (adapt=yes: the thesis's "8 threads migrate"). n = 1024 keeps the work between
+    barriers far above a barrier's cost, as the thesis's 512x512 on the Butterfly (18.7 s alone)."""
+    job = "job=gauss:procs=16,n=1024,barrier=block,adapt=yes"
     alone = sim.elapsed(16, f"policy=partition {job}")
     mixed = sim.elapsed(16, f"policy=partition {job} job=hog:procs=16,at=1ms")
     return {"title": "Markatos 3.5.3: hardware partitions, coarse Gauss, background arrives (16 harts, 8 + 8)",
@@ -112,7 +135,7 @@ def tree_vs_combination(sim: Sim) -> dict:
     """Figs. 3.5/3.6: blocking tree vs combination, 16 processes on 8 harts vs on 16, by the work between
     barriers in context switches."""
     rows = []
-    switch_units = 1129 / 15.0  # one context switch (yield) in synth units at the seeded calibration
+    switch_units = sim.switch_units()
     paper = {("tree", 4): 39.0, ("tree", 20): 10.0, ("combination", 4): 10.0, ("combination", 20): 0.0}
     for shape in ("tree", "combination"):
         for x in (1, 4, 20):
@@ -190,13 +213,14 @@ def reproduce(out_dir: str | Path = REPO / "docs", calib: str | None = None) -> 
     done = [(f.__name__, f(sim)) for f in EXPERIMENTS]
     lines = ["# The papers' 16-processor results, simulated", "",
              f"Written by `python3 tools/sim/reproduce.py` with the calibration `{sim.name}` (every number below is "
-             "SIMULATED: the kernel's policy code on the simulator's harts, tools/sim). The seeded calibration's "
-             "per-work-unit costs are estimates (tools/sim/calib/default.json says which): re-run after "
-             "`make sim-calibrate` on a quiet machine, and check `tools/sim/validate.py` first.", "",
+             "SIMULATED: the kernel's policy code on the simulator's harts, tools/sim; the costs measured on QEMU "
+             "by `make sim-calibrate`, tools/sim/calib/default.json). Check the simulator's validation against QEMU "
+             "first (the sim-validation section of docs/results.md): gang, partitions and blocking waits follow "
+             "QEMU closely; uncoordinated time-slicing with spinning is a lottery on the harts' tick phases in "
+             "both, so its numbers here are one draw. Times are the jobs' parallel parts (par_us), as the papers "
+             "time them.", "",
              "Not modelled (so not reproduced): the combining of processes that share a hart in the combination "
-             "barrier, caches and memory. Process control is modelled at barrier releases (tools/sim/sim_work.c). Harts whose quantum "
-             "ticks run at one period fall into step under time-slicing (two processes per hart alternate in "
-             "phase-locked turns), which is why spinning odd-even sort loses far less here than the paper's 366.",
+             "barrier, caches and memory. Process control is modelled at barrier releases (tools/sim/sim_work.c).",
              ""]
     for name, exp in done:
         _plot(exp, out / "sim-16" / f"{name}.png")
