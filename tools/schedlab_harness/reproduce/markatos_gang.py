@@ -28,14 +28,15 @@ def coscheduling(ctx) -> Section:
     half = max(1, h // 2)
     configs = [(k, [f"job=hog:procs={h}"] * k, "") for k in range(0, 4)]
     configs += [("half", [f"job=hog:procs={half}"], ""), ("half+alt", [f"job=hog:procs={half}"], "alternates=on")]
-    alone, ratios = {}, {}
-    for key, others, extra in configs:
-        ratios[key] = []
-        for seed in range(1, reps + 1):
+    # seed by seed, every level right after its own run alone: the host's speed drifts over minutes (a boot
+    # alone took 76 ms in one run and 133 ms twenty minutes later), so a ratio compares neighbouring boots
+    ratios = {key: [] for key, _, _ in configs}
+    for seed in range(1, reps + 1):
+        alone = None
+        for key, others, extra in configs:
             t = elapsed_us(ctx.boot(" ".join(["policy=gang", extra, job] + others), seed), "gauss")
-            if key == 0:
-                alone[seed] = t
-            ratios[key].append(t / alone[seed])
+            alone = alone or t
+            ratios[key].append(t / alone)
     rows = []
     for k in (1, 2, 3):
         ours = median(ratios[k])
