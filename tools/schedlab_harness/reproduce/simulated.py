@@ -40,8 +40,8 @@ def _validate():
     return module
 
 
-@experiment("sim-validation", "The simulator against QEMU: slowdowns side by side", order=89, quick_seconds=25,
-            full_seconds=210)
+@experiment("sim-validation", "The simulator against QEMU: slowdowns side by side", order=89, quick_seconds=90,
+            full_seconds=600)
 def validation(ctx) -> Section:
     """Issue 15's item 4: every policy x wait kind (quick: spin and block at CPUS=2 only), a job's slowdown in
     a mix (synth + oddeven with that wait kind, and a hog) on QEMU and in the simulator, and the error."""
