@@ -118,6 +118,7 @@ void core_wake(struct sproc *sp, uint64_t t);                  /* make a sleeper
 void core_release_spinner(struct sproc *sp, uint64_t t);       /* a spinner's wait is over at t */
 void core_exit(struct sproc *sp, uint64_t t);
 int core_running(const struct sproc *sp);
+uint64_t core_unblock_ns(void);                               /* a woken sleeper's way back from futex_wait */
 void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, uint64_t seed);
 void core_admit(struct job *j, uint64_t t);                   /* admit j and create its process 0 */
 void core_spawn(struct job *j, int idx, uint64_t t);          /* create process idx (proc_create) */

@@ -107,9 +107,18 @@ void sched_preempt(struct cpu *c)
         sched_ipi(1UL << c->id);
 }
 
+/* A same-hart futex hand-off (kbench) is the waker's futex_wake and futex_wait (two system calls), the switch
+   (yield - syscall), and the rest of the kernel's block and wake-up path, which the woken process pays on its
+   way back from futex_wait: that rest is futex_same - yield - syscall. */
+uint64_t core_unblock_ns(void)
+{
+    double ns = calib.futex_same - calib.yield - calib.syscall;
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
 /* An idle hart is woken by a store while it still polls (IDLE_POLL_US since it went idle), by an IPI and,
    under QEMU, a host thread wake-up once halted: the woken process runs wake_poll or wake_halt after the
-   wake (kbench's wake_ns), of which the dispatch's own switch is the last part. */
+   wake (kbench's wake_ns), of which the dispatch's switch and the woken's core_unblock_ns are the last part. */
 void sched_kick(int hart)
 {
     struct cpu *c = &cpus[hart];
@@ -117,7 +126,7 @@ void sched_kick(int hart)
         return;
     c->poked = 1;
     double wake = sim_now - c->idle_since < IDLE_POLL_US * 1000UL ? calib.wake_poll : calib.wake_halt;
-    uint64_t sw = switch_ns();
+    uint64_t sw = switch_ns() + core_unblock_ns();
     sim_post(sim_now + ((uint64_t)wake > sw ? (uint64_t)wake - sw : 0), EV_IPI, hart, 0, 0);
 }
 

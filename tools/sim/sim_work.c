@@ -475,9 +475,9 @@ void work_dispatched(struct sproc *sp, uint64_t t)
             sim_post(t, EV_STEP, -1, sp, 0);
         return;
     case A_BLOCKED:
-        sp->act = A_COMPUTE; /* back from futex_wait: the system call's return */
-        sp->left = 0;
-        sim_post(t, EV_STEP, -1, sp, 0);
+        sp->act = A_COMPUTE; /* back from futex_wait: the rest of the block path (core_unblock_ns) */
+        sp->left = core_unblock_ns();
+        sim_post(t + sp->left, EV_STEP, -1, sp, 0);
         return;
     case A_EXIT: panic("sim: an exited process was dispatched");
     }
