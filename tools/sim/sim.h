@@ -23,6 +23,7 @@
 #ifndef SIM_H
 #define SIM_H
 
+#include <stdio.h>
 #include <stdint.h>
 #include "../../kernel/sched/sched.h"
 #include "../../lib/rng.h"
@@ -107,6 +108,7 @@ void work_step(struct sproc *sp, uint64_t t);              /* its current action
 void work_dispatched(struct sproc *sp, uint64_t t);        /* it got a hart again */
 void work_descheduled(struct sproc *sp, uint64_t t);       /* it lost its hart (adaptive waiters look) */
 const char *work_models(void);
+void work_stats(FILE *f); /* --stats: the barriers' futex calls */
 void work_free(void);
 
 /* ---- the simulated core (sim_core.c): what work_*() may ask of it ---- */

@@ -206,8 +206,10 @@ int main(int argc, char **argv)
                limit / 1000, ndone, njobs, calib_name);
         return 1;
     }
-    if (stats)
+    if (stats) {
         fprintf(stderr, "sim: %lu events, simulated %lu us\n", sim_events, sim_makespan / 1000);
+        work_stats(stderr);
+    }
     work_free();
     for (int h = 0; h < ncpus; h++)
         for (int i = 0; i < TRACE_MAX_PAGES; i++)

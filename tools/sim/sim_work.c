@@ -25,7 +25,9 @@
  *             runs again, and the last arrival happens only when its process runs (so a preempted
  *             straggler delays everyone). A running spinner continues release_ns after the release.
  *   block     futex_wait (a system call), asleep; the releaser's futex_wake makes it ready (the policy's
- *             enqueue, which kicks an idle hart with an IPI: the hand-off latency).
+ *             enqueue, which kicks an idle hart with an IPI: the hand-off latency). A waiter released while
+ *             still entering futex_wait returns at once, but had set the sleepers bit: the releaser still
+ *             pays its futex_wake system call.
  *   twophase  spin for at most the library's bound (SL_TWOPHASE_SPIN_NS, lib/wait_bounds.h), then block.
  *   adaptive  spin while every participant still to arrive is on a hart, block otherwise; re-decided
  *             whenever a participant loses its hart.
@@ -160,8 +162,13 @@ static int all_running(const struct sproc *me)
     return 1;
 }
 
+/* Barrier futex calls, for --stats: every futex_wait whose sleepers bit was set is followed by a futex_wake
+   (lib/wait.c's protocol), whether or not the waiter was asleep by then. */
+static uint64_t nbar_waits, nbar_wakes;
+
 static void begin_block(struct sproc *sp, uint64_t t)
 {
+    nbar_waits++;
     sp->pending_block = 1; /* the futex_wait system call */
     core_compute(sp, t, (uint64_t)calib.syscall);
 }
@@ -212,10 +219,15 @@ static void arrive(struct sproc *sp, uint64_t t)
             wake_cost = (uint64_t)calib.syscall; /* one futex_wake for all sleepers */
             core_wake(w, t);
         } else {
-            core_release_spinner(w, t + rel); /* spinning, or on its way into futex_wait (sees it changed) */
+            /* spinning, or on its way into futex_wait (it sees the word changed and returns at once); the
+               latter had set the sleepers bit, so the releaser still makes its futex_wake (lib/wait.c) */
+            if (w->pending_block)
+                wake_cost = (uint64_t)calib.syscall;
+            core_release_spinner(w, t + rel);
         }
     }
     b->nwait = 0;
+    nbar_wakes += wake_cost != 0;
     sp->episode = b->episode;
     if (!sp->starting)
         control(sp->p.job, b, t, sp);
@@ -495,6 +507,11 @@ void work_descheduled(struct sproc *sp, uint64_t t)
 }
 
 /* Give back what work_setup and core_admit took (the run is over). */
+void work_stats(FILE *f)
+{
+    fprintf(f, "sim: barrier futex_wait calls %lu, futex_wake calls %lu\n", nbar_waits, nbar_wakes);
+}
+
 void work_free(void)
 {
     for (int j = 0; j < NJOB; j++) {
