@@ -12,7 +12,9 @@
  *                  just before a futex_wake to the woken process running again (only hand-offs whose
  *                  receiver had really blocked count; `woken` says how many). delay_us=D: the token's
  *                  holder first spins D us, so the receiver has surely gone to sleep - and its hart idles
- *                  (polling for a while, then halted: see idle_wait in kernel/sched/core.c)
+ *                  (polling for a while, then halted: see idle_wait in kernel/sched/core.c). And
+ *                  wake_call_ns: the median time the waker spends in a futex_wake that woke someone
+ *                  (`wake_calls` of them): the sender's side of a hand-off, which the simulator charges
  *   what=tick      every process reads the time in a tight loop until it has seen `ops` gaps of more than
  *                  GAP_NS: each is time the hart spent away from it (a timer tick with its trap, the
  *                  policy's tick, the return; or the host descheduling QEMU). Reports tick_ns, the
@@ -43,6 +45,8 @@ struct bench {
     uint64_t ns0;
     uint64_t nsample; /* samples[] taken so far (futex: by the token's holder; tick: process 0 only) */
     uint64_t samples[NSAMPLE];
+    uint64_t nwcall __attribute__((aligned(64))); /* futex: wcall[] taken so far (by any holder) */
+    uint64_t wcall[NSAMPLE];                      /* futex: ticks in a futex_wake that woke someone */
 };
 
 static uint64_t ticks_to_ns(uint64_t ticks) { return sl_ticks_to_us(ticks * 1000); }
@@ -54,10 +58,10 @@ static void sample(struct bench *b, uint64_t v)
     b->nsample++;
 }
 
-/* The median of the samples taken (a shell sort: no libc here). */
-static uint64_t median(struct bench *b)
+/* The median of the first `taken` of a[] (a shell sort: no libc here). */
+static uint64_t median_of(uint64_t *a, uint64_t taken)
 {
-    uint64_t n = b->nsample < NSAMPLE ? b->nsample : NSAMPLE, *a = b->samples;
+    uint64_t n = taken < NSAMPLE ? taken : NSAMPLE;
     if (!n)
         return 0;
     for (uint64_t gap = n / 2; gap; gap /= 2)
@@ -107,7 +111,12 @@ static void run_futex(struct bench *b, int id)
             ;
         b->passed_at = sl_plat_ticks();
         __atomic_store_n(&b->turn, mine + 1, __ATOMIC_RELEASE);
-        sl_futex_wake(&b->turn, SL_WAKE_ALL);
+        uint64_t w0 = sl_plat_ticks();
+        if (sl_futex_wake(&b->turn, SL_WAKE_ALL) > 0) {
+            uint64_t k = __atomic_fetch_add(&b->nwcall, 1, __ATOMIC_RELAXED);
+            if (k < NSAMPLE)
+                b->wcall[k] = sl_plat_ticks() - w0;
+        }
     }
 }
 
@@ -186,11 +195,13 @@ int main(void)
     uint64_t ops = b.ops;
     int ok = b.bad == 0 && (b.what != FUTEX || b.turn == b.ops);
     if (b.what == FUTEX)
-        sl_report(ok, "ns_per_op=%llu bad=%llu wake_ns=%llu woken=%llu", (unsigned long long)(b.ns0 / ops),
-                  (unsigned long long)b.bad, (unsigned long long)ticks_to_ns(median(&b)),
-                  (unsigned long long)b.nsample);
+        sl_report(ok, "ns_per_op=%llu bad=%llu wake_ns=%llu woken=%llu wake_call_ns=%llu wake_calls=%llu",
+                  (unsigned long long)(b.ns0 / ops), (unsigned long long)b.bad,
+                  (unsigned long long)ticks_to_ns(median_of(b.samples, b.nsample)),
+                  (unsigned long long)b.nsample, (unsigned long long)ticks_to_ns(median_of(b.wcall, b.nwcall)),
+                  (unsigned long long)b.nwcall);
     else if (b.what == TICK)
-        sl_report(1, "tick_ns=%llu gaps=%llu", (unsigned long long)ticks_to_ns(median(&b)),
+        sl_report(1, "tick_ns=%llu gaps=%llu", (unsigned long long)ticks_to_ns(median_of(b.samples, b.nsample)),
                   (unsigned long long)b.nsample);
     else
         sl_report(ok, "ns_per_op=%llu bad=%llu", (unsigned long long)(b.ns0 / ops), (unsigned long long)b.bad);

@@ -54,10 +54,12 @@ def test_bad_irq_value_is_a_clear_error(boot):
 def test_kbench_sees_ticks_and_real_wakes(boot):
     """The two kbench modes `make bench` reads its tick and wake figures from: with a 200 us quantum the
     spinning process sees every tick as a gap; with a delay before each hand-off the receivers block, so
-    real wakes are counted (not necessarily all: a receiver its hart has not run yet never blocked)."""
+    real wakes are counted (not necessarily all: a receiver its hart has not run yet never blocked), and so
+    are the waker's futex_wake calls that found someone asleep (wake_call_ns, the simulator's kick cost)."""
     run = boot(2, "quantum=200us job=kbench:what=tick,procs=1,ops=50 "
                   "job=kbench:what=futex,procs=2,ops=40,delay_us=300")
     assert_all_ok(run)
     tick, futex = run.results if run.results[0]["what"] == "tick" else run.results[::-1]
     assert tick["gaps"] == 50 and tick["tick_ns"] > 0
     assert 1 <= futex["woken"] <= 40 and futex["wake_ns"] > 0
+    assert futex["woken"] <= futex["wake_calls"] <= 40 and futex["wake_call_ns"] > 0

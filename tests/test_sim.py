@@ -112,6 +112,23 @@ def test_a_waiter_entering_futex_wait_is_woken_even_if_released_first():
         assert waits >= 2000 and wakes == waits, (policy, waits, wakes)
 
 
+def test_a_futex_wake_that_kicks_an_idle_hart_costs_the_waker_its_calibrated_price(tmp_path):
+    # kbench's wake_call_ns (futex_wake_kick_ns) is what a releaser pays when its wake sends the other hart an
+    # IPI; make it 10 us dearer and the job's CPU time grows by 10 us per wake, nothing else
+    binary = os.environ.get("SCHEDLAB_SIM") or str(REPO_ROOT / "build" / "sim" / "schedlab-sim")
+    cpu = []
+    for extra in (0, 10000):
+        calib = dict(CALIB, futex_wake_kick_ns=CALIB["syscall_ns"] + extra)
+        path = tmp_path / f"c{extra}.json"
+        path.write_text(json.dumps(calib))
+        out = subprocess.run([binary, "--cpus", "2", "--calib", str(path), "--stats",
+                              "job=synth:procs=2,iters=300,grain=2000,barrier=block"],
+                             capture_output=True, text=True, timeout=120, check=True)
+        cpu.append(int(re.search(r"cpu_us=(\d+)", out.stdout)[1]))
+        wakes = int(re.search(r"futex_wake calls (\d+)", out.stderr)[1])
+    assert wakes >= 300 and cpu[1] - cpu[0] == pytest.approx(wakes * 10, rel=0.05), (cpu, wakes)
+
+
 @pytest.mark.parametrize("wait", ["spin", "block", "twophase", "adaptive"])
 @pytest.mark.parametrize("policy", ["timeslice", "gang", "partition", "global"])
 def test_every_policy_and_wait_kind_finishes(policy, wait):

@@ -4,7 +4,8 @@
 Every number is a median over --repeat boots, at CPUS=2 unless noted, each recorded in "sources" with the
 exact bootargs it came from:
   kbench what=syscall|yield (ns_per_op), what=futex's wake_ns at CPUS=2 with the receiver's hart polling and
-  halted (wake_poll_ns, wake_halt_ns), what=futex at CPUS=1 (same hart) and CPUS=2 (cross hart: with
+  halted (wake_poll_ns, wake_halt_ns) and its wake_call_ns (the waker's futex_wake that kicks a polling hart:
+  futex_wake_kick_ns), what=futex at CPUS=1 (same hart) and CPUS=2 (cross hart: with
   delay_us=CROSS_DELAY_US before each hand-off, so the receiver has really blocked - without it the kernel's
   hand-off is faster than a block, the receiver seeing the token before it sleeps - and the delay taken off)
   bbench: every barrier shape x wait kind at 2 processes on 2 harts (its BENCH lines)
@@ -132,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         bench = f"job=kbench:procs=2,what=futex,ops={ops},delay_us={delay_us}"  # as tools/bench
         c[key] = median_of(r, 2, bench, lambda run: float(run.results[0]["wake_ns"]))
         src[key] = f"{bench} CPUS=2: wake_ns (the receiver's hart {'polling' if delay_us < 100 else 'halted'})"
+        if key == "wake_poll_ns":
+            c["futex_wake_kick_ns"] = median_of(r, 2, bench, lambda run: float(run.results[0]["wake_call_ns"]))
+            src["futex_wake_kick_ns"] = f"{bench} CPUS=2: wake_call_ns (the waker's futex_wake, kicking the other hart)"
     bars = barriers(r)
     for shape in ("central", "tree", "combination"):
         for wait in ("spin", "block"):

@@ -36,6 +36,7 @@ struct calib {
     double slot_switch, synth_unit, oddeven_cx, gauss_rowop, hog_unit, sleeper_unit;
     double proc_start, workers_start, proc_end; /* process 0's serial parts: see sim_work.c's header */
     double wake_poll, wake_halt; /* a wake to the woken running on an idle hart, polling / halted (kbench) */
+    double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);
@@ -116,7 +117,7 @@ static inline struct sproc *sproc_of(struct proc *p) { return (struct sproc *)p;
 void core_compute(struct sproc *sp, uint64_t t, uint64_t ns);  /* run ns of work from t */
 void core_spin(struct sproc *sp, uint64_t t);                  /* burn the hart until released */
 void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns); /* leave the hart asleep; 0: forever */
-void core_wake(struct sproc *sp, uint64_t t);                  /* make a sleeper ready at t */
+int core_wake(struct sproc *sp, uint64_t t); /* make a sleeper ready at t: 1 if that sent an IPI to another hart */
 void core_release_spinner(struct sproc *sp, uint64_t t);       /* a spinner's wait is over at t */
 void core_exit(struct sproc *sp, uint64_t t);
 int core_running(const struct sproc *sp);

@@ -40,6 +40,7 @@ static const struct {
     { "proc_end_ns", &calib.proc_end },
     { "wake_poll_ns", &calib.wake_poll },
     { "wake_halt_ns", &calib.wake_halt },
+    { "futex_wake_kick_ns", &calib.futex_wake_kick },
 };
 
 /* The number after "key": in text (the first occurrence, outside "sources" which comes last). */

@@ -93,11 +93,15 @@ static void on_hart(int h, uint64_t t)
 /* The kernel's splitmix64 over sched_seed (sched/core.c): the same sequence for the same seed=. */
 uint64_t sched_rand(void) { return sl_mix64(sched_seed += 0x9e3779b97f4a7c15UL); }
 
+static uint64_t ipis_sent; /* kicks and IPIs to other harts so far (core_wake reports whether it sent one) */
+
 void sched_ipi(uint64_t mask)
 {
     for (int h = 0; h < ncpus; h++)
-        if (mask >> h & 1)
+        if (mask >> h & 1) {
+            ipis_sent += h != mycpu()->id;
             sim_post(sim_now + ipi_ns(), EV_IPI, h, 0, 0);
+        }
 }
 
 void sched_preempt(struct cpu *c)
@@ -125,6 +129,7 @@ void sched_kick(int hart)
     if (hart == mycpu()->id || c->idle == IDLE_NOT || c->poked)
         return;
     c->poked = 1;
+    ipis_sent++;
     double wake = sim_now - c->idle_since < IDLE_POLL_US * 1000UL ? calib.wake_poll : calib.wake_halt;
     uint64_t sw = switch_ns() + core_unblock_ns();
     sim_post(sim_now + ((uint64_t)wake > sw ? (uint64_t)wake - sw : 0), EV_IPI, hart, 0, 0);
@@ -265,16 +270,18 @@ void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns)
     work_descheduled(sp, t);
 }
 
-void core_wake(struct sproc *sp, uint64_t t)
+int core_wake(struct sproc *sp, uint64_t t)
 {
     struct proc *p = &sp->p;
+    uint64_t sent = ipis_sent;
     if (p->state != P_BLOCKED)
-        return;
+        return 0;
     p->blocked_ticks += t - p->blocked_at;
     p->state = P_READY;
     sp->gen++;
     trace_proc(TR_WAKE, p, p->hart);
     sched->enqueue(p, ENQ_WAKE);
+    return ipis_sent != sent;
 }
 
 void core_exit(struct sproc *sp, uint64_t t)

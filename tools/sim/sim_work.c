@@ -216,12 +216,13 @@ static void arrive(struct sproc *sp, uint64_t t)
     for (int i = 0; i < b->nwait; i++) {
         struct sproc *w = b->waiter[i];
         if (w->act == A_BLOCKED && w->p.state == P_BLOCKED) {
-            wake_cost = (uint64_t)calib.syscall; /* one futex_wake for all sleepers */
-            core_wake(w, t);
+            /* one futex_wake for all sleepers; sending an IPI (kicking an idle hart) makes it dearer */
+            uint64_t cost = (uint64_t)(core_wake(w, t) ? calib.futex_wake_kick : calib.syscall);
+            wake_cost = cost > wake_cost ? cost : wake_cost;
         } else {
             /* spinning, or on its way into futex_wait (it sees the word changed and returns at once); the
                latter had set the sleepers bit, so the releaser still makes its futex_wake (lib/wait.c) */
-            if (w->pending_block)
+            if (w->pending_block && !wake_cost)
                 wake_cost = (uint64_t)calib.syscall;
             core_release_spinner(w, t + rel);
         }
