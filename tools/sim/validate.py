@@ -8,6 +8,12 @@ the same seed; each case runs seeds 1..--seeds and the table gives QEMU's median
 simulator's, and the simulator's error relative to QEMU's median (target: within 15 %). Every case is
 printed, those that miss too.
 
+The simulator runs with tools/sim/calib/default.json, except for the two cross-hart wake-up costs
+(wake_poll_ns, futex_wake_kick_ns): at CPUS >= 2 a kbench boot right before each seed's runs measures them
+anew (WAKE_BENCH, calibrate.py's own bench). This host's cross-hart wake-up switches between about 1.3 and
+2.9 us over minutes (two QEMU host threads, placed by the host), and a blocking barrier's phase moves with
+it: a calibration from another hour predicts another machine.
+
     python3 tools/sim/validate.py                 # the full set: a quiet machine, ~300 short boots
     python3 tools/sim/validate.py --tiny          # the pipeline only (make test): one small mix at CPUS=2
 
@@ -19,6 +25,7 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -26,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from schedlab_harness.qemu import boot  # noqa: E402
 from schedlab_harness.sim import sim_boot  # noqa: E402
 
+DEFAULT_CALIB = Path(__file__).resolve().parent / "calib" / "default.json"
+WAKE_BENCH = "job=kbench:procs=2,what=futex,ops=1000,delay_us=20"  # calibrate.py's wake_poll_ns bench
 POLICIES = ("timeslice", "gang", "partition", "global")
 WAITS = ("spin", "block", "twophase", "adaptive")
 
@@ -51,22 +60,45 @@ def timed(run, app: str) -> float:
     return float(result.get("par_us") or result["elapsed_us"])
 
 
+def wake_calib(cpus: int, where: Path) -> tuple[str | None, dict]:
+    """default.json with the cross-hart wake-up costs measured now (one kbench boot at CPUS=2), written under
+    `where`; at CPUS=1 nothing is woken across harts and default.json is used as it is."""
+    if cpus < 2:
+        return None, {}
+    run = boot(2, WAKE_BENCH, timeout=300)
+    if not run.ok:
+        raise RuntimeError(f"the wake-up bench failed: {WAKE_BENCH}\n{run.console[-1500:]}")
+    got = {"wake_poll_ns": float(run.results[0]["wake_ns"]),
+           "futex_wake_kick_ns": float(run.results[0]["wake_call_ns"])}
+    calib = json.loads(DEFAULT_CALIB.read_text())
+    calib.update(got, name=f"{calib['name']}.wake-now")
+    calib["sources"] = {**calib.get("sources", {}), **{k: f"{WAKE_BENCH} CPUS=2, next to the runs" for k in got}}
+    path = where / f"calib-{len(list(where.iterdir()))}.json"
+    path.write_text(json.dumps(calib, indent=1))
+    return str(path), got
+
+
 def one_case(cpus: int, policy: str, jobs: list[str], quantum: str, seeds=(1,)) -> list[dict]:
     """Each foreground job's slowdown (mix over alone, same seed) on QEMU and in the simulator, per seed; the
     error compares the medians over the seeds (a timeslice slowdown depends on the harts' tick phases, which
     the seed draws: one seed against one seed compares two draws, not two models)."""
     rows = {token: {"cpus": cpus, "policy": policy, "job": token, "quantum": quantum, "seeds": list(seeds),
-                    "qemu": [], "sim": []} for token in jobs}
-    runners = {"qemu": lambda args: boot(cpus, args, timeout=900), "sim": lambda args: sim_boot(cpus, args)}
-    for seed in seeds:
-        head = [f"policy={policy}", f"quantum={quantum}", f"seed={seed}"]
-        mix = " ".join(head + jobs + [f"job=hog:procs={cpus}"])
-        for kind, run_of in runners.items():
-            mixed = run_of(mix)
+                    "qemu": [], "sim": [], "wake": []} for token in jobs}
+    with tempfile.TemporaryDirectory(prefix="schedlab-validate-") as tmp:
+        for seed in seeds:
+            calib, wake = wake_calib(cpus, Path(tmp))
+            runners = {"qemu": lambda args: boot(cpus, args, timeout=900),
+                       "sim": lambda args: sim_boot(cpus, args, calib=calib)}
+            head = [f"policy={policy}", f"quantum={quantum}", f"seed={seed}"]
+            mix = " ".join(head + jobs + [f"job=hog:procs={cpus}"])
+            for kind, run_of in runners.items():
+                mixed = run_of(mix)
+                for token in jobs:
+                    app = token.split("=", 1)[1].split(":", 1)[0]
+                    alone = run_of(" ".join(head + [token]))
+                    rows[token][kind].append(timed(mixed, app) / timed(alone, app))
             for token in jobs:
-                app = token.split("=", 1)[1].split(":", 1)[0]
-                alone = run_of(" ".join(head + [token]))
-                rows[token][kind].append(timed(mixed, app) / timed(alone, app))
+                rows[token]["wake"].append(wake)
     for row in rows.values():
         for kind in runners:
             row[f"{kind}_slowdown"] = statistics.median(row[kind])
