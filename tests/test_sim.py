@@ -239,3 +239,32 @@ def suspensions(trace):
     first_rep = min(r.time_us for r in trace.records if r.event == "rep" and r.job == 1)
     first_exit = min(r.time_us for r in trace.records if r.event == "exit" and r.job == 1)
     return [r for r in trace.records if r.event == "blk" and r.job == 1 and first_rep < r.time_us < first_exit]
+
+
+# ---------------------------------------------------------------- the 16-processor document (tools/sim/reproduce.py)
+
+def test_sixteen_processor_document_is_complete_and_reproducible(tmp_path):
+    """tools/sim/reproduce.py writes every experiment's table, plot and, where the simulation differs from the
+    paper or the model, the sentence saying why; the simulator is deterministic, so a second run writes the
+    same document. The P_M rule is a property of blocking barriers, not a timing: each row lies on ceil(16/P)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sim_reproduce", REPO_ROOT / "tools" / "sim" / "reproduce.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    doc = mod.reproduce(tmp_path / "a").read_text()
+    for exp in mod.EXPERIMENTS:
+        assert (tmp_path / "a" / "sim-16" / f"{exp.__name__}.png").is_file(), exp.__name__
+    sections = doc.split("\n## ")[1:]
+    assert len(sections) == len(mod.EXPERIMENTS)
+    for section in sections:
+        rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+        assert len(rows) >= 2, section[:200]
+        assert all(float(r[2]) == float(r[2]) for r in rows[1:]), section[:200]  # every simulated cell a number
+    noted = {s.splitlines()[0] for s in sections
+             if any(line and not line.startswith(("|", "![")) for line in s.split("|\n", 1)[-1].splitlines())}
+    for title in ("Markatos 3.5.1", "Markatos 3.5.3", "Markatos Figs. 3.5/3.6", "Feitelson", "Tucker"):
+        assert any(t.startswith(title) for t in noted), (title, noted)
+    pm = next(s for s in sections if s.startswith("Markatos Fig. 3.7"))
+    for r in [line.split(" | ") for line in pm.splitlines() if line.startswith("| P=")]:
+        assert abs(float(r[2]) / float(r[3].rstrip(" |")) - 1) < 0.05, r
+    assert mod.reproduce(tmp_path / "b").read_text() == doc
