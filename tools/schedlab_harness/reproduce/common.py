@@ -6,12 +6,16 @@ from . import Ctx, ReproError, elapsed_us, median
 
 
 def slowdowns(ctx: Ctx, alone: str, mix: str, app: str, key: str = "par_us", n: int | None = None,
-              cpus: int | None = None) -> tuple[list[float], list[float], list[float]]:
-    """(alone values, mix values, per-seed mix/alone) of app's RESULT key; the same seed for both of a pair."""
+              cpus: int | None = None, mixes: list | None = None) -> tuple[list[float], list[float], list[float]]:
+    """(alone values, mix values, per-seed mix/alone) of app's RESULT key; the same seed for both of a pair.
+    The mixed runs are appended to `mixes` when given (for their other RESULT keys)."""
     a_vals, m_vals, ratios = [], [], []
     for seed in range(1, (n or ctx.reps(5, 2)) + 1):
         a = elapsed_us(ctx.boot(alone, seed, cpus), app, key=key)
-        m = elapsed_us(ctx.boot(mix, seed, cpus), app, key=key)
+        run = ctx.boot(mix, seed, cpus)
+        if mixes is not None:
+            mixes.append(run)
+        m = elapsed_us(run, app, key=key)
         a_vals.append(a)
         m_vals.append(m)
         ratios.append(m / a)
