@@ -58,3 +58,26 @@ def test_one_section_end_to_end(boot, tmp_path):
     md = (tmp_path / "results.md").read_text()
     assert "## The cost of a gang slot switch" in md and "| overhead, % of the quantum |" in md
     assert json.loads((tmp_path / "results.json").read_text())["sections"][0]["name"] == "gang-switch"
+
+
+def _section(name, ours):
+    return rp.Section(name, f"Title of {name}", "-", "-", [rp.Row("claim", "1", "-", ours, "reproduced")], "")
+
+
+def test_only_merges_into_the_results_already_there(tmp_path):
+    """--only replaces its sections and keeps the others (in the registry's order); the header says what was
+    re-run; results from another --cpus are not mixed in."""
+    first, second = [e.name for e in rp.load_all()][:2]
+    ctx = rp.Ctx(out=tmp_path, progress=lambda msg: None)
+    rp.write_results([_section(first, "1.0"), _section(second, "2.0")], ctx)
+    rp.write_results([_section(first, "1.5")], rp.Ctx(out=tmp_path, progress=lambda msg: None), partial=True)
+    md = (tmp_path / "results.md").read_text()
+    assert md.index(f"## Title of {first}") < md.index(f"## Title of {second}")
+    assert "| claim | 1 | - | 1.5 | reproduced |" in md and "| claim | 1 | - | 2.0 | reproduced |" in md
+    assert "| 1.0 |" not in md and "2 reproduced" in md
+    assert f"Re-run since: `tools/schedlab reproduce --only {first} --cpus 2`" in md
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [s["name"] for s in doc["sections"]] == [first, second] and doc["reruns"][0]["sections"] == [first]
+    rp.write_results([_section(second, "3.0")], rp.Ctx(cpus=4, out=tmp_path, progress=lambda msg: None),
+                     partial=True)
+    assert [s["name"] for s in json.loads((tmp_path / "results.json").read_text())["sections"]] == [second]

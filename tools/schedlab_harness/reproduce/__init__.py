@@ -221,19 +221,28 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
     return sections
 
 
-def _header(ctx: Ctx, sections: list[Section], partial: bool) -> list[str]:
-    calib = " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items())
-    load = os.getloadavg()[0]
-    spent = sum(s.seconds for s in sections)
+def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
+    """What the header says about one run of the command (kept in results.json for later merges)."""
+    return {"command": f"tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
+                       f"{' --only ' + ','.join(s.name for s in sections) if partial else ''} --cpus {ctx.cpus}",
+            "date": time.strftime("%Y-%m-%d"), "host": platform.node() or "?", "cores": os.cpu_count(),
+            "load": round(os.getloadavg()[0], 2), "boots": ctx.boots,
+            "minutes": round(sum(s.seconds for s in sections) / 60, 1),
+            "calib": " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items()) or "none"}
+
+
+def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
+    w = written
+    since = "".join(f" Re-run since: `{r['command']}` on {r['date']} ({r['boots']} boots, load average {r['load']:.2f} "
+                    "at the end)." for r in reruns)
     return [
         "# Results: the papers' headline numbers, regenerated",
         "",
-        f"Written by `tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
-        f"{' --only ' + ','.join(s.name for s in sections) if partial else ''} --cpus {ctx.cpus}` on "
-        f"{time.strftime('%Y-%m-%d')}, host {platform.node() or '?'} ({os.cpu_count()} cores, load average "
-        f"{load:.2f} at the end), QEMU at {ctx.cpus} harts; {ctx.boots} boots in {spent / 60:.1f} min. "
-        f"Calibration card of the first boot: `{calib or 'none'}`. Every number here is produced by that command "
-        "(the raw numbers are in results.json); nothing is written by hand.",
+        f"Written by `{w['command']}` on {w['date']}, host {w['host']} ({w['cores']} cores, load average "
+        f"{w['load']:.2f} at the end), QEMU at {ctx.cpus} harts; {w['boots']} boots in {w['minutes']:.1f} min. "
+        f"Calibration card of the first boot: `{w['calib']}`.{since} Every number here is produced by "
+        f"{'those commands' if reruns else 'that command'} (the raw numbers are in results.json); nothing is "
+        "written by hand.",
         "",
         "Each table: the paper's number as printed | what the paper's own model predicts for our machine and "
         "sizes (tools/schedlab_harness/reproduce/models.py, from constants measured here) | ours, median "
@@ -244,8 +253,9 @@ def _header(ctx: Ctx, sections: list[Section], partial: bool) -> list[str]:
     ]
 
 
-def render(sections: list[Section], ctx: Ctx, partial: bool = False) -> str:
-    lines = _header(ctx, sections, partial)
+def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: dict | None = None,
+           reruns: list[dict] | None = None) -> str:
+    lines = _header(ctx, written or _written(ctx, sections, partial), reruns or [])
     papers = [r for s in sections if not s.name.startswith("sim-") for r in s.rows]
     counts = {v: sum(1 for r in papers if r.verdict == v) for v in VERDICTS}
     lines += ["Verdicts on the papers' results: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."]
@@ -270,11 +280,50 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _load_sections(doc: dict) -> list[Section]:
+    return [Section(**{**s, "rows": [Row(**r) for r in s["rows"]]}) for s in doc["sections"]]
+
+
+def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list[dict]] | None:
+    """An --only run replaces its sections in the results already in ctx.out, when those came from a run with
+    the same --cpus and --quick; None when there is nothing to merge into."""
+    path = ctx.out / "results.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+        old = _load_sections(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        ctx.progress(f"reproduce: {path} is unreadable ({exc}); writing only the sections run")
+        return None
+    if doc.get("cpus") != ctx.cpus or doc.get("quick") != ctx.quick:
+        ctx.progress(f"reproduce: {path} was written with --cpus {doc.get('cpus')}"
+                     f"{' --quick' if doc.get('quick') else ''}; writing only the sections run")
+        return None
+    order = {e.name: e.order for e in load_all()}
+    new = {s.name: s for s in sections}
+    merged = [new.pop(s.name, s) for s in old if s.name in order] + list(new.values())
+    merged.sort(key=lambda s: (order.get(s.name, 1 << 30), s.name))
+    written = doc.get("written") or {"command": f"tools/schedlab reproduce --cpus {ctx.cpus}", "date": "an earlier "
+                                     "date", "host": "?", "cores": "?", "load": 0.0, "boots": "?", "minutes": 0.0,
+                                     "calib": "none"}
+    reruns = [r for r in doc.get("reruns", []) if not set(r["sections"]) <= {s.name for s in sections}]
+    return merged, written, reruns + [{**_written(ctx, sections, True), "sections": [s.name for s in sections]}]
+
+
 def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> Path:
+    """results.md and results.json in ctx.out. A partial (--only) run is merged into the results there, so
+    regenerating one section keeps the others; the header says which sections were re-run, when."""
+    merged = _merge(sections, ctx) if partial else None
+    if merged:
+        sections, written, reruns = merged
+    else:
+        written, reruns = _written(ctx, sections, partial), []
     md = ctx.out / "results.md"
-    md.write_text(render(sections, ctx, partial))
+    md.write_text(render(sections, ctx, partial, written, reruns))
     (ctx.out / "results.json").write_text(json.dumps(
-        {"cpus": ctx.cpus, "quick": ctx.quick, "calib": ctx.calib,
+        {"cpus": ctx.cpus, "quick": ctx.quick, "calib": ctx.calib, "written": written, "reruns": reruns,
          "sections": [asdict(s) for s in sections]}, indent=1, default=str) + "\n")
-    ctx.progress(f"reproduce: wrote {md} and {ctx.out / 'results.json'}")
+    ctx.progress(f"reproduce: wrote {md} and {ctx.out / 'results.json'}"
+                 + (f" ({len(sections)} sections, the ones not run kept from before)" if merged else ""))
     return md
