@@ -26,7 +26,6 @@ struct cpu {
     int poked;                  /* sched_kick's wake-up for a polling hart */
     int need_resched;           /* leave the current process at the next return to user */
     uint64_t next_tick;         /* time of the next quantum tick */
-    uint64_t ndispatch;         /* processes dispatched here (sched_lock): did a yield let anyone run? */
     uint64_t idle_ticks, idle_since;
     int traced_idle;            /* an idle record was written since the last dispatch */
     void *policy;               /* per-hart policy state */

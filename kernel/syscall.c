@@ -37,9 +37,8 @@ static long sys_hart(struct proc *p) { return mycpu()->id; }
 
 static long sys_yield(struct proc *p)
 {
-    uint64_t how = ARG(p, 0);
-    int others = sched_yield(p);
-    return how == SL_YIELD_REPORT ? others : 0;
+    sched_yield(p);
+    return 0;
 }
 
 /* A spin-wait pause (vclock.h): in deterministic mode, the hand-over, then whatever SSIP stands for now

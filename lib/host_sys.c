@@ -94,7 +94,6 @@ long sl_sys_yield(void)
     sched_yield();
     return 0;
 }
-long sl_sys_yield_report(void) { return sl_sys_yield(); /* Linux does not say whether anyone else ran */ }
 
 /* A process asleep here is not running: its running[] entry is cleared and it does not count as
    runnable for the time of the wait (the entry is put back as it was: a test may have cleared it). */

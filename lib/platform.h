@@ -51,7 +51,6 @@ uint64_t sl_sys_time(void);
 long     sl_sys_self(void);
 long     sl_sys_hart(void);
 long     sl_sys_yield(void);
-long     sl_sys_yield_report(void); /* yield; 1 if another process ran on the hart meanwhile (the host: always 0) */
 long     sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us);
 long     sl_sys_futex_wake(const uint32_t *addr, uint32_t n);
 long     sl_sys_proc_create(const struct sl_procstart *ps);

@@ -38,7 +38,6 @@ uint64_t sl_sys_time(void) { return (uint64_t)ecall(SYS_time, 0, 0, 0); }
 long sl_sys_self(void) { return ecall(SYS_self, 0, 0, 0); }
 long sl_sys_hart(void) { return ecall(SYS_hart, 0, 0, 0); }
 long sl_sys_yield(void) { return ecall(SYS_yield, 0, 0, 0); }
-long sl_sys_yield_report(void) { return ecall(SYS_yield, SL_YIELD_REPORT, 0, 0); }
 
 long sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us)
 {

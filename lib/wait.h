@@ -13,9 +13,8 @@
  *             waiter wastes is at most twice what the best choice made in
  *             hindsight would waste
  *   adaptive  spin while every participant the waiter still needs is on a
- *             hart right now (the info page's running[]), otherwise yield
- *             once (a partner queued on this hart then runs) and block if
- *             that ran nobody or did not help (wait_adaptive.c); objects say whom a waiter needs with a
+ *             hart right now (the info page's running[]), block otherwise
+ *             (wait_adaptive.c); objects say whom a waiter needs with a
  *             struct sl_waitfor. On the host, where running[] cannot say
  *             who waits for a CPU, a crowded job (more runnable processes
  *             than CPUs, lib/host_spin.h) makes it wait as twophase does

@@ -10,20 +10,8 @@
  * arrived yet); without one, every other process of the job. Spinning for
  * a participant that is not running only burns a quantum the participant
  * may need (it may be queued behind the spinner on the same hart), so the
- * waiter gives its hart away at once; while all of them run, the change is
- * near and a spin is cheapest.
- *
- * Giving the hart away is first a yield, as Markatos's blocking barrier
- * "yields only if another process shares the processor" (1993, sec. 3.6.1):
- * when the participant is queued on the waiter's own hart - two processes
- * of a job sharing a hart, as under deprivation - the yield runs it, the
- * waiter stays ready, and nobody pays a futex_wait and a futex_wake for
- * the hand-off (Figs. 3.5/3.6 at x = 4 switches: combination 31 -> 24 us
- * per episode on QEMU). If the yield ran nobody (the participant waits on
- * another hart), or the waiter comes back to find it still not running,
- * the waiter sleeps in the kernel until the word changes: a yield per look,
- * never a chain of them, so waiters sharing a hart cannot bounce the hart
- * between themselves.
+ * waiter blocks at once; while all of them run, the change is near and a
+ * spin is cheapest.
  *
  * running() is re-evaluated every RECHECK spins (participants may be
  * preempted while we spin) and after every wake-up. A waiter that went to
@@ -61,10 +49,8 @@ static void adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_wa
         sl_wait_twophase_ops.wait(word, old, wf);
         return;
     }
-    int yielded = 0; /* this look at a participant not running has yielded once already */
-
     while (sl_wait_value(word) == old) {
-        if (needed_running(wf)) {
+        while (needed_running(wf)) {
             for (unsigned i = 0; i < RECHECK; i++) {
                 if ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) != old) {
                     (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
@@ -72,16 +58,8 @@ static void adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_wa
                 }
                 sl_wait_pause(in_thread);
             }
-            yielded = 0;
-            continue;
-        }
-        if (!yielded) {
-            yielded = 1;
-            if (sl_sys_yield_report()) /* another process ran on this hart: look again */
-                continue;
         }
         sl_wait_sleep(word, old);
-        yielded = 0;
     }
 }
 

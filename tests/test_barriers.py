@@ -78,21 +78,3 @@ def test_sched_needs_sync_barrier(boot):
                "sched=gss needs sync=barrier" in line for line in run.output[1])
     # the app's ERROR is its output; the kernel adds one line of its own: the job ended with a status
     assert len(run.errors) == 1 and run.errors[0].startswith("ERROR job 1 (gauss) ended") and "status 1" in run.errors[0]
-
-
-def test_adaptive_yields_to_a_partner_on_its_hart_and_sleeps_when_none_is_there(boot):
-    """The adaptive wait (lib/wait_adaptive.c, after Markatos 3.6.1: a blocking barrier "yields only if another
-    process shares the processor"): with two processes of the job per hart, a waiter whose partner is queued on
-    its hart hands the hart over by a yield (trace: yld records, no preemption needed), and most hand-overs
-    then need no futex sleep; a waiter alone on its hart, whose partner is preempted by a hog elsewhere, still
-    sleeps (deterministic mode: the counts do not depend on the host's load)."""
-    from schedlab_harness import trace as tr
-    run = boot(2, "trace=on job=synth:procs=4,grain=1600,iters=200,shape=combination,barrier=adaptive", timeout=120)
-    assert_all_ok(run)
-    yields = [r for r in tr.parse_trace(run.console).records if r.event == "yld" and r.job == 1]
-    assert yields, "the adaptive waiters never yielded to a partner on their hart"
-    assert run.results[0]["sleeps"] < 4 * 200, run.results[0]
-    lone = boot(2, "quantum=1ms job=synth:procs=2,grain=1600,iters=400,barrier=adaptive job=hog:procs=1",
-                timeout=120, deterministic=True)
-    assert_all_ok(lone)
-    assert lone.results[0]["sleeps"] > 0, lone.results[0]

@@ -129,17 +129,6 @@ def test_a_futex_wake_that_kicks_an_idle_hart_costs_the_waker_its_calibrated_pri
     assert wakes >= 300 and cpu[1] - cpu[0] == pytest.approx(wakes * 10, rel=0.05), (cpu, wakes)
 
 
-def test_an_adaptive_waiter_yields_to_a_partner_on_its_hart():
-    """As lib/wait_adaptive.c: a waiter whose partner is queued on its own hart yields to it (yld records)
-    rather than sleeping for every hand-over; alone on its hart with the partner preempted elsewhere, it
-    sleeps."""
-    run = run_ok(2, "trace=on job=synth:procs=4,grain=1600,iters=200,shape=combination,barrier=adaptive")
-    assert [r for r in tr.parse_trace(run.console).records if r.event == "yld" and r.job == 1]
-    assert run.results[0]["blocks"] < 4 * 200, run.results[0]
-    lone = run_ok(2, "quantum=1ms job=synth:procs=2,grain=1600,iters=400,barrier=adaptive job=hog:procs=1")
-    assert lone.results[0]["blocks"] > 0, lone.results[0]
-
-
 @pytest.mark.parametrize("wait", ["spin", "block", "twophase", "adaptive"])
 @pytest.mark.parametrize("policy", ["timeslice", "gang", "partition", "global"])
 def test_every_policy_and_wait_kind_finishes(policy, wait):

@@ -22,8 +22,7 @@
 #define SYS_time        3  /* () -> the `time` CSR (ticks of info->timebase_hz); U-mode may also `rdtime` directly */
 #define SYS_self        4  /* () -> index of the calling process within its job (0 = the first process) */
 #define SYS_hart        5  /* () -> index 0..H-1 of the hart the caller runs on right now */
-#define SYS_yield       6  /* (how) -> 0: give up the hart to the next ready process of the policy; with
-                              how = SL_YIELD_REPORT, 1 if another process ran on the hart meanwhile */
+#define SYS_yield       6  /* () -> 0: give up the hart to the next ready process of the policy */
 #define SYS_futex_wait  7  /* (uint32 *addr, uint32 expected, uint64 timeout_us) -> 0 when woken,
                               SL_EAGAIN if *addr != expected at the call, SL_ETIMEDOUT; timeout_us 0 = forever */
 #define SYS_futex_wake  8  /* (uint32 *addr, uint32 n) -> number of processes woken (at most n) */
@@ -43,7 +42,6 @@
                               returns at once. The library calls it from spin loops only when the info page has
                               SL_INFO_VIRTUAL_CLOCK. */
 #define SYS_NSYSCALLS  14
-#define SL_YIELD_REPORT 1  /* SYS_yield's how: report whether anyone else ran (any other value: return 0) */
 
 /* ---- errors (negative return values) ------------------------------------- */
 #define SL_EFAULT    (-1)   /* a pointer argument is not mapped user memory with the needed access */

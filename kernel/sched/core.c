@@ -203,7 +203,6 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
     p->on_cpu = c;
     p->dispatched_at = now;
     p->nswitch++;
-    c->ndispatch++;
     c->cur = p;
     c->traced_idle = 0;
     trace_rec_at(c->id, now, TR_RUN, p->job->id, p->idx, p->slot);
@@ -275,20 +274,14 @@ void sched_block(struct proc *p)
     switch_out(p);
 }
 
-/* Returns 1 if another process ran on p's hart before p ran again (or p came back on another hart), 0 if the
-   policy handed the hart straight back: a yield that let nobody run, after which a waiter had better sleep. */
-int sched_yield(struct proc *p)
+void sched_yield(struct proc *p)
 {
-    struct cpu *c = mycpu();
     acquire(&sched_lock);
-    uint64_t mark = c->ndispatch;
     p->state = P_READY;
     trace_proc(TR_YLD, p, 0);
     sched->enqueue(p, ENQ_YIELD);
     switch_out(p);
-    int others = mycpu() != c || c->ndispatch - mark > 1;
     release(&sched_lock);
-    return others;
 }
 
 /* sched_on_return (core.h) found need_resched set: switch away, the process still ready. */

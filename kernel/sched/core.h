@@ -31,7 +31,7 @@ void sched_init(void);
 void sched_start_hart(void) __attribute__((noreturn));
 void sched_make_ready(struct proc *p, enum enq_how how);   /* sched_lock held */
 void sched_block(struct proc *p);           /* sched_lock held; returns when woken, lock held again */
-int sched_yield(struct proc *p);
+void sched_yield(struct proc *p);
 void sched_exit(struct proc *p) __attribute__((noreturn));  /* sched_lock held */
 void sched_timer_interrupt(struct cpu *c);
 void sched_soft_interrupt(struct cpu *c);

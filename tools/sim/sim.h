@@ -75,8 +75,6 @@ struct sproc {
     uint64_t episode;        /* the barrier episode it waits for */
     int waiting;             /* at its barrier until the episode is released */
     int pending_block;       /* it is in the futex_wait system call (a compute segment) */
-    int pending_yield;       /* adaptive: it is in the yield system call (a compute segment) */
-    int yielded;             /* adaptive: this look at a participant not running has yielded once already */
     int suspended;           /* process control: asleep at a safe point, its workers hosted elsewhere */
     int starting;            /* before the workers' first barrier (the apps start their clock after it) */
     int life;                /* process 0: enum life in sim_work.c; the others: 1 while waiting for go */
@@ -119,7 +117,6 @@ static inline struct sproc *sproc_of(struct proc *p) { return (struct sproc *)p;
 void core_compute(struct sproc *sp, uint64_t t, uint64_t ns);  /* run ns of work from t */
 void core_spin(struct sproc *sp, uint64_t t);                  /* burn the hart until released */
 void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns); /* leave the hart asleep; 0: forever */
-int core_yield(struct sproc *sp, uint64_t t); /* give the hart away, staying ready: 1 if another process got it */
 int core_wake(struct sproc *sp, uint64_t t); /* make a sleeper ready at t: 1 if that sent an IPI to another hart */
 void core_release_spinner(struct sproc *sp, uint64_t t);       /* a spinner's wait is over at t */
 void core_exit(struct sproc *sp, uint64_t t);

@@ -270,14 +270,6 @@ void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns)
     work_descheduled(sp, t);
 }
 
-int core_yield(struct sproc *sp, uint64_t t)
-{
-    struct cpu *c = sp->p.on_cpu;
-    leave(c, t, ENQ_YIELD);
-    dispatch(c, t);
-    return c->cur != &sp->p; /* the kernel's sys_yield: did anyone else run? */
-}
-
 int core_wake(struct sproc *sp, uint64_t t)
 {
     struct proc *p = &sp->p;

@@ -29,10 +29,8 @@
  *             still entering futex_wait returns at once, but had set the sleepers bit: the releaser still
  *             pays its futex_wake system call.
  *   twophase  spin for at most the library's bound (SL_TWOPHASE_SPIN_NS, lib/wait_bounds.h), then block.
- *   adaptive  spin while every participant still to arrive is on a hart; otherwise yield once (a
- *             system call; the policy may hand the hart to a partner queued there) and block if nobody
- *             else got the hart or, back on it, the partner is still not running; re-decided whenever a
- *             participant loses its hart.
+ *   adaptive  spin while every participant still to arrive is on a hart, block otherwise; re-decided
+ *             whenever a participant loses its hart.
  * release_ns per shape grows with P as the shape does: central P/2 x (the 2-process cost), tree and
  * combination log2 P x.
  *
@@ -189,18 +187,11 @@ static void wait_turn(struct sproc *sp, uint64_t t)
             sim_post(sp->spin_until, EV_STEP, -1, sp, 0);
         }
         return;
-    case W_ADAPTIVE: /* lib/wait_adaptive.c: spin while all run, else yield once per look, then sleep */
-        if (all_running(sp)) {
-            sp->yielded = 0;
+    case W_ADAPTIVE:
+        if (all_running(sp))
             core_spin(sp, t);
-        } else if (!sp->yielded) {
-            sp->yielded = 1;
-            sp->pending_yield = 1; /* the yield system call */
-            core_compute(sp, t, (uint64_t)calib.syscall);
-        } else {
-            sp->yielded = 0;
+        else
             begin_block(sp, t);
-        }
         return;
     }
 }
@@ -475,11 +466,6 @@ void work_step(struct sproc *sp, uint64_t t)
             sp->pending_block = 0;
             if (!released(sp))
                 return core_block(sp, t, 0);
-        } else if (sp->pending_yield) {
-            sp->pending_yield = 0;
-            sp->act = A_SPIN; /* dispatched again - at once if nobody else was ready - it looks at its barrier */
-            core_yield(sp, t);
-            return;
         } else if (!released(sp)) {
             return wait_turn(sp, t); /* twophase's bound passed, adaptive re-decides, or a spurious wake */
         }

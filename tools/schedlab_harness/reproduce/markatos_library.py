@@ -10,8 +10,7 @@ two levels from 5 participants: M = 5 on 2 harts.
 Figs. 3.5/3.6: two processes per hart, blocking barriers, time between barriers T = x block/wake costs; the
 overhead is measured against the same work with one process per hart (each doing both shares).  The thesis's
 blocking "yields only if another process shares the processor, and spins otherwise": our adaptive wait
-(spin while every participant still to arrive is running, else yield once, and sleep if that ran nobody) is
-that rule, with a sleep where a yield would find nobody to run.
+(spin while every participant still to arrive is running, else sleep) is that rule.
 """
 
 from __future__ import annotations
