@@ -161,16 +161,17 @@ def tree_vs_combination(sim: Sim) -> dict:
             overhead = (on8 / (2 * on16) - 1.0) * 100.0  # over the ideal 2x of half the harts
             rows.append({"case": f"{shape}, T = {x} switches", "paper": paper.get((shape, x)), "sim": overhead,
                          "model": None})
+    c = sim.calibration()
     return {"title": "Markatos Figs. 3.5/3.6: blocking tree vs combination barrier overhead, % (16 on 8 vs 2 x 16 on 16)",
             "model": "none closed-form; the simulator models a barrier's shape by its release cost only, not by "
                      "combining the processes that share a hart, so it cannot show the combination barrier's gain",
             "rows": rows,
             "note": "Overheads near zero, some below it: with one process per hart every episode already pays a "
                     "cross-hart wake-up on its critical path (calibrated: the sleeper's wake "
-                    f"{sim.calibration()['wake_poll_ns'] / 1000:.1f} us, the waker's futex_wake "
-                    f"{sim.calibration()['futex_wake_kick_ns'] / 1000:.1f} us), and 'twice the 16-on-16 time' counts it "
+                    f"{c['wake_poll_ns'] / 1000:.1f} us, the waker's futex_wake "
+                    f"{c['futex_wake_kick_ns'] / 1000:.1f} us), and 'twice the 16-on-16 time' counts it "
                     "twice, while on 8 harts the second process of a hart takes over by a same-hart switch "
-                    f"({sim.calibration()['yield_ns'] / 1000:.1f} us). On the Butterfly a block and wake cost "
+                    f"({c['yield_ns'] / 1000:.1f} us). On the Butterfly a block and wake cost "
                     "several switches (the thesis's x axis), hence its 39 % and 10 %. Not reproduced: the "
                     "shapes' difference needs the combining the simulator does not model."}
 
@@ -183,6 +184,8 @@ def feitelson_exp4(sim: Sim) -> dict:
         ts = sim.elapsed(n, f"policy=timeslice quantum=10ms {job} {job}")
         gang = sim.elapsed(n, f"policy=gang quantum=10ms {job} {job}")
         rows.append({"case": f"gang size {n}, load 2", "paper": None, "sim": ts / gang, "model": 2.0 ** (n - 1)})
+    c = sim.calibration()
+    cap = (10000 + c["yield_ns"] / 1000) / (100 * c["synth_unit_ns"] / 1000)  # a round per iteration, over gang
     return {"title": "Feitelson & Rudolph experiment 4: uncoordinated / gang time, load l = 2",
             "model": "about l^(n-1) times slower than gang (the paper's analysis)", "rows": rows,
             "note": "Eq. 8 treats each process as running with chance 1/l at any moment, independently of the "
@@ -191,8 +194,7 @@ def feitelson_exp4(sim: Sim) -> dict:
                     "and 4) or, once the harts' quanta are spread over more than half a round, hardly at all, "
                     "and then iterations complete only in the rare windows where they do (far above l^(n-1), as at "
                     "n = 8; eq. 8's cap, a round per iteration, would be "
-                    f"{(10000 + sim.calibration()['yield_ns'] / 1000) / (100 * sim.calibration()['synth_unit_ns'] / 1000):.0f} "
-                    "times gang here). Feitelson & Rudolph measured only n = 2 (quadratic in the load)."}
+                    f"{cap:.0f} times gang here). Feitelson & Rudolph measured only n = 2 (quadratic in the load)."}
 
 
 def tucker_gupta(sim: Sim) -> dict:

@@ -23,6 +23,12 @@ VERSIONS = [("coarse, barrier", "variant=coarse,sync=barrier", 1.97), ("coarse, 
 POLICIES = ("timeslice", "gang", "partition", "global")
 
 
+def one_hart_par(ctx, keys: str, reps: int, extra: str = "") -> list[float]:
+    """par_us of the Gauss version `keys` with one process on one hart, seeds 1..reps (S(P)'s numerator)."""
+    return [elapsed_us(ctx.boot(f"{extra}job=gauss:n=384,{keys},procs=1", seed, cpus=1), "gauss", key="par_us")
+            for seed in range(1, reps + 1)]
+
+
 @experiment("markatos-3.5.3", "Markatos 3.5.3: partitions, and why they win (sublinear speedup)", order=30,
             quick_seconds=12, full_seconds=30)
 def partitions(ctx) -> Section:
@@ -32,8 +38,7 @@ def partitions(ctx) -> Section:
         job = f"job=gauss:n=384,{keys},procs={h}"
         alone, mix, ratio = slowdowns(ctx, f"policy=partition {job}", f"policy=partition {job} job=hog:procs={h}",
                                       "gauss")
-        one = [elapsed_us(ctx.boot(f"job=gauss:n=384,{keys},procs=1", seed, cpus=1), "gauss", key="par_us")
-               for seed in range(1, ctx.reps(3, 1) + 1)]
+        one = one_hart_par(ctx, keys, ctx.reps(3, 1))
         speedup = median(one) / median(alone)
         curves[label] = (median(one), median(alone))
         ours = median(ratio)
@@ -78,8 +83,7 @@ def ranking(ctx) -> Section:
             slow[policy][label] = median(ratio)
             copies = [int(next(r for r in run.results if r["app"] == "gauss").get("copies", 0)) for run in mixes]
             data[policy][label] = {"alone_par_us": alone, "mix_par_us": mix, "slowdown": ratio, "copies": copies}
-        one = [elapsed_us(ctx.boot(f"quantum=1ms job=gauss:n=384,{keys},procs=1", seed, cpus=1), "gauss",
-                          key="par_us") for seed in range(1, reps + 1)]
+        one = one_hart_par(ctx, keys, reps, "quantum=1ms ")
         speedup[label] = median(one) / median(data["partition"][label]["alone_par_us"])
     # the thesis's per-version numbers under time-slicing (3.5.1) and partitions (3.5.3); coscheduling's are
     # "uniformly slightly higher than 2" (3.5.4)
@@ -101,8 +105,9 @@ def ranking(ctx) -> Section:
         need = len(VERSIONS) if p != "timeslice" else (len(VERSIONS) + 1) // 2
         v = verdict_shape(len(inside) >= need, len(inside) * 2 >= len(VERSIONS))
         outside = ", ".join(f"{lbl} {slow[p][lbl]:.2f}" for lbl in slow[p] if lbl not in inside)
-        rows.append(Row(f"{p}: the four versions (median, min..max over versions)", paper,
-                        "2.00" if p == "gang" else fmt_spread(list(speedup.values())) if p == "partition" else "-", fmt_spread(list(slow[p].values())), v,
+        model = {"gang": "2.00", "partition": fmt_spread(list(speedup.values()))}.get(p, "-")
+        rows.append(Row(f"{p}: the four versions (median, min..max over versions)", paper, model,
+                        fmt_spread(list(slow[p].values())), v,
                         "" if v == "reproduced" else f"outside the band: {outside}"))
 
     def draw(ax):
