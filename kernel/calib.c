@@ -35,6 +35,7 @@
  */
 #include "sched/core.h"
 #include "intr.h"
+#include "schedlab/model.h"
 
 #define CALIB_ROUNDS      2000
 #define CALIB_IPI_ROUNDS  200
@@ -179,4 +180,20 @@ void calib_run(void)
         fmt_centins(s[i], sizeof s[i], v[i]);
     kprintf("CALIB syscall_ns=%s switch_ns=%s ipi_ns=%s tick_ns=%s synth_unit_ns=%s cost_us=%lu\n", s[0], s[1], s[2],
             s[3], s[4], time_us(rdtime() - t0));
+}
+
+/* The machine model's cycle (model=, tools/model/README.md): the time of one emulated instruction, from two
+   runs of model_calib_loop (calib_loops.S) on the boot hart before the other harts start; the second counts
+   (the first pays for translating the loop). The plugin times the same runs by the loop's addresses and
+   charges misses in its own measurement; this one goes on the BOOT line. Picoseconds. */
+void model_calib_loop(uint64_t iters, uint64_t *buf);
+static uint64_t model_calib_buf[8] __attribute__((aligned(64)));
+
+uint64_t calib_model_cycle_ps(void)
+{
+    model_calib_loop(MODEL_CALIB_ITERS, model_calib_buf);
+    uint64_t t = rdtime();
+    model_calib_loop(MODEL_CALIB_ITERS, model_calib_buf);
+    t = rdtime() - t;
+    return t * (1000000000000UL / plat.timebase_hz) / ((uint64_t)MODEL_CALIB_ITERS * MODEL_CALIB_BODY);
 }

@@ -57,3 +57,52 @@ calib_synth:
     bne a0, t4, 1b
     ret
     .option pop
+
+/* model_calib_loop(iters, buf): the machine model's cycle (include/schedlab/model.h, tools/model/README.md):
+   iters > 0 rounds of exactly MODEL_CALIB_BODY = 32 instructions - 6 loads and 2 stores to buf's first line
+   (L1 hits in any profile), 22 integer operations, the count and the branch - about the mix of the bundled
+   apps' inner loops. The plugin times the stretch from this label to model_calib_loop_end by the instructions'
+   addresses; calib_model (calib.c) times the call with the time CSR. Both divide by iters * 32. */
+.globl model_calib_loop
+.globl model_calib_loop_end
+.balign 4
+model_calib_loop:
+    .option push
+    .option norvc
+    li t0, 1
+    li t1, 3
+1:  ld t2, 0(a1)
+    add t0, t0, t1
+    xor t1, t1, t0
+    ld t3, 8(a1)
+    slli t4, t0, 3
+    add t0, t0, t4
+    ld t4, 16(a1)
+    srli t5, t1, 5
+    xor t1, t1, t5
+    add t2, t2, t3
+    ld t5, 24(a1)
+    add t0, t0, t2
+    xor t1, t1, t4
+    ld t6, 32(a1)
+    or t2, t0, t1
+    and t3, t0, t5
+    add t0, t0, t6
+    ld a2, 40(a1)
+    sub t1, t1, a2
+    add t0, t0, t3
+    xor t1, t1, t2
+    sd t0, 48(a1)
+    addi t2, t0, 7
+    slli t3, t1, 1
+    add t0, t0, t3
+    sd t1, 56(a1)
+    xor t1, t1, t2
+    add t0, t0, t1
+    srli t3, t0, 7
+    xor t0, t0, t3
+    addi a0, a0, -1
+    bnez a0, 1b
+model_calib_loop_end:
+    ret
+    .option pop

@@ -126,6 +126,12 @@ uint64_t futex_next_deadline(void);
 /* ---- calib.c (the calibration card, calib=on) ---- */
 void calib_run(void);                   /* boot hart, before t0: measure and print the CALIB line */
 void calib_serve(int hart);             /* the other harts while they wait for go: answer its IPIs */
+uint64_t calib_model_cycle_ps(void);    /* boot hart, model= only: one emulated instruction, in ps */
+
+/* ---- model.c (the machine model's marks, model=) ---- */
+extern char model_spec[];               /* the canonical spec; "" = no model */
+extern uint64_t model_cycle_ps;
+void model_start(const char *spec);     /* before t0: mark every dispatch and switch out from now on */
 
 /* ---- launcher.c ---- */
 void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */

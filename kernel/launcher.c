@@ -63,6 +63,11 @@ void launcher_init(void)
     sched_seed = scenario_seed = scen.seed;
     scenario_irq_sbi = scen.irq_sbi;
     clock_virtual = scen.clock_virtual;
+    idle_poll = scen.idle_poll;
+    if (scen.model[0]) { /* before the other harts start: the calibration loop has the host to itself */
+        model_cycle_ps = calib_model_cycle_ps();
+        model_start(scen.model);
+    }
     if (clock_virtual)
         trace_header_extra = " clock=virtual";
     for (int i = 0; i < SCEN_MAX_OPTS; i++)

@@ -2,8 +2,8 @@
  * scenario.c - parse and validate the scenario language of DESIGN.md:
  *
  *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
- *   irq=auto|sbi   calib=on|off   timeout=<n>ms|<n>s   clock=real|virtual   and the chosen policy's own
- *   options (struct scen_policy, declared by each policy)
+ *   irq=auto|sbi   calib=on|off   timeout=<n>ms|<n>s   clock=real|virtual   model=<spec>   idle=auto|poll
+ *   and the chosen policy's own options (struct scen_policy, declared by each policy)
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
  * Keys every app takes: procs=<n> (default: the number of harts), at=<time> (arrival, default 0) and
@@ -397,8 +397,22 @@ static int parse_option(struct parser *ps, const char *tok, const char *key, con
         n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
     return FAIL(ps,
                 "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, irq=, calib=, "
-                "timeout=, clock=, job=%s)",
+                "timeout=, clock=, model=, idle=, job=%s)",
                 tok, key, list);
+}
+
+/* model=<profile>[,key=value...]: letters, digits, '_', ',' and '='; the kernel only echoes it (BOOT) and
+   marks dispatches for the plugin (model.c). */
+static int parse_model(struct parser *ps, const char *tok, const char *val)
+{
+    size_t n = strlen(val);
+    int ok = n > 0 && n < SCEN_MODEL_LEN;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (val[i] >= 'a' && val[i] <= 'z') || (val[i] >= '0' && val[i] <= '9') || strchr("_,=", val[i]);
+    if (!ok)
+        return FAIL(ps, "bad token '%s': expected model=<profile>[,key=value...] (set by make qemu MODEL=...)", tok);
+    strcpy(ps->sc->model, strcmp(val, "none") ? val : "");
+    return 0;
 }
 
 static int parse_token(struct parser *ps, const char *tok)
@@ -413,7 +427,7 @@ static int parse_token(struct parser *ps, const char *tok)
     if (!val)
         return FAIL(ps,
                     "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, irq=, calib=, timeout=, "
-                    "clock=, job=, or an option of the policy)",
+                    "clock=, model=, idle=, job=, or an option of the policy)",
                     tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
@@ -456,6 +470,14 @@ static int parse_token(struct parser *ps, const char *tok)
     if (!strcmp(key, "calib")) {
         if (parse_onoff(val, &sc->calib))
             return FAIL(ps, "bad token '%s': expected calib=on or calib=off (the calibration card, a CALIB line)", tok);
+        return 0;
+    }
+    if (!strcmp(key, "model")) /* written by make and the harness from MODEL=/--model (tools/model/README.md) */
+        return parse_model(ps, tok, val);
+    if (!strcmp(key, "idle")) {
+        if (strcmp(val, "auto") && strcmp(val, "poll"))
+            return FAIL(ps, "bad token '%s': expected idle=auto (poll, then halt) or idle=poll (never halt)", tok);
+        sc->idle_poll = !strcmp(val, "poll");
         return 0;
     }
     if (!strcmp(key, "timeout")) {

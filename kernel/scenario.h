@@ -15,6 +15,7 @@
 #define SCEN_MAX_JOBS 64
 #define SCEN_MAX_OPTS 4
 #define SCEN_MAX_POLICIES 16
+#define SCEN_MODEL_LEN 256   /* model=<spec>: the canonical spec the launchers pass (tools/model/README.md) */
 
 /* A policy's own scenario option, as a policy declares it (sched.h): name=<one of choices>; its value is
    the index of the choice (default def). "on|off"-style options read as 0 for the first choice. */
@@ -53,6 +54,8 @@ struct scenario {
     int calib;                  /* calib=on: measure and print the calibration card (CALIB) before t0 */
     uint64_t timeout_us;        /* 0 = no watchdog */
     int clock_virtual;          /* clock=virtual: deterministic mode, times count instructions (vclock.h) */
+    char model[SCEN_MODEL_LEN]; /* model=<canonical spec>: the machine-model plugin is loaded (tools/model/); "" none */
+    int idle_poll;              /* idle=poll: an idle hart polls and never halts (idle=auto: polls, then halts) */
     int popt[SCEN_MAX_OPTS];    /* the chosen policy's options, in its table's order: index into choices */
     int njobs;
     struct scen_job jobs[SCEN_MAX_JOBS];

@@ -48,11 +48,11 @@ int trace_init(char *err, size_t errlen)
         r->cap = np * TRACE_PAGE_RECS;
         r->n = 0;
     }
-    __atomic_store_n(&trace_enabled, 1, __ATOMIC_RELEASE);
+    __atomic_or_fetch(&trace_enabled, TRACE_ON, __ATOMIC_RELEASE);
     return 0;
 }
 
-void trace_stop(void) { __atomic_store_n(&trace_enabled, 0, __ATOMIC_SEQ_CST); }
+void trace_stop(void) { __atomic_and_fetch(&trace_enabled, ~TRACE_ON, __ATOMIC_SEQ_CST); }
 
 static void dump_ring(int h, uint64_t t0)
 {

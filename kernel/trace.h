@@ -46,7 +46,13 @@ struct trace_ring {
     uint64_t n;         /* records ever written; the newest cap are kept */
 };
 
+/* trace_enabled's bits: TRACE_ON records (trace=on); TRACE_MODEL tells the machine-model plugin which job a
+   hart runs (model.c). Both hang off the one load-and-branch every record site already pays, so with neither
+   set no path runs an instruction more than without them. */
+#define TRACE_ON    1
+#define TRACE_MODEL 2
 extern int trace_enabled;
+void model_note(enum trace_ev ev, int job);  /* model.c: the record sites' hook while TRACE_MODEL is set */
 extern const char *trace_header_extra; /* appended to the TRACE begin line: " clock=virtual" (launcher.c) */
 extern struct trace_ring trace_rings[SL_MAX_HARTS];
 extern void (*trace_dump_extra)(uint64_t t0); /* after TRACE end: the library's logs (ulog.c) */
@@ -61,6 +67,10 @@ uint64_t trace_bytes(int nharts);           /* memory trace_init takes */
 static inline void trace_rec_at(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
 {
     if (!trace_enabled)
+        return;
+    if (trace_enabled & TRACE_MODEL)
+        model_note(ev, job);
+    if (!(trace_enabled & TRACE_ON))
         return;
     struct trace_ring *r = &trace_rings[hart];
     uint64_t i = r->n & (r->cap - 1);

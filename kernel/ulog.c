@@ -194,7 +194,7 @@ static int ring_make(struct job *j, struct ulog_ring *g, int i, uint64_t npages)
 
 void ulog_job_init(struct job *j)
 {
-    if (!trace_enabled)
+    if (!(trace_enabled & TRACE_ON))
         return;
     trace_dump_extra = ulog_dump;
     acquire(&ulog_lock);

@@ -36,6 +36,7 @@ const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
 int sched_opt[SCEN_MAX_OPTS];
+int idle_poll; /* idle=poll: idle harts never halt (launcher.c) */
 
 void fpu_save(uint64_t *regs);
 void fpu_restore(const uint64_t *regs);
@@ -330,8 +331,10 @@ void sched_first_return(void)
 
 static void idle_wait(struct cpu *c)
 {
-    /* deterministic mode: no polling, which would keep the one host thread from the harts that could poke */
-    uint64_t t = rdtime(), poll_end = clock_virtual ? t : t + us_to_ticks(IDLE_POLL_US);
+    /* deterministic mode: no polling, which would keep the one host thread from the harts that could poke;
+       idle=poll (the machine model's default): never halt, so a wake-up costs a store as on a real machine
+       rather than QEMU's ~28 us vCPU wake-up */
+    uint64_t t = rdtime(), poll_end = clock_virtual ? t : idle_poll ? ~0UL : t + us_to_ticks(IDLE_POLL_US);
     while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)) && !__atomic_load_n(&c->poked, __ATOMIC_ACQUIRE)) {
         if (rdtime() < poll_end) {
             cpu_relax();

@@ -1,0 +1,52 @@
+/*
+ * model.c - the kernel's side of the machine model (tools/model/README.md, include/schedlab/model.h).
+ *
+ * The model is a QEMU plugin that sees every guest access's physical address but cannot read registers or
+ * memory. To charge each access to the job that made it, the kernel tells the plugin which job a hart runs by
+ * the address it touches: a store to model_marks[j] on the dispatch of a process of job j, and to
+ * model_marks[0] when that process leaves the hart (preempted, yielded, blocked, exited). The plugin sees the
+ * store's address and the hart that made it; the value is never read.
+ *
+ * The hook is the trace's: every dispatch and every switch out already records an event (trace.h), behind one
+ * load and branch of trace_enabled; TRACE_MODEL makes that branch call model_note too. Without model= in the
+ * scenario the bit is never set and nothing here runs. Nothing in the kernel depends on a plugin being there:
+ * without one the stores are ordinary stores.
+ *
+ * The simulator links this file too (it links trace.c), and never sets TRACE_MODEL.
+ */
+#include "kernel.h"
+#include "trace.h"
+#include "scenario.h"
+#include "schedlab/model.h"
+
+_Static_assert(MODEL_MARKS > SCEN_MAX_JOBS, "model_marks needs a byte per job id and one for none");
+
+uint8_t model_marks[MODEL_MARKS] __attribute__((aligned(64)));
+char model_spec[SCEN_MODEL_LEN]; /* the canonical spec from model=, for BOOT; "" = none */
+uint64_t model_cycle_ps;                   /* one emulated instruction, measured by calib_model (calib.c) */
+
+/* Called from trace_rec_at on the recording hart. Only events about the hart's own process change what it
+   runs: new and wake are recorded by the hart that created or woke another process. */
+void model_note(enum trace_ev ev, int job)
+{
+    switch (ev) {
+    case TR_RUN:
+        __atomic_store_n(&model_marks[job > 0 && job < MODEL_MARKS ? job : 0], 1, __ATOMIC_RELAXED);
+        break;
+    case TR_PRE:
+    case TR_YLD:
+    case TR_BLK:
+    case TR_EXIT:
+        __atomic_store_n(&model_marks[0], 1, __ATOMIC_RELAXED);
+        break;
+    default:
+        break;
+    }
+}
+
+/* From now on every dispatch and switch out is marked. Before t0: no process has run yet. */
+void model_start(const char *spec)
+{
+    snprintf(model_spec, sizeof model_spec, "%s", spec);
+    __atomic_or_fetch(&trace_enabled, TRACE_MODEL, __ATOMIC_RELEASE);
+}
