@@ -9,7 +9,8 @@
 #define SCHEDLAB_MODEL_H
 
 #define MODEL_MARKS        128      /* bytes of model_marks: job ids 1..SCEN_MAX_JOBS, 0 = no job */
-#define MODEL_CALIB_ITERS  65536    /* iterations of model_calib_loop */
+#define MODEL_CALIB_ITERS  16384    /* iterations of model_calib_loop per run */
+#define MODEL_CALIB_RUNS   7        /* runs; the fastest counts */
 #define MODEL_CALIB_BODY   32       /* instructions per iteration (kernel/calib_loops.S) */
 
 #endif

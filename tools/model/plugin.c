@@ -1,0 +1,325 @@
+/*
+ * plugin.c - the machine model as a QEMU TCG plugin (tools/model/README.md is the contract).
+ *
+ * Model. QEMU runs each hart (vCPU) on its own host thread. At translation time we ask for a callback on every
+ * guest data access; the callback finds the access's physical address, runs it through the cache model
+ * (cache.c: private L1/L2, a shared LLC per node, a coherence directory, NUMA), and owes the profile's stall
+ * cycles for it. The debt is paid by busy-waiting on the same host thread, so the guest's time CSR - which
+ * follows the host clock - sees it, and every RESULT the kernel prints includes it.
+ *
+ * A cycle is this emulator's own time per instruction: the kernel runs model_calib_loop (kernel/calib_loops.S)
+ * twice before its other harts start, and we time the stretch between the loop's first and last instruction,
+ * whose addresses we are given, keeping the faster run. Until then nothing is charged (the boot is not timed).
+ *
+ * Attribution. We cannot read guest registers or memory (API v1). The kernel stores a byte to model_marks[j]
+ * when it dispatches a process of job j on a hart and to model_marks[0] when the process leaves (kernel/model.c);
+ * we see the address of that byte store and which vCPU made it, so each vCPU knows which job its accesses belong
+ * to (job 0: the kernel outside any process, the boot, idle harts).
+ *
+ * Cost. The hot path is the memory callback. The physical address comes from a small per-vCPU table from virtual
+ * page to physical page (vtlb), refilled from QEMU's TLB (qemu_plugin_get_hwaddr, ~5x dearer) on a miss and
+ * flushed when that vCPU writes satp or executes sfence.vma - instructions we recognise when they are translated.
+ * A vCPU's state is its own: no atomics on it. The firmware (below the kernel's load address) is not modelled.
+ *
+ * Pay points. The debt is paid once it exceeds PAY_PS, and always before the vCPU reads the time CSR or waits
+ * for an interrupt (wfi), so no reading of the clock misses a stall that came before it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "qemu_api.h"
+#include "cache.h"
+#include "schedlab/model.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define VTLB_SIZE     256                 /* per vCPU, direct mapped, 4 KiB pages */
+#define PAY_PS        2000000             /* pay the debt once it passes 2 us */
+#define KERNEL_BASE   0x80200000UL        /* OpenSBI below it: not modelled */
+#define PAGE_MASK     0xfffUL
+
+struct vtlb_entry {
+    uint64_t vpage, ppage;                /* vpage ~0: empty */
+};
+
+struct jobstat {
+    uint64_t accesses, served[SERVED_REMOTE + 1], stall_cycles;
+};
+
+struct vcpu {
+    struct vtlb_entry tlb[VTLB_SIZE];
+    int job;                              /* the job whose process this vCPU runs; 0 = none */
+    int64_t debt_ps;                      /* stall owed and not yet waited; negative = waited too long */
+    uint64_t paid_ns;                     /* stall actually waited */
+    uint64_t calib_t0;                    /* host ns at the calibration loop's start */
+    struct jobstat stat[MODEL_MARKS];
+} __attribute__((aligned(64)));
+
+static struct model *model;
+static struct model_params params;
+static struct vcpu *vcpus;
+static int nvcpus;
+static char profile[64] = "custom";
+static uint64_t marks_pa, calib_lo, calib_hi;
+static int charge = 1;
+static uint64_t cycle_ps;                 /* 0 until calibrated; written once per calibration run */
+static uint64_t calib_best_ns = ~0UL;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000UL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- paying the stall ---- */
+
+static void pay(struct vcpu *v)
+{
+    if (v->debt_ps <= 0)
+        return;
+    uint64_t start = now_ns(), end = start + (uint64_t)v->debt_ps / 1000, t;
+    while ((t = now_ns()) < end)
+        cpu_relax();
+    v->debt_ps -= (int64_t)(t - start) * 1000; /* the overshoot is credited to the next stall */
+    v->paid_ns += t - start;
+}
+
+static void on_time_read(unsigned int vcpu, void *udata) { pay(&vcpus[vcpu]); }
+
+static void on_vtlb_flush(unsigned int vcpu, void *udata)
+{
+    struct vcpu *v = &vcpus[vcpu];
+    for (int i = 0; i < VTLB_SIZE; i++)
+        v->tlb[i].vpage = ~0UL;
+}
+
+/* ---- the cycle ---- */
+
+static void on_calib_start(unsigned int vcpu, void *udata) { vcpus[vcpu].calib_t0 = now_ns(); }
+
+static void on_calib_end(unsigned int vcpu, void *udata)
+{
+    uint64_t ns = now_ns() - vcpus[vcpu].calib_t0;
+    if (ns >= calib_best_ns)
+        return;
+    calib_best_ns = ns; /* only the boot hart runs the loop, before the others start */
+    __atomic_store_n(&cycle_ps, ns * 1000 / ((uint64_t)MODEL_CALIB_ITERS * MODEL_CALIB_BODY), __ATOMIC_RELAXED);
+}
+
+/* ---- the access ---- */
+
+static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+    struct vcpu *v = &vcpus[vcpu];
+    uint64_t vpage = vaddr >> 12;
+    struct vtlb_entry *e = &v->tlb[vpage % VTLB_SIZE];
+    uint64_t pa;
+    if (e->vpage == vpage) {
+        pa = e->ppage | (vaddr & PAGE_MASK);
+    } else {
+        struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+        if (!hw || qemu_plugin_hwaddr_is_io(hw))
+            return; /* devices: not memory */
+        pa = qemu_plugin_hwaddr_phys_addr(hw);
+        e->vpage = vpage;
+        e->ppage = pa & ~PAGE_MASK;
+    }
+    if (pa - marks_pa < MODEL_MARKS) {
+        /* the kernel saying which job this hart now runs: a byte store (the boot's clearing of .bss, 8 bytes
+           at a time, is not one) */
+        if (qemu_plugin_mem_is_store(info) && qemu_plugin_mem_size_shift(info) == 0)
+            v->job = (int)(pa - marks_pa);
+        return;
+    }
+    if (pa - params.ram_base >= params.ram_bytes)
+        return;
+    uint32_t cycles;
+    enum model_served s = model_access(model, (int)vcpu, pa, qemu_plugin_mem_is_store(info), &cycles);
+    struct jobstat *js = &v->stat[v->job];
+    js->accesses++;
+    js->served[s]++;
+    if (cycles) {
+        js->stall_cycles += cycles;
+        uint64_t ps = __atomic_load_n(&cycle_ps, __ATOMIC_RELAXED);
+        if (charge && ps) {
+            v->debt_ps += (int64_t)(cycles * ps);
+            if (v->debt_ps >= PAY_PS)
+                pay(v);
+        }
+    }
+}
+
+/* ---- translation: which instructions get which callbacks ---- */
+
+static int is_csr_op(uint32_t insn) { return (insn & 0x7f) == 0x73 && (insn >> 12 & 7) != 0 && (insn >> 12 & 7) != 4; }
+
+static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        uint64_t va = qemu_plugin_insn_vaddr(insn);
+        if (va >= params.ram_base && va < KERNEL_BASE)
+            continue; /* the firmware (M-mode, untranslated addresses) */
+        if (va == calib_lo)
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_calib_start, QEMU_PLUGIN_CB_NO_REGS, 0);
+        if (va == calib_hi)
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_calib_end, QEMU_PLUGIN_CB_NO_REGS, 0);
+        if (qemu_plugin_insn_size(insn) == 4) {
+            uint32_t w;
+            memcpy(&w, qemu_plugin_insn_data(insn), 4);
+            uint32_t csr = w >> 20;
+            if ((is_csr_op(w) && csr == 0x180) || (w & 0xfe007fff) == 0x12000073) /* satp; sfence.vma */
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_vtlb_flush, QEMU_PLUGIN_CB_NO_REGS, 0);
+            if ((is_csr_op(w) && (csr == 0xc01 || csr == 0xc00)) || w == 0x10500073) /* time, cycle; wfi */
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_time_read, QEMU_PLUGIN_CB_NO_REGS, 0);
+        }
+        qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, 0);
+    }
+}
+
+/* ---- the report ---- */
+
+static uint64_t stall_us(uint64_t cycles) { return cycles * cycle_ps / 1000000; }
+
+static void report(qemu_plugin_id_t id, void *udata)
+{
+    struct jobstat sum[MODEL_MARKS];
+    memset(sum, 0, sizeof sum);
+    uint64_t paid_ns = 0;
+    for (int c = 0; c < nvcpus; c++) {
+        paid_ns += vcpus[c].paid_ns;
+        for (int j = 0; j < MODEL_MARKS; j++) {
+            struct jobstat *s = &vcpus[c].stat[j];
+            sum[j].accesses += s->accesses;
+            sum[j].stall_cycles += s->stall_cycles;
+            for (int k = 0; k <= SERVED_REMOTE; k++)
+                sum[j].served[k] += s->served[k];
+        }
+    }
+    uint64_t acc = 0, stall = 0;
+    for (int j = 0; j < MODEL_MARKS; j++)
+        acc += sum[j].accesses, stall += sum[j].stall_cycles;
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "\nMODEL end profile=%s cycle_ps=%lu charge=%s accesses=%lu stall_us=%lu paid_us=%lu\n",
+                     profile, cycle_ps, charge ? "on" : "off", acc, stall_us(stall), paid_ns / 1000);
+    if (write(1, buf, n) < 0)
+        return;
+    for (int j = 0; j < MODEL_MARKS; j++) {
+        struct jobstat *s = &sum[j];
+        if (!s->accesses)
+            continue;
+        uint64_t misses = s->served[SERVED_LLC] + s->served[SERVED_COH] + s->served[SERVED_LOCAL] +
+                          s->served[SERVED_REMOTE];
+        n = snprintf(buf, sizeof buf,
+                     "MODEL job=%d accesses=%lu misses=%lu l2_hits=%lu llc_hits=%lu coherence=%lu local=%lu "
+                     "remote=%lu stall_us=%lu\n",
+                     j, s->accesses, misses, s->served[SERVED_L2], s->served[SERVED_LLC], s->served[SERVED_COH],
+                     s->served[SERVED_LOCAL], s->served[SERVED_REMOTE], stall_us(s->stall_cycles));
+        if (write(1, buf, n) < 0)
+            return;
+    }
+}
+
+/* ---- arguments ---- */
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s)
+        return -1;
+    *out = strtoull(s, &end, 0);
+    return *end ? -1 : 0;
+}
+
+static int parse_arg(const char *arg, char *err, size_t errlen)
+{
+    char key[64];
+    const char *eq = strchr(arg, '=');
+    if (!eq || (size_t)(eq - arg) >= sizeof key) {
+        snprintf(err, errlen, "bad argument '%s': expected key=value", arg);
+        return -1;
+    }
+    memcpy(key, arg, eq - arg);
+    key[eq - arg] = 0;
+    const char *val = eq + 1;
+    uint64_t u;
+    if (!strcmp(key, "profile")) {
+        snprintf(profile, sizeof profile, "%s", val);
+        return 0;
+    }
+    if (!strcmp(key, "charge")) {
+        if (strcmp(val, "on") && strcmp(val, "off")) {
+            snprintf(err, errlen, "bad argument '%s': expected charge=on or charge=off", arg);
+            return -1;
+        }
+        charge = !strcmp(val, "on");
+        return 0;
+    }
+    uint64_t *addr = !strcmp(key, "marks") ? &marks_pa : !strcmp(key, "calib_lo") ? &calib_lo
+                   : !strcmp(key, "calib_hi") ? &calib_hi : 0;
+    if (addr || !strcmp(key, "ram_mb") || !strcmp(key, "harts")) {
+        if (parse_u64(val, &u)) {
+            snprintf(err, errlen, "bad argument '%s': expected a number", arg);
+            return -1;
+        }
+        if (addr)
+            *addr = u;
+        else if (!strcmp(key, "ram_mb"))
+            params.ram_bytes = u << 20;
+        else
+            params.harts = (int)u;
+        return 0;
+    }
+    return model_param_set(&params, key, val, err, errlen);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+    char err[256];
+    if (!info->system_emulation || strcmp(info->target_name, "riscv64")) {
+        fprintf(stderr, "model: the machine model runs under qemu-system-riscv64 only\n");
+        return -1;
+    }
+    params.ram_base = 0x80000000UL;
+    params.ram_bytes = 256UL << 20;
+    params.harts = info->system.smp_vcpus;
+    for (int i = 0; i < argc; i++)
+        if (parse_arg(argv[i], err, sizeof err)) {
+            fprintf(stderr, "model: %s\n", err);
+            return -1;
+        }
+    if (params.harts != info->system.smp_vcpus || !marks_pa || !calib_lo || !calib_hi) {
+        fprintf(stderr, "model: need harts=%d (-smp), marks=, calib_lo= and calib_hi= (the kernel's symbols; "
+                        "make qemu MODEL=... and the harness pass them)\n", info->system.smp_vcpus);
+        return -1;
+    }
+    model = model_new(&params, err, sizeof err);
+    if (!model) {
+        fprintf(stderr, "model: %s\n", err);
+        return -1;
+    }
+    nvcpus = info->system.max_vcpus;
+    vcpus = aligned_alloc(64, sizeof *vcpus * nvcpus);
+    if (!vcpus) {
+        fprintf(stderr, "model: out of memory for %d vCPUs\n", nvcpus);
+        return -1;
+    }
+    memset(vcpus, 0, sizeof *vcpus * nvcpus);
+    for (int c = 0; c < nvcpus; c++)
+        on_vtlb_flush(c, 0);
+    qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+    qemu_plugin_register_atexit_cb(id, report, 0);
+    return 0;
+}
