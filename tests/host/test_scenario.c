@@ -225,8 +225,28 @@ static void test_policy_options(void)
     env = saved;
 }
 
+/* model= and idle=, which make and the harness add for the machine model (tools/model/README.md) */
+static void test_model_tokens(void)
+{
+    CHECK(parse("job=gauss") == 0 && sc.model[0] == 0 && sc.idle_poll == 0);
+    CHECK(parse("model=iris,l1_kb=64,nodes=1 idle=poll job=gauss") == 0 && !strcmp(sc.model, "iris,l1_kb=64,nodes=1") &&
+          sc.idle_poll == 1);
+    CHECK(parse("model=iris model=none job=gauss") == 0 && sc.model[0] == 0); /* last one wins */
+    CHECK(parse("idle=poll idle=auto job=gauss") == 0 && sc.idle_poll == 0);
+    CHECK(fails("model= job=gauss", "model=", "model=<profile>"));
+    CHECK(fails("model=Iris job=gauss", "model=Iris", "model=<profile>"));
+    CHECK(fails("model=iris;rm job=gauss", "model=iris;rm", "model=<profile>"));
+    char big[SCEN_MODEL_LEN + 32] = "model=";
+    memset(big + 6, 'a', SCEN_MODEL_LEN);
+    strcat(big, " job=gauss");
+    CHECK(parse(big) != 0 && strstr(err, "model=<profile>"));
+    CHECK(fails("idle=halt job=gauss", "idle=halt", "idle=auto"));
+    CHECK(fails("idle= job=gauss", "idle=", "idle=auto"));
+}
+
 int main(void)
 {
+    test_model_tokens();
     test_policy_options();
     test_memory_limits();
     test_defaults();
