@@ -8,7 +8,7 @@
  * store's address and the hart that made it; the value is never read.
  *
  * The hook is the trace's: every dispatch and every switch out already records an event (trace.h), behind one
- * load and branch of trace_enabled; TRACE_MODEL makes that branch call model_note too. Without model= in the
+ * load and branch of trace_enabled; TRACE_MODEL makes that branch store the mark too (model_mark, trace.h). Without model= in the
  * scenario the bit is never set and nothing here runs. Nothing in the kernel depends on a plugin being there:
  * without one the stores are ordinary stores.
  *
@@ -19,29 +19,22 @@
 #include "scenario.h"
 #include "schedlab/model.h"
 
-_Static_assert(MODEL_MARKS > SCEN_MAX_JOBS, "model_marks needs a byte per job id and one for none");
+_Static_assert(MODEL_MARKS > SCEN_MAX_JOBS && (MODEL_MARKS & (MODEL_MARKS - 1)) == 0,
+               "model_marks: a byte per job id and one for none, a power of two (trace.h masks the index)");
 
-uint8_t model_marks[MODEL_MARKS] __attribute__((aligned(64)));
+/* In .data, not .bss, so the boot's clearing of .bss is no mark (the plugin also takes only byte stores). */
+uint8_t model_marks[MODEL_MARKS] __attribute__((aligned(64))) = { 1 };
 char model_spec[SCEN_MODEL_LEN]; /* the canonical spec from model=, for BOOT; "" = none */
 uint64_t model_cycle_ps;                   /* one emulated instruction, measured by calib_model (calib.c) */
 
-/* Called from trace_rec_at on the recording hart. Only events about the hart's own process change what it
-   runs: new and wake are recorded by the hart that created or woke another process. */
-void model_note(enum trace_ev ev, int job)
+/* trace_rec_at's path for a marked event while TRACE_MODEL is set (trace.h): the mark - model_marks[job]
+   when this hart starts running a process of job, model_marks[0] when its process leaves the hart - then the
+   record itself if trace=on too. */
+void trace_model_rec(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
 {
-    switch (ev) {
-    case TR_RUN:
-        __atomic_store_n(&model_marks[job > 0 && job < MODEL_MARKS ? job : 0], 1, __ATOMIC_RELAXED);
-        break;
-    case TR_PRE:
-    case TR_YLD:
-    case TR_BLK:
-    case TR_EXIT:
-        __atomic_store_n(&model_marks[0], 1, __ATOMIC_RELAXED);
-        break;
-    default:
-        break;
-    }
+    __atomic_store_n(&model_marks[ev == TR_RUN ? job & (MODEL_MARKS - 1) : 0], 1, __ATOMIC_RELAXED);
+    if (trace_enabled & TRACE_ON)
+        trace_ring_put(hart, t, ev, job, proc, arg);
 }
 
 /* From now on every dispatch and switch out is marked. Before t0: no process has run yet. */

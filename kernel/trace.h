@@ -22,6 +22,7 @@
 #define TRACE_H
 
 #include "kernel.h"
+#include "schedlab/model.h"
 
 enum trace_ev { TR_RUN, TR_PRE, TR_YLD, TR_BLK, TR_EXIT, TR_NEW, TR_WAKE, TR_IDLE, TR_SLOT, TR_EARLY, TR_ACK,
                 TR_REP, TR_NEVENTS };
@@ -52,7 +53,8 @@ struct trace_ring {
 #define TRACE_ON    1
 #define TRACE_MODEL 2
 extern int trace_enabled;
-void model_note(enum trace_ev ev, int job);  /* model.c: the record sites' hook while TRACE_MODEL is set */
+/* model.c: under the machine model, the mark (and the record, with trace=on too), out of line */
+void trace_model_rec(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg);
 extern const char *trace_header_extra; /* appended to the TRACE begin line: " clock=virtual" (launcher.c) */
 extern struct trace_ring trace_rings[SL_MAX_HARTS];
 extern void (*trace_dump_extra)(uint64_t t0); /* after TRACE end: the library's logs (ulog.c) */
@@ -62,16 +64,9 @@ void trace_stop(void);                      /* stop recording (before the dump) 
 void trace_dump(uint64_t t0, const char *policy, uint64_t quantum_us);
 uint64_t trace_bytes(int nharts);           /* memory trace_init takes */
 
-/* Record on the calling hart's ring at time t (the caller read the clock anyway). `hart` must be the
-   caller's own index. */
-static inline void trace_rec_at(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
+/* Append one record to `hart`'s ring: the calling hart's own. */
+static inline void trace_ring_put(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
 {
-    if (!trace_enabled)
-        return;
-    if (trace_enabled & TRACE_MODEL)
-        model_note(ev, job);
-    if (!(trace_enabled & TRACE_ON))
-        return;
     struct trace_ring *r = &trace_rings[hart];
     uint64_t i = r->n & (r->cap - 1);
     struct trace_rec *rec = &r->page[i / TRACE_PAGE_RECS][i % TRACE_PAGE_RECS];
@@ -81,6 +76,33 @@ static inline void trace_rec_at(int hart, uint64_t t, enum trace_ev ev, int job,
     rec->proc = (int8_t)proc;
     rec->ev = (uint8_t)ev;
     __atomic_store_n(&r->n, r->n + 1, __ATOMIC_RELEASE);   /* the dump reads only published records */
+}
+
+/* The events that change which process a hart runs: the machine model marks them (model.c). new and wake
+   are about other processes. ev is a constant at every record site, so elsewhere the model's branch folds
+   away. */
+static inline int model_marks_event(enum trace_ev ev)
+{
+    return ev == TR_RUN || ev == TR_PRE || ev == TR_YLD || ev == TR_BLK || ev == TR_EXIT;
+}
+
+/* Record on the calling hart's ring at time t (the caller read the clock anyway). `hart` must be the
+   caller's own index. Under the machine model a marked event's whole path is model.c's, out of line, so that
+   without a model every record site compiles exactly as it did before the model existed (an inline mark made
+   gcc load the record's arguments ahead of the branch, and a call in a leaf function gave it a frame). */
+static inline void trace_rec_at(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
+{
+    if (!trace_enabled)
+        return;
+    if (trace_enabled & TRACE_MODEL) {
+        if (model_marks_event(ev)) {
+            trace_model_rec(hart, t, ev, job, proc, arg);
+            return;
+        }
+        if (!(trace_enabled & TRACE_ON))
+            return;
+    }
+    trace_ring_put(hart, t, ev, job, proc, arg);
 }
 
 /* The same, now: with tracing off it costs a load and a branch, not a clock read. */
