@@ -10,12 +10,13 @@ callable that boots build/kernel.elf once and returns the harness's parsed
         assert [r["check"] for r in run.results] == ["ok"]
         assert run.summary["failed"] == 0
 
-``boot(cpus, bootargs, timeout=BOOT_TIMEOUT, extra=(), deterministic=False)``:
+``boot(cpus, bootargs, timeout=BOOT_TIMEOUT, extra=(), deterministic=False, model=None)``:
 ``bootargs`` is a string or a list of tokens, ``extra`` extra QEMU arguments
 (string or list).  ``deterministic=True`` boots with ``clock=virtual`` under
 QEMU ``-icount`` on one host thread (kernel/vclock.h): the console is the same
 bytes on every boot and every host, so tests of schedule invariants use it and
-need no allowance for a busy host stalling a hart's thread.
+need no allowance for a busy host stalling a hart's thread. ``model="<profile>[,key=value...]"`` boots
+under the machine model (tools/model/README.md).
 The Run has ``.results`` (list of dicts, ints/floats typed), ``.summary``
 (dict or None), ``.boot`` (the BOOT line as a dict or None), ``.errors`` and
 ``.panics`` (the lines verbatim), ``.exit_code`` (None if killed),
@@ -79,7 +80,7 @@ def boot():
             pytest.fail(f"SCHEDLAB_REQUIRE_QEMU=1 but {reason}")
         pytest.skip(f"QEMU test: {reason}")
 
-    def _boot(cpus, bootargs, timeout=BOOT_TIMEOUT, extra=(), deterministic=False):
-        return qemu.boot(cpus, bootargs, timeout=timeout, extra=extra, deterministic=deterministic)
+    def _boot(cpus, bootargs, timeout=BOOT_TIMEOUT, extra=(), deterministic=False, model=None):
+        return qemu.boot(cpus, bootargs, timeout=timeout, extra=extra, deterministic=deterministic, model=model)
 
     return _boot
