@@ -270,9 +270,11 @@ def test_a_policy_bug_is_a_panic_never_an_error(tmp_path):
                     .replace('{ "fifo_wake", "back|front", 0,', '{ "lazy_pick", "never|panic", 0,')
                     .replace("struct proc *p = runq_pop(&queue);",
                              'struct proc *p = 0;\n    if (sched_opt[OPT_WAKE]) panic("lazy: picked nothing");'))
+    assert "lazy_pick" in lazy.read_text() and "picked nothing" in lazy.read_text(), "tests/policies/fifo.c changed"
     build = _make_sim(tmp_path, str(lazy))
     assert build.returncode == 0, build.stderr[-2000:]
-    for pick, cause, says in [("never", "stuck", "never picks its ready processes"), ("panic", "panic", "lazy: picked")]:
+    for pick, cause, says in [("never", "stuck", "never picks its ready processes"),
+                              ("panic", "panic", "lazy: picked nothing")]:
         run = subprocess.run([f"{tmp_path}/sim/schedlab-sim", "--cpus", "2",
                               f"policy=lazy lazy_pick={pick} quantum=1ms job=synth:procs=2,iters=5"],
                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
