@@ -124,10 +124,10 @@ static int stopped(enum sim_end end, double host_limit)
             ready += jobs[i].procs[k]->state == P_READY;
             blocked += jobs[i].procs[k]->state == P_BLOCKED;
         }
-    printf("PANIC 0 stuck 0x0 0x0 at simulated time %lu us no hart had run a process for %d quanta and nothing "
-           "was pending that could change it (no arrival, compute step or timeout), with %d processes ready and %d "
-           "blocked; jobs not finished:%s. A policy (%s) that never picks its ready processes, or a wake-up the "
-           "simulator lost: a bug, not the scenario\n",
+    printf("PANIC 0 stuck 0x0 0x0 at simulated time %lu us no hart had run a process for %d quanta while nothing "
+           "that could change it was pending (no arrival, compute step or timeout; only ticks, if any), with %d "
+           "processes ready and %d blocked; jobs not finished:%s. A policy (%s) that never picks its ready "
+           "processes, or a wake-up the simulator lost: a bug, not the scenario\n",
            sim_now / 1000, SIM_STUCK_QUANTA, ready, blocked, left, sched->name);
     return 3;
 }
