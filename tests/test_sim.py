@@ -185,6 +185,24 @@ def test_a_timeout_is_the_kernels_error_and_exit_status(boot, bootargs):
     assert bool(sim.traces) == bool(kernel.traces)
 
 
+def test_the_free_memory_is_the_kernels_to_the_page(boot):
+    # the largest mem= the simulator accepts (found by bisection in the simulator, in 4 KiB steps), and one page
+    # more, which it refuses: the kernel must agree on both
+    def accepts(run):
+        assert run.exit_code in (2, 4), run.console[-1500:]   # refused, or admitted and cut by the watchdog
+        return run.exit_code == 4
+
+    def scenario(kib):
+        return f"calib=off timeout=1ms job=hog:procs=1,mem={kib}K"
+
+    lo, hi = 1024, 1024 * 1024                  # KiB: 1 MiB is free, 1 GiB is not
+    assert accepts(simboot(2, scenario(lo))) and not accepts(simboot(2, scenario(hi)))
+    while hi - lo > 4:
+        mid = (lo + hi) // 8 * 4
+        lo, hi = (mid, hi) if accepts(simboot(2, scenario(mid))) else (lo, mid)
+    assert accepts(boot(2, scenario(lo), timeout=120)) and not accepts(boot(2, scenario(hi), timeout=120)), (lo, hi)
+
+
 def test_the_simulators_own_refusals_are_errors_too():
     for bootargs, says in [("job=knary:procs=2", "no model of app knary"),
                            ("job=oddeven:sched=gss", "sched=gss is not modelled")]:
