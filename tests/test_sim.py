@@ -1,6 +1,8 @@
 """The simulator (make sim, tools/sim): its engine, its barrier model, the kernel's policy invariants on its
 traces, determinism, its build contract (a new policy is picked up; a missing core service fails the
-link), and the QEMU-vs-simulator validation pipeline on a tiny mix.
+link), its console contract against the kernel's (a bad scenario's ERROR line and a timeout's, byte for byte
+and with the same exit status, booted on QEMU beside it; PANIC only for a bug), and the QEMU-vs-simulator
+validation pipeline on a tiny mix.
 
 Every run uses the ASan/UBSan build (build/sim-asan, `make sim-asan`, a prerequisite of make test) when it
 exists. The policy checks are the QEMU tests' own functions, called with a simulator in place of QEMU.
@@ -146,14 +148,91 @@ def test_same_scenario_same_bytes_and_the_seed_matters():
     assert c.console != a.console
 
 
-def test_the_kernel_parser_refuses_what_the_kernel_refuses():
-    run = simboot(2, "job=synth:procs=2,grian=5")
-    assert run.exit_code == 2 and "grian" in run.console
+# ---------------------------------------------------------------- the kernel's contract: ERROR, PANIC, exit status
+
+#: Scenarios the kernel's parser refuses (tests/host/test_scenario.c's cases, on the real apps, and the checks that
+#: read the environment: harts, free memory, the app list, the policies). Kernel and simulator must print the same
+#: one ERROR line and exit 2.
+BAD_SCENARIOS = [
+    "policy=nosuch job=gauss", "job=matmul", "job=gauss:bogus=1", "job=gauss:procs=0", "job=gauss:procs=two",
+    "quantum=50us job=gauss", "quantum=10xs job=gauss", "seed=99999999999999999999999 job=gauss",
+    "trace=yes job=gauss", "calib=1 job=gauss", "timeout=0s job=gauss", "clock=fast job=gauss",
+    "alternates=on job=gauss", "colour=blue job=gauss", "gauss", "", "job=", "job=gauss:", "job=gauss:n",
+    "job=gauss:n=64,", "job=gauss:adapt=no,adapt=yes", "job=gauss:n=1", "job=gauss:sync=lock",
+    "job=gauss:sync=\x1b[2J", "job=synth:at=86401s", "job=gauss:mem=1G", "job=gauss:n=65536",
+    "job=gauss:n=2500 job=gauss:n=2500", "job=gauss:n=64," + "b" * 510, "job=hog " * 65,
+]
 
 
-def test_an_app_without_a_model_is_refused_by_name():
-    run = simboot(2, "job=knary:procs=2")
-    assert run.exit_code == 2 and "knary" in run.console
+@pytest.mark.parametrize("bootargs", BAD_SCENARIOS, ids=lambda a: a[:40] or "empty")
+def test_a_bad_scenario_gets_the_kernels_error_line_and_exit_status(boot, bootargs):
+    kernel = boot(2, bootargs, timeout=120)
+    assert kernel.exit_code == 2 and len(kernel.errors) == 1, kernel.console[-1500:]
+    sim = simboot(2, bootargs)
+    assert (sim.exit_code, sim.errors) == (2, kernel.errors), sim.console
+    assert sim.console == kernel.errors[0] + "\n"          # nothing else: no BOOT, no PANIC
+
+
+@pytest.mark.parametrize("bootargs", ["timeout=5ms job=gauss:n=64,at=1s",
+                                      "timeout=1500us trace=on job=synth:procs=1,at=1s job=hog:procs=1,at=2s"])
+def test_a_timeout_is_the_kernels_error_and_exit_status(boot, bootargs):
+    # every job arrives after the watchdog, so the verdict is the same on any host
+    kernel = boot(2, bootargs, timeout=120)
+    assert kernel.exit_code == 4 and len(kernel.errors) == 1, kernel.console[-1500:]
+    sim = simboot(2, bootargs)
+    assert (sim.exit_code, sim.errors, sim.panics) == (4, kernel.errors, []), sim.console[-1500:]
+    assert sim.boot["sim"] and not sim.results and sim.summary is None
+    assert bool(sim.traces) == bool(kernel.traces)
+
+
+def test_the_free_memory_is_the_kernels_to_the_page(boot):
+    # the largest mem= the simulator accepts (found by bisection in the simulator, in 4 KiB steps), and one page
+    # more, which it refuses: the kernel must agree on both
+    def accepts(run):
+        assert run.exit_code in (2, 4), run.console[-1500:]   # refused, or admitted and cut by the watchdog
+        return run.exit_code == 4
+
+    def scenario(kib):
+        return f"calib=off timeout=1ms job=hog:procs=1,mem={kib}K"
+
+    lo, hi = 1024, 1024 * 1024                  # KiB: 1 MiB is free, 1 GiB is not
+    assert accepts(simboot(2, scenario(lo))) and not accepts(simboot(2, scenario(hi)))
+    while hi - lo > 4:
+        mid = (lo + hi) // 8 * 4
+        lo, hi = (mid, hi) if accepts(simboot(2, scenario(mid))) else (lo, mid)
+    assert accepts(boot(2, scenario(lo), timeout=120)) and not accepts(boot(2, scenario(hi), timeout=120)), (lo, hi)
+
+
+def test_the_simulators_own_refusals_are_errors_too():
+    for bootargs, says in [("job=knary:procs=2", "no model of app knary"),
+                           ("job=oddeven:sched=gss", "sched=gss is not modelled")]:
+        run = simboot(2, bootargs)
+        assert run.exit_code == 2 and len(run.errors) == 1 and says in run.errors[0], run.console
+        assert not run.panics and run.boot is None
+
+
+def test_a_sweep_keeps_the_simulators_reason(tmp_path):
+    out = subprocess.run([sys.executable, "tools/schedlab", "sweep", "--sim", "--cpus", "2", "--repeat", "1",
+                          "--vary", "job1.n=64,0", "--no-plot", "--out", str(tmp_path / "sw"), "job=gauss:n=64"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    said = out.stdout + out.stderr
+    assert out.returncode != 0 and "n=0, expected a whole number" in said and "no ERROR line" not in said, said
+
+
+def test_valid_late_arrivals_are_no_stuck_scenario():
+    # the parser allows arrivals up to 24 h; the simulator has no simulated-time limit of its own
+    run = run_ok(2, "job=synth:procs=1,iters=10,at=3601s job=synth:procs=1,iters=10,at=86400s")
+    assert [r["arrive_us"] for r in run.results] == [3601 * 10**6, 86400 * 10**6]
+
+
+def test_the_host_time_limit_says_what_it_is():
+    # a day of simulated ticks takes far longer than a millisecond of host time on any host
+    binary = os.environ.get("SCHEDLAB_SIM") or str(REPO_ROOT / "build" / "sim" / "schedlab-sim")
+    out = subprocess.run([binary, "--cpus", "2", "--host-limit", "0.001", "job=synth:procs=1,at=86400s"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR")]
+    assert out.returncode == 4 and len(errors) == 1 and "PANIC" not in out.stdout, out.stdout
+    assert errors[0].startswith("ERROR host-time limit:") and "--host-limit" in errors[0] and "1(synth)" in errors[0]
 
 
 # ---------------------------------------------------------------- the kernel's invariants on simulated traces
@@ -198,6 +277,28 @@ def test_a_policy_needing_a_missing_core_service_fails_to_link(tmp_path):
                    + "\nvoid needy_probe(void) { sched_arm_timer(); }\n")
     build = _make_sim(tmp_path, str(bad))
     assert build.returncode != 0 and "sched_arm_timer" in build.stderr, build.stderr[-2000:]
+
+
+def test_a_policy_bug_is_a_panic_never_an_error(tmp_path):
+    # a policy that never picks what it queued leaves every hart idle with nothing pending: stuck, a bug (PANIC,
+    # exit 3) found after a bounded number of quanta; a policy's own panic() is the kernel's PANIC line
+    src = (REPO_ROOT / "tests/policies/fifo.c").read_text()
+    lazy = tmp_path / "lazy.c"
+    lazy.write_text(src.replace('"fifo"', '"lazy"').replace("fifo_class", "lazy_class")
+                    .replace('{ "fifo_wake", "back|front", 0,', '{ "lazy_pick", "never|panic", 0,')
+                    .replace("struct proc *p = runq_pop(&queue);",
+                             'struct proc *p = 0;\n    if (sched_opt[OPT_WAKE]) panic("lazy: picked nothing");'))
+    assert "lazy_pick" in lazy.read_text() and "picked nothing" in lazy.read_text(), "tests/policies/fifo.c changed"
+    build = _make_sim(tmp_path, str(lazy))
+    assert build.returncode == 0, build.stderr[-2000:]
+    for pick, cause, says in [("never", "stuck", "never picks its ready processes"),
+                              ("panic", "panic", "lazy: picked nothing")]:
+        run = subprocess.run([f"{tmp_path}/sim/schedlab-sim", "--cpus", "2",
+                              f"policy=lazy lazy_pick={pick} quantum=1ms job=synth:procs=2,iters=5"],
+                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+        panics = [line for line in run.stdout.splitlines() if line.startswith("PANIC")]
+        assert run.returncode == 3 and len(panics) == 1, run.stdout + run.stderr
+        assert panics[0].split()[2] == cause and says in panics[0] and "ERROR" not in run.stdout, panics
 
 
 # ---------------------------------------------------------------- the validation pipeline (QEMU at CPUS=2)

@@ -53,8 +53,20 @@ struct sim_event {
 };
 
 void sim_post(uint64_t t, int kind, int hart, struct sproc *sp, struct job *j);
-int sim_run(uint64_t limit_ns);         /* handle events until every job is done: 0, or -1 past limit_ns */
+
+/* How sim_run ended: every job done, the scenario's timeout= (simulated time), the host-time budget, or
+   stuck: nothing but ticks can happen and for SIM_STUCK_QUANTA quanta no hart got a process to run. */
+enum sim_end { SIM_DONE, SIM_TIMEOUT, SIM_HOST_LIMIT, SIM_STUCK };
+#define SIM_STUCK_QUANTA 1000
+enum sim_end sim_run(uint64_t limit_ns, double host_limit_s);
 extern int sim_all_done;
+
+/* ---- what the simulator reads of the kernel it stands for (sim_elf.c) ---- */
+void sim_load_apps(const char *dir);                 /* every app ELF there, as the kernel embeds them */
+const struct sl_appspec *sim_app_spec(const char *app);
+const char *sim_app_list(void);                      /* "bbench, chaos, ...": the kernel's own list */
+int sim_free_bytes(const char *kernel, uint64_t mem_bytes, int harts, uint64_t *free_bytes, char *err,
+                   size_t errlen);                   /* the kernel's free memory at launcher_init */
 
 /* ---- workload programs (sim_work.c) ---- */
 enum wait_kind { W_SPIN, W_BLOCK, W_TWOPHASE, W_ADAPTIVE };

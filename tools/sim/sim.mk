@@ -3,7 +3,9 @@
 #   make sim             build/sim/schedlab-sim: every kernel/sched/*.c but the core (so a new policy file is
 #                        in with no edit), slots/allot/classes, kernel/scenario.c and kernel/trace.c, built
 #                        for the host with -DSCHEDLAB_SIM against tools/sim's core. A policy that calls a
-#                        kernel service the simulated core lacks fails here, at link time, naming it.
+#                        kernel service the simulated core lacks fails here, at link time, naming it. It runs
+#                        with the apps and the kernel ELF it stands for (their specs, the kernel's free memory:
+#                        tools/sim/sim_elf.c), so it builds those too.
 #   make sim-asan        the same under ASan/UBSan (build/sim-asan), which make test runs (tests/test_sim.py)
 #   make sim-calibrate   measure the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
 #   make sim-validate    tools/sim/validate.py: QEMU vs simulator slowdowns (a quiet machine only)
@@ -21,7 +23,7 @@ SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/sche
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 
 .PHONY: sim sim-asan sim-calibrate sim-validate sim-reproduce
-sim: $(SIM_OUT)/schedlab-sim apps
+sim: $(SIM_OUT)/schedlab-sim apps $(B)/kernel.elf
 
 $(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld
 	$(call quiet,HOSTLD,$@)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Wl,-T,tools/sim/sections.ld -o $@ $(SIM_OBJ) -lm

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "sim.h"
 #include "../../kernel/info.h"
 
@@ -36,6 +37,9 @@ static uint64_t tick_posted[SL_MAX_HARTS]; /* the time of the tick event posted 
 static struct sim_event *heap;
 static size_t nheap, capheap;
 static uint64_t seq;
+static size_t nwork; /* EV_STEP, EV_TIMEOUT and EV_ARRIVE events in the heap (stale ones included) */
+
+static int is_work(int kind) { return kind != EV_TICK && kind != EV_IPI; }
 
 static int before(const struct sim_event *a, const struct sim_event *b)
 {
@@ -51,6 +55,7 @@ void sim_post(uint64_t t, int kind, int hart, struct sproc *sp, struct job *j)
             panic("sim: out of memory for events");
     }
     struct sim_event e = { t, seq++, kind, hart, sp, sp ? sp->gen : 0, j };
+    nwork += is_work(kind);
     size_t i = nheap++;
     while (i > 0 && before(&e, &heap[(i - 1) / 2])) {
         heap[i] = heap[(i - 1) / 2];
@@ -151,15 +156,18 @@ void sched_restart_tick(int hart)
 
 void info_set_allotment(struct job *j, int count, uint64_t mask) { sjobs[j->id - 1].allot = count; }
 
+/* A bug - of a policy (its own checks call this, as in the kernel) or of the simulator - never bad input:
+   the kernel's PANIC line (trap.c) on the console and its exit status, 3. */
 void panic(const char *fmt, ...)
 {
+    char buf[400];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "sim: panic: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    exit(2);
+    printf("PANIC %d panic 0x0 0x0 %s\n", mycpu() ? mycpu()->id : -1, buf);
+    fflush(stdout);
+    exit(3);
 }
 
 /* ---- dispatch: what a hart does on its way back to user ---- */
@@ -421,22 +429,68 @@ static void handle(const struct sim_event *e)
     }
 }
 
-/* Handle events in order until every job is done (sim_all_done), or the time passes limit_ns (a stuck
-   scenario: the ticks go on forever). Returns 0, or -1 at the limit. */
-int sim_run(uint64_t limit_ns)
+static double host_seconds(void)
 {
-    int rc = 0;
-    while (nheap && !sim_all_done) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Nothing but ticks and IPIs can change anything: no hart runs a process and no step, timeout or arrival
+   is pending, so only a policy's pick can start something again. */
+static int idle_everywhere(void)
+{
+    if (nwork)
+        return 0;
+    for (int h = 0; h < ncpus; h++)
+        if (cpus[h].cur)
+            return 0;
+    return 1;
+}
+
+/* Handle events in order until every job is done (sim_all_done). Stops early, with the simulated time of
+   the last event handled in sim_now, when the next event lies past limit_ns (the scenario's timeout=),
+   when host_limit_s seconds of host time have passed (if > 0; checked every 64 Ki events, so it costs
+   nothing and the run stays the same bytes up to there), or when the run is stuck: idle_everywhere()
+   for SIM_STUCK_QUANTA quanta of ticks, or no event left at all. None of these is a verdict on a valid
+   scenario's length: a job may arrive at any time the parser allows and run as long as it needs. */
+enum sim_end sim_run(uint64_t limit_ns, double host_limit_s)
+{
+    enum sim_end end = SIM_DONE;
+    double started = host_limit_s > 0 ? host_seconds() : 0;
+    uint64_t stuck_since = 0;
+    int stuck = 0;
+    while (!sim_all_done) {
+        if (!nheap) {
+            end = SIM_STUCK; /* jobs not done and not one event left: nothing will ever happen */
+            break;
+        }
         struct sim_event e = pop();
+        nwork -= is_work(e.kind);
         if (e.t > limit_ns) {
-            rc = -1;
+            end = SIM_TIMEOUT;
+            sim_now = limit_ns;
             break;
         }
         sim_events++;
         handle(&e);
+        if (!idle_everywhere() || sim_all_done)
+            stuck = 0;
+        else if (!stuck) {
+            stuck = 1;
+            stuck_since = e.t;
+        } else if (e.t - stuck_since >= SIM_STUCK_QUANTA * sched_quantum) {
+            end = SIM_STUCK;
+            break;
+        }
+        if (host_limit_s > 0 && (sim_events & 0xffff) == 0 && host_seconds() - started > host_limit_s) {
+            end = SIM_HOST_LIMIT;
+            break;
+        }
     }
     free(heap);
     heap = 0;
     nheap = capheap = 0;
-    return rc;
+    nwork = 0;
+    return end;
 }

@@ -1,16 +1,22 @@
 /*
  * sim_main.c - the simulator's command line and console (see sim.h for the model).
  *
- *   build/sim/schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--mem MB] "<bootargs>"
+ *   build/sim/schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--kernel ELF] [--mem MB]
+ *                          [--host-limit SECONDS] [--stats] "<bootargs>"
  *
  * The bootargs are the kernel's scenario (policy=, quantum=, seed=, trace=on, job=...), validated by the
- * kernel's own parser (kernel/scenario.c) against the app specs read from the kernel's app ELFs (their
- * .slapp section, as kernel/apps.c reads them) and the policies linked in (kernel/sched/classes.c). The
- * output is the kernel's console contract - BOOT, one RESULT per job, TRACE with trace=on, SUMMARY - with
- * an extra key on BOOT, RESULT and SUMMARY, sim=<calibration name>, so no simulated line passes for a
- * measured one. Exit status: 0 when every job's check is ok, 1 if one failed, 2 on a usage error.
+ * kernel's own parser (kernel/scenario.c) in the environment the kernel's launcher gives it (sim_elf.c:
+ * its apps and their specs, its free memory) and the policies linked in (kernel/sched/classes.c). The
+ * output is the kernel's console contract - BOOT, one RESULT per job, TRACE with trace=on, SUMMARY, ERROR,
+ * PANIC - with an extra key on BOOT, RESULT and SUMMARY, sim=<calibration name>, so no simulated line
+ * passes for a measured one. Exit status, as the kernel's (kernel/launcher.c):
+ *   0  every job's check is ok                    1  a job failed
+ *   2  a bad scenario: `ERROR <the parser's message>`, the kernel's very line, before any BOOT; also a
+ *      job the simulator cannot model (`ERROR job=<app>: ...`); a bad command line says why on stderr only
+ *   3  a bug (a policy's or the simulator's): `PANIC <hart> <cause> 0x0 0x0 ...`, never bad input
+ *   4  a watchdog: the scenario's timeout= in simulated time (`ERROR timeout: ...`, the kernel's line),
+ *      or the simulator's own host-time budget, --host-limit (`ERROR host-time limit: ...`)
  */
-#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,61 +35,8 @@ void kprintf(const char *fmt, ...)
 struct job jobs[NJOB];
 int njobs;
 static struct scenario scen;
-static struct sl_appspec specs[32];
-static char spec_names[32][16];
-static int nspecs, ndone, nfailed;
+static int ndone, nfailed;
 static char calib_name[64];
-
-/* The .slapp section of an app ELF (struct sl_appspec, the same bytes on RV64 and the host: LP64, LE). */
-static int read_spec(const char *path, struct sl_appspec *out)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = n > 0 ? malloc((size_t)n) : 0;
-    int rc = -1;
-    if (b && fread(b, 1, (size_t)n, f) == (size_t)n && n >= (long)sizeof(Elf64_Ehdr)) {
-        Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
-        Elf64_Shdr *sh = (Elf64_Shdr *)(b + eh->e_shoff);
-        if (eh->e_shoff + (uint64_t)eh->e_shnum * sizeof *sh <= (uint64_t)n && eh->e_shstrndx < eh->e_shnum) {
-            const char *names = (const char *)b + sh[eh->e_shstrndx].sh_offset;
-            for (int i = 0; i < eh->e_shnum; i++)
-                if (!strcmp(names + sh[i].sh_name, ".slapp") && sh[i].sh_size >= sizeof *out &&
-                    sh[i].sh_offset + sizeof *out <= (uint64_t)n) {
-                    memcpy(out, b + sh[i].sh_offset, sizeof *out);
-                    rc = out->magic == SL_APPSPEC_MAGIC ? 0 : -1;
-                }
-        }
-    }
-    free(b);
-    fclose(f);
-    return rc;
-}
-
-static void load_specs(const char *dir)
-{
-    static const char *const models[] = { "gauss", "hog", "oddeven", "sleeper", "synth" };
-    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s.elf", dir, models[i]);
-        if (read_spec(path, &specs[nspecs]) < 0) {
-            fprintf(stderr, "schedlab-sim: cannot read the app spec of %s (build the apps: make apps)\n", path);
-            exit(2);
-        }
-        snprintf(spec_names[nspecs++], sizeof spec_names[0], "%s", models[i]);
-    }
-}
-
-static const struct sl_appspec *lookup(const char *app)
-{
-    for (int i = 0; i < nspecs; i++)
-        if (!strcmp(spec_names[i], app))
-            return &specs[i];
-    return 0;
-}
 
 static void print_result(struct job *j)
 {
@@ -124,15 +77,67 @@ static void job_done(struct job *j)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--mem MB] [--stats] \"<bootargs>\"\n");
+    fprintf(stderr, "usage: schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--kernel ELF] [--mem MB] "
+                    "[--host-limit SECONDS] [--stats] \"<bootargs>\"\n");
     exit(2);
+}
+
+/* The kernel's ERROR for a bad scenario (launcher_init), and its exit status. */
+static int refuse(const char *err)
+{
+    printf("ERROR %s\n", err);
+    return 2;
+}
+
+/* The jobs not finished, as the kernel's watchdog lists them (launcher_timer): " 2(gauss) 3(hog)". */
+static void unfinished(char *left, size_t len)
+{
+    left[0] = 0;
+    for (int i = 0; i < njobs; i++)
+        if (jobs[i].state != J_DONE)
+            snprintf(left + strlen(left), len - strlen(left), " %d(%s)", jobs[i].id, jobs[i].scen->app);
+}
+
+/* The run stopped before every job was done: say why, in the kernel's words where the kernel has them. */
+static int stopped(enum sim_end end, double host_limit)
+{
+    char left[160];
+    unfinished(left, sizeof left);
+    if (end == SIM_TIMEOUT) { /* the kernel's watchdog: its line, then the trace, exit 4 */
+        printf("ERROR timeout: the run passed timeout=%lu%s; jobs not finished:%s\n",
+               scen.timeout_us % 1000 ? scen.timeout_us : scen.timeout_us / 1000, scen.timeout_us % 1000 ? "us" : "ms",
+               left);
+        trace_dump(0, sched->name, scen.quantum_us);
+        return 4;
+    }
+    if (end == SIM_HOST_LIMIT) {
+        printf("ERROR host-time limit: the simulator stopped after %g s of host time (--host-limit), at simulated "
+               "time %lu us; jobs not finished:%s. Not the scenario's timeout= (simulated time) and not stuck: it is "
+               "slow to simulate (spinning waits on many harts are the slowest): give --host-limit more, or make "
+               "the scenario shorter\n",
+               host_limit, sim_now / 1000, left);
+        return 4;
+    }
+    int ready = 0, blocked = 0;
+    for (int i = 0; i < njobs; i++)
+        for (int k = 0; k < jobs[i].ncreated; k++) {
+            ready += jobs[i].procs[k]->state == P_READY;
+            blocked += jobs[i].procs[k]->state == P_BLOCKED;
+        }
+    printf("PANIC 0 stuck 0x0 0x0 at simulated time %lu us no hart had run a process for %d quanta while nothing "
+           "that could change it was pending (no arrival, compute step or timeout; only ticks, if any), with %d "
+           "processes ready and %d blocked; jobs not finished:%s. A policy (%s) that never picks its ready "
+           "processes, or a wake-up the simulator lost: a bug, not the scenario\n",
+           sim_now / 1000, SIM_STUCK_QUANTA, ready, blocked, left, sched->name);
+    return 3;
 }
 
 int main(int argc, char **argv)
 {
     int harts = 2, stats = 0;
-    const char *calib_path = "tools/sim/calib/default.json", *apps = "build/apps", *bootargs = 0;
+    const char *calib_path = "tools/sim/calib/default.json", *apps = "build/apps", *kernel = 0, *bootargs = 0;
     uint64_t mem_mb = 256;
+    double host_limit = 3600;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
             harts = atoi(argv[++i]);
@@ -140,8 +145,12 @@ int main(int argc, char **argv)
             calib_path = argv[++i];
         else if (!strcmp(argv[i], "--apps") && i + 1 < argc)
             apps = argv[++i];
+        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc)
+            kernel = argv[++i];
         else if (!strcmp(argv[i], "--mem") && i + 1 < argc)
             mem_mb = strtoull(argv[++i], 0, 10);
+        else if (!strcmp(argv[i], "--host-limit") && i + 1 < argc)
+            host_limit = strtod(argv[++i], 0);
         else if (!strcmp(argv[i], "--stats"))
             stats = 1;
         else if (argv[i][0] != '-' && !bootargs)
@@ -153,25 +162,33 @@ int main(int argc, char **argv)
         fprintf(stderr, "schedlab-sim: --cpus must be 1..%d\n", SL_MAX_HARTS);
         return 2;
     }
-    char err[256];
-    if (calib_load(calib_path, err, sizeof err) < 0) {
+    if (!(host_limit > 0)) {
+        fprintf(stderr, "schedlab-sim: --host-limit must be a positive number of seconds\n");
+        return 2;
+    }
+    char err[400], kpath[512]; /* err: as large as the launcher's, so a long message is cut where the kernel's is */
+    if (!kernel) { /* the kernel beside the apps: build/apps -> build/kernel.elf */
+        snprintf(kpath, sizeof kpath, "%s/../kernel.elf", apps);
+        kernel = kpath;
+    }
+    uint64_t free_bytes;
+    if (calib_load(calib_path, err, sizeof err) < 0 ||
+        sim_free_bytes(kernel, mem_mb << 20, harts, &free_bytes, err, sizeof err) < 0) {
         fprintf(stderr, "schedlab-sim: %s\n", err);
         return 2;
     }
     snprintf(calib_name, sizeof calib_name, "%s", calib.name);
-    load_specs(apps);
+    sim_load_apps(apps);
     int npol;
     struct scen_env env = { .nharts = harts,
-                            .free_bytes = mem_mb << 20,
-                            .lookup = lookup,
-                            .apps = work_models(),
+                            .free_bytes = free_bytes,
+                            .lookup = sim_app_spec,
+                            .apps = sim_app_list(),
                             .policy_table = sched_policy_table(&npol),
                             .trace_built = 1 };
     env.npolicies = npol;
-    if (scenario_parse(bootargs ? bootargs : "", &env, &scen, err, sizeof err) < 0) {
-        printf("PANIC scenario: %s\n", err);
-        return 2;
-    }
+    if (scenario_parse(bootargs ? bootargs : "", &env, &scen, err, sizeof err) < 0)
+        return refuse(err);
     const struct sched_class *cls = sched_class_by_name(scen.policy);
     for (int k = 0; k < SCEN_MAX_OPTS; k++)
         sched_opt[k] = scen.popt[k];
@@ -186,26 +203,19 @@ int main(int argc, char **argv)
         j->background = (j->scen->spec->flags & SL_APP_BACKGROUND) != 0;
         j->adaptive = j->scen->adaptive;
         fg_live += !j->background;
-        if (work_setup(j, err, sizeof err) < 0) {
-            printf("PANIC scenario: %s\n", err);
-            return 2;
-        }
+        if (work_setup(j, err, sizeof err) < 0)
+            return refuse(err);
     }
-    if (scen.trace && trace_init(err, sizeof err) < 0) {
-        printf("PANIC scenario: %s\n", err);
-        return 2;
-    }
+    if (scen.trace && trace_init(err, sizeof err) < 0)
+        return refuse(err);
     printf("BOOT harts=%d nodes=1 mem_mb=%lu policies=%s apps=%s boot_hart=0 boot_us=0 background=hog options=%s "
            "sim=%s\n",
            harts, mem_mb, sched_class_names(), work_models(), sched_option_list(), calib_name);
     for (int i = 0; i < njobs; i++)
         sim_post(jobs[i].scen->at_us * 1000, EV_ARRIVE, 0, 0, &jobs[i]);
-    uint64_t limit = scen.timeout_us ? scen.timeout_us * 1000 : 3600ULL * 1000000000ULL;
-    if (sim_run(limit) < 0) {
-        printf("PANIC watchdog: simulated time passed %lu us with %d of %d jobs done (a stuck scenario) sim=%s\n",
-               limit / 1000, ndone, njobs, calib_name);
-        return 1;
-    }
+    enum sim_end end = sim_run(scen.timeout_us ? scen.timeout_us * 1000 : ~0UL, host_limit);
+    if (end != SIM_DONE)
+        return stopped(end, host_limit);
     if (stats) {
         fprintf(stderr, "sim: %lu events, simulated %lu us\n", sim_events, sim_makespan / 1000);
         work_stats(stderr);

@@ -102,8 +102,10 @@ int work_setup(struct job *j, char *err, size_t errlen)
         if (!strcmp(j->scen->app, app_names[i]))
             w->app = i;
     if (w->app < 0)
-        return snprintf(err, errlen, "job=%s: the simulator has no model of this app (models: %s)", j->scen->app,
-                        work_models()),
+        return snprintf(err, errlen,
+                        "job=%s: the simulator has no model of app %s (models: %s); run it under QEMU, or model it "
+                        "in tools/sim/sim_work.c",
+                        j->scen->app, j->scen->app, work_models()),
                -1;
     char v[32];
     if (w->app == APP_ODDEVEN && scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
