@@ -328,6 +328,10 @@ model_param_set(struct model_params *p, const char *key, const char *value, char
     long long v = 0;
     int i;
 
+    if (!key || !value) {
+        snprintf(err, errlen, "model: %s without a value", key ? key : "a key");
+        return -1;
+    }
     for (i = 0; model_param_keys[i] && strcmp(model_param_keys[i], key) != 0; i++)
         ;
     if (!model_param_keys[i]) {
@@ -401,7 +405,7 @@ params_check(const struct model_params *p, char *err, size_t errlen)
         p->ram_base + p->ram_bytes < p->ram_base || p->ram_bytes / (uint64_t)p->line_b >= NO_TAG ||
         p->ram_bytes < (uint64_t)p->line_b * (uint64_t)p->nodes) {
         snprintf(err, errlen, "model: RAM 0x%llx+0x%llx is not a whole number of line_b=%d lines, at least one "
-                 "a node, fewer than 2^32", (unsigned long long)p->ram_base, (unsigned long long)p->ram_bytes,
+                 "per node, fewer than 2^32", (unsigned long long)p->ram_base, (unsigned long long)p->ram_bytes,
                  p->line_b);
         return -1;
     }
