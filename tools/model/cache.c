@@ -5,9 +5,9 @@
  * RAM has fewer than 2^32 - 1 lines). A set's index is li mod sets (a mask when sets is a power of two).
  *
  * Private caches (per hart, one thread): a set is `ways` uint32 tags in MRU-to-LRU order, NO_TAG for an
- * empty way. A touch moves the tag to the front; a fill drops the last. Exact LRU; a hit on the MRU way -
- * the common case of a hot loop - reads one tag and the directory word, and moves nothing; a hit on way k
- * compares k + 1 tags and moves k.
+ * empty way. A touch moves the tag to the front; a fill drops the last. Exact LRU. The line of the hart's
+ * last access is always its set's MRU, so a repeat - the common case of a hot loop - is one compare with
+ * hart->last and a directory load (model_access, a leaf); a hit on way k compares k + 1 tags, moves k.
  *
  * LLC (per node, shared by its harts' threads): a set is one clock word then `ways` words, each
  * tag << 32 | stamp, where stamp is the set's clock at the way's last touch; the LRU way is the one with
