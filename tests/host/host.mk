@@ -148,6 +148,18 @@ $(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h include
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_uaccess.c
 
+# The machine model's caches (tools/model/cache.c, pure C) against a reference model, under ASan/UBSan and
+# again under TSan (the plugin calls it from one host thread per hart; a test hammers it from several).
+HOST_TESTS  += $(B)/host-tests/test_cache_model $(B)/host-tests/test_cache_model_tsan
+$(B)/host-tests/test_cache_model: tests/host/test_cache_model.c tools/model/cache.c tools/model/cache.h tests/host/cache_ref.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -Itools/model -pthread -o $@ tests/host/test_cache_model.c tools/model/cache.c
+
+$(B)/host-tests/test_cache_model_tsan: tests/host/test_cache_model.c tools/model/cache.c tools/model/cache.h tests/host/cache_ref.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Itools/model -pthread -o $@ \
+	    tests/host/test_cache_model.c tools/model/cache.c
+
 # The scenario parser under random and mutated bootargs (tests/host/fuzz_scenario.c), fixed seed, about
 # 20 s (SCHEDLAB_FUZZ_SECONDS=N for longer). The app specs are read from the host build's app objects.
 FUZZ_SPECS  := $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))
