@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             p = plan(args.spec, args.harts, args.kernel, args.mem, args.deterministic, args.extra,
                      args.bootargs, nm=args.nm, plugin=args.plugin)
-            print(" ".join(shlex.quote(a) for a in p.qemu_args) + "|" + " ".join(p.bootargs))
+            print(" ".join(p.qemu_args) + "|" + " ".join(p.bootargs))     # no argument has a space
     except ModelError as exc:
         print(f"MODEL={args.spec}: {exc}", file=sys.stderr)
         return 2
