@@ -1,7 +1,8 @@
 # schedlab - the only entry point a user needs.
 #   make                 build build/kernel.elf with every app embedded
 #   make qemu CPUS=n BOOTARGS="..."   boot once; exit status = verdict
-#                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host)
+#                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host;
+#                        MODEL=<profile>[,key=value...]: under the machine model, tools/model/README.md)
 #   make run             install what is missing, build, run the default policy comparison
 #   make test            the whole test suite (host unit tests + QEMU tests)
 #   make deps            install the toolchain and Python packages
@@ -37,6 +38,22 @@ ICOUNT_SHIFT  ?= 0
 DET_QEMUFLAGS  = -icount shift=$(ICOUNT_SHIFT),sleep=off -accel tcg,thread=single
 DET_ON         = $(or $(filter-out 0 no off,$(DETERMINISTIC)),$(findstring clock=virtual,$(BOOTARGS)))
 DET_ARG        = $(if $(DET_ON),$(if $(findstring clock=virtual,$(BOOTARGS)),,clock=virtual))
+# The machine model (tools/model/README.md): MODEL=<profile>[,key=value...] loads the plugin built from
+# tools/model/*.c with the host compiler; unset or none: no model, the command line exactly as without it.
+# tools/schedlab_harness/model.py validates the spec (a bad one stops make here, with its message, before
+# anything is built or booted) and gives the plugin's arguments, -numa and the bootargs it adds.
+MODEL         ?=
+MODEL_ON       = $(filter-out none,$(strip $(MODEL)))
+MODEL_SRCS    := $(wildcard tools/model/*.c)
+MODEL_SO      := $(if $(MODEL_SRCS),$(B)/model/model.so)
+MODEL_CFLAGS  ?= -O2 -shared -fPIC -Wall -Wextra
+MODEL_TOOL     = PYTHONPATH=tools $(PYTHON) -m schedlab_harness.model
+ifneq ($(MODEL_ON),)
+MODEL_CHECK   := $(shell $(MODEL_TOOL) check '$(MODEL)' --harts $(CPUS) 2>&1; echo " status=$$?")
+ifneq ($(lastword $(MODEL_CHECK)),status=0)
+$(error $(filter-out status=%,$(MODEL_CHECK)))
+endif
+endif
 
 B := build
 
@@ -84,7 +101,7 @@ APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
 .PHONY: all qemu qemu-gdb run test deps host host-test clean apps format
 .SECONDARY:          # keep object files between builds
-all: $(B)/kernel.elf
+all: $(B)/kernel.elf $(MODEL_SO)
 
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld
 	$(call quiet,LD,$@)$(CC) $(KCFLAGS) -T linker/kernel.ld -o $@ $(KOBJS)
@@ -141,16 +158,30 @@ $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 # ---- running ----
 QEMUFLAGS = -machine $(MACHINE) -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
             -kernel $(B)/kernel.elf $(QEMUEXTRA)
-qemu: $(B)/kernel.elf
+qemu: $(B)/kernel.elf $(if $(MODEL_ON),$(MODEL_SO))
 	$(if $(and $(DET_ON),$(findstring clock=real,$(BOOTARGS))),$(error clock=real in BOOTARGS conflicts with deterministic mode (DETERMINISTIC=1 or clock=virtual): drop one))
-	$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))"
+	$(if $(MODEL_ON),$(QEMU_MODEL),$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))")
+
+# make qemu under a model: model.py prints "<QEMU arguments>|<bootargs to add>" (or its error, and make stops);
+# the command is echoed as run.
+QEMU_MODEL = @plan=$$($(MODEL_TOOL) qemu '$(MODEL)' --harts $(CPUS) --mem $(MEM) --kernel $(B)/kernel.elf \
+	  --plugin $(B)/model/model.so --nm $(CROSS)nm $(if $(DET_ON),--deterministic) --extra '$(QEMUEXTRA)' \
+	  --bootargs '$(BOOTARGS)') || exit $$?; \
+	set -- $(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) $${plan%%|*}; \
+	args="$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG)) $${plan\#*|}"; \
+	$(if $(findstring s,$(firstword -$(MAKEFLAGS))),,echo "$$* -append \"$$args\"";) exec "$$@" -append "$$args"
+
+# The machine model's plugin: every tools/model/*.c, one shared object for QEMU (host compiler).
+$(B)/model/model.so: $(MODEL_SRCS) $(wildcard tools/model/*.h) include/schedlab/model.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(MODEL_CFLAGS) -Iinclude -o $@ $(MODEL_SRCS)
 
 deps:
 	sh tools/deps.sh
 
 run: deps
 	$(MAKE) all
-	$(PYTHON) tools/schedlab compare
+	$(PYTHON) tools/schedlab compare $(if $(MODEL_ON),--model '$(MODEL)')
 
 # ---- host build of lib/ and apps/ (pthreads backend) and host unit tests ----
 include lib/host.mk

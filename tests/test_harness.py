@@ -75,7 +75,8 @@ for token in tokens:
     elif key == "job" and value.partition(":")[0] in list(BASE) + ["hog"]:
         app, _, keys = value.partition(":")
         jobs.append((app, [kv for kv in keys.split(",") if kv]))
-    elif key not in ("quantum", "seed", "trace", "irq", "calib", "timeout", "clock", "wakeboost") or key == "policy":
+    elif key not in ("quantum", "seed", "trace", "irq", "calib", "timeout", "clock", "wakeboost", "model",
+                     "idle") or key == "policy":
         print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
         sys.exit(2)
 import re
@@ -103,6 +104,13 @@ for i, (app, keys) in enumerate(jobs):
                        start_us=10, end_us=10 + e, elapsed_us=e, cpu_us=e * cpus, check=check)
     print(line + (" reason=pagefault" if app == "fault" else ""))
 print(with_values(recorded("SUMMARY"), policy=policy, harts=cpus, jobs=len(jobs), failed=failed, makespan_us=end + 10))
+plugin = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-plugin"), None)
+if plugin:          # the machine model's report, after SUMMARY (tools/model/README.md); job 0 = kernel and idle
+    profile = dict(kv.partition("=")[::2] for kv in plugin.split(",")[1:])["profile"]
+    print(f"MODEL end profile={profile} cycle_ps=250 charge=on accesses={1000 * (len(jobs) + 1)} stall_us=7")
+    for j in range(len(jobs) + 1):
+        print(f"MODEL job={j} accesses=1000 misses={10 + j} l2_hits=5 llc_hits=1 coherence=2 local={6 + j} remote=1 "
+              f"stall_us={j}")
 sys.exit(3 if failed else 0)
 '''
 

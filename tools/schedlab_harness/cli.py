@@ -38,6 +38,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="print each raw console")
     parser.add_argument("--sim", action="store_true",
                         help="run in the simulator (make sim) instead of QEMU: any --cpus; output says sim=")
+    _model_option(parser)
+
+
+def _model_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", metavar="PROFILE[,KEY=V...]",
+                        help="boot under the machine model (tools/model/README.md): a profile of tools/model/"
+                             "profiles (butterfly, symmetry, iris, ksr1, modern...) with keys overridden, e.g. "
+                             "modern,l2_kb=512 (default: none)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,6 +136,7 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
     rep.add_argument("--out", default=None, metavar="DIR", help="where results.md, results.json and figures/ go "
                      "(default docs/)")
     rep.add_argument("--list", action="store_true", help="list the sections with their expected times and exit")
+    _model_option(rep)
     rep.set_defaults(func=commands.reproduce_command)
     return parser
 
@@ -145,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--grace must not be negative")
     if getattr(args, "sim", False) and getattr(args, "deterministic", False):
         parser.error("--deterministic picks how QEMU runs; --sim boots no QEMU: use one of them")
+    if getattr(args, "sim", False) and getattr(args, "model", None) not in (None, "", "none"):
+        parser.error("--sim has no machine model yet (the simulator models no memory; a later issue adds it): "
+                     "drop --model, or --sim to boot QEMU under the model")
     try:
         return args.func(args)
     except HarnessError as exc:

@@ -23,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import compare as cmp
+from . import model as machine
 from . import sweep as sw
 from .console import parse_console
 from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token_key
@@ -31,8 +32,8 @@ from .qemu import (ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, boot, host_cores,
 from .scenario import Scenario, scenario_from_args
 from .sim import sim_boot
 from .stats import Spread
-from .table import (calib_line, comparison_table, format_table, gang_table, ms, ranking_line, results_table,
-                    spread, summary_line, sweep_table, switch_line, trace_paragraph)
+from .table import (calib_line, comparison_table, format_table, gang_table, model_report, ms, ranking_line,
+                    results_table, spread, summary_line, sweep_table, switch_line, trace_paragraph)
 from .pftrace import write_perfetto
 from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, parse_trace, switch_stats, to_chrome
 from .writers import records, run_meta, run_summaries, write_csv, write_json
@@ -62,6 +63,7 @@ def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple
     deterministic mode, where harts take turns on one host thread by design)."""
     cpus = args.cpus or scenario.cpus or default_cpus()
     repeat = args.repeat or scenario.repeat or default_repeat
+    _check_model(args, cpus, scenario.tokens)
     sim = getattr(args, "sim", False)
     warning = None if sim or _deterministic(args, scenario.tokens) else oversubscription_warning(cpus)
     if warning:
@@ -74,11 +76,26 @@ def _sim_tag(args: Namespace) -> str:
     return " SIMULATED" if getattr(args, "sim", False) else ""
 
 
+def _check_model(args: Namespace, cpus: int, tokens) -> None:
+    """Before any boot: the --model spec is valid (ModelError names what is wrong), and the scenario does not
+    say model= itself (only --model loads the plugin that makes the token true)."""
+    machine.resolve(getattr(args, "model", None), cpus)
+    if any(token_key(t) == "model" for t in tokens):
+        raise HarnessError("the scenario has a model= token: choose the machine model with --model "
+                           "<profile>[,key=value...], which also loads the plugin")
+
+
+def _model_tag(args: Namespace, cpus: int) -> str:
+    """Marks every header of a run under the machine model with its canonical spec."""
+    spec = machine.canonical(getattr(args, "model", None), cpus)
+    return "" if spec == machine.NONE else f"  model={spec}"
+
+
 def _boot(args: Namespace, cpus: int, tokens) -> Run:
     if getattr(args, "sim", False):
         return sim_boot(cpus, " ".join(tokens), timeout=args.timeout)
     return boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
-                extra=args.qemu_extra or (), deterministic=args.deterministic)
+                extra=args.qemu_extra or (), deterministic=args.deterministic, model=getattr(args, "model", None))
 
 
 #: Printed under every result of a deterministic boot.
@@ -241,6 +258,8 @@ def run_command(args: Namespace) -> int:
         if run.results:
             print(results_table(run.results))
         print(summary_line(run.summary))
+        if run.model != machine.NONE:
+            print(model_report(run))
         if run.virtual_clock:
             print(VIRTUAL_NOTE)
         traced = _save_trace(run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
@@ -335,9 +354,11 @@ def compare_command(args: Namespace) -> int:
             if not args.keep_going:
                 break
 
+    machine.check_same([(trial.describe(), run.model) for trial, run in done], "compare")
     outcomes = cmp.aggregate(done, jobs, policies, repeat)
     print(f"== compare: cpus={cpus}{_sim_tag(args)} repeats={repeat} policies={','.join(policies)}"
-          f"  mix: {' '.join(j.token for j in jobs)}" + ("  clock=virtual" if virtual else ""))
+          f"  mix: {' '.join(j.token for j in jobs)}" + ("  clock=virtual" if virtual else "")
+          + _model_tag(args, cpus))
     if virtual:
         print(VIRTUAL_NOTE + "; slowdowns are instruction-count ratios (--allow-virtual)")
     print(calib_line([run.calib for _, run in done]))
@@ -411,8 +432,9 @@ def sweep_command(args: Namespace) -> int:
                 bar.write(failure_report(run))
                 if not args.keep_going:
                     break
+    machine.check_same([(point.describe(vary), run.model) for point, run in done], "sweep over")
     summaries = sw.summarise(done, vary, args.metric)
-    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus} repeats={repeat} "
+    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus}{_model_tag(args, cpus)} repeats={repeat} "
           f"seeds {'fixed' if args.same_seed or vary.key == 'seed' else 'seed+repeat'}; "
           f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
     print(calib_line([run.calib for _, run in done]))
@@ -422,7 +444,7 @@ def sweep_command(args: Namespace) -> int:
                for i, (p, run) in enumerate(done)]
     about = {"vary": vary.name, "values": list(vary.values), "metric": args.metric, "cpus": cpus,
              "repeats": repeat, "policies": policies, "seed_varied": not args.same_seed and vary.key != "seed",
-             "tokens": scenario.tokens}
+             "tokens": scenario.tokens, "model": machine.canonical(getattr(args, "model", None), cpus)}
     _write_sweep(json_path, csv_path, entries, rows, about)
     written = [json_path, csv_path]
     if png is not None:
@@ -450,7 +472,9 @@ def reproduce_command(args: Namespace) -> int:
     names = [n for n in (args.only or "").split(",") if n]
     ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick,
                  out=Path(args.out) if args.out else rp.REPO / "docs")
+    ctx.model = getattr(args, "model", None)
     try:
+        rp.check_model_destination(ctx)
         sections = rp.run(names or None, ctx)
     except rp.ReproError as exc:
         raise HarnessError(str(exc)) from None

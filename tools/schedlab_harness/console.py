@@ -12,6 +12,10 @@ The kernel prints a few line kinds, each a keyword followed by fields:
     PANIC <hart> <cause> <sepc> <stval> ...
     TRACE ... / T <hart> <ticks> <event> ...    the trace dump (trace=on; see ``trace``)
     ULOG ... / U <job> <proc> <ticks> <event> ...   the library's event logs, after it (see ``ulog``)
+    MODEL end profile=<p> cycle_ps=<n> charge=on|off accesses=<n> stall_us=<n>
+    MODEL job=<id> accesses=<n> misses=<n> l2_hits=<n> llc_hits=<n> coherence=<n> local=<n> remote=<n> stall_us=<n>
+                                                the machine model's report (tools/model/README.md), printed by the
+                                                QEMU plugin at exit, after SUMMARY; job=0 is the kernel and idle harts
 
 Each of these starts at the beginning of a line.  What a job writes is never
 one of them: the kernel puts each of its lines on a line of its own that starts
@@ -51,6 +55,9 @@ RESULT_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us"
 SUMMARY_KEYS = ("policy", "harts", "jobs", "failed", "makespan_us")
 #: Keys every CALIB line carries (kernel/calib.c); ``ipi_ns`` is ``"na"`` with one hart.
 CALIB_KEYS = ("syscall_ns", "switch_ns", "ipi_ns", "tick_ns", "synth_unit_ns", "cost_us")
+#: Keys of the machine model's lines (tools/model/README.md): ``MODEL end ...`` and ``MODEL job=<id> ...``.
+MODEL_END_KEYS = ("profile", "cycle_ps", "charge", "accesses", "stall_us")
+MODEL_JOB_KEYS = ("job", "accesses", "misses", "l2_hits", "llc_hits", "coherence", "local", "remote", "stall_us")
 #: BOOT keys whose values are comma-separated lists.
 #: ``background`` lists the apps that declare SL_APP_BACKGROUND (empty when none).
 BOOT_LIST_KEYS = ("policies", "apps", "background")
@@ -82,6 +89,8 @@ class Console:
     ``PANIC ...``; ``TRACE ...`` and the ``T ...`` records of the trace dump)
     so they can be shown to a user unchanged or handed to ``trace.parse_trace``.
     ``output`` maps a job id to the lines that job wrote, prefix removed, in order.
+    ``model_end`` is the machine model's ``MODEL end`` line and ``model_jobs`` its ``MODEL job=`` lines by job
+    id (0: the kernel and idle harts); both empty without a model.
     """
 
     boot: dict | None = None
@@ -93,6 +102,8 @@ class Console:
     traces: list[str] = field(default_factory=list)
     malformed: list[str] = field(default_factory=list)
     output: dict[int, list[str]] = field(default_factory=dict)
+    model_end: dict | None = None
+    model_jobs: dict[int, dict] = field(default_factory=dict)
 
     def job_lines(self, job: int | None = None) -> list[str]:
         """The output lines of job ``job`` (of every job, in job-id order, when None)."""
@@ -167,6 +178,24 @@ def parse_line(line: str, into: Console) -> None:
         into.panics.append(line)
     elif keyword in ("TRACE", "T", "ULOG", "U"):
         into.traces.append(line)
+    elif keyword == "MODEL":
+        _parse_model(line, rest, into)
+
+
+def _parse_model(line: str, rest: str, into: Console) -> None:
+    """``MODEL end ...`` or ``MODEL job=<id> ...`` (the plugin's report); anything else is malformed."""
+    if rest.split()[:1] == ["end"]:
+        fields = _complete(line, rest.partition(" ")[2], MODEL_END_KEYS, into)
+        if fields is not None:
+            into.model_end = fields
+    elif rest.startswith("job="):
+        fields = _complete(line, rest, MODEL_JOB_KEYS, into)
+        if fields is not None and isinstance(fields["job"], int):
+            into.model_jobs[fields["job"]] = fields
+        elif fields is not None:
+            into.malformed.append(line)
+    else:
+        into.malformed.append(line)
 
 
 def parse_console(text: str, complete: bool = True) -> Console:

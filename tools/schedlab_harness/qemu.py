@@ -18,6 +18,10 @@ knows (kernel/vclock.h); a scenario that already says ``clock=virtual`` boots
 this way too.  The same scenario then prints the same console, byte for byte,
 on any host; its times are virtual (2^ICOUNT_SHIFT ns per instruction, all
 harts summed), so they say nothing about this host's speed.
+
+Machine model (``model="<profile>[,key=value...]"``, tools/model/README.md): ``model.plan`` adds the plugin
+(and ``-numa`` when the model has nodes) to the QEMU arguments and ``model=<canonical spec>`` (and
+``idle=poll``) to the bootargs; ``Run.model`` is the canonical spec, ``none`` without a model.
 """
 
 from __future__ import annotations
@@ -107,6 +111,7 @@ class Run:
     timed_out: bool = False
     seconds: float = 0.0
     parsed: Console = field(default_factory=Console)
+    model: str = "none"
 
     @property
     def results(self) -> list[dict]:
@@ -182,9 +187,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None = None,
          timeout: float = DEFAULT_TIMEOUT, extra: str | list[str] | tuple[str, ...] = (),
-         deterministic: bool = False) -> Run:
+         deterministic: bool = False, model: str | None = None) -> Run:
     """Boot once and return the ``Run``.  Raises ``HarnessError`` if nothing can boot.
-    ``deterministic``: add ``clock=virtual`` (QEMU then gets ``DETERMINISTIC_FLAGS``)."""
+    ``deterministic``: add ``clock=virtual`` (QEMU then gets ``DETERMINISTIC_FLAGS``).
+    ``model``: a machine-model spec (``none``/None: no model)."""
     if not isinstance(bootargs, str):
         bootargs = " ".join(bootargs)
     if deterministic:
@@ -192,6 +198,15 @@ def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None 
     kernel_path = Path(kernel) if kernel is not None else DEFAULT_KERNEL
     if not kernel_path.is_file():
         raise HarnessError(f"kernel {kernel_path} not found: build it with `make` (or pass --kernel)")
+    canonical = "none"
+    if model and model != "none":
+        from .model import plan        # model.py imports this module
+        extra = shlex.split(extra) if isinstance(extra, str) else list(extra)
+        added = plan(model, cpus, kernel_path, MEMORY, deterministic=is_deterministic(bootargs), extra=extra,
+                     bootargs=bootargs)
+        extra = [*extra, *added.qemu_args]
+        bootargs = " ".join([bootargs, *added.bootargs]).strip()
+        canonical = added.canonical
     argv = qemu_argv(cpus, bootargs, kernel_path, extra)
     started = time.monotonic()
     try:
@@ -221,4 +236,4 @@ def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None 
     return Run(cpus=cpus, bootargs=bootargs, argv=argv, console=text,
                exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
                seconds=time.monotonic() - started,
-               parsed=parse_console(text, complete=not timed_out))
+               parsed=parse_console(text, complete=not timed_out), model=canonical)

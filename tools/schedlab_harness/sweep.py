@@ -75,6 +75,9 @@ def parse_vary(text: str) -> Vary:
         return Vary(key, values, int(number))
     if name == "policy":
         raise HarnessError(f"{where}: the policy is not a key to vary: give the policies with --policies")
+    if name == "model":
+        raise HarnessError(f"{where}: the machine model is not a key to vary: numbers made under different models "
+                           "are never put side by side; run one sweep per --model <profile>[,key=value...]")
     if name == "job" or name.startswith("job"):
         raise HarnessError(f"{where}: unknown key {name!r}: a job's key is jobN.<key> (e.g. job1.grain); "
                            f"settings: {', '.join(sorted(GLOBAL_SETTINGS - {'policy'}))} or a policy option")

@@ -72,6 +72,20 @@ def summary_line(summary: dict | None) -> str:
             f"makespan={ms(summary.get('makespan_us'))} ms")
 
 
+def model_report(run) -> str:
+    """The machine model's report of one boot (tools/model/README.md): the MODEL end line's totals and one row
+    per job of its MODEL job= lines (job 0: the kernel and idle harts)."""
+    end, jobs = run.parsed.model_end, run.parsed.model_jobs
+    head = f"model: {run.model}"
+    if not end:
+        return head + "\nmodel: no MODEL end line (the plugin printed no report: run did not finish?)"
+    head += (f"\nmodel: profile={end.get('profile')} cycle_ps={end.get('cycle_ps')} charge={end.get('charge')} "
+             f"accesses={end.get('accesses')} stall={ms(end.get('stall_us'))} ms")
+    keys = ("accesses", "misses", "l2_hits", "llc_hits", "coherence", "local", "remote")
+    rows = [[job, *(c.get(k, "-") for k in keys), ms(c.get("stall_us"))] for job, c in sorted(jobs.items())]
+    return head + ("\n" + format_table(["job", *keys, "stall ms"], rows) if rows else "")
+
+
 def _ratio(x: float) -> str:
     return f"{x:.2f}"
 

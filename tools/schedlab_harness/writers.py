@@ -4,7 +4,9 @@ The unit of export is the *record*: one finished job (one RESULT line) of one
 run, with that run's identity in front - ``run`` (0-based index in the
 command), ``cpus``, ``bootargs``, and whatever the command adds (``repeat``,
 ``kind``, ``policy_asked``...), and the boot's calibration card as ``calib_<key>``
-fields (``calib_syscall_ns``...; absent when the boot printed no CALIB line).
+fields (``calib_syscall_ns``...; absent when the boot printed no CALIB line), ``model`` (the machine model's
+canonical spec, ``none`` without one) and, under a model, the plugin's counts for that job as ``model_<key>``
+fields (``model_misses``, ``model_stall_us``...: its ``MODEL job=<id>`` line, tools/model/README.md).
 CSV has one row per record, columns in order
 of first appearance, empty cells for missing keys.  JSON additionally keeps
 one entry per run (verdict, summary, ERROR/PANIC lines, each job's output lines
@@ -23,9 +25,15 @@ Entry = tuple[dict, object]
 
 
 def run_meta(index: int, run, **extra) -> dict:
-    """The run's identity; ``clock`` is ``virtual`` for a deterministic boot (its times count instructions)."""
+    """The run's identity; ``clock`` is ``virtual`` for a deterministic boot (its times count instructions);
+    ``model`` the machine model it ran under (``none``)."""
     clock = "virtual" if getattr(run, "virtual_clock", False) else "real"
-    return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra, "clock": clock}
+    return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra, "clock": clock,
+            "model": getattr(run, "model", "none")}
+
+
+def _model_jobs(run) -> dict:
+    return getattr(getattr(run, "parsed", None), "model_jobs", None) or {}
 
 
 def records(entries: list[Entry]) -> list[dict]:
@@ -37,6 +45,8 @@ def records(entries: list[Entry]) -> list[dict]:
             record.update({f"calib_{k}": v for k, v in (getattr(run, "calib", None) or {}).items()})
             for key, value in result.items():
                 record.setdefault(key, value)
+            counts = _model_jobs(run).get(result.get("job"), {})
+            record.update({f"model_{k}": v for k, v in counts.items() if k != "job"})
             out.append(record)
     return out
 
@@ -46,6 +56,8 @@ def run_summaries(entries: list[Entry]) -> list[dict]:
              "timed_out": run.timed_out, "seconds": round(run.seconds, 3),
              "boot": run.boot, "calib": getattr(run, "calib", None), "summary": run.summary,
              "errors": run.errors, "panics": run.panics,
+             "model_end": getattr(getattr(run, "parsed", None), "model_end", None),
+             "model_jobs": {str(job): c for job, c in sorted(_model_jobs(run).items())},
              "output": {str(job): lines for job, lines in sorted(run.output.items())}}
             for meta, run in entries]
 

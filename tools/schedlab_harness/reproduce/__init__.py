@@ -143,7 +143,10 @@ def elapsed_us(run, app: str | None = None, job: int | None = None, key: str = "
 
 
 class Ctx:
-    """What a section boots through: one place for QEMU, the simulator, repeats and seeds, progress."""
+    """What a section boots through: one place for QEMU, the simulator, repeats and seeds, progress.
+    ``model``: the machine-model spec every QEMU boot runs under (--model; None: no model)."""
+
+    model: str | None = None
 
     def __init__(self, cpus: int = 2, repeat: int | None = None, quick: bool = False,
                  out: Path = REPO / "docs", progress=None):
@@ -154,6 +157,11 @@ class Ctx:
         self.calib: dict | None = None
         self.boots = 0
         self._progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+    def model_spec(self) -> str:
+        """The canonical spec of the machine model the boots run under (``none``)."""
+        from ..model import canonical
+        return canonical(self.model, self.cpus)
 
     def reps(self, full: int, quick: int) -> int:
         """Repeats for this mode: --repeat overrides the full count (never below the quick one)."""
@@ -168,7 +176,7 @@ class Ctx:
              ok: bool = True) -> "qemu.Run":
         words = tokens.split() if isinstance(tokens, str) else list(tokens)
         words = [w for w in words if not w.startswith("seed=")] + [f"seed={seed}"]
-        run = qemu.boot(cpus or self.cpus, words, timeout=timeout)
+        run = qemu.boot(cpus or self.cpus, words, timeout=timeout, model=self.model)
         self.boots += 1
         if self.calib is None and run.calib:
             self.calib = dict(run.calib)
@@ -182,6 +190,9 @@ class Ctx:
         return [self.boot(tokens, seed=first_seed + i, cpus=cpus) for i in range(n or self.reps(5, 2))]
 
     def sim(self, tokens, cpus: int, seed: int = 1) -> "qemu.Run":
+        if self.model_spec() != "none":
+            raise ReproError(f"this section compares the simulator with QEMU, and the simulator has no machine "
+                             f"model yet: it cannot run under --model {self.model}")
         words = (tokens.split() if isinstance(tokens, str) else list(tokens)) + [f"seed={seed}"]
         run = sim_boot(cpus, words)
         if not run.ok:
@@ -228,7 +239,8 @@ def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
             "date": time.strftime("%Y-%m-%d"), "host": platform.node() or "?", "cores": os.cpu_count(),
             "load": round(os.getloadavg()[0], 2), "boots": ctx.boots,
             "minutes": round(sum(s.seconds for s in sections) / 60, 1),
-            "calib": " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items()) or "none"}
+            "calib": " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items()) or "none",
+            "model": ctx.model_spec()}
 
 
 def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
@@ -240,7 +252,8 @@ def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
         "",
         f"Written by `{w['command']}` on {w['date']}, host {w['host']} ({w['cores']} cores, load average "
         f"{w['load']:.2f} at the end), QEMU at {ctx.cpus} harts; {w['boots']} boots in {w['minutes']:.1f} min. "
-        f"Calibration card of the first boot: `{w['calib']}`.{since} Every number here is produced by "
+        f"Calibration card of the first boot: `{w['calib']}`.{_model_sentence(w)}{since} Every number here is "
+        "produced by "
         f"{'those commands' if reruns else 'that command'} (the raw numbers are in results.json); nothing is "
         "written by hand.",
         "",
@@ -251,6 +264,29 @@ def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
         "*not on this machine* and shown in the simulator's section instead.",
         "",
     ]
+
+
+def _model_sentence(written: dict) -> str:
+    spec = written.get("model", "none")
+    return "" if spec == "none" else (f" Every boot ran under the machine model `{spec}` (tools/model/README.md): "
+                                      "caches and memory latencies cost time, as the README's Machine model says.")
+
+
+def check_model_destination(ctx: Ctx) -> None:
+    """Refuse, before any boot, to write into results made under another machine model (none counts as one):
+    an --only run would merge its sections with them, a whole run would replace them."""
+    path = ctx.out / "results.json"
+    if not path.is_file():
+        return
+    try:
+        there = json.loads(path.read_text()).get("model", "none")
+    except (OSError, ValueError, AttributeError):
+        return          # unreadable: write_results says so
+    here = ctx.model_spec()
+    if there != here:
+        raise ReproError(f"{path} holds results made under model={there}; this run is under model={here}: "
+                         "records of different machine models are never merged or mixed. Write elsewhere with "
+                         "--out DIR (e.g. --out build/reproduce-model), or run under the same --model.")
 
 
 def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: dict | None = None,
@@ -322,7 +358,8 @@ def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> P
     md = ctx.out / "results.md"
     md.write_text(render(sections, ctx, partial, written, reruns))
     (ctx.out / "results.json").write_text(json.dumps(
-        {"cpus": ctx.cpus, "quick": ctx.quick, "calib": ctx.calib, "written": written, "reruns": reruns,
+        {"cpus": ctx.cpus, "quick": ctx.quick, "model": ctx.model_spec(), "calib": ctx.calib, "written": written,
+         "reruns": reruns,
          "sections": [asdict(s) for s in sections]}, indent=1, default=str) + "\n")
     ctx.progress(f"reproduce: wrote {md} and {ctx.out / 'results.json'}"
                  + (f" ({len(sections)} sections, the ones not run kept from before)" if merged else ""))
