@@ -45,8 +45,8 @@ DET_ARG        = $(if $(DET_ON),$(if $(findstring clock=virtual,$(BOOTARGS)),,cl
 MODEL         ?=
 MODEL_ON       = $(filter-out none,$(strip $(MODEL)))
 MODEL_SRCS    := $(wildcard tools/model/*.c)
-MODEL_SO      := $(if $(MODEL_SRCS),$(B)/model/model.so)
-MODEL_CFLAGS  ?= -O2 -shared -fPIC -Wall -Wextra
+MODEL_SO       = $(if $(MODEL_SRCS),$(B)/model/model.so)
+MODEL_CFLAGS  ?= -O2 -g -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
 MODEL_TOOL     = PYTHONPATH=tools $(PYTHON) -m schedlab_harness.model
 ifneq ($(MODEL_ON),)
 MODEL_CHECK   := $(shell $(MODEL_TOOL) check '$(MODEL)' --harts $(CPUS) 2>&1; echo " status=$$?")
