@@ -45,7 +45,7 @@ DET_ARG        = $(if $(DET_ON),$(if $(findstring clock=virtual,$(BOOTARGS)),,cl
 MODEL         ?=
 MODEL_ON       = $(filter-out none,$(strip $(MODEL)))
 MODEL_SRCS    := $(wildcard tools/model/*.c)
-MODEL_SO      := $(if $(MODEL_SRCS),$(B)/model/model.so)
+MODEL_SO       = $(if $(MODEL_SRCS),$(B)/model/model.so)
 MODEL_CFLAGS  ?= -O2 -shared -fPIC -Wall -Wextra
 MODEL_TOOL     = PYTHONPATH=tools $(PYTHON) -m schedlab_harness.model
 ifneq ($(MODEL_ON),)

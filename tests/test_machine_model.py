@@ -352,3 +352,15 @@ def test_model_tool_prints_arguments_and_bootargs(machine):
     bad = subprocess.run([sys.executable, "-m", "schedlab_harness.model", "check", "nope"], capture_output=True,
                          text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("MODEL=nope: unknown model profile 'nope'")
+
+
+def test_make_builds_the_plugin_from_every_model_source(tmp_path):
+    """qemu under a model depends on build/model/model.so, built from tools/model/*.c by the host compiler
+    (MODEL_SRCS stands in for sources this tree may not have yet)."""
+    source = tmp_path / "plugin.c"
+    source.write_text("int qemu_plugin_version = 1;\n")
+    out = _make("qemu", "MODEL=modern", f"MODEL_SRCS={source}")
+    assert out.returncode == 0, out.stderr
+    build = next(line for line in out.stdout.splitlines() if "-shared" in line)
+    assert "-fPIC" in build and "-O2" in build and str(source) in build and "-o build/model/model.so" in build
+    assert "-shared" not in _make("qemu", f"MODEL_SRCS={source}").stdout       # no model: no plugin needed
