@@ -24,10 +24,6 @@ PROFILES = sorted(p.stem for p in (REPO / "tools" / "model" / "profiles").glob("
 ADDRESSES = {"model_marks": 0x80601000, "model_calib_loop": 0x80203000, "model_calib_loop_end": 0x80203080}
 
 
-def canonical_of(name, harts=64):
-    return model.canonical(name, harts)
-
-
 @pytest.fixture
 def machine(tmp_path, monkeypatch):
     """A fake nm that lists the kernel's model symbols, and a plugin file; returns the tmp dir."""
@@ -246,6 +242,7 @@ def test_run_under_a_model_boots_with_plugin_and_records_it(fake, machine, capsy
     assert argv[-1].split()[-2:] == [f"model={spec}", "idle=poll"]
     out, _ = capsys.readouterr()
     assert f"model: {spec}" in out and "model: profile=butterfly" in out
+    assert f"model={spec}" in next(line for line in out.splitlines() if line.startswith("== run"))
     doc = json.loads(out_json.read_text())
     (record,) = doc["records"]
     assert record["model"] == spec and record["model_misses"] == 11 and record["model_local"] == 7
