@@ -361,3 +361,11 @@ def test_make_builds_the_plugin_from_every_model_source(tmp_path):
     build = next(line for line in out.stdout.splitlines() if "-shared" in line)
     assert "-fPIC" in build and "-O2" in build and str(source) in build and "-o build/model/model.so" in build
     assert "-shared" not in _make("qemu", f"MODEL_SRCS={source}").stdout       # no model: no plugin needed
+
+
+def test_make_run_passes_the_model_to_compare():
+    out = _make("run", "MODEL=iris")
+    assert out.returncode == 0, out.stderr
+    assert any(line.endswith("tools/schedlab compare --model 'iris'") for line in out.stdout.splitlines())
+    assert any(line.endswith("tools/schedlab compare ") or line.endswith("tools/schedlab compare")
+               for line in _make("run").stdout.splitlines())
