@@ -24,10 +24,6 @@ PROFILES = sorted(p.stem for p in (REPO / "tools" / "model" / "profiles").glob("
 ADDRESSES = {"model_marks": 0x80601000, "model_calib_loop": 0x80203000, "model_calib_loop_end": 0x80203080}
 
 
-def canonical_of(name, harts=64):
-    return model.canonical(name, harts)
-
-
 @pytest.fixture
 def machine(tmp_path, monkeypatch):
     """A fake nm that lists the kernel's model symbols, and a plugin file; returns the tmp dir."""
@@ -246,6 +242,7 @@ def test_run_under_a_model_boots_with_plugin_and_records_it(fake, machine, capsy
     assert argv[-1].split()[-2:] == [f"model={spec}", "idle=poll"]
     out, _ = capsys.readouterr()
     assert f"model: {spec}" in out and "model: profile=butterfly" in out
+    assert f"model={spec}" in next(line for line in out.splitlines() if line.startswith("== run"))
     doc = json.loads(out_json.read_text())
     (record,) = doc["records"]
     assert record["model"] == spec and record["model_misses"] == 11 and record["model_local"] == 7
@@ -352,3 +349,23 @@ def test_model_tool_prints_arguments_and_bootargs(machine):
     bad = subprocess.run([sys.executable, "-m", "schedlab_harness.model", "check", "nope"], capture_output=True,
                          text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("MODEL=nope: unknown model profile 'nope'")
+
+
+def test_make_builds_the_plugin_from_every_model_source(tmp_path):
+    """qemu under a model depends on build/model/model.so, built from tools/model/*.c by the host compiler
+    (MODEL_SRCS stands in for sources this tree may not have yet)."""
+    source = tmp_path / "plugin.c"
+    source.write_text("int qemu_plugin_version = 1;\n")
+    out = _make("qemu", "MODEL=modern", f"MODEL_SRCS={source}")
+    assert out.returncode == 0, out.stderr
+    build = next(line for line in out.stdout.splitlines() if "-shared" in line)
+    assert "-fPIC" in build and "-O2" in build and str(source) in build and "-o build/model/model.so" in build
+    assert "-shared" not in _make("qemu", f"MODEL_SRCS={source}").stdout       # no model: no plugin needed
+
+
+def test_make_run_passes_the_model_to_compare():
+    out = _make("run", "MODEL=iris")
+    assert out.returncode == 0, out.stderr
+    assert any(line.endswith("tools/schedlab compare --model 'iris'") for line in out.stdout.splitlines())
+    assert any(line.endswith("tools/schedlab compare ") or line.endswith("tools/schedlab compare")
+               for line in _make("run").stdout.splitlines())

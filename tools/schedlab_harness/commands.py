@@ -251,7 +251,8 @@ def run_command(args: Namespace) -> int:
     for index in range(repeat):
         run = _boot(args, cpus, tokens)
         entries.append((run_meta(index, run), run))
-        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}  {run.verdict}  ({run.seconds:.1f} s)"
+        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}{_model_tag(args, cpus)}  {run.verdict}  "
+              f"({run.seconds:.1f} s)"
               f"  bootargs: {run.bootargs}")
         if args.verbose:
             print(run.console.rstrip())

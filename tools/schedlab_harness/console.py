@@ -3,7 +3,7 @@
 The kernel prints a few line kinds, each a keyword followed by fields:
 
     BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_hart=<h> boot_us=<t> background=<a,...> options=<p.o=a|b,...>
-         timer=sstc|sbi ipi=sswi|sbi
+         timer=sstc|sbi ipi=sswi|sbi clock=real|virtual idle=auto|poll model=<canonical spec>|none cycle_ps=<n>
     RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
     CALIB syscall_ns=<x> switch_ns=<x> ipi_ns=<x|na> tick_ns=<x> synth_unit_ns=<x> cost_us=<n>
