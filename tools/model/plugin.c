@@ -21,6 +21,14 @@
  * flushed when that vCPU writes satp or executes sfence.vma - instructions we recognise when they are translated.
  * A vCPU's state is its own: no atomics on it. The firmware (below the kernel's load address) is not modelled.
  *
+ * Physical addresses. QEMU 7.2's qemu_plugin_hwaddr_phys_addr() returns the offset within the RAM block plus
+ * the block's own offsets, which is the guest physical address only while RAM is one region at its place: with
+ * -numa every node's RAM is a region of its own inside the RAM container and the value is off by a constant per
+ * node. We learn each constant from the kernel's own accesses: the kernel maps RAM at its physical address
+ * (VA = PA, kernel/vm.c) and user addresses are all below RAM (SL_STACK_TOP), so an access at a virtual address
+ * inside RAM tells the true address of what QEMU reported. The kernel writes every page before a job gets it
+ * (the free list at boot, zeroing on allocation), so every page's block is known before a job touches it.
+ *
  * Pay points. The debt is paid once it exceeds PAY_PS, and always before the vCPU reads the time CSR or waits
  * for an interrupt (wfi), so no reading of the clock misses a stall that came before it.
  */
@@ -67,6 +75,16 @@ static uint64_t marks_pa, calib_lo, calib_hi;
 static int charge = 1;
 static uint64_t cycle_ps;                 /* 0 until calibrated; written once per calibration run */
 static uint64_t calib_best_ns = ~0UL;
+
+/* reported physical address -> guest physical address: reported + delta within [lo, hi) */
+struct pa_fix {
+    uint64_t lo, hi;
+    int64_t delta;
+};
+#define MAX_PA_FIXES 16
+static struct pa_fix pa_fixes[MAX_PA_FIXES];
+static int npa_fixes;                     /* published with release; entries before it are immutable but hi */
+static int pa_fix_lock;
 
 static inline void cpu_relax(void)
 {
@@ -117,6 +135,46 @@ static void on_calib_end(unsigned int vcpu, void *udata)
     __atomic_store_n(&cycle_ps, ns * 1000 / ((uint64_t)MODEL_CALIB_ITERS * MODEL_CALIB_BODY), __ATOMIC_RELAXED);
 }
 
+/* ---- physical addresses ---- */
+
+/* The guest physical address of what QEMU reported as `r`, or ~0 while its block is not known yet. */
+static uint64_t pa_of_reported(uint64_t r)
+{
+    int n = __atomic_load_n(&npa_fixes, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (r >= pa_fixes[i].lo && r < __atomic_load_n(&pa_fixes[i].hi, __ATOMIC_ACQUIRE))
+            return r + (uint64_t)pa_fixes[i].delta;
+    return ~0UL;
+}
+
+/* A kernel access at virtual (= physical) address va was reported as r: extend or add a range. Rare: only on
+   the vtlb misses of identity-mapped pages, and ranges grow a page at a time during the boot. */
+static void learn_pa(uint64_t va, uint64_t r)
+{
+    int64_t delta = (int64_t)(va - r);
+    uint64_t page = r & ~PAGE_MASK;
+    while (__atomic_exchange_n(&pa_fix_lock, 1, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    int i, n = npa_fixes;
+    for (i = 0; i < n; i++) {
+        struct pa_fix *f = &pa_fixes[i];
+        if (f->delta != delta)
+            continue;
+        if (page + 4096 >= f->lo && page <= f->hi) { /* touches or overlaps: grow it */
+            if (page < f->lo)
+                f->lo = page; /* lo only shrinks to pages no reader can have asked about yet */
+            if (page + 4096 > f->hi)
+                __atomic_store_n(&f->hi, page + 4096, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    if (i == n && n < MAX_PA_FIXES) {
+        pa_fixes[n] = (struct pa_fix){ page, page + 4096, delta };
+        __atomic_store_n(&npa_fixes, n + 1, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&pa_fix_lock, 0, __ATOMIC_RELEASE);
+}
+
 /* ---- the access ---- */
 
 static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
@@ -131,7 +189,14 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
         struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
         if (!hw || qemu_plugin_hwaddr_is_io(hw))
             return; /* devices: not memory */
-        pa = qemu_plugin_hwaddr_phys_addr(hw);
+        uint64_t r = qemu_plugin_hwaddr_phys_addr(hw);
+        if (vaddr - params.ram_base < params.ram_bytes) {
+            pa = vaddr; /* the kernel's identity map */
+            if (pa_of_reported(r) != pa)
+                learn_pa(vaddr, r);
+        } else if ((pa = pa_of_reported(r)) == ~0UL) {
+            return; /* a page the kernel has not touched yet: cannot be a job's */
+        }
         e->vpage = vpage;
         e->ppage = pa & ~PAGE_MASK;
     }
