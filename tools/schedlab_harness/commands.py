@@ -449,7 +449,7 @@ def reproduce_command(args: Namespace) -> int:
         note(warning)
     names = [n for n in (args.only or "").split(",") if n]
     ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick,
-                 out=Path(args.out) if args.out else rp.REPO / "docs")
+                 out=Path(args.out) if args.out else rp.REPO / "docs", replace=args.replace)
     try:
         sections = rp.run(names or None, ctx)
     except rp.ReproError as exc:

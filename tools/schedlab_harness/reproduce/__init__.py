@@ -27,6 +27,7 @@ import platform
 import statistics
 import sys
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -146,8 +147,8 @@ class Ctx:
     """What a section boots through: one place for QEMU, the simulator, repeats and seeds, progress."""
 
     def __init__(self, cpus: int = 2, repeat: int | None = None, quick: bool = False,
-                 out: Path = REPO / "docs", progress=None):
-        self.cpus, self.repeat_override, self.quick = cpus, repeat, quick
+                 out: Path = REPO / "docs", progress=None, replace: bool = False):
+        self.cpus, self.repeat_override, self.quick, self.replace = cpus, repeat, quick, replace
         self.out = Path(out)
         self.figdir = self.out / "figures"
         self.figdir.mkdir(parents=True, exist_ok=True)
@@ -191,9 +192,15 @@ class Ctx:
 
 # ---------------------------------------------------------------- the command
 
+def expected_minutes(exps: list[Experiment], quick: bool) -> float:
+    """The one time estimate (--list, --help, the plan line; README quotes it rounded, tests/test_reproduce.py
+    checks): the sections' declared seconds at --cpus 2, summed."""
+    return sum(e.quick_seconds if quick else e.full_seconds for e in exps) / 60
+
+
 def plan_line(exps: list[Experiment], quick: bool) -> str:
-    total = sum(e.quick_seconds if quick else e.full_seconds for e in exps)
-    return f"{len(exps)} sections, expected {total / 60:.1f} min at --cpus 2 ({'quick' if quick else 'full'})"
+    return (f"{len(exps)} sections, expected {expected_minutes(exps, quick):.1f} min at --cpus 2 "
+            f"({'quick' if quick else 'full'})")
 
 
 def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
@@ -203,6 +210,8 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
         if unknown:
             raise ReproError(f"no section named {', '.join(unknown)} (see --list)")
         exps = [e for e in exps if e.name in names]
+    if write:
+        check_destination(exps if names else None, ctx)
     ctx.progress("reproduce: " + plan_line(exps, ctx.quick))
     sections = []
     for i, exp in enumerate(exps, 1):
@@ -210,15 +219,25 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
         start = time.monotonic()
         try:
             section = exp.fn(ctx)
-        except ReproError as exc:
-            section = Section(exp.name, exp.title, "-", "-", [], "", error=str(exc))
-            ctx.progress(f"  FAILED: {str(exc).splitlines()[0]}")
+        except Exception as exc:        # noqa: BLE001 - one section's failure must not cost the others
+            section = Section(exp.name, exp.title, "-", "-", [], "", error=section_error(exc))
+            ctx.progress(f"  FAILED: {section.error.splitlines()[0]}")
         section.seconds = time.monotonic() - start
         ctx.progress(f"  {section.seconds:.0f} s")
         sections.append(section)
     if write:
         write_results(sections, ctx, partial=bool(names))
     return sections
+
+
+def section_error(exc: BaseException) -> str:
+    """What results.md says about a section that raised: a failed boot's message as it is; anything else (a bug
+    in the section, a Row without its reason) with its type and where it was raised, so it can be fixed."""
+    if isinstance(exc, ReproError):
+        return str(exc) or "ReproError"
+    where = traceback.extract_tb(exc.__traceback__)
+    last = f" (at {Path(where[-1].filename).name}:{where[-1].lineno})" if where else ""
+    return f"{type(exc).__name__}: {exc}{last}"
 
 
 def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
@@ -284,6 +303,40 @@ def _load_sections(doc: dict) -> list[Section]:
     return [Section(**{**s, "rows": [Row(**r) for r in s["rows"]]}) for s in doc["sections"]]
 
 
+def _mode(cpus, quick) -> str:
+    return f"{'--quick' if quick else 'full'} at --cpus {cpus}"
+
+
+def check_destination(only: list[Experiment] | None, ctx: Ctx) -> None:
+    """Refuse, before any boot, a run whose writing would drop results already in ctx.out: results written with
+    another --cpus or --quick (an --only run merges only into results of its own kind, and a whole run would
+    replace them), or a results.json this command cannot read. ``ctx.replace`` (--replace) allows it."""
+    path = ctx.out / "results.json"
+    if ctx.replace or not path.is_file():
+        return
+    elsewhere = ("write elsewhere with --out DIR (e.g. --out build/reproduce), or pass --replace to discard what "
+                 "is there")
+    try:
+        doc = json.loads(path.read_text())
+        kept = [s["name"] for s in doc["sections"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ReproError(f"{path} is unreadable ({exc}), so its results could be neither merged nor kept: move it "
+                         f"away, {elsewhere}") from None
+    if doc.get("cpus") == ctx.cpus and bool(doc.get("quick")) == ctx.quick:
+        return
+    differs = [f"--quick ({'it' if doc.get('quick') else 'this run'} has fewer repeats and points)"
+               if bool(doc.get("quick")) != ctx.quick else "",
+               f"--cpus ({doc.get('cpus')} there, {ctx.cpus} here)" if doc.get("cpus") != ctx.cpus else ""]
+    what = (f"--only {','.join(e.name for e in only)} merges only into results of the same --cpus and --quick"
+            if only else "a whole run would replace them")
+    lost = [n for n in kept if not only or n not in {e.name for e in only}]
+    raise ReproError(f"{path} holds {len(kept)} sections of a {_mode(doc.get('cpus'), doc.get('quick'))} run; this "
+                     f"run is {_mode(ctx.cpus, ctx.quick)}: they differ in {' and '.join(d for d in differs if d)}. "
+                     f"{what}, and writing would drop {len(lost)} sections ({', '.join(lost[:4])}"
+                     f"{', ...' if len(lost) > 4 else ''}). Nothing was run: re-run with the same --cpus"
+                     f"{' and --quick' if doc.get('quick') else ' and without --quick'}, {elsewhere}.")
+
+
 def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list[dict]] | None:
     """An --only run replaces its sections in the results already in ctx.out, when those came from a run with
     the same --cpus and --quick; None when there is nothing to merge into."""
@@ -294,12 +347,10 @@ def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list
         doc = json.loads(path.read_text())
         old = _load_sections(doc)
     except (ValueError, KeyError, TypeError) as exc:
-        ctx.progress(f"reproduce: {path} is unreadable ({exc}); writing only the sections run")
+        ctx.progress(f"reproduce: {path} is unreadable ({exc}); --replace: writing only the sections run")
         return None
-    if doc.get("cpus") != ctx.cpus or doc.get("quick") != ctx.quick:
-        ctx.progress(f"reproduce: {path} was written with --cpus {doc.get('cpus')}"
-                     f"{' --quick' if doc.get('quick') else ''}; writing only the sections run")
-        return None
+    if doc.get("cpus") != ctx.cpus or bool(doc.get("quick")) != ctx.quick:
+        return None         # check_destination refused this unless --replace: the old results go
     order = {e.name: e.order for e in load_all()}
     new = {s.name: s for s in sections}
     merged = [new.pop(s.name, s) for s in old if s.name in order] + list(new.values())
