@@ -118,6 +118,15 @@ def failure_report(run: Run) -> str:
     return "\n".join(lines)
 
 
+def unreadable(run: Run) -> str | None:
+    """The contract lines of a finished boot the harness could not read (a RESULT without its keys, a time
+    that is not a number the kernel prints...): they give no numbers, and the run counts as failed."""
+    if run.timed_out or not run.parsed.malformed:
+        return None
+    return ("contract lines not in the kernel's format (ignored, the run counts as failed):\n"
+            + "\n".join("  " + line for line in run.parsed.malformed))
+
+
 def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> None:
     if args.json:
         write_json(args.json, command, entries, comparison)
@@ -244,10 +253,13 @@ def run_command(args: Namespace) -> int:
         if run.virtual_clock:
             print(VIRTUAL_NOTE)
         traced = _save_trace(run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
+        garbled = unreadable(run)
+        if garbled:
+            print(garbled)
         if not run.ok:
             failed += 1
             print(failure_report(run))
-        elif not traced:
+        elif not traced or garbled:
             failed += 1
         elif run.errors or run.panics:
             print("\n".join(run.errors + run.panics))
@@ -329,9 +341,10 @@ def compare_command(args: Namespace) -> int:
         run = _boot(args, cpus, trial.tokens)
         done.append((trial, run))
         note(f"[{number}/{len(trials)}] {trial.describe()}: {run.verdict} ({run.seconds:.1f} s)")
-        if not run.ok:
+        garbled = unreadable(run)
+        if not run.ok or garbled:
             failures.append(run)
-            print(failure_report(run))
+            print(garbled or failure_report(run))
             if not args.keep_going:
                 break
 
