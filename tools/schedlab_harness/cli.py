@@ -38,6 +38,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="print each raw console")
     parser.add_argument("--sim", action="store_true",
                         help="run in the simulator (make sim) instead of QEMU: any --cpus; output says sim=")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="write --json/--csv/--out under docs/ even from boots the busy-host check flagged")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,6 +133,9 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                      "each section's own, 3 to 20)")
     rep.add_argument("--out", default=None, metavar="DIR", help="where results.md, results.json and figures/ go "
                      "(default docs/)")
+    rep.add_argument("--allow-busy", action="store_true",
+                     help="write docs/ even when boots ran on a busy host (without it such results go to "
+                          "build/reproduce-busy/ instead)")
     rep.add_argument("--replace", action="store_true",
                      help="discard the results in --out even when they were written with another --cpus or "
                           "--quick (without it such a run is refused before any boot)")

@@ -22,6 +22,7 @@ from argparse import Namespace
 from collections import defaultdict
 from pathlib import Path
 
+from . import busy
 from . import compare as cmp
 from . import sweep as sw
 from .console import parse_console
@@ -77,8 +78,23 @@ def _sim_tag(args: Namespace) -> str:
 def _boot(args: Namespace, cpus: int, tokens) -> Run:
     if getattr(args, "sim", False):
         return sim_boot(cpus, " ".join(tokens), timeout=args.timeout)
-    return boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
-                extra=args.qemu_extra or (), deterministic=args.deterministic)
+    run = boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
+               extra=args.qemu_extra or (), deterministic=args.deterministic)
+    busy.assess(run)
+    return run
+
+
+def _busy_tag(run: Run) -> str:
+    return "  BUSY HOST" if run.busy is not None and run.busy.busy else ""
+
+
+def _docs_refusal(args: Namespace, paths, runs) -> str | None:
+    """Why files under docs/ may not be written from these runs (a busy host, no --allow-busy), else None."""
+    inside = [str(p) for p in paths if p and busy.inside_docs(p)]
+    if not inside or getattr(args, "allow_busy", False) or not busy.count(runs):
+        return None
+    return (f"schedlab: not writing {', '.join(inside)}: {busy.count(runs)} of {len(list(runs))} boots ran on a "
+            "busy host, and docs/ holds only measurements of a quiet one (write elsewhere, or pass --allow-busy)")
 
 
 #: Printed under every result of a deterministic boot.
@@ -128,6 +144,10 @@ def unreadable(run: Run) -> str | None:
 
 
 def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> None:
+    refusal = _docs_refusal(args, (args.json, args.csv), [run for _, run in entries])
+    if refusal:
+        note(refusal)
+        return
     if args.json:
         write_json(args.json, command, entries, comparison)
         note(f"wrote {args.json}")
@@ -228,10 +248,11 @@ def _repeat_table(runs: list[Run]) -> str:
             row["app"] = r["app"]
             row["elapsed"].append(r["elapsed_us"])
             row["cpu"].append(r["cpu_us"])
+    flagged = busy.count(runs)
     rows = [[job, row["app"], len(row["elapsed"]), spread(Spread.of(row["elapsed"]), ms),
-             spread(Spread.of(row["cpu"]), ms)]
+             spread(Spread.of(row["cpu"]), ms)] + ([busy.mark(flagged, len(runs))] if flagged else [])
             for job, row in sorted(by_job.items(), key=lambda kv: (isinstance(kv[0], str), kv[0]))]
-    return format_table(["job", "app", "runs", "elapsed ms", "cpu ms"], rows)
+    return format_table(["job", "app", "runs", "elapsed ms", "cpu ms"] + (["host"] if flagged else []), rows)
 
 
 def run_command(args: Namespace) -> int:
@@ -243,8 +264,10 @@ def run_command(args: Namespace) -> int:
     for index in range(repeat):
         run = _boot(args, cpus, tokens)
         entries.append((run_meta(index, run), run))
-        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}  {run.verdict}  ({run.seconds:.1f} s)"
-              f"  bootargs: {run.bootargs}")
+        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}  {run.verdict}{_busy_tag(run)}  "
+              f"({run.seconds:.1f} s)  bootargs: {run.bootargs}")
+        if _busy_tag(run):
+            print(f"busy host: {run.busy} - these times measure the host, not the kernel")
         if args.verbose:
             print(run.console.rstrip())
         if run.results:
@@ -268,6 +291,9 @@ def run_command(args: Namespace) -> int:
         print(f"== {repeat} runs" + ("  (clock=virtual: identical boots repeat the same times)"
                                      if _deterministic(args, tokens) else ""))
         print(_repeat_table([run for _, run in entries]))
+    flagged = busy.warning(run for _, run in entries)
+    if flagged:
+        print(flagged)
     _export(args, "run", entries)
     if failed:
         note(f"schedlab: {failed} of {repeat} runs failed")
@@ -295,6 +321,17 @@ def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list
     elif len(listed) == 1:
         note(f"note: the kernel was built with one policy only; comparing just '{listed[0]}'")
     return listed, run
+
+
+def _compare_marks(done, jobs) -> dict:
+    """(policy, job index) -> 'BUSY k/n' over the boots its row is computed from (alone and mix), when any."""
+    counts: dict = defaultdict(lambda: [0, 0])
+    for trial, run in done:
+        for job in ([trial.job] if trial.job else jobs):
+            cell = counts[trial.policy, job.index]
+            cell[0] += busy.count([run])
+            cell[1] += 1
+    return {key: busy.mark(*cell) for key, cell in counts.items() if cell[0]}
 
 
 def compare_command(args: Namespace) -> int:
@@ -354,8 +391,11 @@ def compare_command(args: Namespace) -> int:
     if virtual:
         print(VIRTUAL_NOTE + "; slowdowns are instruction-count ratios (--allow-virtual)")
     print(calib_line([run.calib for _, run in done]))
-    print(comparison_table(outcomes))
+    print(comparison_table(outcomes, _compare_marks(done, jobs)))
     print(ranking_line(outcomes))
+    flagged = busy.warning(run for _, run in done)
+    if flagged:
+        print(flagged)
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
                          alone_job=trial.job.index + 1 if trial.job else None), run)
                for i, (trial, run) in enumerate(done)]
@@ -430,12 +470,19 @@ def sweep_command(args: Namespace) -> int:
           f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
     print(calib_line([run.calib for _, run in done]))
     print(sweep_table(summaries, vary.name, args.metric))
+    flagged = busy.warning(run for _, run in done)
+    if flagged:
+        print(flagged)
     rows = sw.to_rows(summaries, vary, args.metric)
     entries = [(run_meta(i, run, repeat=p.repeat, vary=vary.name, value=p.value, policy_asked=p.policy), run)
                for i, (p, run) in enumerate(done)]
     about = {"vary": vary.name, "values": list(vary.values), "metric": args.metric, "cpus": cpus,
              "repeats": repeat, "policies": policies, "seed_varied": not args.same_seed and vary.key != "seed",
              "tokens": scenario.tokens}
+    refusal = _docs_refusal(args, (json_path, csv_path, png), [run for _, run in done])
+    if refusal:
+        note(refusal)
+        return EXIT_FAILED
     _write_sweep(json_path, csv_path, entries, rows, about)
     written = [json_path, csv_path]
     if png is not None:
@@ -462,7 +509,8 @@ def reproduce_command(args: Namespace) -> int:
         note(warning)
     names = [n for n in (args.only or "").split(",") if n]
     ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick,
-                 out=Path(args.out) if args.out else rp.REPO / "docs", replace=args.replace)
+                 out=Path(args.out) if args.out else rp.REPO / "docs", replace=args.replace,
+                 allow_busy=args.allow_busy)
     try:
         sections = rp.run(names or None, ctx)
     except rp.ReproError as exc:

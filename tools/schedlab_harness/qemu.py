@@ -107,6 +107,7 @@ class Run:
     timed_out: bool = False
     seconds: float = 0.0
     parsed: Console = field(default_factory=Console)
+    busy: object = None         # busy.Verdict once the harness judged the host during this boot (busy.py)
 
     @property
     def results(self) -> list[dict]:

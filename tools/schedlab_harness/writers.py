@@ -4,7 +4,8 @@ The unit of export is the *record*: one finished job (one RESULT line) of one
 run, with that run's identity in front - ``run`` (0-based index in the
 command), ``cpus``, ``bootargs``, and whatever the command adds (``repeat``,
 ``kind``, ``policy_asked``...), and the boot's calibration card as ``calib_<key>``
-fields (``calib_syscall_ns``...; absent when the boot printed no CALIB line).
+fields (``calib_syscall_ns``...; absent when the boot printed no CALIB line), and ``busy``: why the host was
+busy during the boot (busy.py; empty when quiet).
 CSV has one row per record, columns in order
 of first appearance, empty cells for missing keys.  JSON additionally keeps
 one entry per run (verdict, summary, ERROR/PANIC lines, each job's output lines
@@ -25,7 +26,9 @@ Entry = tuple[dict, object]
 def run_meta(index: int, run, **extra) -> dict:
     """The run's identity; ``clock`` is ``virtual`` for a deterministic boot (its times count instructions)."""
     clock = "virtual" if getattr(run, "virtual_clock", False) else "real"
-    return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra, "clock": clock}
+    busy = getattr(run, "busy", None)
+    return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra, "clock": clock,
+            "busy": "; ".join(busy.reasons) if busy is not None and busy.busy else ""}
 
 
 def records(entries: list[Entry]) -> list[dict]:

@@ -26,13 +26,15 @@ import pkgutil
 import platform
 import statistics
 import sys
+import shutil
+import tempfile
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import qemu
+from .. import busy, qemu
 from ..sim import sim_boot
 
 REPO = Path(__file__).resolve().parents[3]
@@ -71,6 +73,8 @@ class Section:
     data: dict = field(default_factory=dict)
     seconds: float = 0.0
     error: str = ""
+    busy_boots: int = 0         # of its boots, how many the busy-host check flagged
+    boots: int = 0
 
 
 @dataclass
@@ -147,11 +151,15 @@ class Ctx:
     """What a section boots through: one place for QEMU, the simulator, repeats and seeds, progress."""
 
     def __init__(self, cpus: int = 2, repeat: int | None = None, quick: bool = False,
-                 out: Path = REPO / "docs", progress=None, replace: bool = False):
+                 out: Path = REPO / "docs", progress=None, replace: bool = False, allow_busy: bool = False):
         self.cpus, self.repeat_override, self.quick, self.replace = cpus, repeat, quick, replace
+        self.allow_busy = allow_busy
+        self.busy_boots = 0                 # boots the busy-host check flagged (busy.py)
+        self.busy_reasons: list[str] = []
         self.out = Path(out)
-        self.figdir = self.out / "figures"
-        self.figdir.mkdir(parents=True, exist_ok=True)
+        # figures are drawn into a staging directory and copied to out/figures when the results are written, so
+        # a run that is not written there (a busy host, a refusal) never replaces the figures already there
+        self.figdir = Path(tempfile.mkdtemp(prefix="schedlab-figures-"))
         self.calib: dict | None = None
         self.boots = 0
         self._progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -171,6 +179,11 @@ class Ctx:
         words = [w for w in words if not w.startswith("seed=")] + [f"seed={seed}"]
         run = qemu.boot(cpus or self.cpus, words, timeout=timeout)
         self.boots += 1
+        verdict = busy.assess(run)
+        if verdict.busy:
+            self.busy_boots += 1
+            self.busy_reasons += [r for r in verdict.reasons if r not in self.busy_reasons]
+            self.progress(f"  busy host: {verdict}")
         if self.calib is None and run.calib:
             self.calib = dict(run.calib)
         if ok and (run.timed_out or run.exit_code != 0):
@@ -217,15 +230,23 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
     for i, exp in enumerate(exps, 1):
         ctx.progress(f"[{i}/{len(exps)}] {exp.name}: {exp.title}")
         start = time.monotonic()
+        boots, flagged = ctx.boots, ctx.busy_boots
         try:
             section = exp.fn(ctx)
         except Exception as exc:        # noqa: BLE001 - one section's failure must not cost the others
             section = Section(exp.name, exp.title, "-", "-", [], "", error=section_error(exc))
             ctx.progress(f"  FAILED: {section.error.splitlines()[0]}")
         section.seconds = time.monotonic() - start
+        section.boots, section.busy_boots = ctx.boots - boots, ctx.busy_boots - flagged
         ctx.progress(f"  {section.seconds:.0f} s")
         sections.append(section)
     if write:
+        if ctx.busy_boots and not ctx.allow_busy and busy.inside_docs(ctx.out):
+            away = REPO / "build" / "reproduce-busy"
+            ctx.progress(f"reproduce: {ctx.busy_boots} of {ctx.boots} boots ran on a busy host "
+                         f"({'; '.join(ctx.busy_reasons[:3])}): not writing {ctx.out}, which holds only quiet "
+                         f"measurements; writing {away} instead (--allow-busy writes docs/ anyway)")
+            ctx.out, ctx.replace = away, True
         write_results(sections, ctx, partial=bool(names))
     return sections
 
@@ -245,7 +266,7 @@ def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
     return {"command": f"tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
                        f"{' --only ' + ','.join(s.name for s in sections) if partial else ''} --cpus {ctx.cpus}",
             "date": time.strftime("%Y-%m-%d"), "host": platform.node() or "?", "cores": os.cpu_count(),
-            "load": round(os.getloadavg()[0], 2), "boots": ctx.boots,
+            "load": round(os.getloadavg()[0], 2), "boots": ctx.boots, "busy_boots": ctx.busy_boots,
             "minutes": round(sum(s.seconds for s in sections) / 60, 1),
             "calib": " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items()) or "none"}
 
@@ -286,6 +307,9 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
     lines += [""]
     for s in sections:
         lines += [f"## {s.title}", "", f"*{s.source}*  (`--only {s.name}`, {s.seconds:.0f} s)", ""]
+        if s.busy_boots:
+            lines += [f"**BUSY HOST: {s.busy_boots} of {s.boots} boots of this section ran on a busy host** "
+                      "(tools/schedlab_harness/busy.py): its times measure the host, not the kernel.", ""]
         if s.error:
             lines += ["This section failed to run:", "", "```", s.error.strip(), "```", ""]
             continue
@@ -370,6 +394,11 @@ def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> P
         sections, written, reruns = merged
     else:
         written, reruns = _written(ctx, sections, partial), []
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    for name in {f for s in sections for f in s.figures}:
+        if (ctx.figdir / name).is_file():
+            (ctx.out / "figures").mkdir(exist_ok=True)
+            shutil.copyfile(ctx.figdir / name, ctx.out / "figures" / name)
     md = ctx.out / "results.md"
     md.write_text(render(sections, ctx, partial, written, reruns))
     (ctx.out / "results.json").write_text(json.dumps(
