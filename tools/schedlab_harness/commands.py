@@ -22,7 +22,7 @@ from argparse import Namespace
 from collections import defaultdict
 from pathlib import Path
 
-from . import busy
+from . import busy, kernel_elf
 from . import compare as cmp
 from . import sweep as sw
 from .console import parse_console
@@ -323,6 +323,30 @@ def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list
     return listed, run
 
 
+def _unknown_policies(asked: list[str], known: list[str] | None, option: str = "--policies") -> str | None:
+    """The refusal for names in ``asked`` the kernel does not have (None when all are known, or unknown)."""
+    bad = [p for p in asked if known is not None and p not in known]
+    if not bad:
+        return None
+    return (f"{option}: unknown polic{'ies' if len(bad) > 1 else 'y'} {', '.join(repr(p) for p in bad)}: this "
+            f"kernel has {', '.join(known)}")
+
+
+def _check_policies_first(args: Namespace, asked: list[str]) -> None:
+    """Refuse misspelt --policies before any boot: the names are read from the kernel ELF (kernel_elf.py; the
+    simulator's from its binary). When they cannot be read, the first boot's BOOT line is checked instead."""
+    if not asked:
+        return
+    if getattr(args, "sim", False):
+        from .sim import sim_binary
+        path = sim_binary()
+    else:
+        path = Path(args.kernel) if args.kernel else REPO_ROOT / "build" / "kernel.elf"
+    refusal = _unknown_policies(asked, kernel_elf.policies(path))
+    if refusal:
+        raise HarnessError(refusal + "; nothing was booted")
+
+
 def _compare_marks(done, jobs) -> dict:
     """(policy, job index) -> 'BUSY k/n' over the boots its row is computed from (alone and mix), when any."""
     counts: dict = defaultdict(lambda: [0, 0])
@@ -351,6 +375,7 @@ def compare_command(args: Namespace) -> int:
     done: list[tuple[cmp.Trial, Run]] = []
     if args.policies:
         policies = [p for p in args.policies.split(",") if p]
+        _check_policies_first(args, policies)
         discovery = None
     else:
         policies, discovery = _discover_policies(args, cpus, settings, jobs)
@@ -373,10 +398,15 @@ def compare_command(args: Namespace) -> int:
             trials.remove(trial)
             done.append((cmp.Trial(ran, cmp.MIX, 0, tuple(discovery.bootargs.split())), discovery))
 
-    failures = []
+    failures, checked = [], discovery is not None
     for number, trial in enumerate(trials, 1):
         run = _boot(args, cpus, trial.tokens)
         done.append((trial, run))
+        if not checked and (run.boot or {}).get("policies"):
+            checked = True           # the ELF could not tell: the first BOOT line does, before more boots
+            refusal = _unknown_policies(policies, run.boot["policies"])
+            if refusal:
+                raise HarnessError(refusal + f"; stopped after {number} boot{'s' if number > 1 else ''}")
         note(f"[{number}/{len(trials)}] {trial.describe()}: {run.verdict} ({run.seconds:.1f} s)")
         garbled = unreadable(run)
         if not run.ok or garbled:
@@ -444,6 +474,7 @@ def sweep_command(args: Namespace) -> int:
         raise HarnessError("sweep needs a scenario with at least one job=<app>")
     cpus, repeat = _settings(args, scenario, default_repeat=3)
     policies = [p for p in (args.policies or "").split(",") if p] or [None]
+    _check_policies_first(args, [p for p in policies if p])
     points = sw.plan(vary, scenario.tokens, policies, repeat, vary_seed=not args.same_seed)
     json_path, csv_path, png = _sweep_outputs(args, vary)
     done, failures, options = [], [], None
@@ -456,6 +487,9 @@ def sweep_command(args: Namespace) -> int:
             if run.ok and options is None:
                 options = (run.boot or {}).get("options") or {}
                 sw.check_known(vary, options)
+                refusal = _unknown_policies([p for p in policies if p], (run.boot or {}).get("policies"))
+                if refusal:
+                    raise HarnessError(refusal)
             refused = sw.refusal(vary, point, run)
             if refused:
                 raise HarnessError(refused)
