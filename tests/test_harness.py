@@ -773,3 +773,15 @@ def test_compare_gives_a_policy_only_its_own_options():
     assert compare.settings_for(settings, "global", None) == settings      # nothing known: all of them
     trials = compare.plan(settings, [mix.Job(0, "job=gauss")], ["gang"], repeats=1, options=options)
     assert trials and all("wakeboost=on" not in t.tokens and "alternates=on" in t.tokens for t in trials)
+
+
+def test_readme_says_what_a_new_user_needs():
+    """README (issue 25, item 6): the scenario file format, the simulator's SCHEDLAB_SIM and --kernel, what a
+    new app includes and that the simulator models only the listed apps, and no passing test called an
+    expected failure."""
+    readme = (REPO / "README.md").read_text()
+    assert "# cpus: N" in readme and "after the first" in readme and "`#` starts a comment" in readme
+    assert "SCHEDLAB_SIM=" in readme and "--kernel PATH" in readme
+    assert '#include "uthread.h"' in readme and "models only the apps listed" in readme
+    assert "expected failures" not in readme
+    assert "BUSY" in readme and "--allow-busy" in readme
