@@ -186,3 +186,19 @@ def test_one_time_estimate_everywhere(capsys):
     assert f"about {full} minutes" in out and f"--quick about {quick}" in out
     assert cli.main(["reproduce", "--list"]) == 0
     assert f"expected {rp.expected_minutes(exps, False):.1f} min" in capsys.readouterr().out
+
+
+def test_every_row_that_can_fail_is_given_a_reason():
+    """Statically: a Row(...) whose verdict is not the literal "reproduced" passes a why (the 6th argument or
+    why=), so no verdict path can reach Row's check without one (gang-switch's skew row had none)."""
+    import ast
+    from pathlib import Path
+    missing = []
+    for path in sorted(Path(rp.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Row" and len(node.args) >= 5:
+                verdict = node.args[4]
+                fixed = isinstance(verdict, ast.Constant) and verdict.value == "reproduced"
+                if not fixed and len(node.args) < 6 and not any(k.arg == "why" for k in node.keywords):
+                    missing.append(f"{path.name}:{node.lineno}")
+    assert missing == []
