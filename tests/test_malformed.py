@@ -76,7 +76,7 @@ def test_a_bad_line_before_the_last_is_still_an_error():
     (KERNEL.replace("T 0 100 pre 1 0 0", "T 0 100 pre 70000 0 0"), "bad trace record"),
     (KERNEL.replace("T 0 100 pre 1 0 0", f"T 0 100 pre 1 0 {1 << 40}"), "bad trace record"),
     (KERNEL.replace("records=2", f"records={1 << 63}", 1), "bad TRACE block"),
-    (KERNEL + ulog_block({(1, 0): [f"{1 << 63} mark 1 0", "5 mark 1 0"]}), "bad library record"),
+    (KERNEL + ulog_block({(1, 0): [f"{1 << 64} mark 1 0", "5 mark 1 0"]}), "bad library record"),
     (KERNEL + ulog_block({(1, 0): ["-3 mark 1 0", "5 mark 1 0"]}), "bad library record"),
     (KERNEL + ulog_block({(1, 0): ["3 mark 1 70000", "5 mark 1 0"]}), "bad library record"),
     (KERNEL + ulog_block({(1, 0): ["3 mark " + "7" * 400 + " 0", "5 mark 1 0"]}), "bad library record"),
@@ -111,3 +111,14 @@ def test_run_and_compare_with_a_garbled_result_report_it(fake, capsys):  # noqa:
     assert schedlab(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang", "job=gauss") == 1
     captured = capsys.readouterr()
     assert "elapsed_us=abc" in captured.out + captured.err
+
+
+def test_a_scribbled_time_at_or_past_2_63_is_bogus_not_an_error(tmp_path, capsys):
+    """A job writes its own log: any u64 time the kernel prints is read, and one past the dump (or 2^63) is
+    counted bogus, as the kernel's dump of a scribbled log must stay readable."""
+    for now in ("now=1000", "now=x"):
+        text = KERNEL + ulog_block({(1, 0): [f"{(1 << 64) - 1} mark 1 0", f"{1 << 63} mark 1 0", "5 mark 1 0"]})
+        parsed = trace.parse_trace(text.replace("now=1000", now))
+        assert [r.ticks for r in parsed.lib.records] == [5] and parsed.lib.bogus == 2
+    assert _trace_cli(tmp_path, text) == 0
+    capsys.readouterr()

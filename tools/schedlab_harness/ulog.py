@@ -59,11 +59,14 @@ class LibLog:
     complete: bool = False      # the dump reached ``ULOG end``
 
 
-#: What the kernel can print in a ``U`` line (kernel/ulog.c: job and proc ints, ticks a u64 below 2^63 as in
-#: the TRACE dump, arg an int32, aux a uint16); a line outside these is not the kernel's.
-U_FIELDS = (("job", 0, (1 << 31) - 1), ("proc", 0, (1 << 31) - 1), ("ticks", 0, (1 << 63) - 1),
+#: What the kernel can print in a ``U`` line (kernel/ulog.c: job and proc ints, ticks a u64 - any value, since
+#: the job writes its own log; one at or past 2^63 or the dump's ``now`` is counted bogus - arg an int32, aux a
+#: uint16); a line outside these is not the kernel's.
+U_FIELDS = (("job", 0, (1 << 31) - 1), ("proc", 0, (1 << 31) - 1), ("ticks", 0, (1 << 64) - 1),
             ("arg", -(1 << 31), (1 << 31) - 1), ("aux", 0, 0xFFFF))
-U_FORMAT = ("U <job> <proc> <ticks 0..2^63-1> <event> <arg: an int32> <aux 0..65535>")
+U_FORMAT = ("U <job> <proc> <ticks 0..2^64-1> <event> <arg: an int32> <aux 0..65535>")
+#: Ticks a record may carry and still be placed on the timeline (Perfetto's timestamps are signed 64-bit).
+MAX_TICKS = (1 << 63) - 1
 
 
 def _bounded(value, low: int, high: int) -> bool:
@@ -109,7 +112,7 @@ def parse_ulog(lines: Iterable[str], hz: int) -> LibLog:
             if keyword == "ULOG" and rest.startswith("begin"):
                 inside, log.present = True, True
                 now = parse_fields(rest).get("now")
-                limit = now if _bounded(now, 0, (1 << 63) - 1) else None
+                limit = now if _bounded(now, 0, MAX_TICKS) else None
             elif not inside or complete:
                 continue
             elif keyword == "ULOG" and rest.startswith("end"):
@@ -120,8 +123,8 @@ def parse_ulog(lines: Iterable[str], hz: int) -> LibLog:
                     log.off.append(fields["job"])
                     continue
                 values = [fields.get(k) for k in ("job", "proc", "records", "dropped")]
-                if not all(_bounded(v, 0, (1 << 63) - 1) for v in values):
-                    raise HarnessError("bad ULOG block (needs job=, proc=, records=, dropped=, each 0..2^63-1): "
+                if not all(_bounded(v, 0, (1 << 64) - 1) for v in values):   # dropped= is the job's own count
+                    raise HarnessError("bad ULOG block (needs job=, proc=, records=, dropped=, each 0..2^64-1): "
                                        + line)
                 current = (values[0], values[1])
                 announced[current], log.dropped[current], seen[current] = values[2], values[3], 0
@@ -130,7 +133,7 @@ def parse_ulog(lines: Iterable[str], hz: int) -> LibLog:
                     raise HarnessError(f"library record before any 'ULOG job=' line: {line}")
                 seen[current] += 1
                 record = _record(rest, hz, line)
-                if record is None or (limit is not None and record.ticks > limit):
+                if record is None or record.ticks > (MAX_TICKS if limit is None else min(limit, MAX_TICKS)):
                     log.bogus += 1
                 else:
                     if (record.job, record.proc) != current:
