@@ -143,17 +143,19 @@ def unreadable(run: Run) -> str | None:
             + "\n".join("  " + line for line in run.parsed.malformed))
 
 
-def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> None:
+def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> bool:
+    """Write --json/--csv; False (nothing written) when they are under docs/ and a boot was busy."""
     refusal = _docs_refusal(args, (args.json, args.csv), [run for _, run in entries])
     if refusal:
         note(refusal)
-        return
+        return False
     if args.json:
         write_json(args.json, command, entries, comparison)
         note(f"wrote {args.json}")
     if args.csv:
         write_csv(args.csv, entries)
         note(f"wrote {args.csv}")
+    return True
 
 
 # ---- traces ----
@@ -294,7 +296,8 @@ def run_command(args: Namespace) -> int:
     flagged = busy.warning(run for _, run in entries)
     if flagged:
         print(flagged)
-    _export(args, "run", entries)
+    if not _export(args, "run", entries):
+        failed += 1
     if failed:
         note(f"schedlab: {failed} of {repeat} runs failed")
     return EXIT_FAILED if failed else EXIT_OK
@@ -429,7 +432,8 @@ def compare_command(args: Namespace) -> int:
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
                          alone_job=trial.job.index + 1 if trial.job else None), run)
                for i, (trial, run) in enumerate(done)]
-    _export(args, "compare", entries, cmp.outcomes_to_dict(outcomes))
+    if not _export(args, "compare", entries, cmp.outcomes_to_dict(outcomes)):
+        return EXIT_FAILED
     if failures:
         note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
         return EXIT_FAILED
