@@ -76,6 +76,17 @@ def parse_value(text: str):
     return text
 
 
+def bounded(value, low: int, high: int) -> bool:
+    """value is an int (not a bool) in low..high: a field the kernel could have printed."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def decimal(word: str) -> int | None:
+    """A decimal integer of at most MAX_INT_DIGITS digits, else None (never a 4300-digit int() error)."""
+    digits = word[1:] if word[:1] in "+-" else word
+    return int(word) if 0 < len(digits) <= MAX_INT_DIGITS and digits.isdigit() and digits.isascii() else None
+
+
 def parse_fields(text: str) -> dict:
     """Parse space-separated ``key=value`` fields into a typed dict (last key wins)."""
     fields = {}
@@ -149,9 +160,7 @@ def _complete(line: str, rest: str, required: tuple, into: Console, ints: tuple 
     """The fields of a contract line that carries every required key, each of ``ints`` an integer the kernel
     can print (0..2^64-1); else None, and the line is malformed."""
     fields = parse_fields(rest)
-    if all(k in fields for k in required) and all(
-            isinstance(fields[k], int) and not isinstance(fields[k], bool) and 0 <= fields[k] <= MAX_U64
-            for k in ints):
+    if all(k in fields for k in required) and all(bounded(fields[k], 0, MAX_U64) for k in ints):
         return fields
     into.malformed.append(line)
     return None

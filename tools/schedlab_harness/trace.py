@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .console import parse_fields
+from .console import bounded, decimal, parse_fields
 from .qemu import HarnessError
 from .ulog import LibLog, parse_ulog
 
@@ -135,17 +135,6 @@ class Trace:
 
 # ---------------------------------------------------------------- parsing
 
-def bounded(value, low: int, high: int) -> bool:
-    """value is an int (not a bool) in low..high."""
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def number(word: str) -> int | None:
-    """A decimal integer of at most 20 digits (a u64 has 20), else None: never a 4300-digit int() error."""
-    digits = word[1:] if word[:1] in "+-" else word
-    return int(word) if 0 < len(digits) <= 20 and digits.isdigit() and digits.isascii() else None
-
-
 def _ints(fields: dict, keys: tuple[str, ...], line: str, what: str, high: int = MAX_U63) -> list[int]:
     values = [fields.get(k) for k in keys]
     if not all(bounded(v, 0, high) for v in values):
@@ -175,7 +164,7 @@ def _record(rest: str, hz: int) -> Record | None:
         return None
     if len(words) != 6:
         raise ValueError(rest)
-    values = [number(words[i]) for i in (0, 1, 3, 4, 5)]
+    values = [decimal(words[i]) for i in (0, 1, 3, 4, 5)]
     if not all(bounded(v, low, high) for v, (_, low, high) in zip(values, T_FIELDS)):
         raise ValueError(rest)
     hart, ticks, job, proc, arg = values

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .console import parse_fields
+from .console import bounded, decimal, parse_fields
 from .qemu import HarnessError
 
 #: Events the library records (abi.h, enum sl_ulog_ev).
@@ -69,22 +69,12 @@ U_FORMAT = ("U <job> <proc> <ticks 0..2^64-1> <event> <arg: an int32> <aux 0..65
 MAX_TICKS = (1 << 63) - 1
 
 
-def _bounded(value, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def _number(word: str) -> int | None:
-    """A decimal integer of at most 20 digits, else None."""
-    digits = word[1:] if word[:1] in "+-" else word
-    return int(word) if 0 < len(digits) <= 20 and digits.isdigit() and digits.isascii() else None
-
-
 def _record(rest: str, hz: int, line: str) -> LibRecord | None:
     words = rest.split()
     if len(words) != 6:
         raise HarnessError(f"bad library record (expected {U_FORMAT}): {line}")
-    values = [_number(words[i]) for i in (0, 1, 2, 4, 5)]
-    if not all(_bounded(v, low, high) for v, (_, low, high) in zip(values, U_FIELDS)):
+    values = [decimal(words[i]) for i in (0, 1, 2, 4, 5)]
+    if not all(bounded(v, low, high) for v, (_, low, high) in zip(values, U_FIELDS)):
         raise HarnessError(f"bad library record (numbers out of the kernel's ranges: {U_FORMAT}): {line}")
     job, proc, ticks, arg, aux = values
     if words[3] not in LIB_EVENTS:
@@ -112,7 +102,7 @@ def parse_ulog(lines: Iterable[str], hz: int) -> LibLog:
             if keyword == "ULOG" and rest.startswith("begin"):
                 inside, log.present = True, True
                 now = parse_fields(rest).get("now")
-                limit = now if _bounded(now, 0, MAX_TICKS) else None
+                limit = now if bounded(now, 0, MAX_TICKS) else None
             elif not inside or complete:
                 continue
             elif keyword == "ULOG" and rest.startswith("end"):
@@ -123,7 +113,7 @@ def parse_ulog(lines: Iterable[str], hz: int) -> LibLog:
                     log.off.append(fields["job"])
                     continue
                 values = [fields.get(k) for k in ("job", "proc", "records", "dropped")]
-                if not all(_bounded(v, 0, (1 << 64) - 1) for v in values):   # dropped= is the job's own count
+                if not all(bounded(v, 0, (1 << 64) - 1) for v in values):   # dropped= is the job's own count
                     raise HarnessError("bad ULOG block (needs job=, proc=, records=, dropped=, each 0..2^64-1): "
                                        + line)
                 current = (values[0], values[1])
