@@ -12,6 +12,11 @@ boot that printed no trace dump then counts as failed.  ``trace`` boots
 nothing: it turns a saved console into those files.  ``sweep`` boots one
 scenario per value of a varied key and policy, repeated, and writes a table,
 CSV, JSON and a plot (``sweep``); it stops at the first value the kernel refuses.
+
+Every QEMU boot is judged by ``busy`` (its calibration card, other QEMUs, the load average): a busy boot is
+named in the output and marks the rows computed from it, and ``--json``/``--csv``/``--out`` under docs/ are
+not written from busy boots without ``--allow-busy``.  ``compare`` and ``sweep`` check ``--policies``
+against the kernel ELF's policies (``kernel_elf``) before any boot.
 """
 
 from __future__ import annotations
