@@ -273,8 +273,8 @@ def run_command(args: Namespace) -> int:
         entries.append((run_meta(index, run), run))
         print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}  {run.verdict}{_busy_tag(run)}  "
               f"({run.seconds:.1f} s)  bootargs: {run.bootargs}")
-        if _busy_tag(run):
-            print(f"busy host: {run.busy} - these times measure the host, not the kernel")
+        if _busy_tag(run) and repeat > 1:     # one boot: the closing BUSY HOST paragraph says it
+            print(f"busy host: {run.busy}")
         if args.verbose:
             print(run.console.rstrip())
         if run.results:
