@@ -248,6 +248,7 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
                          f"measurements; writing {away} instead (--allow-busy writes docs/ anyway)")
             ctx.out, ctx.replace = away, True
         write_results(sections, ctx, partial=bool(names))
+        shutil.rmtree(ctx.figdir, ignore_errors=True)      # the staged figures are in ctx.out/figures now
     return sections
 
 
