@@ -51,6 +51,7 @@ def plot(ctx: Ctx, name: str, draw) -> str | None:
     draw(ax)
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    ctx.figdir.mkdir(parents=True, exist_ok=True)
     path = ctx.figdir / f"{name}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
