@@ -37,7 +37,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 
-from schedlab_harness import qemu  # noqa: E402
+from schedlab_harness import busy, qemu  # noqa: E402
 
 #: Seconds one test boot may take before the harness kills QEMU (generous: CI hosts are slow).
 BOOT_TIMEOUT = float(os.environ.get("SCHEDLAB_TEST_TIMEOUT", "300"))
@@ -84,3 +84,31 @@ def boot():
         return qemu.boot(cpus, bootargs, timeout=timeout, extra=extra, deterministic=deterministic, model=model)
 
     return _boot
+
+
+#: The real busy-host check, for the tests of the check itself (the ``busy_check`` fixture).
+REAL_ASSESS = busy.assess
+
+
+def _quiet(run):
+    run.busy = busy.Verdict()
+    return run.busy
+
+
+@pytest.fixture(autouse=True)
+def quiet_host(monkeypatch, tmp_path_factory):
+    """Every test sees a quiet host: the busy-host flag (busy.py) must never change a test's verdict with the
+    machine's load or a recorded console's calibration card. The flag's own tests take ``busy_check``."""
+    monkeypatch.setattr(busy, "assess", _quiet)
+    monkeypatch.setattr(busy, "QUIET_CARDS", tmp_path_factory.mktemp("calib") / "quiet-cards.json")
+
+
+@pytest.fixture
+def busy_check(monkeypatch):
+    """The real check, with a fake host: set ``.load`` (a busy.HostLoad) to what the host should look like."""
+    class Host:
+        load = busy.HostLoad(0.0, 2, ())
+    host = Host()
+    monkeypatch.setattr(busy, "assess", REAL_ASSESS)
+    monkeypatch.setattr(busy, "host_load", lambda: host.load)
+    return host

@@ -264,13 +264,22 @@ def test_scenario_text_header_comments_and_tokens():
         policy=gang   quantum=5ms   # inline comment
         job=gauss:n=64,procs=2
 
-        # cpus: 9   (after the first token: just a comment)
+        # a comment after the first token is free text
         job=hog
         """)
     parsed = scenario.parse_scenario_text(text)
     assert parsed.cpus == 3 and parsed.repeat == 4
     assert parsed.tokens == ["policy=gang", "quantum=5ms", "job=gauss:n=64,procs=2", "job=hog"]
     assert parsed.bootargs == "policy=gang quantum=5ms job=gauss:n=64,procs=2 job=hog"
+
+
+@pytest.mark.parametrize("late", ["# cpus: 1", "#repeat:5", "# CPUS: 9"])
+def test_scenario_directive_after_the_first_token_is_an_error(late, tmp_path):
+    """Never silently ignored: the error names the file and line."""
+    path = tmp_path / "late.scn"
+    path.write_text(f"# cpus: 2\npolicy=gang\n{late}\njob=gauss\n")
+    with pytest.raises(qemu.HarnessError, match=r"late.scn:3: directive '(cpus|repeat)' after the first token"):
+        scenario.load_scenario(str(path))
 
 
 def test_scenario_bad_directive_value():
@@ -653,13 +662,77 @@ def test_cli_compare_single_policy_kernel_says_so(fake, capsys):
     assert all("quantum=5ms" in b for b in fake.bootargs())
 
 
-def test_cli_compare_failed_run_stops_with_errors(fake, capsys):
+def test_cli_compare_unknown_policy_stops_at_the_first_boot_line(fake, capsys):
+    """A kernel whose policies cannot be read from its ELF (the fake's is 4 bytes): the first boot's BOOT
+    line names them, and compare stops there instead of booting every valid policy first."""
     fake.sim()
-    assert schedlab(fake, "compare", "--policies", "gang,bogus", "--repeat", "1", "job=gauss", "job=oddeven") == 1
-    out, err = capsys.readouterr()
-    assert "ERROR bad token 'policy=bogus'" in out
-    assert len(fake.bootargs()) == 4               # gang's 3 boots, then bogus's first fails and it stops
-    assert "stopped" in err
+    assert schedlab(fake, "compare", "--policies", "gang,bogus", "--repeat", "1", "job=gauss", "job=oddeven") == 2
+    err = capsys.readouterr().err
+    assert "--policies: unknown policy 'bogus': this kernel has timeslice, gang, partition" in err
+    assert len(fake.bootargs()) == 1 and "stopped after 1 boot" in err
+
+
+def tiny_kernel(path, names):
+    """A little-endian ELF64 with what kernel_elf reads: a .sched_classes section of pointers to structs whose
+    first word points to the policy's name (as SCHED_CLASS and struct sched_class lay them out)."""
+    import struct
+    base = 0x80200000
+    rodata = bytearray()
+    name_at = []
+    for name in names:
+        name_at.append(base + len(rodata))
+        rodata += name.encode() + b"\0"
+    while len(rodata) % 8:
+        rodata += b"\0"
+    structs = [base + len(rodata) + 32 * i for i in range(len(names))]
+    for at in name_at:
+        rodata += struct.pack("<Q", at) + bytes(24)           # name, then the rest of the struct
+    classes = b"".join(struct.pack("<Q", a) for a in structs)
+    shstrtab = b"\0.rodata\0.sched_classes\0.shstrtab\0"
+    off_ro = 64
+    off_cls = off_ro + len(rodata)
+    off_str = off_cls + len(classes)
+    shoff = off_str + len(shstrtab)
+    shoff += -shoff % 8
+    header = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 2, 243, 1, base, 0, shoff,
+                                                                      0, 64, 0, 0, 64, 4, 3)
+    sections = [bytes(64),
+                struct.pack("<IIQQQQIIQQ", 1, 1, 2, base, off_ro, len(rodata), 0, 0, 8, 0),
+                struct.pack("<IIQQQQIIQQ", 9, 1, 3, base + 0x10000, off_cls, len(classes), 0, 0, 8, 0),
+                struct.pack("<IIQQQQIIQQ", 24, 3, 0, 0, off_str, len(shstrtab), 0, 0, 1, 0)]
+    blob = header + bytes(rodata) + classes + shstrtab
+    blob += bytes(shoff - len(blob)) + b"".join(sections)
+    # the .sched_classes section sits at base + 0x10000 in memory: its pointers are read from the file
+    path.write_bytes(blob)
+    return str(path)
+
+
+def test_kernel_elf_names_its_policies(tmp_path):
+    from schedlab_harness import kernel_elf
+    assert kernel_elf.policies(tiny_kernel(tmp_path / "k.elf", ["timeslice", "gang", "fifo"])) == [
+        "timeslice", "gang", "fifo"]
+    (tmp_path / "junk").write_bytes(b"\x7fELF")
+    assert kernel_elf.policies(tmp_path / "junk") is None and kernel_elf.policies(tmp_path / "none") is None
+
+
+def test_cli_compare_and_sweep_refuse_a_misspelt_policy_before_any_boot(fake, capsys, tmp_path):
+    fake.sim()
+    kernel = tiny_kernel(tmp_path / "k.elf", ["timeslice", "gang", "partition"])
+    assert cli.main(["compare", "--kernel", kernel, "--policies", "timeslice,gnag", "job=gauss"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown policy 'gnag': this kernel has timeslice, gang, partition; nothing was booted" in err
+    assert cli.main(["sweep", "--kernel", kernel, "--policies", "gnag,timeslice", "--vary", "quantum=1ms,2ms",
+                     "--out", str(tmp_path / "s"), "job=gauss"]) == 2
+    assert "unknown policy 'gnag'" in capsys.readouterr().err
+    assert fake.bootargs() == []
+    assert cli.main(["compare", "--kernel", kernel, "--policies", "gang", "--repeat", "1", "job=gauss"]) == 0
+
+
+@pytest.mark.qemu
+def test_the_built_kernel_elf_lists_the_boot_lines_policies(boot):
+    from schedlab_harness import kernel_elf
+    run = boot(1, "calib=off job=synth:iters=10,grain=10")
+    assert sorted(kernel_elf.policies(qemu.DEFAULT_KERNEL)) == sorted(run.boot["policies"])
 
 
 def test_cli_compare_failed_discovery(fake, capsys):
@@ -708,3 +781,15 @@ def test_compare_gives_a_policy_only_its_own_options():
     assert compare.settings_for(settings, "global", None) == settings      # nothing known: all of them
     trials = compare.plan(settings, [mix.Job(0, "job=gauss")], ["gang"], repeats=1, options=options)
     assert trials and all("wakeboost=on" not in t.tokens and "alternates=on" in t.tokens for t in trials)
+
+
+def test_readme_says_what_a_new_user_needs():
+    """README (issue 25, item 6): the scenario file format, the simulator's SCHEDLAB_SIM and --kernel, what a
+    new app includes and that the simulator models only the listed apps, and no passing test called an
+    expected failure."""
+    readme = (REPO / "README.md").read_text()
+    assert "# cpus: N" in readme and "after the first" in readme and "`#` starts a comment" in readme
+    assert "SCHEDLAB_SIM=" in readme and "--kernel PATH" in readme
+    assert '#include "uthread.h"' in readme and "models only the apps listed" in readme
+    assert "expected failures" not in readme
+    assert "BUSY" in readme and "--allow-busy" in readme

@@ -81,3 +81,124 @@ def test_only_merges_into_the_results_already_there(tmp_path):
     rp.write_results([_section(second, "3.0")], rp.Ctx(cpus=4, out=tmp_path, progress=lambda msg: None),
                      partial=True)
     assert [s["name"] for s in json.loads((tmp_path / "results.json").read_text())["sections"]] == [second]
+
+
+# ---------------------------------------------------------------- a failing section, and results never dropped
+
+@pytest.fixture
+def fake_sections(monkeypatch):
+    """Two registered sections of our own (the registry's others stay out of rp.run by --only)."""
+    calls = []
+
+    def ok(ctx):
+        calls.append("ok")
+        return _section("t-ok", "1.0")
+
+    def broken(ctx):
+        calls.append("broken")
+        return rp.Section("t-broken", "T", "-", "-", [rp.Row("x", "1", "-", "2", "partially")], "")
+
+    rp.load_all()
+    monkeypatch.setitem(rp.EXPERIMENTS, "t-broken", rp.Experiment("t-broken", "Broken", 1, 1, 1, broken))
+    monkeypatch.setitem(rp.EXPERIMENTS, "t-ok", rp.Experiment("t-ok", "Fine", 2, 1, 1, ok))
+    return calls
+
+
+def test_any_exception_in_a_section_is_contained_and_reported(fake_sections, tmp_path, capsys):
+    """A section that raises anything (here a Row without its reason) fails alone: the next runs, both are
+    written, and the command says which failed (exit 1)."""
+    assert cli.main(["reproduce", "--only", "t-broken,t-ok", "--out", str(tmp_path)]) == 1
+    assert fake_sections == ["broken", "ok"]
+    md = (tmp_path / "results.md").read_text()
+    assert "This section failed to run" in md and "ValueError: row 'x'" in md and "needs its reason" in md
+    assert "| claim | 1 | - | 1.0 | reproduced |" in md
+    assert "sections that failed to run: t-broken" in capsys.readouterr().err
+
+
+def test_gang_switch_verdicts_carry_their_reasons(monkeypatch):
+    """On a busy host the switch costs and skews exceed the thesis's: every such row says why."""
+    from types import SimpleNamespace
+    from schedlab_harness.reproduce import markatos_gang
+    stats = SimpleNamespace(count=5, skew_median_us=900.0, latency_median_us=950.0, cost_median_us=5910.0,
+                            overhead_pct=None)
+    monkeypatch.setattr(markatos_gang.tr, "parse_trace", lambda traces: None)
+    monkeypatch.setattr(markatos_gang.tr, "switch_stats", lambda trace: stats)
+    ctx = SimpleNamespace(reps=lambda full, quick: 2, boot=lambda tokens, seed: SimpleNamespace(traces=[]))
+    section = markatos_gang.slot_switch(ctx)
+    assert [r.verdict for r in section.rows[:3]] == ["not reproduced", "not reproduced", "partially"]
+    assert all(r.why for r in section.rows if r.verdict != "reproduced")
+
+
+def test_hood_reason_never_says_negative_longer():
+    from schedlab_harness.reproduce import hood
+    assert "17 % less time" in hood._threads_why(83.0, 100.0) and "-" not in hood._threads_why(83.0, 100.0)[:60]
+    assert "20 % longer" in hood._threads_why(120.0, 100.0)
+
+
+def _full_results(tmp_path, quick=False, cpus=2):
+    names = [e.name for e in rp.load_all() if not e.name.startswith("t-")][:3]
+    rp.write_results([_section(n, "1.0") for n in names], rp.Ctx(out=tmp_path, quick=quick, cpus=cpus,
+                                                                progress=lambda msg: None))
+    return names, (tmp_path / "results.md").read_text(), (tmp_path / "results.json").read_text()
+
+
+def test_only_quick_into_full_results_is_refused_before_any_boot(fake_sections, tmp_path, capsys):
+    """reproduce --only X --quick over a full run's results: nothing runs, nothing is dropped, and the message
+    names --quick (not --cpus) and the ways out."""
+    names, md, js = _full_results(tmp_path)
+    assert cli.main(["reproduce", "--quick", "--only", "t-ok", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert fake_sections == [] and (tmp_path / "results.md").read_text() == md
+    assert (tmp_path / "results.json").read_text() == js
+    assert "differ in --quick" in err and "--cpus (" not in err and "--out DIR" in err and "--replace" in err
+    assert f"drop 3 sections ({', '.join(names)})" in err
+
+
+def test_other_cpus_or_whole_run_refused_and_replace_allows(fake_sections, tmp_path, capsys):
+    _, md, _ = _full_results(tmp_path)
+    assert cli.main(["reproduce", "--cpus", "1", "--only", "t-ok", "--out", str(tmp_path)]) == 2
+    assert "differ in --cpus (2 there, 1 here)" in capsys.readouterr().err and fake_sections == []
+    (tmp_path / "results.json").write_text("{not json")
+    assert cli.main(["reproduce", "--only", "t-ok", "--out", str(tmp_path)]) == 2
+    assert "unreadable" in capsys.readouterr().err and (tmp_path / "results.md").read_text() == md
+    assert cli.main(["reproduce", "--cpus", "1", "--only", "t-ok", "--replace", "--out", str(tmp_path)]) == 0
+    assert [s["name"] for s in json.loads((tmp_path / "results.json").read_text())["sections"]] == ["t-ok"]
+
+
+def test_same_settings_only_merges(fake_sections, tmp_path):
+    names, _, _ = _full_results(tmp_path)
+    assert cli.main(["reproduce", "--only", "t-ok", "--out", str(tmp_path)]) == 0
+    assert [s["name"] for s in json.loads((tmp_path / "results.json").read_text())["sections"]] == ["t-ok"] + names
+
+
+def test_one_time_estimate_everywhere(capsys):
+    """README, --help and --list quote the registry's sums (rounded to whole minutes)."""
+    import re
+    from pathlib import Path
+    exps = rp.load_all()
+    full, quick = (round(rp.expected_minutes(exps, q)) for q in (False, True))
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert f"(~{full} min)" in readme and f"(~{quick} min)" in readme
+    assert re.findall(r"reproduce.*\(~(\d+) min\)", readme) == [str(full), str(quick)]
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"about {full} minutes" in out and f"--quick about {quick}" in out
+    assert cli.main(["reproduce", "--list"]) == 0
+    assert f"expected {rp.expected_minutes(exps, False):.1f} min" in capsys.readouterr().out
+
+
+def test_every_row_that_can_fail_is_given_a_reason():
+    """Statically: a Row(...) whose verdict is not the literal "reproduced" passes a why (the 6th argument or
+    why=), so no verdict path can reach Row's check without one (gang-switch's skew row had none)."""
+    import ast
+    from pathlib import Path
+    missing = []
+    for path in sorted(Path(rp.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Row" and len(node.args) >= 5:
+                verdict = node.args[4]
+                fixed = isinstance(verdict, ast.Constant) and verdict.value == "reproduced"
+                if not fixed and len(node.args) < 6 and not any(k.arg == "why" for k in node.keywords):
+                    missing.append(f"{path.name}:{node.lineno}")
+    assert missing == []

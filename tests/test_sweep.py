@@ -186,3 +186,15 @@ def test_tiny_real_sweep(tmp_path, capsys):
     assert all(p["min"] <= p["ci_low"] <= p["median"] <= p["ci_high"] <= p["max"] for p in points)
     assert prefix.with_suffix(".png").stat().st_size > 1000
     assert len(prefix.with_suffix(".csv").read_text().splitlines()) == 3
+
+
+def test_sweep_table_follows_the_policies_order(fake, capsys, tmp_path):  # noqa: F811
+    """--policies timeslice,gang lists timeslice first (not sorted by name), values in --vary order."""
+    fake.sim()
+    assert schedlab(fake, "sweep", "--repeat", "1", "--policies", "timeslice,gang", "--vary", "quantum=5ms,2ms",
+                    "--no-plot", "--out", str(tmp_path / "q"), "job=gauss") == 0
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()
+            if line.startswith(("gang ", "timeslice "))]
+    assert rows == [["timeslice", "5ms"], ["timeslice", "2ms"], ["gang", "5ms"], ["gang", "2ms"]]
+    points = json.loads((tmp_path / "q.json").read_text())["sweep"]["points"]
+    assert [p["policy"] for p in points] == ["timeslice", "timeslice", "gang", "gang"]

@@ -38,6 +38,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="print each raw console")
     parser.add_argument("--sim", action="store_true",
                         help="run in the simulator (make sim) instead of QEMU: any --cpus; output says sim=")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="write --json/--csv/--out under docs/ even from boots the busy-host check flagged")
     _model_option(parser)
 
 
@@ -123,18 +125,28 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                        help="with --stats: ignore the first US microseconds of each ready wait (default 0)")
     trace.set_defaults(func=commands.trace_command)
 
+    from . import reproduce as rp
+    exps = rp.load_all()
+    full, quick = (f"{rp.expected_minutes(exps, q):.0f}" for q in (False, True))
     rep = sub.add_parser(
         "reproduce", help="regenerate every headline result of the papers into docs/results.md",
         epilog="Each section boots its scenarios with seeds varied across repeats and writes paper | model | ours "
-               "| verdict. A full run takes about 30 minutes at --cpus 2; --quick about 5. Measure on an idle "
-               "machine with harts <= host cores.")
-    rep.add_argument("--quick", action="store_true", help="fewer repeats and points (about 5 minutes)")
+               f"| verdict. A full run takes about {full} minutes at --cpus 2; --quick about {quick} (--list: "
+               "each section's). Measure on an idle machine with harts <= host cores: a run the busy-host check "
+               "flags is not written to docs/ without --allow-busy.")
+    rep.add_argument("--quick", action="store_true", help=f"fewer repeats and points (about {quick} minutes)")
     rep.add_argument("--only", metavar="NAME[,NAME]", help="only these sections (see --list)")
     rep.add_argument("--cpus", type=int, default=2, metavar="N", help="harts (default 2)")
     rep.add_argument("--repeat", type=int, metavar="R", help="repeats per configuration (the full run's default: "
                      "each section's own, 3 to 20)")
     rep.add_argument("--out", default=None, metavar="DIR", help="where results.md, results.json and figures/ go "
                      "(default docs/)")
+    rep.add_argument("--allow-busy", action="store_true",
+                     help="write docs/ even when boots ran on a busy host (without it such results go to "
+                          "build/reproduce-busy/ instead)")
+    rep.add_argument("--replace", action="store_true",
+                     help="discard the results in --out even when they were written with another --cpus or "
+                          "--quick (without it such a run is refused before any boot)")
     rep.add_argument("--list", action="store_true", help="list the sections with their expected times and exit")
     _model_option(rep)
     rep.set_defaults(func=commands.reproduce_command)

@@ -12,6 +12,11 @@ boot that printed no trace dump then counts as failed.  ``trace`` boots
 nothing: it turns a saved console into those files.  ``sweep`` boots one
 scenario per value of a varied key and policy, repeated, and writes a table,
 CSV, JSON and a plot (``sweep``); it stops at the first value the kernel refuses.
+
+Every QEMU boot is judged by ``busy`` (its calibration card, other QEMUs, the load average): a busy boot is
+named in the output and marks the rows computed from it, and ``--json``/``--csv``/``--out`` under docs/ are
+not written from busy boots without ``--allow-busy``.  ``compare`` and ``sweep`` check ``--policies``
+against the kernel ELF's policies (``kernel_elf``) before any boot.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from argparse import Namespace
 from collections import defaultdict
 from pathlib import Path
 
+from . import busy, kernel_elf
 from . import compare as cmp
 from . import model as machine
 from . import sweep as sw
@@ -94,8 +100,23 @@ def _model_tag(args: Namespace, cpus: int) -> str:
 def _boot(args: Namespace, cpus: int, tokens) -> Run:
     if getattr(args, "sim", False):
         return sim_boot(cpus, " ".join(tokens), timeout=args.timeout)
-    return boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
-                extra=args.qemu_extra or (), deterministic=args.deterministic, model=getattr(args, "model", None))
+    run = boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
+               extra=args.qemu_extra or (), deterministic=args.deterministic, model=getattr(args, "model", None))
+    busy.assess(run)
+    return run
+
+
+def _busy_tag(run: Run) -> str:
+    return "  BUSY HOST" if run.busy is not None and run.busy.busy else ""
+
+
+def _docs_refusal(args: Namespace, paths, runs) -> str | None:
+    """Why files under docs/ may not be written from these runs (a busy host, no --allow-busy), else None."""
+    inside = [str(p) for p in paths if p and busy.inside_docs(p)]
+    if not inside or getattr(args, "allow_busy", False) or not busy.count(runs):
+        return None
+    return (f"schedlab: not writing {', '.join(inside)}: {busy.count(runs)} of {len(list(runs))} boots ran on a "
+            "busy host, and docs/ holds only measurements of a quiet one (write elsewhere, or pass --allow-busy)")
 
 
 #: Printed under every result of a deterministic boot.
@@ -135,13 +156,28 @@ def failure_report(run: Run) -> str:
     return "\n".join(lines)
 
 
-def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> None:
+def unreadable(run: Run) -> str | None:
+    """The contract lines of a finished boot the harness could not read (a RESULT without its keys, a time
+    that is not a number the kernel prints...): they give no numbers, and the run counts as failed."""
+    if run.timed_out or not run.parsed.malformed:
+        return None
+    return ("contract lines not in the kernel's format (ignored, the run counts as failed):\n"
+            + "\n".join("  " + line for line in run.parsed.malformed))
+
+
+def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> bool:
+    """Write --json/--csv; False (nothing written) when they are under docs/ and a boot was busy."""
+    refusal = _docs_refusal(args, (args.json, args.csv), [run for _, run in entries])
+    if refusal:
+        note(refusal)
+        return False
     if args.json:
         write_json(args.json, command, entries, comparison)
         note(f"wrote {args.json}")
     if args.csv:
         write_csv(args.csv, entries)
         note(f"wrote {args.csv}")
+    return True
 
 
 # ---- traces ----
@@ -236,10 +272,11 @@ def _repeat_table(runs: list[Run]) -> str:
             row["app"] = r["app"]
             row["elapsed"].append(r["elapsed_us"])
             row["cpu"].append(r["cpu_us"])
+    flagged = busy.count(runs)
     rows = [[job, row["app"], len(row["elapsed"]), spread(Spread.of(row["elapsed"]), ms),
-             spread(Spread.of(row["cpu"]), ms)]
+             spread(Spread.of(row["cpu"]), ms)] + ([busy.mark(flagged, len(runs))] if flagged else [])
             for job, row in sorted(by_job.items(), key=lambda kv: (isinstance(kv[0], str), kv[0]))]
-    return format_table(["job", "app", "runs", "elapsed ms", "cpu ms"], rows)
+    return format_table(["job", "app", "runs", "elapsed ms", "cpu ms"] + (["host"] if flagged else []), rows)
 
 
 def run_command(args: Namespace) -> int:
@@ -251,9 +288,10 @@ def run_command(args: Namespace) -> int:
     for index in range(repeat):
         run = _boot(args, cpus, tokens)
         entries.append((run_meta(index, run), run))
-        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}{_model_tag(args, cpus)}  {run.verdict}  "
-              f"({run.seconds:.1f} s)"
-              f"  bootargs: {run.bootargs}")
+        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}{_model_tag(args, cpus)}  {run.verdict}"
+              f"{_busy_tag(run)}  ({run.seconds:.1f} s)  bootargs: {run.bootargs}")
+        if _busy_tag(run) and repeat > 1:     # one boot: the closing BUSY HOST paragraph says it
+            print(f"busy host: {run.busy}")
         if args.verbose:
             print(run.console.rstrip())
         if run.results:
@@ -264,10 +302,13 @@ def run_command(args: Namespace) -> int:
         if run.virtual_clock:
             print(VIRTUAL_NOTE)
         traced = _save_trace(run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
+        garbled = unreadable(run)
+        if garbled:
+            print(garbled)
         if not run.ok:
             failed += 1
             print(failure_report(run))
-        elif not traced:
+        elif not traced or garbled:
             failed += 1
         elif run.errors or run.panics:
             print("\n".join(run.errors + run.panics))
@@ -276,7 +317,11 @@ def run_command(args: Namespace) -> int:
         print(f"== {repeat} runs" + ("  (clock=virtual: identical boots repeat the same times)"
                                      if _deterministic(args, tokens) else ""))
         print(_repeat_table([run for _, run in entries]))
-    _export(args, "run", entries)
+    flagged = busy.warning(run for _, run in entries)
+    if flagged:
+        print(flagged)
+    if not _export(args, "run", entries):
+        failed += 1
     if failed:
         note(f"schedlab: {failed} of {repeat} runs failed")
     return EXIT_FAILED if failed else EXIT_OK
@@ -305,6 +350,41 @@ def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list
     return listed, run
 
 
+def _unknown_policies(asked: list[str], known: list[str] | None, option: str = "--policies") -> str | None:
+    """The refusal for names in ``asked`` the kernel does not have (None when all are known, or unknown)."""
+    bad = [p for p in asked if known is not None and p not in known]
+    if not bad:
+        return None
+    return (f"{option}: unknown polic{'ies' if len(bad) > 1 else 'y'} {', '.join(repr(p) for p in bad)}: this "
+            f"kernel has {', '.join(known)}")
+
+
+def _check_policies_first(args: Namespace, asked: list[str]) -> None:
+    """Refuse misspelt --policies before any boot: the names are read from the kernel ELF (kernel_elf.py; the
+    simulator's from its binary). When they cannot be read, the first boot's BOOT line is checked instead."""
+    if not asked:
+        return
+    if getattr(args, "sim", False):
+        from .sim import sim_binary
+        path = sim_binary()
+    else:
+        path = Path(args.kernel) if args.kernel else REPO_ROOT / "build" / "kernel.elf"
+    refusal = _unknown_policies(asked, kernel_elf.policies(path))
+    if refusal:
+        raise HarnessError(refusal + "; nothing was booted")
+
+
+def _compare_marks(done, jobs) -> dict:
+    """(policy, job index) -> 'BUSY k/n' over the boots its row is computed from (alone and mix), when any."""
+    counts: dict = defaultdict(lambda: [0, 0])
+    for trial, run in done:
+        for job in ([trial.job] if trial.job else jobs):
+            cell = counts[trial.policy, job.index]
+            cell[0] += busy.count([run])
+            cell[1] += 1
+    return {key: busy.mark(*cell) for key, cell in counts.items() if cell[0]}
+
+
 def compare_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario, default_tokens=DEFAULT_MIX)
     virtual = _deterministic(args, scenario.tokens)
@@ -322,6 +402,7 @@ def compare_command(args: Namespace) -> int:
     done: list[tuple[cmp.Trial, Run]] = []
     if args.policies:
         policies = [p for p in args.policies.split(",") if p]
+        _check_policies_first(args, policies)
         discovery = None
     else:
         policies, discovery = _discover_policies(args, cpus, settings, jobs)
@@ -344,14 +425,20 @@ def compare_command(args: Namespace) -> int:
             trials.remove(trial)
             done.append((cmp.Trial(ran, cmp.MIX, 0, tuple(discovery.bootargs.split())), discovery))
 
-    failures = []
+    failures, checked = [], discovery is not None
     for number, trial in enumerate(trials, 1):
         run = _boot(args, cpus, trial.tokens)
         done.append((trial, run))
+        if not checked and (run.boot or {}).get("policies"):
+            checked = True           # the ELF could not tell: the first BOOT line does, before more boots
+            refusal = _unknown_policies(policies, run.boot["policies"])
+            if refusal:
+                raise HarnessError(refusal + f"; stopped after {number} boot{'s' if number > 1 else ''}")
         note(f"[{number}/{len(trials)}] {trial.describe()}: {run.verdict} ({run.seconds:.1f} s)")
-        if not run.ok:
+        garbled = unreadable(run)
+        if not run.ok or garbled:
             failures.append(run)
-            print(failure_report(run))
+            print(garbled or failure_report(run))
             if not args.keep_going:
                 break
 
@@ -363,12 +450,16 @@ def compare_command(args: Namespace) -> int:
     if virtual:
         print(VIRTUAL_NOTE + "; slowdowns are instruction-count ratios (--allow-virtual)")
     print(calib_line([run.calib for _, run in done]))
-    print(comparison_table(outcomes))
+    print(comparison_table(outcomes, _compare_marks(done, jobs)))
     print(ranking_line(outcomes))
+    flagged = busy.warning(run for _, run in done)
+    if flagged:
+        print(flagged)
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
                          alone_job=trial.job.index + 1 if trial.job else None), run)
                for i, (trial, run) in enumerate(done)]
-    _export(args, "compare", entries, cmp.outcomes_to_dict(outcomes))
+    if not _export(args, "compare", entries, cmp.outcomes_to_dict(outcomes)):
+        return EXIT_FAILED
     if failures:
         note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
         return EXIT_FAILED
@@ -413,6 +504,7 @@ def sweep_command(args: Namespace) -> int:
         raise HarnessError("sweep needs a scenario with at least one job=<app>")
     cpus, repeat = _settings(args, scenario, default_repeat=3)
     policies = [p for p in (args.policies or "").split(",") if p] or [None]
+    _check_policies_first(args, [p for p in policies if p])
     points = sw.plan(vary, scenario.tokens, policies, repeat, vary_seed=not args.same_seed)
     json_path, csv_path, png = _sweep_outputs(args, vary)
     done, failures, options = [], [], None
@@ -425,6 +517,9 @@ def sweep_command(args: Namespace) -> int:
             if run.ok and options is None:
                 options = (run.boot or {}).get("options") or {}
                 sw.check_known(vary, options)
+                refusal = _unknown_policies([p for p in policies if p], (run.boot or {}).get("policies"))
+                if refusal:
+                    raise HarnessError(refusal)
             refused = sw.refusal(vary, point, run)
             if refused:
                 raise HarnessError(refused)
@@ -440,12 +535,19 @@ def sweep_command(args: Namespace) -> int:
           f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
     print(calib_line([run.calib for _, run in done]))
     print(sweep_table(summaries, vary.name, args.metric))
+    flagged = busy.warning(run for _, run in done)
+    if flagged:
+        print(flagged)
     rows = sw.to_rows(summaries, vary, args.metric)
     entries = [(run_meta(i, run, repeat=p.repeat, vary=vary.name, value=p.value, policy_asked=p.policy), run)
                for i, (p, run) in enumerate(done)]
     about = {"vary": vary.name, "values": list(vary.values), "metric": args.metric, "cpus": cpus,
              "repeats": repeat, "policies": policies, "seed_varied": not args.same_seed and vary.key != "seed",
              "tokens": scenario.tokens, "model": machine.canonical(getattr(args, "model", None), cpus)}
+    refusal = _docs_refusal(args, (json_path, csv_path, png), [run for _, run in done])
+    if refusal:
+        note(refusal)
+        return EXIT_FAILED
     _write_sweep(json_path, csv_path, entries, rows, about)
     written = [json_path, csv_path]
     if png is not None:
@@ -472,7 +574,8 @@ def reproduce_command(args: Namespace) -> int:
         note(warning)
     names = [n for n in (args.only or "").split(",") if n]
     ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick,
-                 out=Path(args.out) if args.out else rp.REPO / "docs")
+                 out=Path(args.out) if args.out else rp.REPO / "docs", replace=args.replace,
+                 allow_busy=args.allow_busy)
     ctx.model = getattr(args, "model", None)
     try:
         rp.check_model_destination(ctx)

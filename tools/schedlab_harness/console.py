@@ -63,13 +63,35 @@ MODEL_JOB_KEYS = ("job", "accesses", "misses", "l2_hits", "llc_hits", "coherence
 BOOT_LIST_KEYS = ("policies", "apps", "background")
 
 
+#: RESULT and SUMMARY keys that are counts or times the kernel prints as unsigned integers: a line whose value
+#: is anything else (``elapsed_us=abc``, a number of 400 digits, a negative time) is not the kernel's and is
+#: kept apart in ``malformed``, so no table or ratio ever sees it.
+RESULT_INTS = ("job", "harts", "procs", "arrive_us", "start_us", "end_us", "elapsed_us", "cpu_us")
+SUMMARY_INTS = ("harts", "jobs", "failed", "makespan_us")
+#: The largest value the kernel prints (a uint64).
+MAX_U64 = (1 << 64) - 1
+#: Digits of the longest integer typed as one (a uint64 has 20): longer ones stay strings, never a huge int.
+MAX_INT_DIGITS = 20
+
+
 def parse_value(text: str):
     """Type one field value: int, then float, else the string unchanged."""
     if _INT.match(text):
-        return int(text)
+        return int(text) if len(text.lstrip("+-")) <= MAX_INT_DIGITS else text
     if _FLOAT.match(text):
         return float(text)
     return text
+
+
+def bounded(value, low: int, high: int) -> bool:
+    """value is an int (not a bool) in low..high: a field the kernel could have printed."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def decimal(word: str) -> int | None:
+    """A decimal integer of at most MAX_INT_DIGITS digits, else None (never a 4300-digit int() error)."""
+    digits = word[1:] if word[:1] in "+-" else word
+    return int(word) if 0 < len(digits) <= MAX_INT_DIGITS and digits.isdigit() and digits.isascii() else None
 
 
 def parse_fields(text: str) -> dict:
@@ -145,10 +167,11 @@ def _parse_boot(rest: str) -> dict:
     return boot
 
 
-def _complete(line: str, rest: str, required: tuple, into: Console) -> dict | None:
-    """The fields of a contract line that carries every required key; else None, and the line is malformed."""
+def _complete(line: str, rest: str, required: tuple, into: Console, ints: tuple = ()) -> dict | None:
+    """The fields of a contract line that carries every required key, each of ``ints`` an integer the kernel
+    can print (0..2^64-1); else None, and the line is malformed."""
     fields = parse_fields(rest)
-    if all(k in fields for k in required):
+    if all(k in fields for k in required) and all(bounded(fields[k], 0, MAX_U64) for k in ints):
         return fields
     into.malformed.append(line)
     return None
@@ -163,11 +186,11 @@ def parse_line(line: str, into: Console) -> None:
     line = line.strip()
     keyword, _, rest = line.partition(" ")
     if keyword == "RESULT":
-        fields = _complete(line, rest, RESULT_KEYS, into)
+        fields = _complete(line, rest, RESULT_KEYS, into, RESULT_INTS)
         if fields is not None:
             into.results.append(fields)
     elif keyword == "SUMMARY":
-        into.summary = _complete(line, rest, SUMMARY_KEYS, into) or into.summary
+        into.summary = _complete(line, rest, SUMMARY_KEYS, into, SUMMARY_INTS) or into.summary
     elif keyword == "BOOT":
         into.boot = _parse_boot(rest)
     elif keyword == "CALIB":

@@ -112,6 +112,7 @@ class Run:
     seconds: float = 0.0
     parsed: Console = field(default_factory=Console)
     model: str = "none"
+    busy: object = None         # busy.Verdict once the harness judged the host during this boot (busy.py)
 
     @property
     def results(self) -> list[dict]:

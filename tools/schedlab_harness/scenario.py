@@ -12,7 +12,8 @@ over any number of lines; ``#`` starts a comment.  Comment lines of the form
     # cpus: 2        default --cpus for this scenario
     # repeat: 5      default --repeat for this scenario
 
-Other comments are free text.  On the command line, a positional argument
+A known directive after the first token is an error naming its line (it would otherwise be silently
+ignored: move it to the top).  Other comments are free text.  On the command line, a positional argument
 containing ``=`` is a token and one without is a scenario reference (a path,
 or a name under tools/scenarios with or without ``.scn``); at most one
 reference, and tokens given after it are appended to the file's tokens.
@@ -53,14 +54,17 @@ def parse_scenario_text(text: str, source: Path | None = None) -> Scenario:
     in_header = True
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if in_header and line.startswith("#"):
+        where = f"{source}:{number}" if source else f"line {number}"
+        if line.startswith("#"):
             match = _DIRECTIVE.match(line)
+            if match and match.group(1).lower() in DIRECTIVES and not in_header:
+                raise HarnessError(f"{where}: directive '{match.group(1).lower()}' after the first token: header "
+                                   "directives (# cpus:, # repeat:) must come before any token; move it to the top")
             if match and match.group(1).lower() in DIRECTIVES:
                 name, value = match.group(1).lower(), match.group(2)
                 try:
                     setattr(scenario, name, DIRECTIVES[name](value))
                 except ValueError:
-                    where = f"{source}:{number}" if source else f"line {number}"
                     raise HarnessError(f"{where}: directive '{name}' expects a number, got '{value}'")
             continue
         tokens = line.split("#", 1)[0].split()

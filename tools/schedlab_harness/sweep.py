@@ -173,22 +173,30 @@ class Summary:
     app: str
     background: bool
     spread: Spread | None
+    busy: int = 0               # boots of this point on a busy host (busy.py)
+    boots: int = 0
 
 
 def summarise(done: list[tuple[Point, object]], vary: Vary, metric: str) -> list[Summary]:
     """Reduce (point, run) pairs to one Summary per policy, value and job; failed runs give no numbers.
-    A point without an explicit policy is labelled with the policy its RESULT lines name."""
+    A point without an explicit policy is labelled with the policy its RESULT lines name. Ordered as asked:
+    policies in --policies order (the order the points were booted), values in --vary order, then jobs."""
     values: dict[tuple, list] = {}
     apps: dict[tuple, tuple[str, bool]] = {}
+    boots: dict[tuple, list[int]] = {}
     for point, run in done:
         label = point.policy
         for result in run.results:
             label = label or result.get("policy")
         label = label or "default"
+        flagged = int(bool(getattr(getattr(run, "busy", None), "busy", False)))
         for job in point.jobs:
             key = (label, point.value, job.index + 1)
             values.setdefault(key, [])
             apps[key] = (job.app, job.background)
+            count = boots.setdefault(key, [0, 0])
+            count[0] += flagged
+            count[1] += 1
         if not run.ok:
             continue
         for result in run.results:
@@ -197,8 +205,9 @@ def summarise(done: list[tuple[Point, object]], vary: Vary, metric: str) -> list
             if key in values and isinstance(number, (int, float)) and not isinstance(number, bool):
                 values[key].append(number)
     order = {v: i for i, v in enumerate(vary.values)}
-    keys = sorted(values, key=lambda k: (k[0], order[k[1]], k[2]))
-    return [Summary(k[0], k[1], k[2], *apps[k], Spread.of(values[k])) for k in keys]
+    policies = {p: i for i, p in enumerate(dict.fromkeys(label for label, _, _ in values))}  # --policies order
+    keys = sorted(values, key=lambda k: (policies[k[0]], order[k[1]], k[2]))
+    return [Summary(k[0], k[1], k[2], *apps[k], Spread.of(values[k]), *boots[k]) for k in keys]
 
 
 def to_rows(summaries: list[Summary], vary: Vary, metric: str) -> list[dict]:

@@ -94,15 +94,19 @@ def _ms_value(x: float) -> str:
     return ms(x)
 
 
-def comparison_table(outcomes: list[PolicyOutcome]) -> str:
-    """Per policy and job: alone and mix medians (ms) and the slowdown with its interval, then makespans."""
-    headers = ["policy", "#", "app", "alone ms", "mix ms", "slowdown", "slowdown 95% CI"]
+def comparison_table(outcomes: list[PolicyOutcome], marks: dict | None = None) -> str:
+    """Per policy and job: alone and mix medians (ms) and the slowdown with its interval, then makespans.
+    ``marks``: (policy, job index) -> a note for the row ('BUSY k/n': boots on a busy host), in a last
+    column that is there only when some row has one."""
+    marks = marks or {}
+    headers = ["policy", "#", "app", "alone ms", "mix ms", "slowdown", "slowdown 95% CI"] + (["host"] if marks else [])
     rows = []
     for outcome in outcomes:
         for j in outcome.jobs:
             alone = "background" if j.job.background else spread(j.alone, _ms_value)
             rows.append([outcome.policy, j.job.index + 1, j.job.app, alone,
-                         spread(j.mix, _ms_value), spread(j.slowdown, _ratio), interval(j.slowdown, _ratio)])
+                         spread(j.mix, _ms_value), spread(j.slowdown, _ratio), interval(j.slowdown, _ratio)]
+                        + ([marks.get((outcome.policy, j.job.index), "")] if marks else []))
     lines = [format_table(headers, rows), ""]
     for outcome in outcomes:
         lines.append(f"{outcome.policy}: mix makespan {spread(outcome.makespan, _ms_value)} ms"
@@ -115,14 +119,16 @@ def sweep_table(summaries, vary_name: str, metric: str) -> str:
     """Per policy, value and job: runs, median, bootstrap interval and min..max of the metric (ms for _us)."""
     fmt = _ms_value if metric.endswith("_us") else (lambda x: f"{x:.4g}")
     unit = " ms" if metric.endswith("_us") else ""
+    flagged = any(s.busy for s in summaries)
     headers = ["policy", vary_name, "#", "app", "runs", f"{metric.removesuffix('_us')}{unit}", "95% CI", "min..max"]
     rows = []
     for s in summaries:
         value = s.spread
         rows.append([s.policy, s.value, s.job, s.app + (" (bg)" if s.background else ""),
                      value.count if value else 0, fmt(value.median) if value else "-", interval(value, fmt),
-                     f"{fmt(value.low)}..{fmt(value.high)}" if value else "-"])
-    return format_table(headers, rows)
+                     f"{fmt(value.low)}..{fmt(value.high)}" if value else "-"]
+                    + ([f"BUSY {s.busy}/{s.boots}" if s.busy else ""] if flagged else []))
+    return format_table(headers + (["host"] if flagged else []), rows)
 
 
 #: The calibration card's fields as compare's header shows them (kernel/calib.c).

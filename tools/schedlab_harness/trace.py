@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .console import parse_fields
+from .console import bounded, decimal, parse_fields
 from .qemu import HarnessError
 from .ulog import LibLog, parse_ulog
 
@@ -72,6 +72,15 @@ SWITCH_EVENTS = frozenset({"slot", "early"})
 KNOWN_EVENTS = LEAVE_EVENTS | SWITCH_EVENTS | {"run", "new", "wake", "idle", "ack", "rep"}
 #: Header keys of ``TRACE begin``.
 HEADER_KEYS = ("harts", "timebase_hz", "policy", "quantum_us")
+#: What the kernel can print, and so all the parser accepts (kernel/trace.c; anything else is not a dump of
+#: this kernel, and bounding it keeps a malformed console from becoming a traceback or an hours-long loop):
+#: harts 1..SL_MAX_HARTS; ticks, counts and rates below 2^63 (a signed 64-bit field in Perfetto's protobuf,
+#: and ~29,000 years at 10 MHz); T's job a uint16, proc an int8, arg an int.
+MAX_HARTS = 64
+MAX_U63 = (1 << 63) - 1
+MAX_QUANTUM_US = 10_000_000                 # the scenario parser's 10 s
+T_FIELDS = (("hart", 0, MAX_HARTS - 1), ("ticks", 0, MAX_U63), ("job", 0, 0xFFFF), ("proc", -128, 127),
+            ("arg", -(1 << 31), (1 << 31) - 1))
 #: Violation spans kept per job for error messages.
 WORST_SPANS = 5
 NO_TRACE = "no trace in this log: boot with trace=on"
@@ -126,31 +135,39 @@ class Trace:
 
 # ---------------------------------------------------------------- parsing
 
-def _ints(fields: dict, keys: tuple[str, ...], line: str, what: str) -> list[int]:
+def _ints(fields: dict, keys: tuple[str, ...], line: str, what: str, high: int = MAX_U63) -> list[int]:
     values = [fields.get(k) for k in keys]
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        raise HarnessError(f"bad {what} (needs {', '.join(k + '=<int>' for k in keys)}): {line}")
+    if not all(bounded(v, 0, high) for v in values):
+        raise HarnessError(f"bad {what} (needs {', '.join(f'{k}=<0..{high}>' for k in keys)}): {line}")
     return values
 
 
 def _header(rest: str, line: str) -> dict:
     fields = parse_fields(rest)
-    harts, hz = _ints(fields, ("harts", "timebase_hz"), line, "TRACE header")
+    harts = fields.get("harts")
+    if not bounded(harts, 1, MAX_HARTS):
+        raise HarnessError(f"bad TRACE header: harts={harts} is not 1..{MAX_HARTS}, the most this kernel runs: {line}")
+    hz, = _ints(fields, ("timebase_hz",), line, "TRACE header")
     quantum = fields.get("quantum_us")
-    if harts < 1 or hz < 1 or "policy" not in fields or not isinstance(quantum, (int, float)) \
-            or isinstance(quantum, bool):
-        raise HarnessError(f"bad TRACE header (needs {', '.join(k + '=' for k in HEADER_KEYS)}): {line}")
+    if hz < 1 or "policy" not in fields or not isinstance(quantum, (int, float)) or isinstance(quantum, bool) \
+            or not 0 <= quantum <= MAX_QUANTUM_US:
+        raise HarnessError(f"bad TRACE header (needs harts=1..{MAX_HARTS}, timebase_hz=1.., policy=, "
+                           f"quantum_us=0..{MAX_QUANTUM_US}): {line}")
     return {"harts": harts, "timebase_hz": hz, "policy": str(fields["policy"]), "quantum_us": float(quantum)}
 
 
 def _record(rest: str, hz: int) -> Record | None:
-    """The record of a ``T`` line; None for an unknown event; ValueError if malformed."""
+    """The record of a ``T`` line; None for an unknown event; ValueError if malformed or out of the kernel's
+    ranges (``T_FIELDS``)."""
     words = rest.split()
     if len(words) >= 3 and words[2] not in KNOWN_EVENTS:
         return None
     if len(words) != 6:
         raise ValueError(rest)
-    hart, ticks, job, proc, arg = (int(words[i]) for i in (0, 1, 3, 4, 5))
+    values = [decimal(words[i]) for i in (0, 1, 3, 4, 5)]
+    if not all(bounded(v, low, high) for v, (_, low, high) in zip(values, T_FIELDS)):
+        raise ValueError(rest)
+    hart, ticks, job, proc, arg = values
     return Record(hart, ticks, ticks * 1e6 / hz, words[2], job, proc, arg)
 
 
@@ -171,38 +188,41 @@ def parse_trace(text_or_lines: str | Iterable[str]) -> Trace:
     announced: dict[int, int] = {}
     seen: dict[int, int] = {}
     records: list[Record] = []
-    for number, line in enumerate(lines, 1):
+    for index, line in enumerate(lines, 1):
         keyword, _, rest = line.partition(" ")
-        if keyword == "TRACE" and rest.split()[:1] == ["begin"]:
-            if header is not None:
-                raise HarnessError("more than one TRACE dump in this log: save one boot per log")
-            header = _header(rest, line)
-        elif header is None or complete:
-            continue
-        elif keyword == "TRACE" and rest.split()[:1] == ["end"]:
-            complete = True
-        elif keyword == "TRACE":
-            hart, count, lost = _ints(parse_fields(rest), ("hart", "records", "dropped"), line, "TRACE block")
-            if not 0 <= hart < header["harts"] or hart in announced:
-                raise HarnessError(f"TRACE block for hart {hart} unexpected "
-                                   f"(harts=0..{header['harts'] - 1}, one block each): {line}")
-            announced[hart], dropped[hart], seen[hart] = count, lost, 0
-        elif keyword == "T":
-            if hart is None:
-                raise HarnessError(f"trace record before any 'TRACE hart=' line: {line}")
-            seen[hart] += 1
-            try:
-                record = _record(rest, header["timebase_hz"])
-            except ValueError:
-                if number == len(lines):
-                    continue            # the console was cut in the middle of this line
-                raise HarnessError(f"bad trace record (expected T <hart> <ticks> <event> <job> <proc> <arg>): "
-                                   f"{line}") from None
-            if record is None:
+        if keyword == "TRACE" and rest.split()[:1] == ["begin"] and header is not None:
+            raise HarnessError("more than one TRACE dump in this log: save one boot per log")
+        try:
+            if keyword == "TRACE" and rest.split()[:1] == ["begin"]:
+                header = _header(rest, line)
+            elif header is None or complete:
                 continue
-            if record.hart != hart:
-                raise HarnessError(f"trace record of hart {record.hart} in the block of hart {hart}: {line}")
-            records.append(record)
+            elif keyword == "TRACE" and rest.split()[:1] == ["end"]:
+                complete = True
+            elif keyword == "TRACE":
+                hart, count, lost = _ints(parse_fields(rest), ("hart", "records", "dropped"), line, "TRACE block")
+                if not 0 <= hart < header["harts"] or hart in announced:
+                    raise HarnessError(f"TRACE block for hart {hart} unexpected "
+                                       f"(harts=0..{header['harts'] - 1}, one block each): {line}")
+                announced[hart], dropped[hart], seen[hart] = count, lost, 0
+            elif keyword == "T":
+                if hart is None:
+                    raise HarnessError(f"trace record before any 'TRACE hart=' line: {line}")
+                seen[hart] += 1
+                try:
+                    record = _record(rest, header["timebase_hz"])
+                except ValueError:
+                    raise HarnessError(f"bad trace record (expected T <hart 0..{MAX_HARTS - 1}> <ticks 0..2^63-1> "
+                                       f"<event> <job 0..65535> <proc -128..127> <arg: an int>): {line}") from None
+                if record is None:
+                    continue
+                if record.hart != hart:
+                    raise HarnessError(f"trace record of hart {record.hart} in the block of hart {hart}: {line}")
+                records.append(record)
+        except HarnessError:
+            if index == len(lines) and not complete:
+                break                       # the console was cut inside its last line (a killed QEMU)
+            raise
     if header is None:
         raise HarnessError(NO_TRACE)
     if complete:

@@ -5,8 +5,9 @@ run, with that run's identity in front - ``run`` (0-based index in the
 command), ``cpus``, ``bootargs``, and whatever the command adds (``repeat``,
 ``kind``, ``policy_asked``...), and the boot's calibration card as ``calib_<key>``
 fields (``calib_syscall_ns``...; absent when the boot printed no CALIB line), ``model`` (the machine model's
-canonical spec, ``none`` without one) and, under a model, the plugin's counts for that job as ``model_<key>``
-fields (``model_misses``, ``model_stall_us``...: its ``MODEL job=<id>`` line, tools/model/README.md).
+canonical spec, ``none`` without one), under a model the plugin's counts for that job as ``model_<key>``
+fields (``model_misses``, ``model_stall_us``...: its ``MODEL job=<id>`` line, tools/model/README.md), and
+``busy``: why the host was busy during the boot (busy.py; empty when quiet).
 CSV has one row per record, columns in order
 of first appearance, empty cells for missing keys.  JSON additionally keeps
 one entry per run (verdict, summary, ERROR/PANIC lines, each job's output lines
@@ -28,8 +29,10 @@ def run_meta(index: int, run, **extra) -> dict:
     """The run's identity; ``clock`` is ``virtual`` for a deterministic boot (its times count instructions);
     ``model`` the machine model it ran under (``none``)."""
     clock = "virtual" if getattr(run, "virtual_clock", False) else "real"
+    busy = getattr(run, "busy", None)
     return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra, "clock": clock,
-            "model": getattr(run, "model", "none")}
+            "model": getattr(run, "model", "none"),
+            "busy": "; ".join(busy.reasons) if busy is not None and busy.busy else ""}
 
 
 def _model_jobs(run) -> dict:

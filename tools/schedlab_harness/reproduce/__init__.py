@@ -26,12 +26,15 @@ import pkgutil
 import platform
 import statistics
 import sys
+import shutil
+import tempfile
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import qemu
+from .. import busy, qemu
 from ..sim import sim_boot
 
 REPO = Path(__file__).resolve().parents[3]
@@ -70,6 +73,8 @@ class Section:
     data: dict = field(default_factory=dict)
     seconds: float = 0.0
     error: str = ""
+    busy_boots: int = 0         # of its boots, how many the busy-host check flagged
+    boots: int = 0
 
 
 @dataclass
@@ -149,11 +154,15 @@ class Ctx:
     model: str | None = None
 
     def __init__(self, cpus: int = 2, repeat: int | None = None, quick: bool = False,
-                 out: Path = REPO / "docs", progress=None):
-        self.cpus, self.repeat_override, self.quick = cpus, repeat, quick
+                 out: Path = REPO / "docs", progress=None, replace: bool = False, allow_busy: bool = False):
+        self.cpus, self.repeat_override, self.quick, self.replace = cpus, repeat, quick, replace
+        self.allow_busy = allow_busy
+        self.busy_boots = 0                 # boots the busy-host check flagged (busy.py)
+        self.busy_reasons: list[str] = []
         self.out = Path(out)
-        self.figdir = self.out / "figures"
-        self.figdir.mkdir(parents=True, exist_ok=True)
+        # figures are drawn into a staging directory and copied to out/figures when the results are written, so
+        # a run that is not written there (a busy host, a refusal) never replaces the figures already there
+        self.figdir = Path(tempfile.mkdtemp(prefix="schedlab-figures-"))
         self.calib: dict | None = None
         self.boots = 0
         self._progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -178,6 +187,11 @@ class Ctx:
         words = [w for w in words if not w.startswith("seed=")] + [f"seed={seed}"]
         run = qemu.boot(cpus or self.cpus, words, timeout=timeout, model=self.model)
         self.boots += 1
+        verdict = busy.assess(run)
+        if verdict.busy:
+            self.busy_boots += 1
+            self.busy_reasons += [r for r in verdict.reasons if r not in self.busy_reasons]
+            self.progress(f"  busy host: {verdict}")
         if self.calib is None and run.calib:
             self.calib = dict(run.calib)
         if ok and (run.timed_out or run.exit_code != 0):
@@ -202,9 +216,15 @@ class Ctx:
 
 # ---------------------------------------------------------------- the command
 
+def expected_minutes(exps: list[Experiment], quick: bool) -> float:
+    """The one time estimate (--list, --help, the plan line; README quotes it rounded, tests/test_reproduce.py
+    checks): the sections' declared seconds at --cpus 2, summed."""
+    return sum(e.quick_seconds if quick else e.full_seconds for e in exps) / 60
+
+
 def plan_line(exps: list[Experiment], quick: bool) -> str:
-    total = sum(e.quick_seconds if quick else e.full_seconds for e in exps)
-    return f"{len(exps)} sections, expected {total / 60:.1f} min at --cpus 2 ({'quick' if quick else 'full'})"
+    return (f"{len(exps)} sections, expected {expected_minutes(exps, quick):.1f} min at --cpus 2 "
+            f"({'quick' if quick else 'full'})")
 
 
 def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
@@ -214,22 +234,43 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
         if unknown:
             raise ReproError(f"no section named {', '.join(unknown)} (see --list)")
         exps = [e for e in exps if e.name in names]
+    if write:
+        check_destination(exps if names else None, ctx)
     ctx.progress("reproduce: " + plan_line(exps, ctx.quick))
     sections = []
     for i, exp in enumerate(exps, 1):
         ctx.progress(f"[{i}/{len(exps)}] {exp.name}: {exp.title}")
         start = time.monotonic()
+        boots, flagged = ctx.boots, ctx.busy_boots
         try:
             section = exp.fn(ctx)
-        except ReproError as exc:
-            section = Section(exp.name, exp.title, "-", "-", [], "", error=str(exc))
-            ctx.progress(f"  FAILED: {str(exc).splitlines()[0]}")
+        except Exception as exc:        # noqa: BLE001 - one section's failure must not cost the others
+            section = Section(exp.name, exp.title, "-", "-", [], "", error=section_error(exc))
+            ctx.progress(f"  FAILED: {section.error.splitlines()[0]}")
         section.seconds = time.monotonic() - start
+        section.boots, section.busy_boots = ctx.boots - boots, ctx.busy_boots - flagged
         ctx.progress(f"  {section.seconds:.0f} s")
         sections.append(section)
     if write:
+        if ctx.busy_boots and not ctx.allow_busy and busy.inside_docs(ctx.out):
+            away = REPO / "build" / "reproduce-busy"
+            ctx.progress(f"reproduce: {ctx.busy_boots} of {ctx.boots} boots ran on a busy host "
+                         f"({'; '.join(ctx.busy_reasons[:3])}): not writing {ctx.out}, which holds only quiet "
+                         f"measurements; writing {away} instead (--allow-busy writes docs/ anyway)")
+            ctx.out, ctx.replace = away, True
         write_results(sections, ctx, partial=bool(names))
+        shutil.rmtree(ctx.figdir, ignore_errors=True)      # the staged figures are in ctx.out/figures now
     return sections
+
+
+def section_error(exc: BaseException) -> str:
+    """What results.md says about a section that raised: a failed boot's message as it is; anything else (a bug
+    in the section, a Row without its reason) with its type and where it was raised, so it can be fixed."""
+    if isinstance(exc, ReproError):
+        return str(exc) or "ReproError"
+    where = traceback.extract_tb(exc.__traceback__)
+    last = f" (at {Path(where[-1].filename).name}:{where[-1].lineno})" if where else ""
+    return f"{type(exc).__name__}: {exc}{last}"
 
 
 def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
@@ -237,7 +278,7 @@ def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
     return {"command": f"tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
                        f"{' --only ' + ','.join(s.name for s in sections) if partial else ''} --cpus {ctx.cpus}",
             "date": time.strftime("%Y-%m-%d"), "host": platform.node() or "?", "cores": os.cpu_count(),
-            "load": round(os.getloadavg()[0], 2), "boots": ctx.boots,
+            "load": round(os.getloadavg()[0], 2), "boots": ctx.boots, "busy_boots": ctx.busy_boots,
             "minutes": round(sum(s.seconds for s in sections) / 60, 1),
             "calib": " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items()) or "none",
             "model": ctx.model_spec()}
@@ -303,6 +344,9 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
     lines += [""]
     for s in sections:
         lines += [f"## {s.title}", "", f"*{s.source}*  (`--only {s.name}`, {s.seconds:.0f} s)", ""]
+        if s.busy_boots:
+            lines += [f"**BUSY HOST: {s.busy_boots} of {s.boots} boots of this section ran on a busy host** "
+                      "(tools/schedlab_harness/busy.py): its times measure the host, not the kernel.", ""]
         if s.error:
             lines += ["This section failed to run:", "", "```", s.error.strip(), "```", ""]
             continue
@@ -320,6 +364,40 @@ def _load_sections(doc: dict) -> list[Section]:
     return [Section(**{**s, "rows": [Row(**r) for r in s["rows"]]}) for s in doc["sections"]]
 
 
+def _mode(cpus, quick) -> str:
+    return f"{'--quick' if quick else 'full'} at --cpus {cpus}"
+
+
+def check_destination(only: list[Experiment] | None, ctx: Ctx) -> None:
+    """Refuse, before any boot, a run whose writing would drop results already in ctx.out: results written with
+    another --cpus or --quick (an --only run merges only into results of its own kind, and a whole run would
+    replace them), or a results.json this command cannot read. ``ctx.replace`` (--replace) allows it."""
+    path = ctx.out / "results.json"
+    if ctx.replace or not path.is_file():
+        return
+    elsewhere = ("write elsewhere with --out DIR (e.g. --out build/reproduce), or pass --replace to discard what "
+                 "is there")
+    try:
+        doc = json.loads(path.read_text())
+        kept = [s["name"] for s in doc["sections"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ReproError(f"{path} is unreadable ({exc}), so its results could be neither merged nor kept: move it "
+                         f"away, {elsewhere}") from None
+    if doc.get("cpus") == ctx.cpus and bool(doc.get("quick")) == ctx.quick:
+        return
+    differs = [f"--quick ({'it' if doc.get('quick') else 'this run'} has fewer repeats and points)"
+               if bool(doc.get("quick")) != ctx.quick else "",
+               f"--cpus ({doc.get('cpus')} there, {ctx.cpus} here)" if doc.get("cpus") != ctx.cpus else ""]
+    what = (f"--only {','.join(e.name for e in only)} merges only into results of the same --cpus and --quick"
+            if only else "a whole run would replace them")
+    lost = [n for n in kept if not only or n not in {e.name for e in only}]
+    raise ReproError(f"{path} holds {len(kept)} sections of a {_mode(doc.get('cpus'), doc.get('quick'))} run; this "
+                     f"run is {_mode(ctx.cpus, ctx.quick)}: they differ in {' and '.join(d for d in differs if d)}. "
+                     f"{what}, and writing would drop {len(lost)} sections ({', '.join(lost[:4])}"
+                     f"{', ...' if len(lost) > 4 else ''}). Nothing was run: re-run with the same --cpus"
+                     f"{' and --quick' if doc.get('quick') else ' and without --quick'}, {elsewhere}.")
+
+
 def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list[dict]] | None:
     """An --only run replaces its sections in the results already in ctx.out, when those came from a run with
     the same --cpus and --quick; None when there is nothing to merge into."""
@@ -330,12 +408,10 @@ def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list
         doc = json.loads(path.read_text())
         old = _load_sections(doc)
     except (ValueError, KeyError, TypeError) as exc:
-        ctx.progress(f"reproduce: {path} is unreadable ({exc}); writing only the sections run")
+        ctx.progress(f"reproduce: {path} is unreadable ({exc}); --replace: writing only the sections run")
         return None
-    if doc.get("cpus") != ctx.cpus or doc.get("quick") != ctx.quick:
-        ctx.progress(f"reproduce: {path} was written with --cpus {doc.get('cpus')}"
-                     f"{' --quick' if doc.get('quick') else ''}; writing only the sections run")
-        return None
+    if doc.get("cpus") != ctx.cpus or bool(doc.get("quick")) != ctx.quick:
+        return None         # check_destination refused this unless --replace: the old results go
     order = {e.name: e.order for e in load_all()}
     new = {s.name: s for s in sections}
     merged = [new.pop(s.name, s) for s in old if s.name in order] + list(new.values())
@@ -355,6 +431,11 @@ def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> P
         sections, written, reruns = merged
     else:
         written, reruns = _written(ctx, sections, partial), []
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    for name in {f for s in sections for f in s.figures}:
+        if (ctx.figdir / name).is_file():
+            (ctx.out / "figures").mkdir(exist_ok=True)
+            shutil.copyfile(ctx.figdir / name, ctx.out / "figures" / name)
     md = ctx.out / "results.md"
     md.write_text(render(sections, ctx, partial, written, reruns))
     (ctx.out / "results.json").write_text(json.dumps(

@@ -39,7 +39,8 @@ def constants(ctx: Ctx) -> dict:
 
 
 def plot(ctx: Ctx, name: str, draw) -> str | None:
-    """draw(ax) into docs/figures/<name>.png; the file name, or None without matplotlib."""
+    """draw(ax) into <name>.png in ctx.figdir (copied to docs/figures/ with the results); the file name, or None
+    without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -50,6 +51,7 @@ def plot(ctx: Ctx, name: str, draw) -> str | None:
     draw(ax)
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    ctx.figdir.mkdir(parents=True, exist_ok=True)
     path = ctx.figdir / f"{name}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
