@@ -46,8 +46,21 @@ def test_quiet_card_is_learnt_from_the_first_quiet_boots(busy_check, tmp_path, m
     assert len(json.loads((tmp_path / "cards.json").read_text())[busy._key(2)]) == busy.KEEP
 
 
-def _run(card, cpus=2):
-    run = qemu.Run(cpus=cpus, bootargs="job=gauss", argv=[], console="", exit_code=0)
+def test_quiet_cards_are_kept_per_machine_model(busy_check, tmp_path, monkeypatch):
+    """Under the machine model every emulated instruction is slower (the plugin's callbacks), so its card is
+    compared only with quiet cards of boots under the same model, never flagged against a model-less one."""
+    monkeypatch.setattr(busy, "QUIET_CARDS", tmp_path / "cards.json")
+    for _ in range(busy.KEEP):
+        busy.assess(_run(CARD))
+    slow = {**CARD, "syscall_ns": CARD["syscall_ns"] * 6}
+    assert busy.assess(_run(slow)).busy                                 # 6x the card of no model
+    assert not busy.assess(_run(slow, model="iris,l1_kb=64")).busy      # the first card under that model
+    assert busy.quiet_card(2, "iris,l1_kb=64")["syscall_ns"] == slow["syscall_ns"]
+    assert busy.quiet_card(2)["syscall_ns"] == CARD["syscall_ns"]
+
+
+def _run(card, cpus=2, model="none"):
+    run = qemu.Run(cpus=cpus, bootargs="job=gauss", argv=[], console="", exit_code=0, model=model)
     run.parsed.calib = dict(card)
     return run
 

@@ -11,7 +11,7 @@ cores to themselves.  A boot is flagged *busy* when any of these says otherwise:
 * the 1-minute load average exceeded the host's cores plus ``LOAD_MARGIN`` (the harness's own boot keeps
   up to one thread per hart busy; more than that is someone else's work).
 
-The quiet card is stored per host and hart count in ``QUIET_CARDS`` (``build/calib/quiet-cards.json``, or
+The quiet card is stored per host, hart count and machine model in ``QUIET_CARDS`` (``build/calib/quiet-cards.json``, or
 ``$SCHEDLAB_QUIET_CARDS``): the element-wise median of the first ``KEEP`` cards of boots that passed every
 check, so it is learnt from this host's first quiet runs and then stays put.  Deterministic (virtual-clock)
 and simulated boots are never flagged: their times do not depend on the host.
@@ -94,8 +94,11 @@ class Verdict:
         return "; ".join(self.reasons) if self.reasons else "quiet"
 
 
-def _key(cpus: int) -> str:
-    return f"{platform.node() or 'host'}/{cpus}"
+def _key(cpus: int, model: str = "none") -> str:
+    """Cards are kept per host, hart count and machine model: the model's plugin slows every emulated
+    instruction, so its cards are another host's."""
+    base = f"{platform.node() or 'host'}/{cpus}"
+    return base if model in (None, "", "none") else f"{base}/{model}"
 
 
 def _load_cards() -> dict:
@@ -105,19 +108,20 @@ def _load_cards() -> dict:
         return {}
 
 
-def quiet_card(cpus: int) -> dict | None:
-    """This host's quiet card at ``cpus`` harts (element-wise median of the stored quiet cards), or None."""
-    cards = _load_cards().get(_key(cpus), [])
+def quiet_card(cpus: int, model: str = "none") -> dict | None:
+    """This host's quiet card at ``cpus`` harts under ``model`` (element-wise median of the stored quiet
+    cards), or None."""
+    cards = _load_cards().get(_key(cpus, model), [])
     if not cards:
         return None
     keys = [k for k in ABSOLUTE_NS if all(isinstance(c.get(k), (int, float)) for c in cards)]
     return {k: statistics.median(c[k] for c in cards) for k in keys}
 
 
-def _remember(cpus: int, card: dict) -> None:
+def _remember(cpus: int, card: dict, model: str = "none") -> None:
     """Keep a quiet boot's card until KEEP are stored (then the reference stays put)."""
     cards = _load_cards()
-    kept = cards.setdefault(_key(cpus), [])
+    kept = cards.setdefault(_key(cpus, model), [])
     if len(kept) >= KEEP:
         return
     kept.append({k: v for k, v in card.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
@@ -159,9 +163,10 @@ def assess(run) -> Verdict:
     if getattr(run, "virtual_clock", False) or "sim" in (run.boot or {}):
         run.busy = Verdict()
         return run.busy
-    verdict = judge(run.calib, run.cpus, host_load(), quiet_card(run.cpus))
+    model = getattr(run, "model", "none")
+    verdict = judge(run.calib, run.cpus, host_load(), quiet_card(run.cpus, model))
     if not verdict.busy and run.calib and run.ok:
-        _remember(run.cpus, run.calib)
+        _remember(run.cpus, run.calib, model)
     run.busy = verdict
     return verdict
 
