@@ -1,0 +1,116 @@
+"""One verdict per run, consistent with the RESULT lines (issue 25, item 7).
+
+The watchdog (timeout=) used to race the final trace dump: when it fired while the hart that printed the
+last RESULT was still dumping, the console got an ``ERROR timeout`` naming no job, a second TRACE/ULOG
+dump interleaved with the first, and then either SUMMARY failed=0 with exit 0 or exit 4 with no SUMMARY,
+though every RESULT was ok. Now the hart that decides the verdict (kernel/launcher.c) keeps it to QEMU's
+exit. The boots here are deterministic (clock=virtual): the dump takes the same virtual time on any host,
+so a timeout placed inside it hits the window every time, however busy the machine is.
+"""
+
+import re
+
+import pytest
+
+from schedlab_harness import console, qemu
+
+#: The last job ends on hart 1 (not the launcher hart, whose watchdog would otherwise wait for its own
+#: dump), and trace=on gives a dump of some 8000 lines: several ms of virtual time.
+SCENARIO = "trace=on quantum=1ms job=synth:procs=1,iters=200 job=synth:procs=1,iters=40000"
+
+
+def check_one_verdict(run):
+    """The console says one thing, and says it whole."""
+    assert not run.timed_out and run.exit_code in (0, 4), (run.exit_code, run.console[-1500:])
+    assert run.console.endswith("\n"), run.console[-200:]              # no line cut by QEMU's exit
+    begins = [line for line in run.traces if line.startswith(("TRACE begin", "ULOG begin"))]
+    assert [b.split()[0] for b in begins] == ["TRACE", "ULOG"], begins  # one dump, whole
+    assert "TRACE end" in run.traces and "ULOG end" in run.traces
+    assert not run.panics and not run.parsed.malformed
+    reported = {r["job"] for r in run.results}
+    if run.exit_code == 0:
+        assert not run.errors, run.errors
+        assert run.summary == {**run.summary, "jobs": 2, "failed": 0}
+        assert reported == {1, 2} and all(r["check"] == "ok" for r in run.results)
+        assert run.ok and run.contradiction is None
+    else:
+        assert run.summary is None
+        assert len(run.errors) == 1 and run.errors[0].startswith("ERROR timeout:"), run.errors
+        named = {int(j) for j in re.findall(r" (\d+)\(", run.errors[0].split("jobs not finished:")[1])}
+        assert named and named == {1, 2} - reported, (run.errors, reported)
+        # nothing after the verdict: the RESULT lines come before the ERROR, none after
+        lines = run.console.splitlines()
+        error_at = next(i for i, line in enumerate(lines) if line.startswith("ERROR timeout"))
+        assert not any(line.startswith(("RESULT", "SUMMARY")) for line in lines[error_at:])
+
+
+def test_the_watchdog_firing_during_the_final_dump_changes_nothing(boot):
+    ref = boot(2, SCENARIO, deterministic=True)
+    check_one_verdict(ref)
+    assert ref.exit_code == 0
+    end = ref.summary["makespan_us"]
+    # inside the dump that follows the last RESULT: the old kernel dumped twice and exited 4 here
+    for after in (2000, 5000):
+        run = boot(2, f"{SCENARIO} timeout={end + after}us", deterministic=True)
+        check_one_verdict(run)
+        assert run.exit_code == 0, (after, run.errors)
+
+
+def test_the_watchdog_firing_while_a_job_runs_names_it_and_ends_the_run(boot):
+    ref = boot(2, SCENARIO, deterministic=True)
+    job1_end = {r["job"]: r["end_us"] for r in ref.results}[1]
+    run = boot(2, f"{SCENARIO} timeout={(job1_end + ref.summary['makespan_us']) // 2}us", deterministic=True)
+    check_one_verdict(run)
+    assert run.exit_code == 4 and [r["job"] for r in run.results] == [1]
+
+
+def test_the_issue_scenario_on_real_time_is_consistent(boot):
+    # the issue's reproducer; whichever verdict the host's speed gives, it is one and it is whole
+    run = boot(2, "trace=on policy=global quantum=1ms timeout=450ms job=synth:procs=1,iters=20000 "
+                  "job=synth:procs=1,iters=20000 job=synth:procs=1,iters=20000,at=100ms "
+                  "job=synth:procs=1,iters=20000,at=200ms")
+    assert not run.timed_out and run.exit_code in (0, 4)
+    assert run.console.endswith("\n")
+    assert sum(line.startswith("TRACE begin") for line in run.traces) == 1
+    if run.exit_code == 0:
+        assert not run.errors and run.summary["failed"] == 0 and len(run.results) == 4
+    else:
+        assert run.summary is None and len(run.errors) == 1 and not run.errors[0].endswith(":")
+
+
+# ---- the harness: a console that contradicts exit status 0 is not counted ok ----
+
+RACED = """BOOT harts=2 nodes=1 mem_mb=256 policies=global apps=synth boot_hart=0 boot_us=1 background=
+RESULT job=1 app=synth policy=global harts=2 procs=1 arrive_us=0 start_us=1 end_us=9 elapsed_us=8 cpu_us=8 check=ok
+ERROR timeout: the run passed timeout=450ms; jobs not finished:
+TRACE begin harts=2 timebase_hz=10000000 policy=global quantum_us=1000
+TRACE begin harts=2 timebase_hz=10000000 policy=global quantum_us=1000
+TRACE end
+SUMMARY policy=global harts=2 jobs=1 failed=0 makespan_us=10
+"""
+
+
+def canned_run(text, exit_code):
+    return qemu.Run(cpus=2, bootargs="", argv=[], console=text, exit_code=exit_code,
+                    parsed=console.parse_console(text))
+
+
+@pytest.mark.parametrize("drop,problem", [
+    ((), "ERROR timeout"),
+    (("ERROR",), "2 trace dumps"),
+])
+def test_harness_does_not_count_a_contradicting_console_ok(drop, problem):
+    text = "".join(line + "\n" for line in RACED.splitlines() if not line.startswith(drop or "\0"))
+    run = canned_run(text, 0)
+    assert not run.ok and problem in run.verdict and run.verdict.startswith("FAIL (exit 0, but")
+
+
+def test_harness_counts_a_failed_result_or_summary_under_exit_0_as_failed():
+    one = RACED.splitlines()
+    text = "\n".join([one[0], one[1].replace("check=ok", "check=FAIL"), one[-1]]) + "\n"
+    assert "check=FAIL" in canned_run(text, 0).verdict
+    text = "\n".join([one[0], one[1], one[-1].replace("jobs=1", "jobs=2")]) + "\n"
+    assert "jobs=2" in canned_run(text, 0).verdict
+    text = "\n".join([one[0], one[1], one[-1]]) + "\n"
+    assert canned_run(text, 0).ok and canned_run(text, 0).verdict == "ok"
+    assert canned_run(text, 1).verdict == "FAIL (exit 1)"
