@@ -114,3 +114,32 @@ def test_harness_counts_a_failed_result_or_summary_under_exit_0_as_failed():
     text = "\n".join([one[0], one[1], one[-1]]) + "\n"
     assert canned_run(text, 0).ok and canned_run(text, 0).verdict == "ok"
     assert canned_run(text, 1).verdict == "FAIL (exit 1)"
+
+
+# ---- one ERROR per failed job, whatever the reason (issue 25, item 9) ----
+
+def assert_one_error_per_failed_job(run):
+    for r in run.results:
+        mine = [e for e in run.errors if e.startswith(f"ERROR job {r['job']} (") or f": job {r['job']} (" in e]
+        assert len(mine) == (r["check"] != "ok"), (r, run.errors)
+
+
+def test_a_job_the_policy_has_no_room_for_gets_its_error_line(boot):
+    # one hart: four jobs of 128 processes take all 512 rows of gang's matrix, the fifth has none
+    run = boot(1, "policy=gang " + "job=synth:procs=128,iters=5,grain=100,barrier=block " * 4
+               + "job=synth:procs=1,iters=5 timeout=60s")
+    assert run.exit_code == 1 and run.summary["failed"] == 1, run.console[-1500:]
+    failed = [r for r in run.results if r["check"] != "ok"]
+    assert [(r["job"], r["reason"]) for r in failed] == [(5, "no-room")]
+    assert_one_error_per_failed_job(run)
+    assert "not started" in [e for e in run.errors if "job 5 (synth)" in e][0]
+
+
+def test_a_job_whose_first_process_finds_no_slot_gets_its_error_line(boot):
+    # four jobs of 128 sleeping processes hold all 512 process slots when the fifth arrives
+    run = boot(2, "job=sleeper:procs=128,iters=1,sleep_us=500000,work=0 " * 4
+               + "job=synth:procs=1,iters=5,at=100ms timeout=60s", deterministic=True)
+    assert run.exit_code == 1 and run.summary["failed"] == 1, run.console[-1500:]
+    failed = [r for r in run.results if r["check"] != "ok"]
+    assert [(r["job"], r["reason"]) for r in failed] == [(5, "out-of-process-slots")]   # was out-of-memory
+    assert_one_error_per_failed_job(run)
