@@ -12,22 +12,22 @@
 
 static long sys_exit(struct proc *p) { proc_exit(p, (int)ARG(p, 0)); }
 
-/* All or nothing: the whole buffer is checked before a byte of it reaches the console. */
+/* A short write: at most SL_WRITE_MAX bytes per call, so a process holds its hart with interrupts off (the
+   kernel is never interrupted) for one kernel line's worth of console output, not for megabytes: ticks,
+   IPIs, arrivals and futex timeouts wait at most that long. All or nothing: the whole buffer is checked
+   before a byte of it reaches the console, so a bad buffer prints nothing. */
 static long sys_write(struct proc *p)
 {
     uint64_t buf = ARG(p, 0), len = ARG(p, 1);
-    char kbuf[512];
+    char kbuf[SL_WRITE_MAX];
     if (len > (1 << 20))
         return SL_EINVAL;
     if (uvm_check(p->job->pt, buf, len, PTE_R) < 0)
         return SL_EFAULT;
-    for (uint64_t done = 0; done < len;) {
-        uint64_t k = MIN(len - done, sizeof kbuf);
-        if (copy_from_user(p->job->pt, kbuf, buf + done, k) < 0)
-            return SL_EFAULT;
-        console_write_job(p->job->id, p->idx, kbuf, k);
-        done += k;
-    }
+    len = MIN(len, sizeof kbuf);
+    if (copy_from_user(p->job->pt, kbuf, buf, len) < 0)
+        return SL_EFAULT;
+    console_write_job(p->job->id, p->idx, kbuf, len);
     return (long)len;
 }
 

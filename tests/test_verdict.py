@@ -9,6 +9,7 @@ so a timeout placed inside it hits the window every time, however busy the machi
 """
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +144,31 @@ def test_a_job_whose_first_process_finds_no_slot_gets_its_error_line(boot):
     failed = [r for r in run.results if r["check"] != "ok"]
     assert [(r["job"], r["reason"]) for r in failed] == [(5, "out-of-process-slots")]   # was out-of-memory
     assert_one_error_per_failed_job(run)
+
+
+# ---- no syscall holds a hart for long (issue 25, item 8) ----
+
+def abi_constant(name):
+    text = (Path(__file__).resolve().parents[1] / "include" / "schedlab" / "abi.h").read_text()
+    return int(re.search(rf"#define {name}\s+(\d+)", text).group(1))
+
+
+def test_a_huge_write_is_cut_into_short_writes_and_a_neighbour_sleeps_on_time(boot):
+    # Two processes each ask SYS_write to print 128 KiB of 0xff (512 KiB of console text) in one call; a
+    # sleeper beside them sleeps 1 ms twenty times. The kernel takes interrupts only from U-mode, so before
+    # the fix the launcher hart, busy in one call for the whole buffer, ran the sleeper's timeouts that much
+    # late (max_slept_us 15 ms of virtual time). Deterministic: virtual time counts instructions, so neither
+    # figure depends on the host's load. The bound: a woken sleeper waits at most for the rest of the
+    # writer's quantum on its hart (timeslice, 1 ms), after a timeout handled late by at most one short
+    # write (SL_WRITE_MAX bytes, microseconds); three quanta leave room for everything else.
+    quantum_us, sleep_us, size, procs = 1000, 1000, 128 * 1024, 2
+    run = boot(2, f"quantum={quantum_us // 1000}ms job=scribble:mode=flood,bytes={size},lines=1,procs={procs} "
+                  f"job=sleeper:procs=1,iters=20,sleep_us={sleep_us},work=0 timeout=60s", deterministic=True)
+    assert run.exit_code == 0, run.console[-1500:]
+    flood, sleeper = sorted(run.results, key=lambda r: r["job"])
+    chunk = abi_constant("SL_WRITE_MAX")
+    assert flood["bad_writes"] == 0
+    assert flood["writes"] == procs * -(-size // chunk)          # each call printed SL_WRITE_MAX bytes at most
+    assert sleeper["bad_sleep"] == 0 and sleeper["max_slept_us"] <= sleep_us + 3 * quantum_us, sleeper
+    # and every byte arrived: 0xff is shown as the four characters \xff
+    assert sum(line.count("\\xff") for line in run.output[1]) == procs * size
