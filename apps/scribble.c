@@ -22,8 +22,8 @@
  *                  take at most SL_WRITE_MAX bytes per call, so the neighbours' ticks and timeouts still run
  *                  (tests/test_verdict.py). RESULT's writes= counts the calls
  * The text does not depend on the seed (tests/test_console.py rebuilds it); only the cuts and gaps do.
- * spoof also tries to forge its RESULT through SYS_result (check=ok, another job's job=, a reason=): the
- * kernel must refuse each (SL_EINVAL).
+ * spoof also tries to forge its RESULT through SYS_result (check=ok, another job's job=, a reason=, its own
+ * scenario key lines=, values nan, inf, 1e999): the kernel must refuse each (SL_EINVAL).
  * Check: every write returned its length; every forged verdict was refused.
  */
 #include "platform.h"
@@ -203,7 +203,9 @@ int main(void)
         s.flood = b;
     }
     if (sl_arg_is("mode", "spoof")) {
-        static const char *const forged[] = { "check=ok", "x=1 job=1", "reason=none y=2", "app=gauss", "mem_kb=1" };
+        static const char *const forged[] = { "check=ok",   "x=1 job=1",       "reason=none y=2", "app=gauss",
+                                              "mem_kb=1",   "lines=999",       "par_us=nan",      "x=1 iter_us=inf",
+                                              "y=1e999",    "z=-Infinity" };
         for (unsigned i = 0; i < sizeof forged / sizeof forged[0]; i++)
             bad += sl_sys_result(1, forged[i]) != SL_EINVAL;
     }

@@ -7,6 +7,7 @@
  * has no effect: buffers are checked whole before use (uvm_check), allocations are all or nothing.
  */
 #include "sched/core.h"
+#include "resultkeys.h"
 
 #define ARG(p, i) ((p)->tf.x[REG_A0 + (i)])
 
@@ -116,30 +117,6 @@ static long sys_alloc(struct proc *p)
     return r;
 }
 
-/* The keys of the RESULT line that the kernel prints itself: an app may not report them, or a parser that
-   keeps the last copy of a key would take its word for the verdict (check=ok) or the job's identity. */
-static const char *const kernel_keys[] = {
-    "job",   "app",    "policy",   "harts",    "procs",  "arrive_us",  "start_us", "end_us",     "elapsed_us", "cpu_us",
-    "check", "reason", "switches", "preempts", "blocks", "blocked_us", "adapt",    "migrations", "mem_kb",
-};
-
-static int has_kernel_key(const char *keys)
-{
-    for (const char *k = keys; *k;) {
-        size_t len = 0;
-        while (k[len] && k[len] != ' ' && k[len] != '=')
-            len++;
-        for (unsigned i = 0; i < ARRAY_SIZE(kernel_keys); i++)
-            if (len == strlen(kernel_keys[i]) && !strncmp(k, kernel_keys[i], len))
-                return 1;
-        while (*k && *k != ' ')
-            k++;
-        while (*k == ' ')
-            k++;
-    }
-    return 0;
-}
-
 static long sys_result(struct proc *p)
 {
     struct job *j = p->job;
@@ -159,7 +136,7 @@ static long sys_result(struct proc *p)
     if (n == SL_RESULT_MAX)
         return SL_EINVAL;
     keys[n] = 0;
-    if (has_kernel_key(keys))
+    if (result_keys_refused(keys, j->scen->args)) /* the kernel's keys, the scenario's, non-finite values */
         return SL_EINVAL;
     acquire(&j->lock);
     j->result_set = 1;

@@ -8,12 +8,13 @@ exit. The boots here are deterministic (clock=virtual): the dump takes the same 
 so a timeout placed inside it hits the window every time, however busy the machine is.
 """
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
-from schedlab_harness import console, qemu
+from schedlab_harness import console, qemu, writers
 
 #: The last job ends on hart 1 (not the launcher hart, whose watchdog would otherwise wait for its own
 #: dump), and trace=on gives a dump of some 8000 lines: several ms of virtual time.
@@ -172,3 +173,40 @@ def test_a_huge_write_is_cut_into_short_writes_and_a_neighbour_sleeps_on_time(bo
     assert sleeper["bad_sleep"] == 0 and sleeper["max_slept_us"] <= sleep_us + 3 * quantum_us, sleeper
     # and every byte arrived: 0xff is shown as the four characters \xff
     assert sum(line.count("\\xff") for line in run.output[1]) == procs * size
+
+
+# ---- a job cannot write parts of its own RESULT, and no JSON holds NaN (issue 25, item 11) ----
+
+def test_a_job_cannot_report_its_scenario_keys_or_non_finite_numbers(boot):
+    # scribble mode=spoof asks SYS_result for check=ok, job=, reason=, its own scenario key lines=999,
+    # par_us=nan, iter_us=inf, 1e999 and -Infinity: its check is that the kernel refused every one
+    run = boot(2, "job=scribble:mode=spoof,procs=1,lines=1,chunk=64,gap_us=0 timeout=60s")
+    assert run.exit_code == 0, run.console[-1500:]
+    (result,) = run.results
+    assert result["check"] == "ok" and result["lines"] == 1
+    line = next(line for line in run.console.splitlines() if line.startswith("RESULT"))
+    assert not re.search(r"=[+-]?(nan|inf)", line, re.I) and "1e999" not in line
+    assert line.count(" lines=") == 1
+
+
+def strict_json(text):
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_the_harness_never_writes_nan_or_infinity(tmp_path):
+    text = ("RESULT job=1 app=synth policy=global harts=2 procs=1 arrive_us=0 start_us=1 end_us=9 elapsed_us=8 "
+            "cpu_us=8 check=ok par_us=nan iter_us=inf big=1e999 neg=-Infinity fine=2.5\n"
+            "SUMMARY policy=global harts=2 jobs=1 failed=0 makespan_us=10\n")
+    run = qemu.Run(cpus=2, bootargs="job=synth", argv=[], console=text, exit_code=0,
+                   parsed=console.parse_console(text))
+    (result,) = run.results
+    assert result["fine"] == 2.5 and [result[k] for k in ("par_us", "iter_us", "big", "neg")] == \
+        ["nan", "inf", "1e999", "-Infinity"]                           # strings, never float('nan')
+    path = tmp_path / "out.json"
+    writers.write_json(path, "run", [(writers.run_meta(0, run), run)],
+                       comparison={"slowdown": float("nan"), "rows": [(1.0, float("inf"))]})
+    document = strict_json(path.read_text())
+    assert document["records"][0]["par_us"] == "nan" and document["comparison"]["slowdown"] is None
+    assert writers.dumps({"x": [float("-inf")]}) == '{"x": [null]}'
