@@ -163,10 +163,8 @@ class Run:
             return f"it printed {(parsed.errors + parsed.panics)[0]!r}"
         if failed:
             return f"job {failed[0]} has check=FAIL"
-        counted = len(parsed.results)
-        if summary and (summary.get("failed", 0) != 0 or summary.get("jobs", counted) != counted):
-            return f"its SUMMARY says jobs={summary.get('jobs')} failed={summary.get('failed')} " \
-                   f"beside {counted} RESULT lines"
+        if summary and summary.get("failed", 0) != 0:
+            return f"its SUMMARY says failed={summary.get('failed')}"
         if dumps > 1:
             return f"it printed {dumps} trace dumps"
         return None
