@@ -201,8 +201,10 @@ void launcher_job_done(struct job *j)
     acquire(&done_lock); /* after the watchdog's verdict, never granted: QEMU exits first */
     if (!ok && !j->killed && !j->exit_status) /* other failures said why when they happened (job_kill...) */
         kprintf("ERROR job %d (%s) failed: %s\n", j->id, j->app->name,
-                j->result_set ? "its own check failed (it reported check=FAIL)"
-                              : "it ended without reporting a verdict (SYS_result)");
+                j->result_set       ? "its own check failed (it reported check=FAIL)"
+                : j->result_refused ? "it ended without a verdict the kernel took: its SYS_result was refused (a "
+                                      "key the kernel or its scenario prints, or a number that is not finite)"
+                                    : "it ended without reporting a verdict (SYS_result)");
     print_result(j, ok, why);
     reported[j->id - 1] = 1;
     ndone++;

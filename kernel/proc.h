@@ -102,6 +102,7 @@ struct job {
     uint64_t cpu_ticks, blocked_ticks, nswitch, nblock, npreempt;   /* of its reaped processes */
     int exit_status;                /* first non-zero SYS_exit status of any process */
     int result_set, result_ok;
+    int result_refused;             /* a SYS_result was refused (resultkeys.h): said in its ERROR */
     char result_keys[SL_RESULT_MAX + 1];
     int killed;
     char kill_reason[160];

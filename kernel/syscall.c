@@ -136,8 +136,12 @@ static long sys_result(struct proc *p)
     if (n == SL_RESULT_MAX)
         return SL_EINVAL;
     keys[n] = 0;
-    if (result_keys_refused(keys, j->scen->args)) /* the kernel's keys, the scenario's, non-finite values */
+    if (result_keys_refused(keys, j->scen->args)) { /* the kernel's keys, the scenario's, non-finite values */
+        acquire(&j->lock);
+        j->result_refused = 1;
+        release(&j->lock);
         return SL_EINVAL;
+    }
     acquire(&j->lock);
     j->result_set = 1;
     j->result_ok = ARG(p, 0) != 0;

@@ -77,7 +77,8 @@ void sl_report(int ok, const char *fmt, ...)
         buf[n] = 0;
         sl_printf("WARNING %s: RESULT keys cut to %d bytes\n", (const char *)sl_info()->app, n);
     }
-    sl_sys_result(ok, buf);
+    if (sl_sys_result(ok, buf) == SL_EINVAL) /* a key the kernel or the scenario prints, or nan/inf */
+        sl_printf("WARNING %s: the kernel refused the RESULT keys '%s'\n", (const char *)sl_info()->app, buf);
 }
 
 void sl_die(const char *fmt, ...)
