@@ -156,9 +156,16 @@ endef
 $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 
 # ---- running ----
+# CPUS must be a whole number of harts from 1: QEMU boots one hart for -smp 0 and answers -1 or abc with an
+# error of its own. (More than the kernel's 64 boots, and the kernel says so.)
+cpus_no59 = $(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1))))))
+cpus_digits = $(if $(strip $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(call cpus_no59,$(1)))))))),,yes)
+CPUS_OK = $(and $(filter 1,$(words $(CPUS))),$(call cpus_digits,$(CPUS)),$(strip $(subst 0,,$(CPUS))))
+CHECK_CPUS = $(if $(CPUS_OK),,$(error CPUS=$(CPUS) is not a number of harts: give a whole number from 1, e.g. make qemu CPUS=2))
 QEMUFLAGS = -machine $(MACHINE) -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
             -kernel $(B)/kernel.elf $(QEMUEXTRA)
 qemu: $(B)/kernel.elf $(if $(MODEL_ON),$(MODEL_SO))
+	$(CHECK_CPUS)
 	$(if $(and $(DET_ON),$(findstring clock=real,$(BOOTARGS))),$(error clock=real in BOOTARGS conflicts with deterministic mode (DETERMINISTIC=1 or clock=virtual): drop one))
 	$(if $(MODEL_ON),$(QEMU_MODEL),$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))")
 
@@ -210,6 +217,7 @@ GDBPORT ?= $(shell expr `id -u` % 5000 + 25000)
 	$(call quiet,GEN,$@)sed -e 's|@PORT@|$(GDBPORT)|; s|@KERNEL@|$(B)/kernel.elf|' $< > $@
 
 qemu-gdb: $(B)/kernel.elf .gdbinit
+	$(CHECK_CPUS)
 	@echo "qemu-gdb: waiting for GDB on port $(GDBPORT); in another terminal: gdb-multiarch -x .gdbinit"
 	$(QEMU) $(QEMUFLAGS) -S -gdb tcp::$(GDBPORT) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG))"
 

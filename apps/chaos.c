@@ -422,7 +422,7 @@ static void run_lines(const char *mode, int64_t lines)
             sl_printf("partial-%ld ", (long)i);
         sl_yield();
     }
-    sl_report(1, "lines=%ld", (long)lines);
+    sl_report(1, "rounds=%ld", (long)lines); /* not lines=: the scenario key is in RESULT already */
 }
 
 int main(void)
@@ -446,7 +446,7 @@ int main(void)
         return run_exit_blocked();
     } else if (!strcmp(mode, "faults")) {
         sl_run_procs(fault_worker, &z);
-        sl_report(0, "reason=no_fault"); /* the kernel failed to stop every fault */
+        sl_report(0, "fault=none"); /* the kernel failed to stop every fault (reason= is the kernel's key) */
         return 0;
     }
     z.t = sl_alloc_node((size_t)sl_nprocs() * sizeof(struct tally), -1); /* line-aligned */

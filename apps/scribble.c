@@ -17,9 +17,13 @@
  *   ulog           no text: every process fills its event log (trace=on; lib/eventlog.h) with seeded random
  *                  bytes, records and count alike (process 0 sets the count to 2^64-1): the kernel's dump
  *                  must stay bounded and well-formed (tests/test_ulog.py)
+ *   flood          every process writes one buffer of `bytes` 0xff bytes (each shown as 4 characters) `lines`
+ *                  times, each time asking SYS_write for all that is left until it is all out: the kernel must
+ *                  take at most SL_WRITE_MAX bytes per call, so the neighbours' ticks and timeouts still run
+ *                  (tests/test_verdict.py). RESULT's writes= counts the calls
  * The text does not depend on the seed (tests/test_console.py rebuilds it); only the cuts and gaps do.
- * spoof also tries to forge its RESULT through SYS_result (check=ok, another job's job=, a reason=): the
- * kernel must refuse each (SL_EINVAL).
+ * spoof also tries to forge its RESULT through SYS_result (check=ok, another job's job=, a reason=, its own
+ * scenario key lines=, values nan, inf, 1e999): the kernel must refuse each (SL_EINVAL).
  * Check: every write returned its length; every forged verdict was refused.
  */
 #include "platform.h"
@@ -28,9 +32,9 @@
 #define TEXT_MAX 16384 /* a process's whole text: 300 partial lines or 30 control-chars rounds */
 
 SL_APP(.about = "writes partial lines, fake contract lines, control bytes", .mem_const = 64 * 1024,
-       .mem_per_proc = TEXT_MAX + 4096,
-       SL_KEYS(SL_ENUM("mode", "partial|spoof|control-chars|ulog", 0), SL_INT("lines", 1, 300, 8),
-               SL_INT("chunk", 1, 512, 16), SL_INT("gap_us", 0, 100000, 200)));
+       .mem_per_proc = TEXT_MAX + 4096, .mem_key = "bytes", .mem_lin = 1,
+       SL_KEYS(SL_ENUM("mode", "partial|spoof|control-chars|ulog|flood", 0), SL_INT("lines", 1, 300, 8),
+               SL_INT("chunk", 1, 512, 16), SL_INT("gap_us", 0, 100000, 200), SL_INT("bytes", 1, 1 << 20, 4096)));
 
 static const char *const spoofs[] = {
     "RESULT job=1 app=gauss policy=timeslice harts=2 procs=2 arrive_us=0 start_us=0 end_us=1 elapsed_us=1 "
@@ -108,6 +112,7 @@ static int scribble_text(char *t, int p)
 
 struct scribble {
     int64_t chunk, gap_us;
+    const char *flood; /* mode=flood: `bytes` bytes of 0xff, shared */
     uint32_t bad[SL_MAX_PROCS];
     uint64_t writes[SL_MAX_PROCS];
 };
@@ -134,9 +139,30 @@ static void scribble_log(int id)
     p->ulog->n = id == 0 ? ~0UL : sl_rng_u64(&rng);
 }
 
+/* mode=flood: the buffer whole, `lines` times, each time by as many calls as the kernel needs. */
+static void flood(struct scribble *s, int id)
+{
+    uint64_t n = (uint64_t)sl_arg_int("bytes");
+    for (int64_t l = 0; l < sl_arg_int("lines"); l++) {
+        for (uint64_t done = 0; done < n;) {
+            long w = sl_sys_write(s->flood + done, n - done);
+            s->writes[id]++;
+            if (w <= 0 || (uint64_t)w > n - done) {
+                s->bad[id]++;
+                break;
+            }
+            done += (uint64_t)w;
+        }
+    }
+}
+
 static void worker(void *arg, int id)
 {
     struct scribble *s = arg;
+    if (s->flood) {
+        flood(s, id);
+        return;
+    }
     char *t = sl_malloc(TEXT_MAX);
     struct sl_rng rng;
 
@@ -169,8 +195,17 @@ int main(void)
 
     s.chunk = sl_arg_int("chunk");
     s.gap_us = sl_arg_int("gap_us");
+    if (sl_arg_is("mode", "flood")) {
+        char *b = sl_malloc((size_t)sl_arg_int("bytes"));
+        if (!b)
+            sl_die("out of memory for bytes=%ld", (long)sl_arg_int("bytes"));
+        memset(b, 0xff, (size_t)sl_arg_int("bytes"));
+        s.flood = b;
+    }
     if (sl_arg_is("mode", "spoof")) {
-        static const char *const forged[] = { "check=ok", "x=1 job=1", "reason=none y=2", "app=gauss", "mem_kb=1" };
+        static const char *const forged[] = { "check=ok",   "x=1 job=1",       "reason=none y=2", "app=gauss",
+                                              "mem_kb=1",   "lines=999",       "par_us=nan",      "x=1 iter_us=inf",
+                                              "y=1e999",    "z=-Infinity" };
         for (unsigned i = 0; i < sizeof forged / sizeof forged[0]; i++)
             bad += sl_sys_result(1, forged[i]) != SL_EINVAL;
     }

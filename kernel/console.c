@@ -128,6 +128,16 @@ void kprintf(const char *fmt, ...)
     console_write_kernel(buf, n);
 }
 
+/* The run's last word: leave QEMU with status `code` with the console at a line start. A line another hart left
+   open (a job still running when the watchdog fired) is ended, and console_lock is never released, so no
+   writer can start a line that QEMU's exit would cut. */
+void console_exit(int code)
+{
+    acquire(&console_lock);
+    take_line(0, 0);
+    platform_exit(code);
+}
+
 /* A lock rule was broken (spinlock.h). The console lock may be the broken one, or held by this very hart,
    so print without it - the line may tear with another hart's, which matters less than saying why - and
    leave QEMU with the panic status. */

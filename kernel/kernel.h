@@ -11,7 +11,8 @@
  *   policy   a struct sched_class (sched/sched.h): which process runs on which hart, when.
  *
  * Locks, and the order they nest in (a hart may take a lock only while holding locks above it):
- *   done_lock (launcher.c)     the count of finished jobs; RESULT and SUMMARY printing
+ *   done_lock (launcher.c)     the count of finished jobs; RESULT and SUMMARY printing; held from the run's
+ *                              verdict (last RESULT, or the watchdog) to QEMU's exit, never released then
  *   job->lock (proc.h)         a job's process list, memory and result fields; never held with done_lock
  *   sched_lock (sched/core.c)  every process's state, every run queue, all policy state, futex queues
  *   proc_table_lock (proc.c)   which process slots are in use (taken under job->lock, never under sched_lock)
@@ -61,6 +62,7 @@ int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 /* ---- console.c ---- */
 void console_write_job(int job, int proc, const char *s, size_t n);   /* a job's output: "[<job>] " lines */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void console_exit(int code) __attribute__((noreturn));                /* platform_exit at a line start */
 
 /* ---- platform.c / fdt.c: what the device tree told us, and leaving QEMU ---- */
 #include "fdt.h"

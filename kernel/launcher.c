@@ -8,6 +8,11 @@
  *
  * Exit status: 0 every job check=ok; 1 some job failed; 2 bad scenario (ERROR at boot); 3 kernel PANIC;
  * 4 the watchdog (timeout=) fired.
+ *
+ * One verdict. The run ends once, on the hart that decides its verdict under done_lock: the one that prints
+ * the last RESULT (SUMMARY), or the watchdog while some job has no RESULT yet (ERROR timeout naming exactly
+ * those jobs). That hart keeps done_lock through the trace dump until QEMU exits (end_run), so nothing can
+ * follow the verdict: no RESULT, no second dump, no other verdict.
  */
 #include "sched/sched.h"
 #include "scenario.h"
@@ -24,6 +29,7 @@ static int order[SCEN_MAX_JOBS]; /* job indices by arrival time (stable) */
 static int next_arrival;         /* launcher hart only */
 static struct spinlock done_lock = SPINLOCK_INIT("launcher");
 static int ndone, nfailed;        /* done_lock */
+static char reported[NJOB];       /* done_lock: the job's RESULT is printed */
 static volatile uint32_t fg_live; /* foreground jobs not finished yet */
 
 static const struct sl_appspec *lookup_spec(const char *name)
@@ -120,21 +126,43 @@ uint64_t launcher_next_deadline(void)
     return d;
 }
 
+/* done_lock held by the hart that decided the verdict: the dump (trace=on), the SUMMARY line if there is one,
+   and QEMU's exit. done_lock is never released. */
+static void __attribute__((noreturn)) end_run(int status, const char *summary)
+{
+    ASSERT_HELD(&done_lock, "end_run");
+    trace_dump(t0, sched->name, scen.quantum_us);
+    if (summary)
+        kprintf("%s\n", summary);
+    console_exit(status);
+}
+
+/* The launcher hart, past timeout=: if some job has no RESULT yet, the run ends with exit status 4 and an
+   ERROR naming those jobs. If every RESULT is out, the hart that printed the last one holds done_lock and
+   ends the run itself: waiting for it here is what keeps the two verdicts from racing. */
+static void watchdog(void)
+{
+    char left[160] = "";
+    acquire(&done_lock);
+    if (ndone == njobs) { /* cannot happen (see above); never report an empty list */
+        release(&done_lock);
+        return;
+    }
+    for (int i = 0; i < njobs; i++)
+        if (!reported[i])
+            snprintf(left + strlen(left), sizeof left - strlen(left), " %d(%s)", jobs[i].id, jobs[i].app->name);
+    kprintf("ERROR timeout: the run passed timeout=%lu%s; jobs not finished:%s\n",
+            scen.timeout_us % 1000 ? scen.timeout_us : scen.timeout_us / 1000, scen.timeout_us % 1000 ? "us" : "ms",
+            left);
+    end_run(4, 0);
+}
+
 void launcher_timer(uint64_t now)
 {
     while (next_arrival < njobs && t0 + us_to_ticks(jobs[order[next_arrival]].scen->at_us) <= now)
         job_admit(&jobs[order[next_arrival++]]);
-    if (scen.timeout_us && now >= t0 + us_to_ticks(scen.timeout_us)) {
-        char left[160] = "";
-        for (int i = 0; i < njobs; i++)
-            if (jobs[i].state != J_DONE)
-                snprintf(left + strlen(left), sizeof left - strlen(left), " %d(%s)", jobs[i].id, jobs[i].app->name);
-        kprintf("ERROR timeout: the run passed timeout=%lu%s; jobs not finished:%s\n",
-                scen.timeout_us % 1000 ? scen.timeout_us : scen.timeout_us / 1000, scen.timeout_us % 1000 ? "us" : "ms",
-                left);
-        trace_dump(t0, sched->name, scen.quantum_us);
-        platform_exit(4);
-    }
+    if (scen.timeout_us && now >= t0 + us_to_ticks(scen.timeout_us))
+        watchdog();
 }
 
 static uint64_t rel_us(uint64_t t) { return t > t0 ? time_us(t - t0) : 0; }
@@ -173,24 +201,28 @@ static void print_result(struct job *j, int ok, const char *why)
 
 void launcher_job_done(struct job *j)
 {
-    char why[200];
+    char why[200], summary[160];
     int ok = job_ok(j, why, sizeof why);
-    acquire(&done_lock);
+    acquire(&done_lock); /* after the watchdog's verdict, never granted: QEMU exits first */
+    if (!ok && !j->killed && !j->exit_status) /* other failures said why when they happened (job_kill...) */
+        kprintf("ERROR job %d (%s) failed: %s\n", j->id, j->app->name,
+                j->result_set       ? "its own check failed (it reported check=FAIL)"
+                : j->result_refused ? "it ended without a verdict the kernel took: its SYS_result was refused (a "
+                                      "key the kernel or its scenario prints, or a number that is not finite)"
+                                    : "it ended without reporting a verdict (SYS_result)");
     print_result(j, ok, why);
+    reported[j->id - 1] = 1;
     ndone++;
     nfailed += !ok;
     if (!j->background) {
         fg_live--;
         info_set_fg_live(fg_live);
     }
-    int all = ndone == njobs;
-    uint64_t makespan = rel_us(rdtime());
-    if (all)
-        trace_dump(t0, sched->name, scen.quantum_us);
-    if (all)
-        kprintf("SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu%s\n", sched->name, ncpus, njobs, nfailed,
-                makespan, clock_virtual ? " clock=virtual" : "");
-    release(&done_lock);
-    if (all)
-        platform_exit(nfailed ? 1 : 0);
+    if (ndone < njobs) {
+        release(&done_lock);
+        return;
+    }
+    snprintf(summary, sizeof summary, "SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu%s", sched->name,
+             ncpus, njobs, nfailed, rel_us(rdtime()), clock_virtual ? " clock=virtual" : "");
+    end_run(nfailed ? 1 : 0, summary);
 }

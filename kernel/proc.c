@@ -204,14 +204,16 @@ static void job_finish(struct job *j)
 }
 
 /* The job arrives: address space, info page, the app's image, process 0. On failure the job is
-   reported failed at once (it never ran). */
+   reported failed at once (it never ran), with its ERROR line. */
 void job_admit(struct job *j)
 {
     char err[160];
     j->arrive = rdtime();
     j->pt = uvm_create();
     if (!j->pt) {
-        job_fail_early(j, "reason=out-of-memory what=address-space");
+        job_fail_early(j, "reason=out-of-memory what=address-space",
+                       "no memory left for its address space (the jobs in memory took it: lower their mem= or "
+                       "let it arrive later)");
         return;
     }
     j->pt_refs = 1; /* the live job's own reference */
@@ -220,7 +222,7 @@ void job_admit(struct job *j)
         if (j->info)
             kfree_page(j->info);
         j->info = 0;
-        job_fail_early(j, "reason=out-of-memory what=info-page");
+        job_fail_early(j, "reason=out-of-memory what=info-page", "no memory left for its info page");
         return;
     }
     memset(j->info, 0, PAGE_SIZE);
@@ -229,8 +231,7 @@ void job_admit(struct job *j)
     ulog_job_init(j);
     uint64_t entry = elf_load(j->pt, j->app, 0, err, sizeof err);
     if (!entry) {
-        kprintf("ERROR job %d (%s): %s\n", j->id, j->app->name, err);
-        job_fail_early(j, "reason=load-failed");
+        job_fail_early(j, "reason=load-failed", "%s", err);
         return;
     }
     acquire(&sched_lock);
@@ -238,18 +239,37 @@ void job_admit(struct job *j)
     int refused = sched->job_admit(j);
     release(&sched_lock);
     if (refused) {
-        job_fail_early(j, "reason=no-room what=the-policy-has-no-room-for-the-job");
+        job_fail_early(j, "reason=no-room what=the-policy-has-no-room-for-the-job",
+                       "policy %s has no room for its %d process%s now (gang: no row of its matrix has room; "
+                       "run fewer processes at once)",
+                       sched->name, j->nprocs, j->nprocs == 1 ? "" : "es");
         return;
     }
     long why;
-    if (!proc_create(j, entry, 0, &why))
-        job_fail_early(j, "reason=out-of-memory what=first-process");
+    if (!proc_create(j, entry, 0, &why)) {
+        if (why == SL_ENOSLOT)
+            job_fail_early(j, "reason=out-of-process-slots proc=0",
+                           "no free process slot for its first process (the kernel's %d are all in use)", NPROC);
+        else if (why == SL_EMEMLIMIT)
+            job_fail_early(j, "reason=memory-limit proc=0",
+                           "the stack of its first process would pass its memory limit of %lu KiB (mem=)",
+                           j->scen->mem_limit >> 10);
+        else
+            job_fail_early(j, "reason=out-of-memory what=first-process", "no memory left for its first process");
+    }
 }
 
-/* Admission failed before any process ran: the job is done, failed, and its page table (if it got one)
-   loses the job's own reference - no hart has loaded it, since nothing of the job ever ran. */
-void job_fail_early(struct job *j, const char *reason)
+/* Admission failed before any process ran: the job is done, failed, with one ERROR line saying why (fmt),
+   and its page table (if it got one) loses the job's own reference - no hart has loaded it, since nothing
+   of the job ever ran. */
+void job_fail_early(struct job *j, const char *reason, const char *fmt, ...)
 {
+    char why[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    kprintf("ERROR job %d (%s) not started: %s\n", j->id, j->app->name, why);
     acquire(&j->lock);
     j->killed = 1;
     strlcpy(j->kill_reason, reason, sizeof j->kill_reason);

@@ -102,6 +102,7 @@ struct job {
     uint64_t cpu_ticks, blocked_ticks, nswitch, nblock, npreempt;   /* of its reaped processes */
     int exit_status;                /* first non-zero SYS_exit status of any process */
     int result_set, result_ok;
+    int result_refused;             /* a SYS_result was refused (resultkeys.h): said in its ERROR */
     char result_keys[SL_RESULT_MAX + 1];
     int killed;
     char kill_reason[160];
@@ -119,7 +120,8 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
 void proc_exit(struct proc *p, int status) __attribute__((noreturn));
 void proc_reap(struct proc *p);
 void job_admit(struct job *j);
-void job_fail_early(struct job *j, const char *reason);
+void job_fail_early(struct job *j, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int job_kill(struct job *j, const char *reason);
 void job_out_of(struct job *j, int idx, long why);
 int job_stuck(struct job *j);

@@ -7,27 +7,28 @@
  * has no effect: buffers are checked whole before use (uvm_check), allocations are all or nothing.
  */
 #include "sched/core.h"
+#include "resultkeys.h"
 
 #define ARG(p, i) ((p)->tf.x[REG_A0 + (i)])
 
 static long sys_exit(struct proc *p) { proc_exit(p, (int)ARG(p, 0)); }
 
-/* All or nothing: the whole buffer is checked before a byte of it reaches the console. */
+/* A short write: at most SL_WRITE_MAX bytes per call, so a process holds its hart with interrupts off (the
+   kernel is never interrupted) for one kernel line's worth of console output, not for megabytes: ticks,
+   IPIs, arrivals and futex timeouts wait at most that long. All or nothing: the whole buffer is checked
+   before a byte of it reaches the console, so a bad buffer prints nothing. */
 static long sys_write(struct proc *p)
 {
     uint64_t buf = ARG(p, 0), len = ARG(p, 1);
-    char kbuf[512];
+    char kbuf[SL_WRITE_MAX];
     if (len > (1 << 20))
         return SL_EINVAL;
     if (uvm_check(p->job->pt, buf, len, PTE_R) < 0)
         return SL_EFAULT;
-    for (uint64_t done = 0; done < len;) {
-        uint64_t k = MIN(len - done, sizeof kbuf);
-        if (copy_from_user(p->job->pt, kbuf, buf + done, k) < 0)
-            return SL_EFAULT;
-        console_write_job(p->job->id, p->idx, kbuf, k);
-        done += k;
-    }
+    len = MIN(len, sizeof kbuf);
+    if (copy_from_user(p->job->pt, kbuf, buf, len) < 0)
+        return SL_EFAULT;
+    console_write_job(p->job->id, p->idx, kbuf, len);
     return (long)len;
 }
 
@@ -116,30 +117,6 @@ static long sys_alloc(struct proc *p)
     return r;
 }
 
-/* The keys of the RESULT line that the kernel prints itself: an app may not report them, or a parser that
-   keeps the last copy of a key would take its word for the verdict (check=ok) or the job's identity. */
-static const char *const kernel_keys[] = {
-    "job",   "app",    "policy",   "harts",    "procs",  "arrive_us",  "start_us", "end_us",     "elapsed_us", "cpu_us",
-    "check", "reason", "switches", "preempts", "blocks", "blocked_us", "adapt",    "migrations", "mem_kb",
-};
-
-static int has_kernel_key(const char *keys)
-{
-    for (const char *k = keys; *k;) {
-        size_t len = 0;
-        while (k[len] && k[len] != ' ' && k[len] != '=')
-            len++;
-        for (unsigned i = 0; i < ARRAY_SIZE(kernel_keys); i++)
-            if (len == strlen(kernel_keys[i]) && !strncmp(k, kernel_keys[i], len))
-                return 1;
-        while (*k && *k != ' ')
-            k++;
-        while (*k == ' ')
-            k++;
-    }
-    return 0;
-}
-
 static long sys_result(struct proc *p)
 {
     struct job *j = p->job;
@@ -159,8 +136,12 @@ static long sys_result(struct proc *p)
     if (n == SL_RESULT_MAX)
         return SL_EINVAL;
     keys[n] = 0;
-    if (has_kernel_key(keys))
+    if (result_keys_refused(keys, j->scen->args)) { /* the kernel's keys, the scenario's, non-finite values */
+        acquire(&j->lock);
+        j->result_refused = 1;
+        release(&j->lock);
         return SL_EINVAL;
+    }
     acquire(&j->lock);
     j->result_set = 1;
     j->result_ok = ARG(p, 0) != 0;

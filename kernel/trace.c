@@ -68,9 +68,12 @@ static void dump_ring(int h, uint64_t t0)
     }
 }
 
+/* At most once per run (the launcher calls it only from the hart that decided the verdict; this holds
+   whatever the caller). */
 void trace_dump(uint64_t t0, const char *policy, uint64_t quantum_us)
 {
-    if (!trace_rings[0].cap)
+    static int dumped;
+    if (!trace_rings[0].cap || __atomic_exchange_n(&dumped, 1, __ATOMIC_ACQ_REL))
         return;
     trace_stop();
     kprintf("TRACE begin harts=%d timebase_hz=%lu policy=%s quantum_us=%lu%s\n", ncpus, plat.timebase_hz, policy,

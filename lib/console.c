@@ -2,7 +2,8 @@
  * console.c - formatted output, the job's verdict, and fatal setup errors.
  *
  * Output is formatted into a buffer on the caller's stack and written with
- * one SYS_write, which the kernel never interleaves with other writes, so a
+ * one SYS_write (of at most SL_WRITE_MAX bytes, all of which the kernel
+ * takes), which the kernel never interleaves with other writes, so a
  * line printed by one process is never torn by another. Lines longer than
  * the buffer are cut and end in "...\n". The kernel shows each line a job
  * writes as "[<job id>] <text>" (no line a job writes can pass for a kernel
@@ -11,7 +12,19 @@
  */
 #include "schedlab.h"
 
-#define LINE_MAX 512
+#define LINE_MAX SL_WRITE_MAX /* a line is one SYS_write, which the kernel never splits */
+
+/* Every byte, however few the kernel takes per call (SYS_write is a short write). */
+static void write_all(const char *buf, uint64_t n)
+{
+    while (n > 0) {
+        long w = sl_sys_write(buf, n);
+        if (w <= 0)
+            return;
+        buf += w;
+        n -= (uint64_t)w;
+    }
+}
 
 static void write_buf(char *buf, int n)
 {
@@ -23,7 +36,7 @@ static void write_buf(char *buf, int n)
         buf[n - 1] = '\n';
     }
     if (n > 0)
-        sl_sys_write(buf, (uint64_t)n);
+        write_all(buf, (uint64_t)n);
 }
 
 int sl_printf(const char *fmt, ...)
@@ -64,7 +77,8 @@ void sl_report(int ok, const char *fmt, ...)
         buf[n] = 0;
         sl_printf("WARNING %s: RESULT keys cut to %d bytes\n", (const char *)sl_info()->app, n);
     }
-    sl_sys_result(ok, buf);
+    if (sl_sys_result(ok, buf) == SL_EINVAL) /* a key the kernel or the scenario prints, or nan/inf */
+        sl_printf("WARNING %s: the kernel refused the RESULT keys '%s'\n", (const char *)sl_info()->app, buf);
 }
 
 void sl_die(const char *fmt, ...)

@@ -63,8 +63,9 @@ extern const struct sl_appspec sl_app;
 /* ---- output ---- */
 int  sl_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap);
 int  sl_snprintf(char *buf, size_t cap, const char *fmt, ...) SL_PRINTF(3, 4);
-/* One SYS_write per call (per 512 bytes): lines never interleave. On the QEMU console every line
-   the job writes appears as "[<job id>] <text>", control bytes shown as \xHH (kernel/console.c). */
+/* One SYS_write per call (a line of up to SL_WRITE_MAX = 512 bytes): lines never interleave. On the QEMU
+   console every line the job writes appears as "[<job id>] <text>", control bytes shown as \xHH
+   (kernel/console.c). */
 int  sl_printf(const char *fmt, ...) SL_PRINTF(1, 2);
 /* The job's verdict and extra RESULT keys; the last call wins. */
 void sl_report(int ok, const char *fmt, ...) SL_PRINTF(2, 3);

@@ -18,7 +18,10 @@
 
 /* ---- syscalls ------------------------------------------------------------ */
 #define SYS_exit        1  /* (int status): end the calling process; the job ends when its last process ends */
-#define SYS_write       2  /* (const char *buf, uint64 len) -> len: console output; whole lines are never interleaved */
+#define SYS_write       2  /* (const char *buf, uint64 len) -> bytes written, min(len, SL_WRITE_MAX): console output.
+                              A short write: the caller writes the rest with more calls (the library loops).
+                              One call's bytes are never interleaved with another writer's. len > 1 MiB is
+                              SL_EINVAL; a buffer not wholly readable is SL_EFAULT and prints nothing. */
 #define SYS_time        3  /* () -> the `time` CSR (ticks of info->timebase_hz); U-mode may also `rdtime` directly */
 #define SYS_self        4  /* () -> index of the calling process within its job (0 = the first process) */
 #define SYS_hart        5  /* () -> index 0..H-1 of the hart the caller runs on right now */
@@ -58,6 +61,8 @@
 #define SL_MAX_NODES      8   /* NUMA nodes */
 #define SL_ARGS_MAX     256   /* the app-keys string in the info page */
 #define SL_RESULT_MAX   400   /* extra RESULT keys from SYS_result */
+#define SL_WRITE_MAX    512   /* bytes one SYS_write prints: bounds the time a hart spends in it (a byte can
+                                 take 4 console characters) to that of one of the kernel's own lines */
 
 /* ---- user address space (Sv39, one per job, shared by its processes) ------ */
 #define SL_USER_BASE   0x40000000UL   /* user space is [SL_USER_BASE, SL_USER_TOP) */

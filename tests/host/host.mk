@@ -160,6 +160,12 @@ $(B)/host-tests/test_cache_model_tsan: tests/host/test_cache_model.c tools/model
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Itools/model -pthread -o $@ \
 	    tests/host/test_cache_model.c tools/model/cache.c
 
+# Which keys a job may add to its RESULT (kernel/resultkeys.h).
+HOST_TESTS  += $(B)/host-tests/test_resultkeys
+$(B)/host-tests/test_resultkeys: tests/host/test_resultkeys.c kernel/resultkeys.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_resultkeys.c -lm
+
 # The scenario parser under random and mutated bootargs (tests/host/fuzz_scenario.c), fixed seed, about
 # 20 s (SCHEDLAB_FUZZ_SECONDS=N for longer). The app specs are read from the host build's app objects.
 FUZZ_SPECS  := $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))

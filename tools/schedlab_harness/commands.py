@@ -21,7 +21,6 @@ against the kernel ELF's policies (``kernel_elf``) before any boot.
 
 from __future__ import annotations
 
-import json
 import sys
 from argparse import Namespace
 from collections import defaultdict
@@ -42,7 +41,7 @@ from .table import (calib_line, comparison_table, format_table, gang_table, mode
                     results_table, spread, summary_line, sweep_table, switch_line, trace_paragraph)
 from .pftrace import write_perfetto
 from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, parse_trace, switch_stats, to_chrome
-from .writers import records, run_meta, run_summaries, write_csv, write_json
+from .writers import dumps, records, run_meta, run_summaries, write_csv, write_json
 
 #: The mix ``compare`` uses when given none (same as tools/scenarios/default-mix.scn).
 DEFAULT_MIX = ["job=gauss", "job=oddeven"]
@@ -186,7 +185,7 @@ def write_trace(trace: Trace, apps: dict[int, str], json_path: str | Path, png_p
                 pftrace_path: str | Path | None = None) -> None:
     """Write the Chrome trace JSON and, if asked, the Perfetto protobuf trace and the Gantt PNG (HarnessError
     without the perfetto package / matplotlib)."""
-    Path(json_path).write_text(json.dumps(to_chrome(trace, apps)) + "\n")
+    Path(json_path).write_text(dumps(to_chrome(trace, apps)) + "\n")
     if pftrace_path is not None:
         write_perfetto(trace, apps, pftrace_path)
     if png_path is not None:
@@ -489,7 +488,7 @@ def _sweep_outputs(args: Namespace, vary: sw.Vary) -> tuple[Path, Path, Path | N
 def _write_sweep(json_path: Path, csv_path: Path, entries, rows: list[dict], about: dict) -> None:
     document = {"command": "sweep", "sweep": {**about, "points": rows},
                 "runs": run_summaries(entries), "records": records(entries)}
-    json_path.write_text(json.dumps(document, indent=2) + "\n")
+    json_path.write_text(dumps(document, indent=2) + "\n")
     import csv
     with open(csv_path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["policy"])

@@ -29,9 +29,9 @@ own ``ERROR ...`` line (``sl_die``) is job output, never in ``errors``.
 
 Everything else (the OpenSBI banner, QEMU's own messages, kinds added later)
 is ignored.  ``key=value`` values never contain spaces; they are typed:
-decimal integers become ``int``, things that look like decimal floats
-(``1e-12``, ``3.5``) become ``float``, anything else (hex addresses, words)
-stays a ``str``.  A field without ``=`` is kept with the value ``True``.
+decimal integers become ``int``, things that look like finite decimal floats
+(``1e-12``, ``3.5``) become ``float``, anything else (hex addresses, words,
+``nan``, ``inf``, ``1e999``) stays a ``str``.  A field without ``=`` is kept with the value ``True``.
 
 QEMU may be killed mid-line; ``parse_console(text, complete=False)`` then drops
 the unterminated last line, and a RESULT that lacks a required key is kept
@@ -40,13 +40,14 @@ apart in ``malformed`` instead of polluting ``results``.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 #: A job's output line: ``[<job id>] <text>`` (an empty job line may lose its trailing space).
 JOB_LINE = re.compile(r"\[(\d+)\](?: (.*))?\Z", re.S)
 _INT = re.compile(r"[+-]?\d+\Z")
-_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|[+-]?(inf|nan)\Z")
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
 
 #: Keys every RESULT line carries (the console contract).
 RESULT_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us",
@@ -75,11 +76,13 @@ MAX_INT_DIGITS = 20
 
 
 def parse_value(text: str):
-    """Type one field value: int, then float, else the string unchanged."""
+    """Type one field value: int, then a finite float, else the string unchanged (``nan``, ``inf`` and
+    ``1e999`` stay strings: no NaN or infinity reaches a median or a JSON file)."""
     if _INT.match(text):
         return int(text) if len(text.lstrip("+-")) <= MAX_INT_DIGITS else text
     if _FLOAT.match(text):
-        return float(text)
+        value = float(text)
+        return value if math.isfinite(value) else text
     return text
 
 

@@ -154,16 +154,41 @@ class Run:
         return is_deterministic(self.bootargs) or (self.boot or {}).get("clock") == "virtual"
 
     @property
+    def contradiction(self) -> str | None:
+        """What in the console contradicts an exit status of 0 (every job check=ok), or None.
+
+        The kernel decides one verdict per run (kernel/launcher.c), so this is None for any boot of a sound
+        kernel; a run that exits 0 after an ERROR or PANIC line, a failed RESULT, a SUMMARY that counts
+        failures or other jobs than the RESULT lines, or two trace dumps is not counted as ok."""
+        if self.timed_out or self.exit_code != 0:
+            return None
+        parsed, summary = self.parsed, self.parsed.summary
+        failed = [r.get("job") for r in parsed.results if r.get("check") != "ok"]
+        dumps = sum(1 for line in parsed.traces if line.split()[:2] == ["TRACE", "begin"])
+        if parsed.errors or parsed.panics:
+            return f"it printed {(parsed.errors + parsed.panics)[0]!r}"
+        if failed:
+            return f"job {failed[0]} has check=FAIL"
+        if summary and summary.get("failed", 0) != 0:
+            return f"its SUMMARY says failed={summary.get('failed')}"
+        if dumps > 1:
+            return f"it printed {dumps} trace dumps"
+        return None
+
+    @property
     def ok(self) -> bool:
-        """The kernel's verdict: exited 0 and was not killed."""
-        return not self.timed_out and self.exit_code == 0
+        """The kernel's verdict: exited 0, was not killed, and the console does not contradict it."""
+        return not self.timed_out and self.exit_code == 0 and self.contradiction is None
 
     @property
     def verdict(self) -> str:
-        """``ok``, ``TIMEOUT``, or ``FAIL (exit N)``."""
+        """``ok``, ``TIMEOUT``, ``FAIL (exit N)``, or ``FAIL (exit 0, but ...)`` when the console contradicts it."""
         if self.timed_out:
             return "TIMEOUT"
-        return "ok" if self.exit_code == 0 else f"FAIL (exit {self.exit_code})"
+        if self.exit_code == 0:
+            problem = self.contradiction
+            return "ok" if problem is None else f"FAIL (exit 0, but {problem})"
+        return f"FAIL (exit {self.exit_code})"
 
 
 def host_cores() -> int:

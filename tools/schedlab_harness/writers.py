@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 #: A run as the writers see it: (metadata identifying the run, the Run).
@@ -65,12 +66,30 @@ def run_summaries(entries: list[Entry]) -> list[dict]:
             for meta, run in entries]
 
 
+def finite(value):
+    """``value`` with every float that is not finite (NaN, infinities) replaced by None, in dicts, lists and
+    tuples at any depth: JSON has no such numbers, and Python's NaN/Infinity tokens break strict parsers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps(document, **kwargs) -> str:
+    """Standard JSON, always: non-finite numbers become null (``finite``), and a NaN that slipped past it
+    (in an object ``default=`` made) raises instead of writing a NaN token."""
+    return json.dumps(finite(document), allow_nan=False, **kwargs)
+
+
 def write_json(path: str | Path, command: str, entries: list[Entry],
                comparison: dict | None = None) -> None:
     document = {"command": command, "runs": run_summaries(entries), "records": records(entries)}
     if comparison is not None:
         document["comparison"] = comparison
-    Path(path).write_text(json.dumps(document, indent=2) + "\n")
+    Path(path).write_text(dumps(document, indent=2) + "\n")
 
 
 def write_csv(path: str | Path, entries: list[Entry]) -> None:

@@ -36,6 +36,7 @@ from typing import Callable
 
 from .. import busy, qemu
 from ..sim import sim_boot
+from ..writers import dumps
 
 REPO = Path(__file__).resolve().parents[3]
 VERDICTS = ("reproduced", "partially", "not reproduced", "not on this machine")
@@ -438,7 +439,7 @@ def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> P
             shutil.copyfile(ctx.figdir / name, ctx.out / "figures" / name)
     md = ctx.out / "results.md"
     md.write_text(render(sections, ctx, partial, written, reruns))
-    (ctx.out / "results.json").write_text(json.dumps(
+    (ctx.out / "results.json").write_text(dumps(
         {"cpus": ctx.cpus, "quick": ctx.quick, "model": ctx.model_spec(), "calib": ctx.calib, "written": written,
          "reruns": reruns,
          "sections": [asdict(s) for s in sections]}, indent=1, default=str) + "\n")
