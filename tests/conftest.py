@@ -54,16 +54,20 @@ from schedlab_harness import sim  # noqa: E402
 
 #: Seconds one test boot may take before the harness kills QEMU (generous: CI hosts are slow).
 BOOT_TIMEOUT = float(os.environ.get("SCHEDLAB_TEST_TIMEOUT", "300"))
-#: The kernel the QEMU tests boot.
-KERNEL = Path(os.environ.get("SCHEDLAB_TEST_KERNEL") or qemu.DEFAULT_KERNEL).resolve()
 #: The scenario that makes a build print its BOOT line and end at once.
 LISTING_BOOT = "calib=off timeout=60s job=synth:procs=1,iters=1"
 
 
+def kernel_under_test() -> Path:
+    """The kernel the QEMU tests boot: $SCHEDLAB_TEST_KERNEL, else build/kernel.elf."""
+    return Path(os.environ.get("SCHEDLAB_TEST_KERNEL") or qemu.DEFAULT_KERNEL)
+
+
 def qemu_missing_reason() -> str | None:
     """Why QEMU tests cannot run here, or None if the kernel and QEMU are both present."""
-    if not KERNEL.is_file():
-        where = KERNEL.relative_to(REPO_ROOT) if KERNEL.is_relative_to(REPO_ROOT) else KERNEL
+    kernel = kernel_under_test()
+    if not kernel.is_file():
+        where = kernel.relative_to(REPO_ROOT) if kernel.is_relative_to(REPO_ROOT) else kernel
         return f"{where} is missing: run `make` first"
     binary = qemu.qemu_binary()[0]
     if shutil.which(binary) is None:
@@ -99,8 +103,8 @@ def built_policies() -> tuple[list[str] | None, str]:
                 raise pytest.UsageError(f"SCHEDLAB_REQUIRE_QEMU=1 but {reason}")
             _listed["kernel"] = None, f"QEMU test: {reason}"
         else:
-            run = qemu.boot(1, LISTING_BOOT, kernel=KERNEL, timeout=BOOT_TIMEOUT)
-            _listed["kernel"] = _listing(str(KERNEL), run), ""
+            run = qemu.boot(1, LISTING_BOOT, kernel=kernel_under_test(), timeout=BOOT_TIMEOUT)
+            _listed["kernel"] = _listing(str(kernel_under_test()), run), ""
     return _listed["kernel"]
 
 
@@ -153,6 +157,7 @@ def boot():
         pytest.skip(f"QEMU test: {reason}")
 
     def _boot(cpus, bootargs, timeout=BOOT_TIMEOUT, extra=(), deterministic=False):
-        return qemu.boot(cpus, bootargs, kernel=KERNEL, timeout=timeout, extra=extra, deterministic=deterministic)
+        return qemu.boot(cpus, bootargs, kernel=kernel_under_test(), timeout=timeout, extra=extra,
+                         deterministic=deterministic)
 
     return _boot
