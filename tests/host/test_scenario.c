@@ -281,8 +281,31 @@ static void test_job_key_clash(void)
     env = saved;
 }
 
+/* The limits a policy's declarations have (scenario.h): 8 options, 23-character names, 63-character choices. */
+static void test_policy_declaration_limits(void)
+{
+    static struct scen_option many[SCEN_MAX_OPTS];
+    static const char long_choices[] = "aaaaaaaaaaaaaaa|bbbbbbbbbbbbbbb|ccccccccccccccc|ddddddddddddddd";
+    _Static_assert(sizeof long_choices == sizeof many[0].choices, "63 characters of choices");
+    for (int i = 0; i < SCEN_MAX_OPTS; i++) {
+        memcpy(many[i].name, "option_0_with_a_long_nm", 24);                        /* 23 characters */
+        many[i].name[7] = (char)('0' + i);
+        memcpy(many[i].choices, long_choices, sizeof long_choices);
+    }
+    CHECK(SCEN_MAX_OPTS == 8 && strlen(many[7].name) == 23);
+    const struct scen_policy wide[] = { { "wide", many, SCEN_MAX_OPTS, 0, 0 } };
+    struct scen_env saved = env;
+    env.policy_table = wide;
+    CHECK(parse("option_7_with_a_long_nm=ddddddddddddddd option_0_with_a_long_nm=bbbbbbbbbbbbbbb job=hog") == 0);
+    CHECK(sc.popt[7] == 3 && sc.popt[0] == 1 && sc.popt[3] == 0);
+    CHECK(fails("option_5_with_a_long_nm=e job=hog", "option_5_with_a_long_nm=e",
+                "expected aaaaaaaaaaaaaaa, bbbbbbbbbbbbbbb, ccccccccccccccc or ddddddddddddddd"));
+    env = saved;
+}
+
 int main(void)
 {
+    test_policy_declaration_limits();
     test_policy_options();
     test_policy_numbers_and_job_keys();
     test_job_key_clash();
