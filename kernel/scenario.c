@@ -9,8 +9,9 @@
  * Keys every app takes: procs=<n> (default: the number of harts), at=<time> (arrival, default 0) and
  * adapt=yes|no (partition: can the job follow its allotment; default from the app's spec);
  * the rest come from the app's spec and from the chosen policy's per-job keys (tickets=... of a lottery).
- * A policy's option or job key is a choice or a whole number in a range (struct scen_option). Every token is checked; the first bad one stops the parse with a
- * message that names it and says what was expected.
+ * A policy's option or job key is a choice or a whole number in a range (struct scen_option). Every
+ * token is checked; the first bad one stops the parse with a message that names it and says what was
+ * expected.
  */
 #ifdef SCHEDLAB_HOST
 #include <string.h>
@@ -140,7 +141,6 @@ static void choices_words(const char *choices, char *out, size_t outlen)
     out[o] = 0;
 }
 
-/* The keys a job of this app takes under the chosen policy pol (may be NULL). */
 /* Strict signed decimal within [min, max]. */
 static int parse_long(const char *s, long min, long max, long *out)
 {
@@ -176,6 +176,7 @@ static void policy_expected(const struct scen_option *o, char *out, size_t outle
         snprintf(out, outlen, "a whole number from %ld to %ld", o->min, o->max);
 }
 
+/* The keys a job of this app takes under the chosen policy pol (may be NULL). */
 static void key_list(const struct sl_appspec *spec, const struct scen_policy *pol, char *out, size_t outlen)
 {
     int n = snprintf(out, outlen, "procs, at, adapt, mem");

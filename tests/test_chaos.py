@@ -1,8 +1,8 @@
 """The chaos app (apps/chaos.c) next to healthy jobs: whatever it does from user mode, the kernel answers
 with documented errors, reports its faults once, and its neighbours finish with correct answers.
 
-One boot per policy of the build (conftest: the BOOT line's policies=) runs chaos mode=random and mode=faults together with gauss, oddeven and synth (small
-sizes). The other modes check the deadlock detector (deadlock, exit-blocked) and the console contract's
+One boot per policy of the build (conftest: the BOOT line's policies=) runs chaos mode=random and
+mode=faults together with gauss, oddeven and synth (small sizes). The other modes check the deadlock detector (deadlock, exit-blocked) and the console contract's
 job prefix (partial-line, spoof).
 """
 

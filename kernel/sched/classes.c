@@ -1,7 +1,9 @@
 /*
  * classes.c - the policies built into this kernel. Each policy file registers its struct sched_class with
  * SCHED_CLASS (sched.h), which puts a pointer in the .sched_classes section; here they are found, put in
- * `order`, and described to the scenario parser (names and options) and to the BOOT line.
+ * `order`, checked against the contract (every hook but ipi set, sane option declarations: a PANIC naming
+ * the policy otherwise), and described to the scenario parser (names, options, per-job keys) and to the
+ * BOOT line.
  */
 #include "sched.h"
 
@@ -107,7 +109,8 @@ static void collect(void)
         sorted[k] = *c;
     }
     for (int i = 0; i < nclasses; i++)
-        table[i] = (struct scen_policy){ sorted[i]->name, sorted[i]->options, count_named(sorted[i]->options, SCEN_MAX_OPTS),
+        table[i] = (struct scen_policy){ sorted[i]->name,
+                                         sorted[i]->options, count_named(sorted[i]->options, SCEN_MAX_OPTS),
                                          sorted[i]->job_keys, count_named(sorted[i]->job_keys, SCEN_MAX_JOB_KEYS) };
 }
 

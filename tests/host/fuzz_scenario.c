@@ -81,7 +81,8 @@ static void build_dict(void)
     static const char *const set[] = { "policy", "quantum", "seed", "trace", "irq", "calib", "timeout", "clock",
                                        "wakeboost", "alternates", "gangfit", "turn", "job" };
     static const char *const val[] = {
-        "timeslice", "gang", "partition", "global", "lottery", "batch", "interactive", "on", "off", "yes", "no", "first", "best", "real", "virtual", "auto", "sbi",
+        "timeslice", "gang", "partition", "global", "lottery", "batch", "interactive",
+        "on", "off", "yes", "no", "first", "best", "real", "virtual", "auto", "sbi",
         "0us", "99us",
         "100us", "10ms", "10s", "11s", "86400s", "86401s", "86400000000us", "1ms", "0", "1", "2", "64", "65", "128",
         "129", "4096", "9223372036854775807", "9223372036854775808", "18446744073709551615",
