@@ -98,7 +98,8 @@ struct job {
     int nforever;                   /* of those, blocked on a futex with no timeout (job_stuck) */
     uint64_t start;                 /* time CSR of its first dispatch */
     uint64_t sched_priv[SCHED_PRIV_WORDS];  /* the running policy's own (SCHED_PRIV, sched.h): zero when
-                                               job_admit(j) is called; nothing else touches it */
+                                               job_admit(j) is called (jobs[] is in .bss and each entry holds
+                                               one job of the run); nothing else touches it */
 
     /* job->lock */
     struct spinlock lock;
