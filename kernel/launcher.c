@@ -192,11 +192,12 @@ static void print_result(struct job *j, int ok, const char *why)
     uint64_t start = j->start ? j->start : j->arrive;
     kprintf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
             "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-            "adapt=%s migrations=%lu mem_kb=%lu\n",
+            "adapt=%s migrations=%lu mem_kb=%lu%s%s\n",
             j->id, j->app->name, sched->name, ncpus, j->nprocs, rel_us(j->arrive), rel_us(start), rel_us(j->end),
             rel_us(j->end) - rel_us(start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
             j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt, j->nblock,
-            time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10);
+            time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10,
+            j->scen->pargs[0] ? " " : "", j->scen->pargs);
 }
 
 void launcher_job_done(struct job *j)

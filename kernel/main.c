@@ -133,10 +133,10 @@ void boot_main(uint64_t hartid, const void *dtb)
             snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
     }
     kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
-            "options=%s timer=%s ipi=%s clock=%s idle=%s model=%s cycle_ps=%lu\n",
+            "options=%s timer=%s ipi=%s clock=%s jobkeys=%s idle=%s model=%s cycle_ps=%lu\n",
             ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg, sched_option_list(),
-            intr_timer_path(), intr_ipi_path(), clock_virtual ? "virtual" : "real", idle_poll ? "poll" : "auto",
-            model_spec[0] ? model_spec : "none", model_cycle_ps);
+            intr_timer_path(), intr_ipi_path(), clock_virtual ? "virtual" : "real", sched_job_key_list(),
+            idle_poll ? "poll" : "auto", model_spec[0] ? model_spec : "none", model_cycle_ps);
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

@@ -35,6 +35,9 @@ struct context {
     uint64_t ra, sp, s[12];
 };
 
+/* Words of private storage a policy has in every struct proc and struct job (SCHED_PRIV, sched.h). */
+#define SCHED_PRIV_WORDS 8
+
 enum pstate { P_FREE, P_READY, P_RUNNING, P_BLOCKED, P_ZOMBIE };
 
 struct cpu;
@@ -59,12 +62,16 @@ struct proc {
     uint64_t fx_addr;
     uint64_t fx_deadline;       /* time CSR; 0 = none */
     long fx_result;
+    uint64_t sched_priv[SCHED_PRIV_WORDS];  /* the running policy's own (SCHED_PRIV, sched.h): zero when
+                                               proc_new(p) is called; nothing else touches it */
 
     /* floating point: the registers are saved here whenever the process leaves a hart with FS dirty */
     uint64_t fpu[33];
     int fpu_cpu;                /* hart whose FP registers hold this process's values (-1: none) */
 
-    /* accounting (time CSR ticks) */
+    /* accounting (time CSR ticks). While p runs, run_ticks covers its time on harts up to dispatched_at;
+       the core brings both up to now before the policy's tick, enqueue (preempt, yield), blocked and
+       exited hooks see p, so a policy reads p's attained service there as run_ticks. */
     uint64_t run_ticks, blocked_ticks;
     uint64_t dispatched_at, blocked_at;
     uint64_t nswitch, nblock, npreempt;
@@ -90,6 +97,9 @@ struct job {
     int nactive;                    /* processes made ready at creation and not exited */
     int nforever;                   /* of those, blocked on a futex with no timeout (job_stuck) */
     uint64_t start;                 /* time CSR of its first dispatch */
+    uint64_t sched_priv[SCHED_PRIV_WORDS];  /* the running policy's own (SCHED_PRIV, sched.h): zero when
+                                               job_admit(j) is called (jobs[] is in .bss and each entry holds
+                                               one job of the run); nothing else touches it */
 
     /* job->lock */
     struct spinlock lock;

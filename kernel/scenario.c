@@ -8,8 +8,10 @@
  *
  * Keys every app takes: procs=<n> (default: the number of harts), at=<time> (arrival, default 0) and
  * adapt=yes|no (partition: can the job follow its allotment; default from the app's spec);
- * the rest come from the app's spec. Every token is checked; the first bad one stops the parse with a
- * message that names it and says what was expected.
+ * the rest come from the app's spec and from the chosen policy's per-job keys (tickets=... of a lottery).
+ * A policy's option or job key is a choice or a whole number in a range (struct scen_option). Every
+ * token is checked; the first bad one stops the parse with a message that names it and says what was
+ * expected.
  */
 #ifdef SCHEDLAB_HOST
 #include <string.h>
@@ -139,11 +141,49 @@ static void choices_words(const char *choices, char *out, size_t outlen)
     out[o] = 0;
 }
 
-static void key_list(const struct sl_appspec *spec, char *out, size_t outlen)
+/* Strict signed decimal within [min, max]. */
+static int parse_long(const char *s, long min, long max, long *out)
 {
-    int n = snprintf(out, outlen, "procs, at, adapt");
+    uint64_t v;
+    int neg = *s == '-';
+    if (parse_u64(s + neg, &v) || v > (uint64_t)INT64_MAX)
+        return -1;
+    long x = neg ? -(long)v : (long)v;
+    if (x < min || x > max)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* A policy option's or job key's value: a choice's index, or a number in its range; 0 on success. */
+static int policy_value(const struct scen_option *o, const char *val, long *out)
+{
+    if (!o->choices[0])
+        return parse_long(val, o->min, o->max, out);
+    int v = choice_index(o->choices, val);
+    if (v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* What policy_value accepts, for messages: "back or front", "a whole number from 1 to 64". */
+static void policy_expected(const struct scen_option *o, char *out, size_t outlen)
+{
+    if (o->choices[0])
+        choices_words(o->choices, out, outlen);
+    else
+        snprintf(out, outlen, "a whole number from %ld to %ld", o->min, o->max);
+}
+
+/* The keys a job of this app takes under the chosen policy pol (may be NULL). */
+static void key_list(const struct sl_appspec *spec, const struct scen_policy *pol, char *out, size_t outlen)
+{
+    int n = snprintf(out, outlen, "procs, at, adapt, mem");
     for (uint32_t i = 0; i < spec->nkeys && n > 0 && (size_t)n < outlen; i++)
         n += snprintf(out + n, outlen - n, ", %s", spec->keys[i].name);
+    for (int i = 0; pol && i < pol->njkeys && n > 0 && (size_t)n < outlen; i++)
+        n += snprintf(out + n, outlen - n, ", %s (policy %s)", pol->jkeys[i].name, pol->name);
 }
 
 static const struct sl_keyspec *find_key(const struct sl_appspec *spec, const char *name)
@@ -161,6 +201,7 @@ _Static_assert(VAL_MAX > 20, "a 64-bit number fits a value");
 struct job_vals {
     char val[SL_MAX_KEYS][VAL_MAX];
     int given[SL_MAX_KEYS];
+    int pgiven[SCEN_MAX_JOB_KEYS];
     int procs_given, at_given, adapt_given, mem_given;
 };
 
@@ -183,13 +224,47 @@ static int parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+static const struct scen_policy *find_policy(const struct scen_env *env, const char *name);
+static const struct scen_option *find_option(const struct scen_option *opts, int n, const char *name);
+
+/* key=val of a job that is no key of its app: one of the chosen policy's per-job keys, or an error that
+   says whose key it is. */
+static int policy_job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv,
+                          const char *key, const char *val)
+{
+    const struct scen_policy *pol = find_policy(ps->env, ps->sc->policy);
+    const struct scen_option *o = pol ? find_option(pol->jkeys, pol->njkeys, key) : NULL;
+    char list[200];
+    if (o) {
+        int ki = (int)(o - pol->jkeys);
+        if (jv->pgiven[ki]++)
+            return FAIL(ps, "bad token '%s': %s given twice", tok, key);
+        if (policy_value(o, val, &j->pkey[ki])) {
+            policy_expected(o, list, sizeof list);
+            return FAIL(ps, "bad token '%s': %s=%s, expected %s", tok, key, val, list);
+        }
+        return 0;
+    }
+    size_t n = 0;
+    list[0] = 0;
+    for (int i = 0; i < ps->env->npolicies; i++) {
+        const struct scen_policy *other = &ps->env->policy_table[i];
+        if (find_option(other->jkeys, other->njkeys, key) && n < sizeof list)
+            n += snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", other->name);
+    }
+    if (n)
+        return FAIL(ps, "bad token '%s': %s= is a job key of policy %s, not of %s", tok, key, list, ps->sc->policy);
+    key_list(j->spec, pol, list, sizeof list);
+    return FAIL(ps, "bad token '%s': %s has no key '%s' (keys: %s)", tok, j->app, key, list);
+}
+
 static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, char *key)
 {
     char *val = split_eq(key);
     const struct sl_appspec *spec = j->spec;
-    char list[160];
+    char list[200];
     if (!val || !*key) {
-        key_list(spec, list, sizeof list);
+        key_list(spec, find_policy(ps->env, ps->sc->policy), list, sizeof list);
         return FAIL(ps, "bad token '%s': '%s' is not key=value (keys of %s: %s)", tok, key, j->app, list);
     }
     if (!strcmp(key, "procs")) {
@@ -224,10 +299,12 @@ static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struc
         return 0;
     }
     const struct sl_keyspec *k = find_key(spec, key);
-    if (!k) {
-        key_list(spec, list, sizeof list);
-        return FAIL(ps, "bad token '%s': %s has no key '%s' (keys: %s)", tok, j->app, key, list);
-    }
+    if (!k)
+        return policy_job_key(ps, tok, j, jv, key, val);
+    const struct scen_policy *pol = find_policy(ps->env, ps->sc->policy);
+    if (pol && find_option(pol->jkeys, pol->njkeys, key))
+        return FAIL(ps, "bad token '%s': '%s' is a key of %s and a job key of policy %s: a policy's job key "
+                    "must not take an app's key name (rename it in the policy's file)", tok, key, j->app, pol->name);
     int ki = (int)(k - spec->keys);
     if (jv->given[ki]++)
         return FAIL(ps, "bad token '%s': %s given twice", tok, key);
@@ -266,6 +343,24 @@ static uint64_t mem_estimate(const struct scen_job *j, const struct job_vals *jv
     return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
+/* j->pargs: every per-job key of the chosen policy with its value, "tickets=3 class=batch"; 0 if it fits. */
+static int policy_args(const struct scen_policy *pol, struct scen_job *j)
+{
+    size_t n = 0;
+    j->pargs[0] = 0;
+    for (int i = 0; pol && i < pol->njkeys; i++) {
+        const struct scen_option *o = &pol->jkeys[i];
+        char val[sizeof o->choices];
+        if (o->choices[0])
+            choice_at(o->choices, (int)j->pkey[i], val, sizeof val);
+        else
+            snprintf(val, sizeof val, "%ld", j->pkey[i]);
+        n += snprintf(j->pargs + n, n < sizeof j->pargs ? sizeof j->pargs - n : 0, "%s%s=%s", i ? " " : "", o->name,
+                      val);
+    }
+    return n >= sizeof j->pargs ? -1 : 0;
+}
+
 static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
 {
     struct scenario *sc = ps->sc;
@@ -289,6 +384,10 @@ static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
     j->procs = ps->env->nharts;
     j->at_us = 0;
     j->adaptive = (j->spec->flags & SL_APP_ADAPTIVE) != 0;
+
+    const struct scen_policy *pol = find_policy(ps->env, sc->policy);
+    for (int i = 0; pol && i < pol->njkeys; i++)
+        j->pkey[i] = pol->jkeys[i].def;
 
     struct job_vals jv;
     memset(&jv, 0, sizeof jv);
@@ -321,6 +420,9 @@ static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
     }
     if (n >= sizeof j->args)
         return FAIL(ps, "bad token '%s': the app's keys do not fit in %d characters", tok, SL_ARGS_MAX);
+    if (policy_args(pol, j))
+        return FAIL(ps, "bad token '%s': policy %s's job keys do not fit in %d characters", tok, pol->name,
+                    (int)sizeof j->pargs - 1);
 
     j->mem_bytes = mem_estimate(j, &jv);
     if (j->mem_bytes > ps->env->free_bytes)
@@ -347,11 +449,11 @@ static const struct scen_policy *find_policy(const struct scen_env *env, const c
     return NULL;
 }
 
-static const struct scen_option *find_option(const struct scen_policy *p, const char *name)
+static const struct scen_option *find_option(const struct scen_option *opts, int n, const char *name)
 {
-    for (int i = 0; p && i < p->nopts; i++)
-        if (!strcmp(p->opts[i].name, name))
-            return &p->opts[i];
+    for (int i = 0; i < n; i++)
+        if (!strcmp(opts[i].name, name))
+            return &opts[i];
     return NULL;
 }
 
@@ -376,23 +478,25 @@ static int parse_policy(struct parser *ps, const char *tok, const char *val)
 static int parse_option(struct parser *ps, const char *tok, const char *key, const char *val)
 {
     const struct scen_policy *chosen = find_policy(ps->env, ps->sc->policy);
-    const struct scen_option *o = find_option(chosen, key);
+    const struct scen_option *o = chosen ? find_option(chosen->opts, chosen->nopts, key) : NULL;
     char list[160] = "";
     if (o) {
-        int v = choice_index(o->choices, val);
-        if (v < 0) {
-            choices_words(o->choices, list, sizeof list);
+        if (policy_value(o, val, &ps->sc->popt[o - chosen->opts])) {
+            policy_expected(o, list, sizeof list);
             return FAIL(ps, "bad token '%s': %s=%s, expected %s", tok, key, val, list);
         }
-        ps->sc->popt[o - chosen->opts] = v;
         return 0;
     }
     size_t n = 0;
     for (int i = 0; i < ps->env->npolicies; i++)
-        if (find_option(&ps->env->policy_table[i], key) && n < sizeof list)
+        if (find_option(ps->env->policy_table[i].opts, ps->env->policy_table[i].nopts, key) && n < sizeof list)
             n += snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", ps->env->policy_table[i].name);
     if (n)
         return FAIL(ps, "bad token '%s': %s= is an option of policy %s, not of %s", tok, key, list, ps->sc->policy);
+    for (int i = 0; i < ps->env->npolicies; i++)
+        if (find_option(ps->env->policy_table[i].jkeys, ps->env->policy_table[i].njkeys, key))
+            return FAIL(ps, "bad token '%s': %s= is a per-job key of policy %s: give it in a job, like job=<app>:%s",
+                        tok, key, ps->env->policy_table[i].name, tok);
     for (int i = 0; chosen && i < chosen->nopts && n < sizeof list; i++)
         n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
     return FAIL(ps,

@@ -13,24 +13,31 @@
 #include "schedlab/abi.h"
 
 #define SCEN_MAX_JOBS 64
-#define SCEN_MAX_OPTS 4
+#define SCEN_MAX_OPTS 8         /* options of one policy */
+#define SCEN_MAX_JOB_KEYS 4     /* per-job keys of one policy */
 #define SCEN_MAX_POLICIES 16
 #define SCEN_MODEL_LEN 256   /* model=<spec>: the canonical spec the launchers pass (tools/model/README.md) */
 
-/* A policy's own scenario option, as a policy declares it (sched.h): name=<one of choices>; its value is
-   the index of the choice (default def). "on|off"-style options read as 0 for the first choice. */
+/* A policy's own scenario option (name=value, once per run) or per-job key (job=app:name=value), as a
+   policy declares it (sched.h). Either a choice: name=<one of choices>, whose value is the index of the
+   choice ("off|on" reads 0 for off), default def; or, with choices empty, a whole number:
+   name=<min..max>, whose value is the number, default def. A name has at most 23 characters, a choice
+   list at most 63. */
 struct scen_option {
-    char name[16];
-    char choices[48];           /* "a|b|c" */
-    int def;
+    char name[24];
+    char choices[64];           /* "a|b|c"; "" for a number */
+    long def;                   /* a choice's index, or the number */
     const char *help;           /* one line */
+    long min, max;              /* a number's range (choices "") */
 };
 
-/* What the parser needs of a policy: its name and its options. */
+/* What the parser needs of a policy: its name, its options and its per-job keys. */
 struct scen_policy {
     const char *name;
     const struct scen_option *opts;
     int nopts;
+    const struct scen_option *jkeys;
+    int njkeys;
 };
 
 struct scen_job {
@@ -43,6 +50,9 @@ struct scen_job {
     uint64_t mem_bytes;         /* the spec's estimate for these keys */
     uint64_t mem_limit;         /* what the job may take while it runs (stacks, SYS_alloc): mem=, or the
                                    estimate with slack (SCEN_MEM_SLACK) */
+    long pkey[SCEN_MAX_JOB_KEYS];   /* the chosen policy's per-job keys, in its table's order, defaults
+                                       filled in (as popt: a choice's index or the number) */
+    char pargs[96];             /* those given, canonical: "tickets=3" (for the RESULT line) */
 };
 
 struct scenario {
@@ -56,7 +66,8 @@ struct scenario {
     int clock_virtual;          /* clock=virtual: deterministic mode, times count instructions (vclock.h) */
     char model[SCEN_MODEL_LEN]; /* model=<canonical spec>: the machine-model plugin is loaded (tools/model/); "" none */
     int idle_poll;              /* idle=poll: an idle hart polls and never halts (idle=auto: polls, then halts) */
-    int popt[SCEN_MAX_OPTS];    /* the chosen policy's options, in its table's order: index into choices */
+    long popt[SCEN_MAX_OPTS];   /* the chosen policy's options, in its table's order: a choice's index or the
+                                   number */
     int njobs;
     struct scen_job jobs[SCEN_MAX_JOBS];
 };

@@ -25,6 +25,19 @@ The Run has ``.results`` (list of dicts, ints/floats typed), ``.summary``
 When the kernel ELF or QEMU is missing every QEMU test is skipped with the
 reason, unless SCHEDLAB_REQUIRE_QEMU=1 (then they fail instead, so CI cannot
 pass by skipping).  SCHEDLAB_TEST_TIMEOUT sets the default per-boot timeout.
+SCHEDLAB_TEST_KERNEL boots another build's kernel (e.g. one made with
+EXTRA_POLICIES=) in place of build/kernel.elf.
+
+Tests generic over policies take them from the build, never from a list:
+a test with a ``policy`` argument (and no parametrize of its own for it) runs
+once per policy the kernel's BOOT line lists (``policies=``), and one with a
+``sim_policy`` argument once per policy the simulator lists (its BOOT line;
+$SCHEDLAB_SIM, else build/sim). Each list is learnt from one short boot, at
+collection. So a new policy file gets every invariant and hostile check the
+built-ins get:
+
+    def test_x(boot, policy):
+        run = boot(2, f"policy={policy} job=gauss")
 """
 
 import os
@@ -38,15 +51,25 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 
 from schedlab_harness import busy, qemu  # noqa: E402
+from schedlab_harness import sim  # noqa: E402
 
 #: Seconds one test boot may take before the harness kills QEMU (generous: CI hosts are slow).
 BOOT_TIMEOUT = float(os.environ.get("SCHEDLAB_TEST_TIMEOUT", "300"))
+#: The scenario that makes a build print its BOOT line and end at once.
+LISTING_BOOT = "calib=off timeout=60s job=synth:procs=1,iters=1"
+
+
+def kernel_under_test() -> Path:
+    """The kernel the QEMU tests boot: $SCHEDLAB_TEST_KERNEL, else build/kernel.elf."""
+    return Path(os.environ.get("SCHEDLAB_TEST_KERNEL") or qemu.DEFAULT_KERNEL)
 
 
 def qemu_missing_reason() -> str | None:
     """Why QEMU tests cannot run here, or None if the kernel and QEMU are both present."""
-    if not qemu.DEFAULT_KERNEL.is_file():
-        return f"{qemu.DEFAULT_KERNEL.relative_to(REPO_ROOT)} is missing: run `make` first"
+    kernel = kernel_under_test()
+    if not kernel.is_file():
+        where = kernel.relative_to(REPO_ROOT) if kernel.is_relative_to(REPO_ROOT) else kernel
+        return f"{where} is missing: run `make` first"
     binary = qemu.qemu_binary()[0]
     if shutil.which(binary) is None:
         return f"{binary} is not installed (Debian: apt install qemu-system-misc)"
@@ -59,6 +82,60 @@ def _needs_qemu(item) -> bool:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "qemu: boots the kernel under QEMU (skipped if the kernel or QEMU is missing)")
+
+
+_listed: dict = {}
+
+
+def _listing(what: str, run) -> list[str]:
+    listed = (run.boot or {}).get("policies")
+    if not listed or not run.ok:
+        raise pytest.UsageError(f"{what} printed no BOOT line with policies= and a clean run for "
+                                f"{LISTING_BOOT!r}:\n{run.console[-1500:]}")
+    return listed
+
+
+def built_policies() -> tuple[list[str] | None, str]:
+    """The policies of the kernel under test (BOOT ``policies=``), or None and why there are none to test."""
+    if "kernel" not in _listed:
+        reason = qemu_missing_reason()
+        if reason is not None:
+            if os.environ.get("SCHEDLAB_REQUIRE_QEMU") == "1":
+                raise pytest.UsageError(f"SCHEDLAB_REQUIRE_QEMU=1 but {reason}")
+            _listed["kernel"] = None, f"QEMU test: {reason}"
+        else:
+            run = qemu.boot(1, LISTING_BOOT, kernel=kernel_under_test(), timeout=BOOT_TIMEOUT)
+            _listed["kernel"] = _listing(str(kernel_under_test()), run), ""
+    return _listed["kernel"]
+
+
+def sim_policies() -> tuple[list[str] | None, str]:
+    """The policies of the simulator under test (its BOOT ``policies=``), or None and why."""
+    if "sim" not in _listed:
+        if not sim.sim_binary().is_file():
+            _listed["sim"] = None, f"simulator {sim.sim_binary()} not found: build it with `make sim`"
+        else:
+            _listed["sim"] = _listing(str(sim.sim_binary()), sim.sim_boot(1, LISTING_BOOT, timeout=BOOT_TIMEOUT)), ""
+    return _listed["sim"]
+
+
+def _parametrizes(metafunc, name: str) -> bool:
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",")]
+        if name in names:
+            return True
+    return False
+
+
+def pytest_generate_tests(metafunc):
+    """``policy`` / ``sim_policy``: every policy of the build under test (module docstring)."""
+    for name, listing in (("policy", built_policies), ("sim_policy", sim_policies)):
+        if name in metafunc.fixturenames and not _parametrizes(metafunc, name):
+            policies, why = listing()
+            metafunc.parametrize(name, policies if policies else
+                                 [pytest.param(None, id="no-build", marks=pytest.mark.skip(reason=why))])
 
 
 def pytest_collection_modifyitems(config, items):
@@ -81,7 +158,8 @@ def boot():
         pytest.skip(f"QEMU test: {reason}")
 
     def _boot(cpus, bootargs, timeout=BOOT_TIMEOUT, extra=(), deterministic=False, model=None):
-        return qemu.boot(cpus, bootargs, timeout=timeout, extra=extra, deterministic=deterministic, model=model)
+        return qemu.boot(cpus, bootargs, kernel=kernel_under_test(), timeout=timeout, extra=extra,
+                         deterministic=deterministic, model=model)
 
     return _boot
 

@@ -1,16 +1,15 @@
 """The chaos app (apps/chaos.c) next to healthy jobs: whatever it does from user mode, the kernel answers
 with documented errors, reports its faults once, and its neighbours finish with correct answers.
 
-One boot per policy runs chaos mode=random and mode=faults together with gauss, oddeven and synth (small
-sizes). The other modes check the deadlock detector (deadlock, exit-blocked) and the console contract's
+One boot per policy of the build (conftest: the BOOT line's policies=) runs chaos mode=random and
+mode=faults together with gauss, oddeven and synth (small sizes). The other modes check the deadlock detector (deadlock, exit-blocked) and the console contract's
 job prefix (partial-line, spoof).
 """
 
 import re
 
-import pytest
+from conftest import built_policies
 
-POLICIES = ["timeslice", "gang", "partition", "global"]
 HEALTHY = ("job=gauss:n=64,barrier=block job=oddeven:n=200,barrier=block "
            "job=synth:grain=100,iters=100,barrier=block")
 FAULT_REASONS = ("load-page-fault", "store-page-fault", "instruction-page-fault", "illegal-instruction",
@@ -25,7 +24,7 @@ def mixed_run(boot, policy):
     """chaos random (job 1) + chaos faults (job 2: four processes, one of each fault kind) + the healthy
     jobs, booted once per policy."""
     if policy not in _runs:
-        seed = POLICIES.index(policy) + 1
+        seed = built_policies()[0].index(policy) + 1
         _runs[policy] = boot(2, f"policy={policy} quantum=2ms seed={seed} timeout=60s "
                                 f"job=chaos:mode=random,calls={CALLS},procs=2 job=chaos:mode=faults,procs=4 "
                                 f"{HEALTHY}", timeout=BOOT_TIMEOUT)
@@ -45,7 +44,6 @@ def assert_healthy_ok(run, first_healthy):
     assert run.summary is not None and run.summary["jobs"] == len(run.results)
 
 
-@pytest.mark.parametrize("policy", POLICIES)
 def test_neighbours_of_chaos_are_unaffected(boot, policy):
     run = mixed_run(boot, policy)
     assert_healthy_ok(run, 3)
@@ -53,7 +51,6 @@ def test_neighbours_of_chaos_are_unaffected(boot, policy):
     assert run.summary["failed"] == 1 and run.exit_code == 1      # only chaos mode=faults fails
 
 
-@pytest.mark.parametrize("policy", POLICIES)
 def test_random_syscalls_get_documented_errors(boot, policy):
     run = mixed_run(boot, policy)
     r = by_job(run)[1]
@@ -65,7 +62,6 @@ def test_random_syscalls_get_documented_errors(boot, policy):
     assert "CHAOS-LEAK" not in run.console
 
 
-@pytest.mark.parametrize("policy", POLICIES)
 def test_faults_in_every_process_give_one_error(boot, policy):
     run = mixed_run(boot, policy)
     r = by_job(run)[2]

@@ -26,7 +26,6 @@ def test_every_path_schedules_correctly(boot, cpus, irq):
     assert slept[0]["bad_sleep"] == 0
 
 
-@pytest.mark.parametrize("policy", ["timeslice", "partition", "global"])
 def test_direct_paths_under_every_policy(boot, policy):
     run = boot(2, f"policy={policy} quantum=1ms job=synth:iters=200,barrier=block job=hog job=sleeper:iters=5")
     assert_all_ok(run)

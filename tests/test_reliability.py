@@ -7,7 +7,6 @@ the next process's stack, and a killed job could print several ERROR lines.
 Deadlocks are tested with the chaos app (tests/test_chaos.py).
 """
 
-import pytest
 
 #: Every test boot carries a watchdog: a regression must fail, never hang the suite.
 GUARD = "timeout=60s"
@@ -47,7 +46,6 @@ def test_running_out_of_process_slots_fails_those_jobs_and_finishes_the_rest(boo
     assert not run.panics
 
 
-@pytest.mark.parametrize("policy", ["timeslice", "gang", "partition", "global"])
 def test_a_process_exiting_with_an_error_ends_its_job(boot, policy):
     # process 1 exits with status 3 while process 0 waits for it for ever
     run = boot(2, f"policy={policy} job=fault:kind=exit,procs=3 job=gauss:n=96 {GUARD}")

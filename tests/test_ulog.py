@@ -173,7 +173,6 @@ def test_jobs_beyond_the_budget_get_no_log_and_are_named(boot):
 
 
 @pytest.mark.qemu
-@pytest.mark.parametrize("policy", ["timeslice", "gang", "partition", "global"])
 def test_every_policy_keeps_library_records_inside_their_processes_runs(boot, policy):
     run = boot(2, f"trace=on policy={policy} quantum=2ms job=oddeven:n=200,barrier=twophase,sched=gss "
                   "job=synth:procs=3,iters=40,barrier=adaptive,shape=tree job=knary:h=5,d=4,at=3ms")

@@ -1,7 +1,9 @@
 /*
  * classes.c - the policies built into this kernel. Each policy file registers its struct sched_class with
  * SCHED_CLASS (sched.h), which puts a pointer in the .sched_classes section; here they are found, put in
- * `order`, and described to the scenario parser (names and options) and to the BOOT line.
+ * `order`, checked against the contract (every hook but ipi set, sane option declarations: a PANIC naming
+ * the policy otherwise), and described to the scenario parser (names, options, per-job keys) and to the
+ * BOOT line.
  */
 #include "sched.h"
 
@@ -11,12 +13,80 @@ static const struct sched_class *sorted[SCEN_MAX_POLICIES];
 static struct scen_policy table[SCEN_MAX_POLICIES];
 static int nclasses = -1;
 
-static int count_options(const struct sched_class *c)
+static int count_named(const struct scen_option *o, int max)
 {
     int n = 0;
-    while (n < SCEN_MAX_OPTS && c->options[n].name[0])
+    while (n < max && o[n].name[0])
         n++;
     return n;
+}
+
+/* The first hook c leaves NULL, or 0: every hook but ipi is called unchecked. */
+static const char *missing_hook(const struct sched_class *c)
+{
+    if (!c->init) return "init";
+    if (!c->job_admit) return "job_admit";
+    if (!c->job_done) return "job_done";
+    if (!c->proc_new) return "proc_new";
+    if (!c->enqueue) return "enqueue";
+    if (!c->pick_next) return "pick_next";
+    if (!c->blocked) return "blocked";
+    if (!c->exited) return "exited";
+    if (!c->abandoned) return "abandoned";
+    if (!c->tick) return "tick";
+    return 0;
+}
+
+/* Names a job key may not take: the keys every job has. An option may not take a global setting's. */
+static const char *const job_words[] = { "procs", "at", "adapt", "mem", 0 };
+static const char *const setting_words[] = { "policy", "quantum", "seed", "trace", "irq", "calib", "timeout",
+                                             "clock", "job", 0 };
+
+static int in_words(const char *const *words, const char *name)
+{
+    for (; *words; words++)
+        if (!strcmp(*words, name))
+            return 1;
+    return 0;
+}
+
+/* An option or job key the parser could never give a valid value, or could never reach: what is wrong. */
+static const char *bad_option(const struct scen_option *o, const char *const *reserved)
+{
+    if (in_words(reserved, o->name))
+        return "takes a name the scenario language already has";
+    if (strchr(o->name, '=') || strchr(o->name, ',') || strchr(o->name, ':') || strchr(o->name, ' '))
+        return "has '=', ',', ':' or a space in its name";
+    if (o->choices[0]) {
+        int n = 1;
+        for (const char *c = o->choices; *c; c++)
+            n += *c == '|';
+        return o->def < 0 || o->def >= n ? "has a default past its choices" : 0;
+    }
+    if (o->min > o->max)
+        return "is a number with min > max (a choice list needs choices)";
+    return o->def < o->min || o->def > o->max ? "has a default outside [min, max]" : 0;
+}
+
+/* A policy file that breaks the contract (sched.h) stops the boot here, naming itself and what to fix -
+   not later, as a jump to address 0 from inside the core. Every policy built is checked, chosen or not. */
+static void check_class(const struct sched_class *c)
+{
+    if (strlen(c->name) >= sizeof(((struct scenario *)0)->policy))
+        panic("policy '%s': a name has at most %d characters (struct scenario, scenario.h)", c->name,
+              (int)sizeof(((struct scenario *)0)->policy) - 1);
+    const char *hook = missing_hook(c);
+    if (hook)
+        panic("policy '%s' has no %s hook: set every hook of its struct sched_class but ipi (sched.h), an empty "
+              "function where it has nothing to do", c->name, hook);
+    for (int i = 0; i < count_named(c->options, SCEN_MAX_OPTS); i++)
+        if (bad_option(&c->options[i], setting_words))
+            panic("policy '%s': option '%s' %s (sched.h, scenario.h)", c->name, c->options[i].name,
+                  bad_option(&c->options[i], setting_words));
+    for (int i = 0; i < count_named(c->job_keys, SCEN_MAX_JOB_KEYS); i++)
+        if (bad_option(&c->job_keys[i], job_words))
+            panic("policy '%s': job key '%s' %s (sched.h, scenario.h)", c->name, c->job_keys[i].name,
+                  bad_option(&c->job_keys[i], job_words));
 }
 
 /* Once, on the boot hart before the others start: the section's classes in `order`. */
@@ -27,7 +97,10 @@ static void collect(void)
     nclasses = 0;
     for (const struct sched_class *const *c = __start_sched_classes; c < __stop_sched_classes; c++) {
         if (nclasses == SCEN_MAX_POLICIES)
-            panic("more than %d policies built", SCEN_MAX_POLICIES);
+            panic("more than %d policies built (SCEN_MAX_POLICIES, scenario.h)", SCEN_MAX_POLICIES);
+        if (!(*c)->name || !(*c)->name[0])
+            panic("a policy built has no name: set .name in its struct sched_class (sched.h)");
+        check_class(*c);
         int k = nclasses++;
         while (k > 0 && sorted[k - 1]->order > (*c)->order) {
             sorted[k] = sorted[k - 1];
@@ -36,7 +109,9 @@ static void collect(void)
         sorted[k] = *c;
     }
     for (int i = 0; i < nclasses; i++)
-        table[i] = (struct scen_policy){ sorted[i]->name, sorted[i]->options, count_options(sorted[i]) };
+        table[i] = (struct scen_policy){ sorted[i]->name,
+                                         sorted[i]->options, count_named(sorted[i]->options, SCEN_MAX_OPTS),
+                                         sorted[i]->job_keys, count_named(sorted[i]->job_keys, SCEN_MAX_JOB_KEYS) };
 }
 
 const struct sched_class *sched_class_by_name(const char *name)
@@ -50,7 +125,7 @@ const struct sched_class *sched_class_by_name(const char *name)
 
 const char *sched_class_names(void)
 {
-    static char names[128];
+    static char names[SCEN_MAX_POLICIES * 24];
     collect();
     if (!names[0])
         for (int i = 0; i < nclasses; i++)
@@ -65,15 +140,36 @@ const struct scen_policy *sched_policy_table(int *n)
     return table;
 }
 
-/* "gang.alternates=on|off,gang.gangfit=first|best,...": every policy's options, for the BOOT line. */
+/* "gang.alternates=off|on,...,lottery.lottery_turn=1..100": every policy's options (jobkeys: its per-job
+   keys), for the BOOT line; a number's range is min..max. A list that does not fit is a panic, not a
+   silently shorter BOOT line. */
+static const char *list_of(char *list, size_t len, int jobkeys)
+{
+    collect();
+    size_t n = 0;
+    for (int i = 0; i < nclasses; i++) {
+        const struct scen_option *o = jobkeys ? table[i].jkeys : table[i].opts;
+        for (int k = 0; k < (jobkeys ? table[i].njkeys : table[i].nopts); k++) {
+            n += o[k].choices[0] ? snprintf(list + n, n < len ? len - n : 0, "%s%s.%s=%s", n ? "," : "",
+                                            table[i].name, o[k].name, o[k].choices)
+                                 : snprintf(list + n, n < len ? len - n : 0, "%s%s.%s=%ld..%ld", n ? "," : "",
+                                            table[i].name, o[k].name, o[k].min, o[k].max);
+            if (n >= len)
+                panic("the policies' %s do not fit in %d characters (classes.c)", jobkeys ? "job keys" : "options",
+                      (int)len - 1);
+        }
+    }
+    return n ? list : "none";
+}
+
 const char *sched_option_list(void)
 {
+    static char list[1024];
+    return list_of(list, sizeof list, 0);
+}
+
+const char *sched_job_key_list(void)
+{
     static char list[512];
-    collect();
-    if (!list[0])
-        for (int i = 0; i < nclasses; i++)
-            for (int k = 0; k < table[i].nopts; k++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s.%s=%s", list[0] ? "," : "",
-                         table[i].name, table[i].opts[k].name, table[i].opts[k].choices);
-    return list[0] ? list : "none";
+    return list_of(list, sizeof list, 1);
 }

@@ -35,7 +35,7 @@ struct spinlock sched_lock = SPINLOCK_INIT("sched");
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
-int sched_opt[SCEN_MAX_OPTS];
+long sched_opt[SCEN_MAX_OPTS];
 int idle_poll; /* idle=poll: idle harts never halt (launcher.c) */
 
 void fpu_save(uint64_t *regs);
@@ -65,6 +65,14 @@ static void arm_timer(struct cpu *c)
    one_timer leaves only hart 0 one, and the launcher hart is the boot hart, often another). */
 void sched_arm_timer(void) { arm_timer(mycpu()); }
 
+/* p's time on its hart up to now into run_ticks, before a hook sees p (proc.h): a policy reads attained
+   service as is. sched_lock held, p RUNNING. */
+static void account_run(struct proc *p, uint64_t now)
+{
+    p->run_ticks += now - p->dispatched_at;
+    p->dispatched_at = now;
+}
+
 void sched_timer_interrupt(struct cpu *c)
 {
     uint64_t now = rdtime();
@@ -75,6 +83,8 @@ void sched_timer_interrupt(struct cpu *c)
         if (now >= c->next_tick) {
             while (c->next_tick <= now)
                 c->next_tick += sched_quantum;
+            if (c->cur)
+                account_run(c->cur, now);
             sched->tick(c);
         }
         release(&sched_lock);
@@ -233,7 +243,7 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
 static void switch_out(struct proc *p)
 {
     struct cpu *c = mycpu();
-    p->run_ticks += rdtime() - p->dispatched_at;
+    account_run(p, rdtime()); /* the little since the hook's */
     info_set_running(p->job, p->idx, 0);
     fpu_switch_out(p);
     c->need_resched = 0;
@@ -268,6 +278,7 @@ void sched_block(struct proc *p)
     p->state = P_BLOCKED;
     p->nblock++;
     p->blocked_at = rdtime();
+    account_run(p, p->blocked_at);
     trace_proc(TR_BLK, p, 0);
     sched->blocked(p);
     p->job->nforever += !p->fx_deadline;
@@ -279,6 +290,7 @@ void sched_yield(struct proc *p)
 {
     acquire(&sched_lock);
     p->state = P_READY;
+    account_run(p, rdtime());
     trace_proc(TR_YLD, p, 0);
     sched->enqueue(p, ENQ_YIELD);
     switch_out(p);
@@ -293,6 +305,7 @@ void sched_preempt_on_return(struct proc *p)
     c->need_resched = 0;
     p->npreempt++;
     p->state = P_READY;
+    account_run(p, rdtime());
     trace_proc(TR_PRE, p, 0);
     sched->enqueue(p, ENQ_PREEMPT);
     switch_out(p);
@@ -303,6 +316,7 @@ void sched_exit(struct proc *p)
 {
     ASSERT_HELD(&sched_lock, "sched_exit");
     p->state = P_ZOMBIE;
+    account_run(p, rdtime());
     trace_proc(TR_EXIT, p, 0);
     sched->exited(p);
     p->job->nactive--;

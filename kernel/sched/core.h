@@ -25,6 +25,7 @@ void sched_arm_timer(void);                 /* re-arm the calling hart's timer (
 const struct sched_class *sched_class_by_name(const char *name);
 const char *sched_class_names(void);        /* "timeslice,gang,..." of the policies built, in order */
 const char *sched_option_list(void);        /* "gang.alternates=on|off,...": every policy's options */
+const char *sched_job_key_list(void);       /* "lottery.tickets=1..10000,...": every policy's job keys */
 struct scen_policy;
 const struct scen_policy *sched_policy_table(int *n);   /* names and options, for the scenario parser */
 void sched_init(void);

@@ -117,10 +117,16 @@ static const struct sl_appspec *lookup(const char *name)
 /* ---- environments: what the kernel would pass ---- */
 
 /* the built-in policies with their options, as kernel/sched/'s classes declare them */
-static const struct scen_option ts_opts[] = { { "wakeboost", "off|on", 0, "" } };
-static const struct scen_option gang_opts[] = { { "alternates", "off|on", 0, "" }, { "gangfit", "first|best", 0, "" } };
-static const struct scen_policy policy_table[] = { { "timeslice", ts_opts, 1 }, { "gang", gang_opts, 2 },
-                                                   { "partition", 0, 0 }, { "global", 0, 0 } };
+static const struct scen_option ts_opts[] = { { "wakeboost", "off|on", 0, "", 0, 0 } };
+static const struct scen_option gang_opts[] = { { "alternates", "off|on", 0, "", 0, 0 },
+                                                { "gangfit", "first|best", 0, "", 0, 0 } };
+/* and one like tests/policies/lottery.c: a numeric option, a numeric and a choice per-job key */
+static const struct scen_option lot_opts[] = { { .name = "turn", .def = 1, .min = 1, .max = 64 } };
+static const struct scen_option lot_keys[] = { { .name = "tickets", .def = 10, .min = 1, .max = 10000 },
+                                               { .name = "class", .choices = "batch|interactive" } };
+static const struct scen_policy policy_table[] = { { "timeslice", ts_opts, 1, 0, 0 }, { "gang", gang_opts, 2, 0, 0 },
+                                                   { "partition", 0, 0, 0, 0 }, { "global", 0, 0, 0, 0 },
+                                                   { "lottery", lot_opts, 1, lot_keys, 2 } };
 
 static const struct scen_policy *chosen_policy(const struct scen_env *env, const char *name)
 {
@@ -135,7 +141,7 @@ struct scen_env make_env(unsigned sel)
     static const int harts[] = { 1, 2, 4, 64 };
     static const uint64_t mem[] = { 256ULL << 20, 8ULL << 20, 4ULL << 30, UINT64_MAX };
     struct scen_env e = { .nharts = harts[sel & 3], .free_bytes = mem[(sel >> 2) & 3], .lookup = lookup,
-                          .apps = app_names, .policy_table = policy_table, .npolicies = (sel >> 4) & 1 ? 1 : 4,
+                          .apps = app_names, .policy_table = policy_table, .npolicies = (sel >> 4) & 1 ? 1 : 5,
                           .trace_built = (sel >> 5) & 1 };
     return e;
 }
@@ -193,6 +199,17 @@ static int args_ok(const struct sl_appspec *s, const char *args)
     return *a == 0;
 }
 
+/* " name=<value>" of a policy option or job key: the choice word, or the number. */
+static size_t policy_value_text(const struct scen_option *o, long v, char *out, size_t len)
+{
+    if (!o->choices[0])
+        return (size_t)snprintf(out, len, " %s=%ld", o->name, v);
+    const char *c = o->choices;
+    for (long k = 0; k < v; k++)
+        c = strchr(c, '|') + 1;
+    return (size_t)snprintf(out, len, " %s=%.*s", o->name, (int)strcspn(c, "|"), c);
+}
+
 /* The parsed scenario as bootargs that say exactly the same. */
 static size_t canonical(const struct scen_env *env, const struct scenario *sc, char *out, size_t len)
 {
@@ -200,12 +217,8 @@ static size_t canonical(const struct scen_env *env, const struct scenario *sc, c
                                 (unsigned long)sc->quantum_us, (unsigned long)sc->seed, sc->trace ? "on" : "off",
                                 sc->calib ? "on" : "off", sc->irq_sbi ? "sbi" : "auto");
     const struct scen_policy *p = chosen_policy(env, sc->policy);
-    for (int i = 0; p && i < p->nopts && n < len; i++) {           /* its options, as the choice words */
-        const char *c = p->opts[i].choices;
-        for (int k = 0; k < sc->popt[i]; k++)
-            c = strchr(c, '|') + 1;
-        n += (size_t)snprintf(out + n, len - n, " %s=%.*s", p->opts[i].name, (int)strcspn(c, "|"), c);
-    }
+    for (int i = 0; p && i < p->nopts && n < len; i++)             /* its options, as the choice words */
+        n += policy_value_text(&p->opts[i], sc->popt[i], out + n, len - n);
     if (sc->timeout_us && n < len)
         n += (size_t)snprintf(out + n, len - n, " timeout=%luus", (unsigned long)sc->timeout_us);
     if (n < len)
@@ -214,6 +227,12 @@ static size_t canonical(const struct scen_env *env, const struct scenario *sc, c
         const struct scen_job *j = &sc->jobs[i];
         n += (size_t)snprintf(out + n, len - n, " job=%s:%s%sprocs=%d,at=%luus,adapt=%s", j->app, j->args,
                               j->args[0] ? "," : "", j->procs, (unsigned long)j->at_us, j->adaptive ? "yes" : "no");
+        for (int k = 0; p && k < p->njkeys && n < len; k++) {
+            size_t at = n;
+            n += policy_value_text(&p->jkeys[k], j->pkey[k], out + n, len - n);
+            if (at < len)
+                out[at] = ',';                                  /* a job's key: ",name=value" */
+        }
     }
     return n;
 }
@@ -228,10 +247,24 @@ static int same_scenario(const struct scenario *a, const struct scenario *b)
     for (int i = 0; i < a->njobs; i++) {
         const struct scen_job *x = &a->jobs[i], *y = &b->jobs[i];
         if (strcmp(x->app, y->app) || x->spec != y->spec || x->procs != y->procs || x->at_us != y->at_us ||
-            x->adaptive != y->adaptive || strcmp(x->args, y->args) || x->mem_bytes != y->mem_bytes)
+            x->adaptive != y->adaptive || strcmp(x->args, y->args) || x->mem_bytes != y->mem_bytes ||
+            memcmp(x->pkey, y->pkey, sizeof x->pkey) || strcmp(x->pargs, y->pargs))
             return 0;
     }
     return 1;
+}
+
+/* v is a value the option can have (a choice's index, or a number in range); 0 for no option at all. */
+static int policy_value_ok(const struct scen_option *o, long v)
+{
+    if (!o)
+        return v == 0;
+    if (!o->choices[0])
+        return v >= o->min && v <= o->max;
+    int n = 1;
+    for (const char *c = o->choices; *c; c++)
+        n += *c == '|';
+    return v >= 0 && v < n;
 }
 
 static void check_ok(const char *input, const struct scen_env *env, const struct scenario *sc)
@@ -241,7 +274,7 @@ static void check_ok(const char *input, const struct scen_env *env, const struct
         sc->timeout_us > SCEN_MAX_TIME_US || sc->trace > 1 || sc->calib > 1 || (sc->trace && !env->trace_built))
         fail(input, "a setting out of range", NULL);
     for (int i = 0; i < SCEN_MAX_OPTS; i++)
-        if (sc->popt[i] < 0 || sc->popt[i] > (i < p->nopts ? 1 : 0))   /* every option here has two choices */
+        if (!policy_value_ok(i < p->nopts ? &p->opts[i] : 0, sc->popt[i]))
             fail(input, "a policy option out of range", NULL);
     if (sc->njobs < 1 || sc->njobs > SCEN_MAX_JOBS)
         fail(input, "njobs out of range", NULL);
@@ -255,6 +288,11 @@ static void check_ok(const char *input, const struct scen_env *env, const struct
             fail(input, "a job's args are not its spec's keys with valid values", j->args);
         if (j->mem_bytes > env->free_bytes)
             fail(input, "a job admitted with more memory than is free", NULL);
+        for (int k = 0; k < SCEN_MAX_JOB_KEYS; k++)
+            if (!policy_value_ok(k < p->njkeys ? &p->jkeys[k] : 0, j->pkey[k]))
+                fail(input, "a policy's job key out of range", NULL);
+        if (!memchr(j->pargs, 0, sizeof j->pargs))
+            fail(input, "a job's policy keys not terminated", NULL);
     }
     static char again[SCEN_MAX_JOBS * 600 + 400];
     if (canonical(env, sc, again, sizeof again) >= sizeof again)

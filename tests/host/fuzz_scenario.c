@@ -79,9 +79,10 @@ static const char *any(const struct words *ws) { return ws->w[pick(ws->n)]; }
 static void build_dict(void)
 {
     static const char *const set[] = { "policy", "quantum", "seed", "trace", "irq", "calib", "timeout", "clock",
-                                       "wakeboost", "alternates", "gangfit", "job" };
+                                       "wakeboost", "alternates", "gangfit", "turn", "job" };
     static const char *const val[] = {
-        "timeslice", "gang", "partition", "global", "on", "off", "yes", "no", "first", "best", "real", "virtual", "auto", "sbi",
+        "timeslice", "gang", "partition", "global", "lottery", "batch", "interactive",
+        "on", "off", "yes", "no", "first", "best", "real", "virtual", "auto", "sbi",
         "0us", "99us",
         "100us", "10ms", "10s", "11s", "86400s", "86401s", "86400000000us", "1ms", "0", "1", "2", "64", "65", "128",
         "129", "4096", "9223372036854775807", "9223372036854775808", "18446744073709551615",
@@ -95,7 +96,7 @@ static void build_dict(void)
         add(&values, val[i]);
     for (size_t i = 0; i < sizeof sep / sizeof *sep; i++)
         add(&seps, sep[i]);
-    add(&keys, "procs"), add(&keys, "at"), add(&keys, "adapt");
+    add(&keys, "procs"), add(&keys, "at"), add(&keys, "adapt"), add(&keys, "tickets"), add(&keys, "class");
     add(&appwords, "nosuchapp"), add(&appwords, "abcdefghijklmnop");
     char num[80];
     for (int i = 0; i < nspecs; i++) {

@@ -23,9 +23,16 @@ static const struct sl_appspec *lookup(const char *name)
 }
 
 /* two policies with options of their own, as sched.h's classes declare them */
-static const struct scen_option ts_opts[] = { { "wakeboost", "off|on", 0, "" } };
-static const struct scen_option gang_opts[] = { { "alternates", "off|on", 0, "" }, { "gangfit", "first|best", 0, "" } };
-static const struct scen_policy two_policies[] = { { "timeslice", ts_opts, 1 }, { "gang", gang_opts, 2 } };
+static const struct scen_option ts_opts[] = { { "wakeboost", "off|on", 0, "", 0, 0 } };
+static const struct scen_option gang_opts[] = { { "alternates", "off|on", 0, "", 0, 0 },
+                                                { "gangfit", "first|best", 0, "", 0, 0 } };
+/* a third with a numeric option and per-job keys, as tests/policies/lottery.c */
+static const struct scen_option lot_opts[] = { { .name = "turn", .def = 1, .min = 1, .max = 64 },
+                                               { .name = "bias", .def = 0, .min = -20, .max = 19 } };
+static const struct scen_option lot_keys[] = { { .name = "tickets", .def = 10, .min = 1, .max = 10000 },
+                                               { .name = "class", .choices = "batch|interactive" } };
+static const struct scen_policy two_policies[] = { { "timeslice", ts_opts, 1, 0, 0 }, { "gang", gang_opts, 2, 0, 0 },
+                                                   { "lottery", lot_opts, 2, lot_keys, 2 } };
 
 static struct scen_env env = { .nharts = 4, .free_bytes = 64ULL << 20, .lookup = lookup, .apps = "gauss, hog",
                                .policy_table = two_policies, .npolicies = 1,
@@ -244,10 +251,84 @@ static void test_model_tokens(void)
     CHECK(fails("idle= job=gauss", "idle=", "idle=auto"));
 }
 
+/* Numeric options and a policy's per-job keys (issue 25): checked against the chosen policy like its
+   options, defaults filled in, canonical in pargs for the RESULT line. */
+static void test_policy_numbers_and_job_keys(void)
+{
+    struct scen_env saved = env;
+    env.npolicies = 3;
+    CHECK(parse("policy=lottery job=gauss") == 0 && sc.popt[0] == 1 && sc.popt[1] == 0);
+    CHECK(sc.jobs[0].pkey[0] == 10 && sc.jobs[0].pkey[1] == 0 && !strcmp(sc.jobs[0].pargs, "tickets=10 class=batch"));
+    CHECK(parse("policy=lottery turn=64 bias=-20 job=gauss:tickets=3,n=64 job=gauss:class=interactive,tickets=10000")
+          == 0);
+    CHECK(sc.popt[0] == 64 && sc.popt[1] == -20);
+    CHECK(sc.jobs[0].pkey[0] == 3 && !strcmp(sc.jobs[0].args, "n=64,sync=barrier,barrier=block"));
+    CHECK(!strcmp(sc.jobs[0].pargs, "tickets=3 class=batch"));
+    CHECK(sc.jobs[1].pkey[0] == 10000 && sc.jobs[1].pkey[1] == 1);
+    CHECK(!strcmp(sc.jobs[1].pargs, "tickets=10000 class=interactive"));
+    CHECK(parse("job=gauss:tickets=5 policy=lottery") == 0 && sc.jobs[0].pkey[0] == 5);   /* any order */
+    CHECK(fails("policy=lottery turn=0 job=gauss", "turn=0", "expected a whole number from 1 to 64"));
+    CHECK(fails("policy=lottery turn=65 job=gauss", "turn=65", "from 1 to 64"));
+    CHECK(fails("policy=lottery turn=1x job=gauss", "turn=1x", "from 1 to 64"));
+    CHECK(fails("policy=lottery bias=-21 job=gauss", "bias=-21", "from -20 to 19"));
+    CHECK(fails("policy=lottery bias=- job=gauss", "bias=-", "from -20 to 19"));
+    CHECK(fails("policy=lottery bias=--1 job=gauss", "bias=--1", "from -20 to 19"));
+    CHECK(fails("policy=lottery bias=9223372036854775808 job=gauss", "bias=9223372036854775808", "from -20 to 19"));
+    CHECK(fails("policy=lottery job=gauss:tickets=0", "job=gauss:tickets=0", "tickets=0, expected a whole number "
+                "from 1 to 10000"));
+    CHECK(fails("policy=lottery job=gauss:class=fast", "job=gauss:class=fast", "expected batch or interactive"));
+    CHECK(fails("policy=lottery job=gauss:tickets=2,tickets=3", "tickets=2,tickets=3", "tickets given twice"));
+    CHECK(fails("job=gauss:tickets=3", "job=gauss:tickets=3", "tickets= is a job key of policy lottery, not of "
+                "timeslice"));
+    CHECK(fails("policy=gang job=hog:tickets=3", "job=hog:tickets=3", "not of gang"));
+    CHECK(fails("policy=lottery job=gauss:tikets=3", "job=gauss:tikets=3", "tickets (policy lottery)"));
+    CHECK(fails("policy=lottery tickets=3 job=gauss", "tickets=3", "give it in a job, like job=<app>:tickets=3"));
+    CHECK(fails("policy=gang turn=2 job=gauss", "turn=2", "an option of policy lottery, not of gang"));
+    CHECK(parse("policy=timeslice job=gauss") == 0 && sc.jobs[0].pargs[0] == 0);   /* no keys: nothing on RESULT */
+    env = saved;
+}
+
+/* A policy's job key named like an app's key: refused, naming both, rather than silently given to one. */
+static void test_job_key_clash(void)
+{
+    static const struct scen_option n_key[] = { { .name = "n", .def = 1, .min = 1, .max = 9 } };
+    static const struct scen_policy clash[] = { { "timeslice", ts_opts, 1, n_key, 1 } };
+    struct scen_env saved = env;
+    env.policy_table = clash;
+    CHECK(fails("job=gauss:n=64", "job=gauss:n=64", "'n' is a key of gauss and a job key of policy timeslice"));
+    CHECK(parse("job=hog:n=3") == 0 && sc.jobs[0].pkey[0] == 3);    /* hog has no n: it is the policy's */
+    env = saved;
+}
+
+/* The limits a policy's declarations have (scenario.h): 8 options, 23-character names, 63-character choices. */
+static void test_policy_declaration_limits(void)
+{
+    static struct scen_option many[SCEN_MAX_OPTS];
+    static const char long_choices[] = "aaaaaaaaaaaaaaa|bbbbbbbbbbbbbbb|ccccccccccccccc|ddddddddddddddd";
+    _Static_assert(sizeof long_choices == sizeof many[0].choices, "63 characters of choices");
+    for (int i = 0; i < SCEN_MAX_OPTS; i++) {
+        memcpy(many[i].name, "option_0_with_a_long_nm", 24);                        /* 23 characters */
+        many[i].name[7] = (char)('0' + i);
+        memcpy(many[i].choices, long_choices, sizeof long_choices);
+    }
+    CHECK(SCEN_MAX_OPTS == 8 && strlen(many[7].name) == 23);
+    const struct scen_policy wide[] = { { "wide", many, SCEN_MAX_OPTS, 0, 0 } };
+    struct scen_env saved = env;
+    env.policy_table = wide;
+    CHECK(parse("option_7_with_a_long_nm=ddddddddddddddd option_0_with_a_long_nm=bbbbbbbbbbbbbbb job=hog") == 0);
+    CHECK(sc.popt[7] == 3 && sc.popt[0] == 1 && sc.popt[3] == 0);
+    CHECK(fails("option_5_with_a_long_nm=e job=hog", "option_5_with_a_long_nm=e",
+                "expected aaaaaaaaaaaaaaa, bbbbbbbbbbbbbbb, ccccccccccccccc or ddddddddddddddd"));
+    env = saved;
+}
+
 int main(void)
 {
     test_model_tokens();
+    test_policy_declaration_limits();
     test_policy_options();
+    test_policy_numbers_and_job_keys();
+    test_job_key_clash();
     test_memory_limits();
     test_defaults();
     test_full();

@@ -3,7 +3,8 @@
 The kernel prints a few line kinds, each a keyword followed by fields:
 
     BOOT harts=<H> nodes=<k> mem_mb=<m> policies=<p,...> apps=<a,...> boot_hart=<h> boot_us=<t> background=<a,...> options=<p.o=a|b,...>
-         timer=sstc|sbi ipi=sswi|sbi clock=real|virtual idle=auto|poll model=<canonical spec>|none cycle_ps=<n>
+         timer=sstc|sbi ipi=sswi|sbi clock=real|virtual jobkeys=<p.k=1..n,...|none> idle=auto|poll
+         model=<canonical spec>|none cycle_ps=<n>
     RESULT job=<id> app=<name> policy=<p> ... check=ok|FAIL [more key=value]
     SUMMARY policy=<p> harts=<H> jobs=<n> failed=<n> makespan_us=<t>
     CALIB syscall_ns=<x> switch_ns=<x> ipi_ns=<x|na> tick_ns=<x> synth_unit_ns=<x> cost_us=<n>
@@ -145,7 +146,8 @@ class Console:
 def parse_policy_options(text: str) -> dict:
     """BOOT's ``options=gang.alternates=off|on,gang.gangfit=first|best,...`` (``none``: no policy has any)
     as ``{"gang": {"alternates": ["off", "on"], "gangfit": ["first", "best"]}}``: every policy's own
-    scenario options and their choices, the first choice being the default."""
+    scenario options and their choices, the first choice being the default. A numeric option is listed as
+    its range, ``lottery.lottery_turn=1..100`` -> ``{"lottery": {"lottery_turn": ["1..100"]}}``."""
     options: dict = {}
     for item in text.split(","):
         name, eq, choices = item.partition("=")
@@ -164,9 +166,11 @@ def _parse_boot(rest: str) -> dict:
         elif value is not None and value is not True:
             boot[key] = [str(value)]
     # parse_fields split options= at its first '=': the rest of the word is the value
+    # and so did jobkeys= (the policies' per-job keys, job=<app>:tickets=3): the same form
     for word in rest.split():
-        if word.startswith("options="):
-            boot["options"] = parse_policy_options(word[len("options="):])
+        for key in ("options", "jobkeys"):
+            if word.startswith(key + "="):
+                boot[key] = parse_policy_options(word[len(key) + 1:])
     return boot
 
 

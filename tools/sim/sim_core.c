@@ -22,7 +22,7 @@ struct spinlock sched_lock = SPINLOCK_INIT("sched");
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
-int sched_opt[SCEN_MAX_OPTS];
+long sched_opt[SCEN_MAX_OPTS];
 struct platform plat;
 uintptr_t sim_tp;
 uint64_t sim_now;
@@ -392,6 +392,10 @@ static void handle(const struct sim_event *e)
         on_hart(e->hart, e->t);
         while (c->next_tick <= e->t)
             c->next_tick += sched_quantum;
+        if (c->cur) { /* run_ticks current in the hook, as the kernel's (proc.h); its work progress is not */
+            c->cur->run_ticks += e->t > c->cur->dispatched_at ? e->t - c->cur->dispatched_at : 0;
+            c->cur->dispatched_at = e->t > c->cur->dispatched_at ? e->t : c->cur->dispatched_at;
+        }
         sched->tick(c);
         post_tick(e->hart);
         after_event(c, e->t);

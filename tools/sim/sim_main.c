@@ -54,11 +54,12 @@ static void print_result(struct job *j)
     }
     printf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
            "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-           "adapt=%s migrations=%lu mem_kb=%lu sim=%s\n",
+           "adapt=%s migrations=%lu mem_kb=%lu%s%s sim=%s\n",
            j->id, j->scen->app, sched->name, ncpus, j->nprocs, j->arrive / 1000, start / 1000, j->end / 1000,
            (j->end - start) / 1000, j->cpu_ticks / 1000, ok ? "ok" : "FAIL", keys[0] ? " " : "", keys, ok ? "" : " ",
            ok ? "" : j->kill_reason, j->nswitch, j->npreempt, j->nblock, j->blocked_ticks / 1000,
-           j->adaptive ? "yes" : "no", j->nmigrate, j->scen->mem_bytes >> 10, calib_name);
+           j->adaptive ? "yes" : "no", j->nmigrate, j->scen->mem_bytes >> 10, j->scen->pargs[0] ? " " : "",
+           j->scen->pargs, calib_name);
     nfailed += !ok;
 }
 
@@ -209,8 +210,8 @@ int main(int argc, char **argv)
     if (scen.trace && trace_init(err, sizeof err) < 0)
         return refuse(err);
     printf("BOOT harts=%d nodes=1 mem_mb=%lu policies=%s apps=%s boot_hart=0 boot_us=0 background=hog options=%s "
-           "sim=%s\n",
-           harts, mem_mb, sched_class_names(), work_models(), sched_option_list(), calib_name);
+           "jobkeys=%s sim=%s\n",
+           harts, mem_mb, sched_class_names(), work_models(), sched_option_list(), sched_job_key_list(), calib_name);
     for (int i = 0; i < njobs; i++)
         sim_post(jobs[i].scen->at_us * 1000, EV_ARRIVE, 0, 0, &jobs[i]);
     enum sim_end end = sim_run(scen.timeout_us ? scen.timeout_us * 1000 : ~0UL, host_limit);

@@ -1,0 +1,151 @@
+/*
+ * lottery.c - lottery scheduling over jobs (Waldspurger & Weihl, OSDI 1994), a policy of the test tree that
+ * uses the whole policy contract of sched.h: a per-job key, a numeric option, private per-job and
+ * per-process storage, and accounting that is current when a hook runs
+ * (tests/test_policy_file.py builds it: make EXTRA_POLICIES=tests/policies/lottery.c).
+ *
+ *   job=<app>:tickets=<1..10000>   the job's share (default 10): a job with twice the tickets of another
+ *                                  wins about twice as many turns while both have work
+ *   lottery_turn=<1..100>          quanta a winner keeps its hart before the next draw (default 1)
+ *
+ * Every READY process waits in its job's FIFO, kept in the job's private storage. A hart that needs work
+ * draws a ticket among the jobs with a waiting process (sched_rand, so a seed= gives the same draws) and
+ * runs the head of the winner's queue. Each hart's tick ends a turn of lottery_turn quanta (the turn's
+ * count is the process's private storage) if anyone waits. A process made ready kicks an idle hart.
+ *
+ * The accounting check: a process's run_ticks must have grown between its pick and the hook that sees it
+ * stop (blocked, exited, enqueue after a preemption or yield). A turn is hundreds of instructions at the
+ * least, so a run_ticks that did not grow means the core had not brought it up to date; a job whose
+ * every such hook saw it stale is a PANIC when the job is done (one short turn now and then is not).
+ *
+ * All state is guarded by sched_lock.
+ */
+#include "sched.h"
+#include "runq.h"
+
+enum { OPT_TURN };                      /* index in lottery_class.options */
+enum { KEY_TICKETS };                   /* index in lottery_class.job_keys */
+
+struct lot_job {                        /* SCHED_PRIV(j): zero at job_admit */
+    struct runq queue;                  /* its READY processes, oldest first */
+    long tickets;
+    int nready;
+    int stops, stale;                   /* hooks that saw a process stop; of those, with run_ticks not grown */
+};
+
+struct lot_proc {                       /* SCHED_PRIV(p): zero at proc_new */
+    uint64_t run_at_pick;               /* p->run_ticks when it was last picked */
+    long turn_left;                     /* quanta left in its current turn */
+};
+
+static int nwaiting;                    /* READY processes in every queue */
+
+static void lot_init(void) { nwaiting = 0; }
+
+static int lot_job_admit(struct job *j)
+{
+    SCHED_PRIV(j, struct lot_job)->tickets = sched_job_key(j, KEY_TICKETS);
+    return 0;
+}
+
+static void lot_job_done(struct job *j)
+{
+    struct lot_job *lj = SCHED_PRIV(j, struct lot_job);
+    if (lj->stops >= 4 && lj->stale == lj->stops)
+        panic("lottery: job %d: run_ticks was stale in all %d hooks that saw a process stop (sched.h: the core "
+              "updates it before them)", j->id, lj->stops);
+}
+
+static void lot_proc_new(struct proc *p) { p->hart = mycpu()->id; }
+
+/* p stopped running: was its attained service brought up to date before this hook? */
+static void saw_stop(struct proc *p)
+{
+    struct lot_job *lj = SCHED_PRIV(p->job, struct lot_job);
+    lj->stops++;
+    lj->stale += p->run_ticks == SCHED_PRIV(p, struct lot_proc)->run_at_pick;
+}
+
+static void kick_idle_hart(void)
+{
+    int me = mycpu()->id;
+    for (int h = 0; h < ncpus; h++)
+        if (h != me && __atomic_load_n(&cpus[h].idle, __ATOMIC_RELAXED) != IDLE_NOT) {
+            sched_kick(h);
+            return;
+        }
+}
+
+static void lot_enqueue(struct proc *p, enum enq_how how)
+{
+    struct lot_job *lj = SCHED_PRIV(p->job, struct lot_job);
+    if (how == ENQ_PREEMPT || how == ENQ_YIELD)
+        saw_stop(p);
+    runq_push_back(&lj->queue, p);
+    lj->nready++;
+    nwaiting++;
+    kick_idle_hart();
+}
+
+/* The job holding the drawn ticket among those with a waiting process; 0 if none waits. */
+static struct job *draw(void)
+{
+    long total = 0;
+    for (int i = 0; i < njobs; i++)
+        if (SCHED_PRIV(&jobs[i], struct lot_job)->nready)
+            total += SCHED_PRIV(&jobs[i], struct lot_job)->tickets;
+    if (total == 0)
+        return 0;
+    long ticket = (long)(sched_rand() % (uint64_t)total);
+    for (int i = 0; i < njobs; i++) {
+        struct lot_job *lj = SCHED_PRIV(&jobs[i], struct lot_job);
+        if (lj->nready && (ticket -= lj->tickets) < 0)
+            return &jobs[i];
+    }
+    return 0;
+}
+
+static struct proc *lot_pick_next(struct cpu *c)
+{
+    struct job *j = draw();
+    if (!j)
+        return 0;
+    struct lot_job *lj = SCHED_PRIV(j, struct lot_job);
+    struct proc *p = runq_pop(&lj->queue);
+    lj->nready--;
+    nwaiting--;
+    struct lot_proc *lp = SCHED_PRIV(p, struct lot_proc);
+    lp->run_at_pick = p->run_ticks;
+    lp->turn_left = sched_opt[OPT_TURN];
+    p->hart = c->id;
+    return p;
+}
+
+static void lot_blocked(struct proc *p) { saw_stop(p); }
+static void lot_exited(struct proc *p) { saw_stop(p); }
+static void lot_abandoned(struct proc *p) {}   /* proc_new took nothing */
+
+static void lot_tick(struct cpu *c)
+{
+    if (c->cur && --SCHED_PRIV(c->cur, struct lot_proc)->turn_left <= 0 && nwaiting)
+        sched_preempt(c);
+}
+
+const struct sched_class lottery_class = {
+    .order = 110,
+    .name = "lottery",
+    .options = { { .name = "lottery_turn", .min = 1, .max = 100, .def = 1,
+                   .help = "quanta a winner runs before the next draw" } },
+    .job_keys = { { .name = "tickets", .min = 1, .max = 10000, .def = 10, .help = "the job's share of the draws" } },
+    .init = lot_init,
+    .job_admit = lot_job_admit,
+    .job_done = lot_job_done,
+    .proc_new = lot_proc_new,
+    .enqueue = lot_enqueue,
+    .pick_next = lot_pick_next,
+    .blocked = lot_blocked,
+    .exited = lot_exited,
+    .abandoned = lot_abandoned,
+    .tick = lot_tick,
+};
+SCHED_CLASS(lottery_class);
