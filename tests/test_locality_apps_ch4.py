@@ -169,3 +169,13 @@ def test_the_simulator_refuses_them_cleanly():
         run = sim_boot(2, f"job={app}")
         assert run.exit_code == 2 and not run.panics and run.boot is None, run.console
         assert len(run.errors) == 1 and f"no model of app {app}" in run.errors[0], run.errors
+
+
+def test_deterministic_mode_places_the_same_way_twice(boot):
+    # lb breaks ties at random and both apps make threads as work completes: in deterministic mode two
+    # boots must still print the same bytes (placement counts and all)
+    jobs = ["policy=partition", "quantum=2ms", "job=msort:n=2000,leaf=16,place=lb,procs=3",
+            "job=grassfire:n=48,place=lb", "job=grassfire:n=48,place=mcs,procs=3"]
+    first, second = (boot(2, jobs, timeout=180, deterministic=True) for _ in range(2))
+    assert_all_ok(first)
+    assert first.console == second.console
