@@ -20,6 +20,7 @@
 #include "kernel.h"
 #endif
 #include "scenario.h"
+#include "scenario_words.h"
 
 struct parser {
     const struct scen_env *env;
@@ -30,137 +31,12 @@ struct parser {
 
 #define FAIL(ps, ...) (snprintf((ps)->err, (ps)->errlen, __VA_ARGS__), -1)
 
-/* Strict unsigned decimal: digits only, no overflow. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!*s)
-        return -1;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        uint64_t d = (uint64_t)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
-
-/* "<n>us", "<n>ms" or "<n>s" -> microseconds. */
-static int parse_time_us(const char *s, uint64_t *out)
-{
-    char num[24];
-    size_t n = 0;
-    while (s[n] >= '0' && s[n] <= '9')
-        n++;
-    if (n == 0 || n >= sizeof num)
-        return -1;
-    memcpy(num, s, n);
-    num[n] = 0;
-    uint64_t v, mul;
-    if (parse_u64(num, &v))
-        return -1;
-    const char *unit = s + n;
-    if (!strcmp(unit, "us"))
-        mul = 1;
-    else if (!strcmp(unit, "ms"))
-        mul = 1000;
-    else if (!strcmp(unit, "s"))
-        mul = 1000000;
-    else
-        return -1;
-    if (v > SCEN_MAX_TIME_US / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
-static int parse_onoff(const char *s, int *out)
-{
-    if (!strcmp(s, "on"))
-        *out = 1;
-    else if (!strcmp(s, "off"))
-        *out = 0;
-    else
-        return -1;
-    return 0;
-}
-
-/* Split "key=value" in place of a copy; returns value or NULL if there is no '='. */
-static char *split_eq(char *tok)
-{
-    char *eq = strchr(tok, '=');
-    if (!eq)
-        return NULL;
-    *eq = 0;
-    return eq + 1;
-}
-
-static int choice_index(const char *choices, const char *val)
-{
-    size_t len = strlen(val);
-    int i = 0;
-    for (const char *c = choices; *c; i++) {
-        const char *bar = strchr(c, '|');
-        size_t clen = bar ? (size_t)(bar - c) : strlen(c);
-        if (clen == len && len && !strncmp(c, val, len))
-            return i;
-        c += clen + (bar ? 1 : 0);
-    }
-    return -1;
-}
-
-/* Copy the def-th choice of "a|b|c" into out. */
-static void choice_at(const char *choices, int def, char *out, size_t outlen)
-{
-    const char *c = choices;
-    for (int i = 0; i < def && strchr(c, '|'); i++)
-        c = strchr(c, '|') + 1;
-    size_t n = strchr(c, '|') ? (size_t)(strchr(c, '|') - c) : strlen(c);
-    if (n >= outlen)
-        n = outlen - 1;
-    memcpy(out, c, n);
-    out[n] = 0;
-}
-
-/* "a|b|c" -> "a, b or c" for messages. */
-static void choices_words(const char *choices, char *out, size_t outlen)
-{
-    size_t o = 0;
-    for (const char *c = choices; *c && o + 6 < outlen; c++) {
-        if (*c == '|') {
-            const char *sep = strchr(c + 1, '|') ? ", " : " or ";
-            for (; *sep && o + 1 < outlen; sep++)
-                out[o++] = *sep;
-        } else {
-            out[o++] = *c;
-        }
-    }
-    out[o] = 0;
-}
-
-/* Strict signed decimal within [min, max]. */
-static int parse_long(const char *s, long min, long max, long *out)
-{
-    uint64_t v;
-    int neg = *s == '-';
-    if (parse_u64(s + neg, &v) || v > (uint64_t)INT64_MAX)
-        return -1;
-    long x = neg ? -(long)v : (long)v;
-    if (x < min || x > max)
-        return -1;
-    *out = x;
-    return 0;
-}
-
 /* A policy option's or job key's value: a choice's index, or a number in its range; 0 on success. */
 static int policy_value(const struct scen_option *o, const char *val, long *out)
 {
     if (!o->choices[0])
-        return parse_long(val, o->min, o->max, out);
-    int v = choice_index(o->choices, val);
+        return scen_parse_long(val, o->min, o->max, out);
+    int v = scen_choice_index(o->choices, val);
     if (v < 0)
         return -1;
     *out = v;
@@ -171,7 +47,7 @@ static int policy_value(const struct scen_option *o, const char *val, long *out)
 static void policy_expected(const struct scen_option *o, char *out, size_t outlen)
 {
     if (o->choices[0])
-        choices_words(o->choices, out, outlen);
+        scen_choices_words(o->choices, out, outlen);
     else
         snprintf(out, outlen, "a whole number from %ld to %ld", o->min, o->max);
 }
@@ -204,25 +80,6 @@ struct job_vals {
     int pgiven[SCEN_MAX_JOB_KEYS];
     int procs_given, at_given, adapt_given, mem_given;
 };
-
-/* "<n>K", "<n>M" or "<n>G" (KiB, MiB, GiB) -> bytes; 0 on success. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char num[24];
-    size_t n = 0;
-    while (s[n] >= '0' && s[n] <= '9')
-        n++;
-    if (n == 0 || n >= sizeof num || !s[n] || s[n + 1])
-        return -1;
-    memcpy(num, s, n);
-    num[n] = 0;
-    uint64_t v;
-    int shift = s[n] == 'K' ? 10 : s[n] == 'M' ? 20 : s[n] == 'G' ? 30 : -1;
-    if (shift < 0 || parse_u64(num, &v) || v == 0 || v > (UINT64_MAX >> shift))
-        return -1;
-    *out = v << shift;
-    return 0;
-}
 
 static const struct scen_policy *find_policy(const struct scen_env *env, const char *name);
 static const struct scen_option *find_option(const struct scen_option *opts, int n, const char *name);
@@ -260,7 +117,7 @@ static int policy_job_key(struct parser *ps, const char *tok, struct scen_job *j
 
 static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, char *key)
 {
-    char *val = split_eq(key);
+    char *val = scen_split_eq(key);
     const struct sl_appspec *spec = j->spec;
     char list[200];
     if (!val || !*key) {
@@ -271,7 +128,7 @@ static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struc
         uint64_t v;
         if (jv->procs_given++)
             return FAIL(ps, "bad token '%s': procs given twice", tok);
-        if (parse_u64(val, &v) || v < 1 || v > SL_MAX_PROCS)
+        if (scen_parse_u64(val, &v) || v < 1 || v > SL_MAX_PROCS)
             return FAIL(ps, "bad token '%s': procs=%s, expected a whole number from 1 to %d", tok, val, SL_MAX_PROCS);
         j->procs = (int)v;
         return 0;
@@ -287,14 +144,14 @@ static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struc
     if (!strcmp(key, "mem")) {
         if (jv->mem_given++)
             return FAIL(ps, "bad token '%s': mem given twice", tok);
-        if (parse_size(val, &j->mem_limit))
+        if (scen_parse_size(val, &j->mem_limit))
             return FAIL(ps, "bad token '%s': mem=%s, expected a size like mem=64M, mem=512K or mem=1G", tok, val);
         return 0;
     }
     if (!strcmp(key, "at")) {
         if (jv->at_given++)
             return FAIL(ps, "bad token '%s': at given twice", tok);
-        if (parse_time_us(val, &j->at_us))
+        if (scen_parse_time_us(val, &j->at_us))
             return FAIL(ps, "bad token '%s': at=%s, expected a time like 500ms, 2s or 100us", tok, val);
         return 0;
     }
@@ -310,13 +167,13 @@ static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struc
         return FAIL(ps, "bad token '%s': %s given twice", tok, key);
     if (k->kind == SL_KEY_INT) {
         uint64_t v;
-        if (parse_u64(val, &v) || (int64_t)v < k->min || (int64_t)v > k->max || v > INT64_MAX)
+        if (scen_parse_u64(val, &v) || (int64_t)v < k->min || (int64_t)v > k->max || v > INT64_MAX)
             return FAIL(ps, "bad token '%s': %s=%s, expected a whole number from %lld to %lld", tok, key, val,
                         (long long)k->min, (long long)k->max);
         snprintf(jv->val[ki], sizeof jv->val[ki], "%llu", (unsigned long long)v);
     } else {
-        if (choice_index(k->choices, val) < 0) {
-            choices_words(k->choices, list, sizeof list);
+        if (scen_choice_index(k->choices, val) < 0) {
+            scen_choices_words(k->choices, list, sizeof list);
             return FAIL(ps, "bad token '%s': %s=%s, expected %s", tok, key, val, list);
         }
         snprintf(jv->val[ki], sizeof jv->val[ki], "%s", val);
@@ -331,7 +188,7 @@ static uint64_t mem_estimate(const struct scen_job *j, const struct job_vals *jv
     unsigned __int128 k = 0;
     for (uint32_t i = 0; i < s->nkeys; i++) {
         uint64_t v;
-        if (s->mem_key[0] && !strcmp(s->keys[i].name, s->mem_key) && !parse_u64(jv->val[i], &v))
+        if (s->mem_key[0] && !strcmp(s->keys[i].name, s->mem_key) && !scen_parse_u64(jv->val[i], &v))
             k = v;
     }
     unsigned __int128 b = (unsigned __int128)(s->mem_const > 0 ? s->mem_const : 0) +
@@ -352,7 +209,7 @@ static int policy_args(const struct scen_policy *pol, struct scen_job *j)
         const struct scen_option *o = &pol->jkeys[i];
         char val[sizeof o->choices];
         if (o->choices[0])
-            choice_at(o->choices, (int)j->pkey[i], val, sizeof val);
+            scen_choice_at(o->choices, (int)j->pkey[i], val, sizeof val);
         else
             snprintf(val, sizeof val, "%ld", j->pkey[i]);
         n += snprintf(j->pargs + n, n < sizeof j->pargs ? sizeof j->pargs - n : 0, "%s%s=%s", i ? " " : "", o->name,
@@ -413,7 +270,7 @@ static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
             if (k->kind == SL_KEY_INT)
                 snprintf(jv.val[i], sizeof jv.val[i], "%lld", (long long)k->def);
             else
-                choice_at(k->choices, (int)k->def, jv.val[i], sizeof jv.val[i]);
+                scen_choice_at(k->choices, (int)k->def, jv.val[i], sizeof jv.val[i]);
         }
         n += snprintf(j->args + n, n < sizeof j->args ? sizeof j->args - n : 0, "%s%s=%s", i ? "," : "", k->name,
                       jv.val[i]);
@@ -526,7 +383,7 @@ static int parse_token(struct parser *ps, const char *tok)
     if (strlen(tok) >= sizeof buf)
         return FAIL(ps, "bad token '%.40s...': longer than %d characters", tok, (int)sizeof buf - 1);
     strcpy(buf, tok);
-    char *val = split_eq(buf);
+    char *val = scen_split_eq(buf);
     const char *key = buf;
     if (!val)
         return FAIL(ps,
@@ -538,19 +395,19 @@ static int parse_token(struct parser *ps, const char *tok)
     if (!strcmp(key, "policy"))
         return 0; /* read before every other token: parse_policy */
     if (!strcmp(key, "quantum")) {
-        if (parse_time_us(val, &sc->quantum_us) || sc->quantum_us < SCEN_MIN_QUANTUM_US ||
+        if (scen_parse_time_us(val, &sc->quantum_us) || sc->quantum_us < SCEN_MIN_QUANTUM_US ||
             sc->quantum_us > SCEN_MAX_QUANTUM_US)
             return FAIL(ps, "bad token '%s': expected a quantum from %dus to %ds, like quantum=10ms or quantum=500us",
                         tok, SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US / 1000000);
         return 0;
     }
     if (!strcmp(key, "seed")) {
-        if (parse_u64(val, &sc->seed))
+        if (scen_parse_u64(val, &sc->seed))
             return FAIL(ps, "bad token '%s': expected seed=<whole number>", tok);
         return 0;
     }
     if (!strcmp(key, "trace")) {
-        if (parse_onoff(val, &sc->trace))
+        if (scen_parse_onoff(val, &sc->trace))
             return FAIL(ps, "bad token '%s': expected trace=on or trace=off", tok);
         if (sc->trace && !ps->env->trace_built)
             return FAIL(ps, "bad token '%s': tracing is not available yet in this build (trace=off works)", tok);
@@ -572,7 +429,7 @@ static int parse_token(struct parser *ps, const char *tok)
         return 0;
     }
     if (!strcmp(key, "calib")) {
-        if (parse_onoff(val, &sc->calib))
+        if (scen_parse_onoff(val, &sc->calib))
             return FAIL(ps, "bad token '%s': expected calib=on or calib=off (the calibration card, a CALIB line)", tok);
         return 0;
     }
@@ -585,7 +442,7 @@ static int parse_token(struct parser *ps, const char *tok)
         return 0;
     }
     if (!strcmp(key, "timeout")) {
-        if (parse_time_us(val, &sc->timeout_us) || sc->timeout_us == 0)
+        if (scen_parse_time_us(val, &sc->timeout_us) || sc->timeout_us == 0)
             return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
         return 0;
     }
@@ -702,24 +559,5 @@ int scenario_parse(const char *bootargs, const struct scen_env *env, struct scen
     if (parse_tokens(&ps, bootargs) == 0)
         return 0;
     printable(err, errlen);
-    return -1;
-}
-
-int scenario_arg(const char *args, const char *key, char *val, size_t vallen)
-{
-    size_t klen = strlen(key);
-    for (const char *a = args; *a;) {
-        const char *comma = strchr(a, ',');
-        size_t len = comma ? (size_t)(comma - a) : strlen(a);
-        if (len > klen && !strncmp(a, key, klen) && a[klen] == '=') {
-            size_t v = len - klen - 1;
-            if (v >= vallen)
-                v = vallen - 1;
-            memcpy(val, a + klen + 1, v);
-            val[v] = 0;
-            return 0;
-        }
-        a += len + (comma ? 1 : 0);
-    }
     return -1;
 }

@@ -25,7 +25,7 @@ HOST_LIBASM := $(wildcard lib/host_uctx_$(HOST_ARCH).S)
 HOST_LIBOBJ += $(patsubst lib/%.S,$(HOST_OUT)/obj/lib/%.o,$(HOST_LIBASM))
 HOST_APPS   := $(patsubst %,$(HOST_OUT)/%,$(APPS))
 # The kernel's scenario parser and its formatter, which host_scenario.c runs on an app's command line.
-HOST_KSRC   := kernel/scenario.c kernel/printf.c
+HOST_KSRC   := kernel/scenario.c kernel/scenario_words.c kernel/printf.c
 HOST_LIBOBJ += $(patsubst kernel/%.c,$(HOST_OUT)/obj/kernel/%.o,$(HOST_KSRC))
 
 host: $(HOST_APPS)

@@ -24,7 +24,7 @@ static const char *the_app; /* the one app lookup() knows */
 static const struct sl_appspec *lookup(const char *app) { return strcmp(app, the_app) == 0 ? &sl_app : NULL; }
 
 /* The host runs a job's processes as threads under Linux: no kernel policy, so only the default name. */
-static const struct scen_policy host_policy = { "timeslice", 0, 0 };
+static const struct scen_policy host_policy = { .name = "timeslice" };
 
 static struct scen_env host_env(const char *app)
 {

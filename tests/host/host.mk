@@ -7,10 +7,10 @@ HOST_TESTS  += $(B)/host-tests/test_slots $(B)/host-tests/test_allot
 
 # The scenario parser with the kernel's own formatter (kernel/printf.c as ksnprintf, kernel/kprintf.h):
 # its messages are tested as the kernel prints them.
-$(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario.h kernel/printf.c \
+$(B)/host-tests/test_scenario: tests/host/test_scenario.c kernel/scenario.c kernel/scenario_words.c kernel/scenario.h kernel/scenario_words.h kernel/printf.c \
                                kernel/kprintf.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c kernel/printf.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_scenario.c kernel/scenario.c kernel/scenario_words.c kernel/printf.c
 
 # The kernel's formatter against glibc's snprintf.
 HOST_TESTS  += $(B)/host-tests/test_printf
@@ -169,7 +169,7 @@ $(B)/host-tests/test_resultkeys: tests/host/test_resultkeys.c kernel/resultkeys.
 # The scenario parser under random and mutated bootargs (tests/host/fuzz_scenario.c), fixed seed, about
 # 20 s (SCHEDLAB_FUZZ_SECONDS=N for longer). The app specs are read from the host build's app objects.
 FUZZ_SPECS  := $(patsubst %,$(HOST_OUT)/obj/apps/%.o,$(APPS))
-FUZZ_SRC    := tests/host/fuzz_scenario.c tests/host/fuzz_check.c kernel/scenario.c kernel/printf.c
+FUZZ_SRC    := tests/host/fuzz_scenario.c tests/host/fuzz_check.c kernel/scenario.c kernel/scenario_words.c kernel/printf.c
 FUZZ_DEFS   := -DFUZZ_SPEC_DIR='"$(HOST_OUT)/obj/apps"'
 HOST_TESTS  += $(B)/host-tests/fuzz_scenario
 $(B)/host-tests/fuzz_scenario: $(FUZZ_SRC) tests/host/fuzz_scenario.h kernel/scenario.h kernel/kprintf.h include/schedlab/abi.h $(FUZZ_SPECS)
