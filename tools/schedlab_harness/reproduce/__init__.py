@@ -150,7 +150,9 @@ def elapsed_us(run, app: str | None = None, job: int | None = None, key: str = "
 
 class Ctx:
     """What a section boots through: one place for QEMU, the simulator, repeats and seeds, progress.
-    ``model``: the machine-model spec every QEMU boot runs under (--model; None: no model)."""
+    ``model``: the machine-model spec every QEMU boot runs under (--model; None: no model). A section about the
+    model itself (the locality results) names its own profile per boot (``boot(..., model="iris")``): that boot
+    runs under it whatever --model says, and the section's rows say which profile each number comes from."""
 
     model: str | None = None
 
@@ -183,10 +185,11 @@ class Ctx:
         self._progress(msg)
 
     def boot(self, tokens: str | list[str], seed: int = 1, cpus: int | None = None, timeout: float = 900,
-             ok: bool = True) -> "qemu.Run":
+             ok: bool = True, model: str | None = None) -> "qemu.Run":
+        """One boot. ``model``: this boot's own machine-model spec ("none": explicitly none), else --model's."""
         words = tokens.split() if isinstance(tokens, str) else list(tokens)
         words = [w for w in words if not w.startswith("seed=")] + [f"seed={seed}"]
-        run = qemu.boot(cpus or self.cpus, words, timeout=timeout, model=self.model)
+        run = qemu.boot(cpus or self.cpus, words, timeout=timeout, model=self.model if model is None else model)
         self.boots += 1
         verdict = busy.assess(run)
         if verdict.busy:
@@ -200,9 +203,10 @@ class Ctx:
                              f"{' '.join(words)}\n{run.console[-800:]}")
         return run
 
-    def repeats(self, tokens, n: int | None = None, cpus: int | None = None, first_seed: int = 1) -> list:
+    def repeats(self, tokens, n: int | None = None, cpus: int | None = None, first_seed: int = 1,
+                model: str | None = None) -> list:
         """n boots (default: the section's reps) with seeds first_seed.. (seeds vary across repeats)."""
-        return [self.boot(tokens, seed=first_seed + i, cpus=cpus) for i in range(n or self.reps(5, 2))]
+        return [self.boot(tokens, seed=first_seed + i, cpus=cpus, model=model) for i in range(n or self.reps(5, 2))]
 
     def sim(self, tokens, cpus: int, seed: int = 1) -> "qemu.Run":
         if self.model_spec() != "none":
