@@ -32,7 +32,8 @@
  * Keys: n, iters, sched= (loopsched.h: static, ss, gss, factoring, trapezoid, afs, mod-factoring,
  * best-static - here every row has the same work, so BEST-STATIC's parts are equal ones), barrier= (the
  * wait kind), shape= (the barrier). RESULT: par_us (the 2 x iters loops), loops= (parallel loops run:
- * 2 x iters, each over the n - 2 interior rows), grabs= and remote= summed over them, diff=, sum=.
+ * 2 x iters, each over the n - 2 interior rows; n = 514 gives Table 5.3's 512 iterations a loop), grabs=
+ * and remote= summed over them, diff=, sum=.
  */
 #include "schedlab.h"
 #include "barrier.h"

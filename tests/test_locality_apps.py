@@ -107,3 +107,19 @@ def test_every_loop_scheduler_answers_and_counts_as_the_host_tool(boot, app, pro
         assert r["procs"] == procs
         assert_answer(r)
         assert_counts(r)
+
+
+@pytest.mark.parametrize("sched", ["mod-factoring", "factoring"])
+def test_gauss_coarse_takes_mod_factoring(boot, sched):
+    """gauss coarse deals rows [k+1, n) of step k from the scheduler (the KSR-1 table has MOD-FACTORING): its
+    grabs are the host tool's summed over the steps."""
+    n, procs = 24, 2
+    run = boot(2, f"job=gauss:n={n},procs={procs},sched={sched},barrier=block", timeout=120)
+    assert_all_ok(run)
+    r = run.results[0]
+    steps = [host_grabs(sched, n - 1 - k, procs) for k in range(n - 1)]
+    assert r["grabs"] == sum(g for g, _ in steps), r
+    if sched == "factoring":
+        assert r["remote"] == r["grabs"], r
+    else:
+        assert 0 <= r["remote"] <= r["grabs"], r
