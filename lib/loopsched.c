@@ -6,7 +6,11 @@
  *     chunk is [old next, new next) claimed by one fetch_add (ss), one CAS
  *     (gss) or under `lock` (factoring, trapezoid); a chunk never reaches
  *     past hi
- *   per-process queues (static, afs): the queues partition [lo, hi) at
+ *   mod-factoring: a batch's chunks are [batch_start, next) cut in
+ *     batch_chunks pieces of `chunk`, claimed under `lock` by setting their
+ *     bit in `taken`; a new batch is cut from `next` only when every chunk
+ *     of the last one is taken
+ *   per-process queues (static, best-static, afs): the queues partition [lo, hi) at
  *     start; a chunk is taken from the front (owner) or the end (thief) of
  *     one queue under that queue's lock, so queues only shrink and never
  *     overlap. Loads are read without the lock only to pick a victim; the
@@ -18,7 +22,8 @@
 
 static const char *const names[SL_NLOOPSCHEDS] = {
     [SL_LOOP_STATIC] = "static",       [SL_LOOP_SS] = "ss",   [SL_LOOP_GSS] = "gss", [SL_LOOP_FACTORING] = "factoring",
-    [SL_LOOP_TRAPEZOID] = "trapezoid", [SL_LOOP_AFS] = "afs",
+    [SL_LOOP_TRAPEZOID] = "trapezoid", [SL_LOOP_AFS] = "afs", [SL_LOOP_MODFACTORING] = "mod-factoring",
+    [SL_LOOP_BESTSTATIC] = "best-static",
 };
 
 int sl_loop_parse(const char *name)
@@ -46,7 +51,43 @@ void sl_loop_init(struct sl_loop *l, enum sl_loopsched kind, int nprocs, int k)
     l->kind = kind;
     l->nprocs = nprocs;
     l->k = k > 0 ? k : nprocs;
+    for (int i = 0; i < nprocs; i++)
+        l->q[i].split = -1;
 }
+
+int sl_loop_set_split(struct sl_loop *l, const int64_t *first)
+{
+    if (l->kind != SL_LOOP_BESTSTATIC || first[0] < 0)
+        return -1;
+    for (int i = 0; i < l->nprocs; i++)
+        if (first[i + 1] < first[i])
+            return -1;
+    for (int i = 0; i < l->nprocs; i++)
+        l->q[i].split = first[i];
+    l->split_end = first[l->nprocs];
+    return 0;
+}
+
+void sl_loop_split_weighted(const uint64_t *w, int64_t n, int p, int64_t *first)
+{
+    unsigned __int128 total = 0, sum = 0; /* sum = w[0] + ... + w[j-1] */
+    int64_t j = 0;
+
+    for (int64_t i = 0; i < n; i++)
+        total += w[i];
+    first[0] = 0;
+    for (int i = 1; i < p; i++) {
+        /* part i-1 ends where the sum first reaches i/p of the total, keeping one iteration for it
+           and for each part after it while n >= p */
+        int64_t lo = n >= p ? first[i - 1] + 1 : first[i - 1], hi = n >= p ? n - (p - i) : n;
+        while (j < hi && (j < lo || sum * (unsigned)p < total * (unsigned)i))
+            sum += w[j++];
+        first[i] = j;
+    }
+    first[p] = n;
+}
+
+static int64_t clip(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 void sl_loop_start(struct sl_loop *l, int64_t lo, int64_t hi)
 {
@@ -66,9 +107,15 @@ void sl_loop_start(struct sl_loop *l, int64_t lo, int64_t hi)
         l->chunk = f;
         l->delta = chunks > 1 ? (f - 1) / (chunks - 1) : 0;
     }
+    l->batch_chunks = 0;
     for (int i = 0; i < l->nprocs; i++) {
-        __atomic_store_n(&l->q[i].next, lo + n * i / p, __ATOMIC_RELAXED);
-        __atomic_store_n(&l->q[i].end, lo + n * (i + 1) / p, __ATOMIC_RELAXED);
+        int64_t a = lo + n * i / p, b = lo + n * (i + 1) / p;
+        if (l->kind == SL_LOOP_BESTSTATIC && l->q[0].split >= 0) {
+            a = clip(l->q[i].split, lo, lo + n);
+            b = clip(i + 1 < p ? l->q[i + 1].split : l->split_end, lo, lo + n);
+        }
+        __atomic_store_n(&l->q[i].next, a, __ATOMIC_RELAXED);
+        __atomic_store_n(&l->q[i].end, b, __ATOMIC_RELAXED);
     }
 }
 
@@ -122,6 +169,40 @@ static int64_t take_locked(struct sl_loop *l, int64_t *start)
     sl_spin_unlock(&l->lock);
     *start = cur;
     return c;
+}
+
+/* Mod-factoring (Markatos 5.2.3): process proc takes chunk proc of the batch if it is still there, else the
+   first chunk left; a new batch (P chunks of floor(R/2P), at least 1, as factoring's) is cut when all are taken. */
+static int64_t take_modfact(struct sl_loop *l, int proc, int64_t *start, int *mine)
+{
+    int j = -1;
+    int64_t len;
+
+    sl_spin_lock(&l->lock);
+    for (int i = 0; i < l->batch_chunks && j < 0; i++)
+        if (!(l->taken[i / 64] >> (i % 64) & 1))
+            j = i;
+    if (j < 0) { /* the batch is gone: cut the next */
+        int64_t cur = __atomic_load_n(&l->next, __ATOMIC_RELAXED), r = l->hi - cur;
+        if (r <= 0) {
+            sl_spin_unlock(&l->lock);
+            return 0;
+        }
+        l->chunk = floor_div1(r, 2 * (int64_t)l->nprocs);
+        l->batch_chunks = (int)(r / l->chunk < l->nprocs ? r / l->chunk : l->nprocs);
+        l->batch_start = cur;
+        memset(l->taken, 0, sizeof l->taken);
+        __atomic_store_n(&l->next, cur + l->batch_chunks * l->chunk, __ATOMIC_RELAXED);
+        j = 0;
+    }
+    if (proc < l->batch_chunks && !(l->taken[proc / 64] >> (proc % 64) & 1))
+        j = proc;
+    l->taken[j / 64] |= 1ull << (j % 64);
+    *start = l->batch_start + j * l->chunk;
+    len = l->chunk;
+    sl_spin_unlock(&l->lock);
+    *mine = j == proc;
+    return len;
 }
 
 /* ---- per-process queues ---- */
@@ -182,6 +263,7 @@ int sl_loop_next(struct sl_loop *l, int proc, struct sl_chunk *c)
 
     switch (l->kind) {
     case SL_LOOP_STATIC:
+    case SL_LOOP_BESTSTATIC:
         len = take_own(me, 1, &start);
         local = 1;
         break;
@@ -189,6 +271,7 @@ int sl_loop_next(struct sl_loop *l, int proc, struct sl_chunk *c)
     case SL_LOOP_GSS: len = take_gss(l, &start); break;
     case SL_LOOP_FACTORING:
     case SL_LOOP_TRAPEZOID: len = take_locked(l, &start); break;
+    case SL_LOOP_MODFACTORING: len = take_modfact(l, proc, &start, &local); break;
     case SL_LOOP_AFS:
         len = queue_load(me) > 0 ? take_own(me, l->k, &start) : 0;
         local = len > 0;

@@ -211,6 +211,19 @@ def test_the_simulators_own_refusals_are_errors_too():
         assert not run.panics and run.boot is None
 
 
+def test_every_app_of_the_build_is_modelled_or_refused_cleanly(boot):
+    """The simulator's BOOT lists the apps it models; every other app the kernel has (its BOOT's apps=: the
+    chapter-5 apps, knary, ...) gets one ERROR naming it, before any BOOT, and exit 2 - never a PANIC."""
+    kernel_apps = boot(1, "job=synth:iters=1,grain=10").boot["apps"]
+    modelled = run_ok(2, "job=synth:procs=1,iters=1").boot["apps"]
+    assert set(modelled) < set(kernel_apps), (modelled, kernel_apps)
+    for app in sorted(set(kernel_apps) - set(modelled)):
+        run = simboot(2, f"job={app}")
+        assert run.exit_code == 2 and not run.panics and run.boot is None, (app, run.console[-1500:])
+        assert len(run.errors) == 1, run.errors
+        assert run.errors[0].startswith(f"ERROR job={app}: the simulator has no model of app {app} "), run.errors
+
+
 def test_a_sweep_keeps_the_simulators_reason(tmp_path):
     out = subprocess.run([sys.executable, "tools/schedlab", "sweep", "--sim", "--cpus", "2", "--repeat", "1",
                           "--vary", "job1.n=64,0", "--no-plot", "--out", str(tmp_path / "sw"), "job=gauss:n=64"],

@@ -13,7 +13,8 @@
  *                 next column can start while this one is still being done.
  * sched= (sync=barrier only) says how the rows below k are dealt out in
  * each step: static is the round robin above; the others (ss, gss,
- * factoring, trapezoid, afs; loopsched.h) hand out chunks of the rows
+ * factoring, trapezoid, afs, mod-factoring - the thesis's KSR-1 table
+ * has it; loopsched.h) hand out chunks of the rows
  * [k+1, n) from a loop scheduler, which is reset for step k+1 by process 0
  * during step k (two loops, alternating; the barrier orders reset and use).
  * grabs= counts the chunks taken over all steps (static: every process with

@@ -34,7 +34,7 @@ SL_APP(.about = "Gaussian elimination, coarse or fine grain (Markatos 3.3.4)",
        .flags = SL_APP_ADAPTIVE,
        SL_KEYS(SL_INT("n", 2, 65536, 768), SL_ENUM("variant", "coarse|fine", 0), SL_ENUM("sync", "barrier|cond", 0),
                SL_ENUM("barrier", SL_WAIT_CHOICES, 0), SL_ENUM("shape", "central|tree|combination", 0),
-               SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs", 0), SL_ENUM("place", "mcs|lb", 0)));
+               SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs|mod-factoring", 0), SL_ENUM("place", "mcs|lb", 0)));
 
 double *gauss_row(struct gauss *g, int i) { return g->rowp ? g->rowp[i] : g->a + (size_t)i * (size_t)(g->n + 1); }
 

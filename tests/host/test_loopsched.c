@@ -5,7 +5,12 @@
  *                racing for chunks (random delays, more threads than cores); grabs = chunks seen
  *   shapes       STATIC takes one share per process, SS one iteration per grab, GSS's first chunk is
  *                floor(N/P), FACTORING's first batch is P chunks of floor(N/2P) (both at least 1), TRAPEZOID starts at
- *                floor(N/2P) and never grows, AFS's first grab is ceil(share/k) from the own queue
+ *                floor(N/2P) and never grows, AFS's first grab is ceil(share/k) from the own queue;
+ *                MOD-FACTORING cuts FACTORING's chunks (as many grabs) and gives process i the i-th chunk of a
+ *                batch while it is there, else the first left; BEST-STATIC is STATIC's shares without a split
+ *                and the app's parts with one (sl_loop_split_weighted: contiguous, non-empty, equal weight)
+ *   counts       with real threads racing, every scheduler's grab count is the simulation's for the same N
+ *                and P (AFS with k = P included): it depends on N and P only
  *   Markatos     the simulation's grab counts for his loop sizes (SOR N=512, transitive closure N=640,
  *                adjoint N=5625; Tables 5.3-5.5) are printed next to the thesis's and checked against
  *                the schedulers' formulas: SS = N, STATIC = P, GSS <= ceil(P ln(N/P)) + 2P,
@@ -18,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "loopsched.h"
+#include "rng.h"
 #include "check.h"
 
 /* The spinlock's yield: this test links lib/loopsched.c alone, without the host backend. */
@@ -136,6 +142,15 @@ test_simulation_covers_and_shapes(void)
                     if (n >= p)               /* every share is non-empty and its owner comes first */
                         CHECK(s.local >= (uint64_t)p);
                     break;
+                case SL_LOOP_MODFACTORING: {
+                    struct seen f;
+                    CHECK(g == simulate(SL_LOOP_FACTORING, n, p, &f) && s.first_len == f.first_len);
+                    CHECK(s.local == g);        /* taking turns, every process finds its own chunk */
+                    break;
+                }
+                case SL_LOOP_BESTSTATIC:      /* no split set: static's shares */
+                    CHECK(g == (uint64_t)(n < p ? n : p) && s.local == g);
+                    break;
                 }
             }
 }
@@ -155,6 +170,77 @@ test_afs_grabs(void)
     CHECK(sl_loop_next(l, 3, &c) && !c.local); /* steals from queue 0 or 2 (25 left): ceil(25/4) */
     CHECK(c.len == 7 && (c.start == 25 - 7 || c.start == 75 - 7));
     free(l);
+}
+
+/* Mod-factoring: the i-th chunk of a batch to process i while it is there, else the first left; a new batch
+   only when every chunk of the last is taken. */
+static void
+test_modfact_chunks(void)
+{
+    struct sl_loop *l = new_loop(SL_LOOP_MODFACTORING, 4, 0);
+    struct sl_chunk c;
+
+    sl_loop_start(l, 0, 100);                 /* batch 1: 4 chunks of floor(100/8) = 12 at 0, 12, 24, 36 */
+    CHECK(sl_loop_next(l, 2, &c) && c.start == 24 && c.len == 12 && c.local);
+    CHECK(sl_loop_next(l, 2, &c) && c.start == 0 && c.len == 12 && !c.local);  /* its own is gone */
+    CHECK(sl_loop_next(l, 0, &c) && c.start == 12 && !c.local);               /* so is process 0's */
+    CHECK(sl_loop_next(l, 3, &c) && c.start == 36 && c.local);
+    CHECK(sl_loop_next(l, 1, &c) && c.start == 54 && c.len == 6 && c.local); /* batch 2: 52 left, chunks of 6 */
+    CHECK(sl_loop_next(l, 0, &c) && c.start == 48 && c.local);
+    CHECK(sl_loop_next(l, 1, &c) && c.start == 60 && !c.local);             /* chunk 2: the first left */
+    CHECK(sl_loop_next(l, 3, &c) && c.start == 66 && c.local);
+    CHECK(sl_loop_next(l, 2, &c) && c.start == 72 + 6 && c.len == 3 && c.local); /* batch 3: 28 left, chunks of 3 */
+    free(l);
+}
+
+/* Best-static: the app's parts; sl_loop_split_weighted cuts contiguous non-empty parts of about equal weight. */
+static void
+test_best_static_split(void)
+{
+    struct sl_loop *l = new_loop(SL_LOOP_BESTSTATIC, 3, 0), *s = new_loop(SL_LOOP_STATIC, 3, 0);
+    struct sl_chunk c;
+    int64_t first[4] = { 0, 10, 11, 50 }, bad[4] = { 0, 10, 9, 50 };
+
+    CHECK(sl_loop_set_split(s, first) == -1);        /* not best-static */
+    CHECK(sl_loop_set_split(l, bad) == -1);          /* not non-decreasing */
+    CHECK(sl_loop_set_split(l, first) == 0);
+    sl_loop_start(l, 0, 40);                         /* clipped to the loop: [0,10) [10,11) [11,40) */
+    CHECK(sl_loop_next(l, 2, &c) && c.start == 11 && c.len == 29 && c.local);
+    CHECK(!sl_loop_next(l, 2, &c));
+    CHECK(sl_loop_next(l, 1, &c) && c.start == 10 && c.len == 1);
+    CHECK(sl_loop_next(l, 0, &c) && c.start == 0 && c.len == 10);
+    free(l);
+    free(s);
+
+    struct sl_rng r;
+    sl_rng_seed(&r, 7, 1);
+    for (int t = 0; t < 2000; t++) {
+        int64_t n = (int64_t)sl_rng_below(&r, 300), out[17];
+        int p = 1 + (int)sl_rng_below(&r, 16);
+        uint64_t *w = malloc(((size_t)n + 1) * sizeof *w), total = 0, maxw = 0, pre = 0;
+        int skew = t % 3;                             /* uniform, triangular, a block of heavy ones */
+        for (int64_t i = 0; i < n; i++) {
+            w[i] = skew == 0 ? 1 + sl_rng_below(&r, 100) : skew == 1 ? (uint64_t)(n - i) : (i < n / 3 ? 1000 : 1);
+            total += w[i];
+            maxw = w[i] > maxw ? w[i] : maxw;
+        }
+        sl_loop_split_weighted(w, n, p, out);
+        CHECK(out[0] == 0 && out[p] == n);
+        for (int i = 0; i < p; i++) {
+            CHECK(out[i] <= out[i + 1]);
+            if (n >= p)
+                CHECK(out[i] < out[i + 1]);        /* non-empty */
+        }
+        for (int i = 1, j = 0; i < p; i++) {          /* each cut within one iteration's weight of i/p */
+            while (j < out[i])
+                pre += w[j++];
+            int forced = n < p || out[i] == out[i - 1] + 1 || out[i] == n - (p - i);
+            if (!forced)
+                CHECK(pre * (uint64_t)p >= total * (uint64_t)i && (pre - w[out[i] - 1]) * (uint64_t)p < total * (uint64_t)i);
+        }
+        (void)maxw;
+        free(w);
+    }
 }
 
 /* A trapezoid's chunks fall by a constant step and never below 1. */
@@ -249,6 +335,8 @@ test_threads_cover(void)
                 sl_loop_grabs(r.l, &local, &remote);
                 CHECK(bad == 0);
                 CHECK(local + remote - l0 - r0 == r.chunks);
+                struct seen sim;
+                CHECK(r.chunks == simulate((enum sl_loopsched)k, r.n, p, &sim)); /* N and P decide the count */
                 if (bad)
                     fprintf(stderr, "  %s n=%lld p=%d: %llu iterations not handed out once\n",
                             sl_loop_name((enum sl_loopsched)k), (long long)r.n, p, (unsigned long long)bad);
@@ -293,6 +381,8 @@ test_markatos_tables(void)
         uint64_t gss = simulate(SL_LOOP_GSS, n, t->p, &s);
         uint64_t fact = simulate(SL_LOOP_FACTORING, n, t->p, &s);
         uint64_t trap = simulate(SL_LOOP_TRAPEZOID, n, t->p, &s);
+        uint64_t mfact = simulate(SL_LOOP_MODFACTORING, n, t->p, &s);
+        CHECK(mfact == fact);                       /* the same batches, in another order */
         uint64_t afs = simulate(SL_LOOP_AFS, n, t->p, &s);
         printf("  %-8s %5lld %2d %7llu %6llu %4llu (%3d) %3llu (%3d) %3llu (%3d) %6llu/%llu\n", t->loop,
                (long long)n, t->p, (unsigned long long)st, (unsigned long long)ss, (unsigned long long)gss,
@@ -321,6 +411,8 @@ main(void)
     test_simulation_covers_and_shapes();
     test_afs_grabs();
     test_trapezoid_steps();
+    test_modfact_chunks();
+    test_best_static_split();
     test_threads_cover();
     test_markatos_tables();
     return check_done("test_loopsched");

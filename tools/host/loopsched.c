@@ -1,7 +1,7 @@
 /*
  * loopsched - the loop schedulers of lib/loopsched.c, simulated deterministically on the host.
  *
- *   build/host/loopsched --sched static|ss|gss|factoring|trapezoid|afs --n N --p P [--k K] [--quiet]
+ *   build/host/loopsched --sched static|ss|gss|factoring|trapezoid|afs|mod-factoring|best-static --n N --p P [--k K] [--quiet]
  *
  * P processes take chunks of [0, N) in turn (0, 1, ..., P-1, 0, ...; a process that finds no work is
  * done), as sl_loop_simulate does. Prints one line per chunk in that order,
@@ -27,7 +27,7 @@ sl_sys_yield(void)
 static void
 usage(const char *why)
 {
-    fprintf(stderr, "loopsched: %s\nusage: loopsched --sched static|ss|gss|factoring|trapezoid|afs "
+    fprintf(stderr, "loopsched: %s\nusage: loopsched --sched static|ss|gss|factoring|trapezoid|afs|mod-factoring|best-static "
             "--n N --p P [--k K] [--quiet]\n", why);
     exit(2);
 }
