@@ -230,5 +230,7 @@ def test_a_missing_hook_is_named_by_the_simulator(tmp_path, hook):
     assert done.returncode == 0, done.stderr[-2000:]
     run = subprocess.run([f"{tmp_path}/sim/schedlab-sim", "--cpus", "2", "job=synth:procs=2,iters=5"],
                          cwd=REPO_ROOT, capture_output=True, text=True)
-    assert run.returncode != 0 and "RESULT" not in run.stdout, run.stdout
-    assert f"policy 'broken' has no {hook} hook" in run.stderr, run.stderr
+    # the simulator speaks the kernel's contract: a PANIC line on the console, exit 3 (a bug, not bad input)
+    assert run.returncode == 3 and "RESULT" not in run.stdout, (run.stdout, run.stderr)
+    panics = [line for line in run.stdout.splitlines() if line.startswith("PANIC ")]
+    assert len(panics) == 1 and f"policy 'broken' has no {hook} hook" in panics[0], (run.stdout, run.stderr)
