@@ -155,6 +155,12 @@ $(B)/host-tests/test_cache_model: tests/host/test_cache_model.c tools/model/cach
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -Itools/model -pthread -o $@ tests/host/test_cache_model.c tools/model/cache.c
 
+# The model's measurement of its own lookups (tools/model/selfcost.c): every path has its figure.
+HOST_TESTS  += $(B)/host-tests/test_selfcost
+$(B)/host-tests/test_selfcost: tests/host/test_selfcost.c tools/model/selfcost.c tools/model/selfcost.h tools/model/cache.c tools/model/cache.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -Itools/model -o $@ tests/host/test_selfcost.c tools/model/selfcost.c tools/model/cache.c
+
 $(B)/host-tests/test_cache_model_tsan: tests/host/test_cache_model.c tools/model/cache.c tools/model/cache.h tests/host/cache_ref.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Itools/model -pthread -o $@ \

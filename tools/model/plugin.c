@@ -29,6 +29,10 @@
  * inside RAM tells the true address of what QEMU reported. The kernel writes every page before a job gets it
  * (the free list at boot, zeroing on allocation), so every page's block is known before a job touches it.
  *
+ * What a miss costs. Its profile cycles less the host time its lookup took beyond an L1 hit's (the fast path the
+ * calibration loop's accesses take, so already inside a cycle): the walk through the levels and the directory
+ * is time the guest's clock sees too. selfcost.c measures each path at start-up.
+ *
  * Pay points. The debt is paid once it exceeds PAY_PS, and always before the vCPU reads the time CSR or waits
  * for an interrupt (wfi), so no reading of the clock misses a stall that came before it.
  */
@@ -40,6 +44,7 @@
 
 #include "qemu_api.h"
 #include "cache.h"
+#include "selfcost.h"
 #include "schedlab/model.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -75,6 +80,13 @@ static uint64_t marks_pa, calib_lo, calib_hi;
 static int charge = 1;
 static uint64_t cycle_ps;                 /* 0 until calibrated; written once per calibration run */
 static uint64_t calib_best_ns = ~0UL;
+
+/* What a miss is charged: its profile cost less what its lookup took beyond the fast path's (selfcost.c),
+   never below 0; 0 for everything until the cycle is known. Written by the calibration, before the other
+   harts start; read by every access. */
+static uint32_t served_cycles[MODEL_NSERVED];
+static double self_ns[MODEL_NSERVED], lookup_ns;
+static int64_t charge_ps[MODEL_NSERVED];
 
 /* reported physical address -> guest physical address: reported + delta within [lo, hi) */
 struct pa_fix {
@@ -126,13 +138,25 @@ static void on_vtlb_flush(unsigned int vcpu, void *udata)
 
 static void on_calib_start(unsigned int vcpu, void *udata) { vcpus[vcpu].calib_t0 = now_ns(); }
 
+/* The lookup beyond the fast path, in ps, for an access served by s. */
+static double uncharged_ps(int s)
+{
+    double ns = self_ns[s] ? self_ns[s] : s == SERVED_COH ? self_ns[SERVED_LOCAL] : 0;
+    return ns > lookup_ns ? (ns - lookup_ns) * 1000 : 0;
+}
+
 static void on_calib_end(unsigned int vcpu, void *udata)
 {
     uint64_t ns = now_ns() - vcpus[vcpu].calib_t0;
     if (ns >= calib_best_ns)
         return;
     calib_best_ns = ns; /* only the boot hart runs the loop, before the others start */
-    __atomic_store_n(&cycle_ps, ns * 1000 / ((uint64_t)MODEL_CALIB_ITERS * MODEL_CALIB_BODY), __ATOMIC_RELAXED);
+    uint64_t ps = ns * 1000 / ((uint64_t)MODEL_CALIB_ITERS * MODEL_CALIB_BODY);
+    for (int s = 0; s < MODEL_NSERVED; s++) {
+        double c = (double)served_cycles[s] * (double)ps - uncharged_ps(s);
+        charge_ps[s] = c > 0 ? (int64_t)c : 0;
+    }
+    __atomic_store_n(&cycle_ps, ps, __ATOMIC_RELAXED);
 }
 
 /* ---- physical addresses ---- */
@@ -216,9 +240,8 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
     js->served[s]++;
     if (cycles) {
         js->stall_cycles += cycles;
-        uint64_t ps = __atomic_load_n(&cycle_ps, __ATOMIC_RELAXED);
-        if (charge && ps) {
-            v->debt_ps += (int64_t)(cycles * ps);
+        if (charge && charge_ps[s]) {
+            v->debt_ps += charge_ps[s];
             if (v->debt_ps >= PAY_PS)
                 pay(v);
         }
@@ -277,8 +300,11 @@ static void report(qemu_plugin_id_t id, void *udata)
     for (int j = 0; j < MODEL_MARKS; j++)
         acc += sum[j].accesses, stall += sum[j].stall_cycles;
     char buf[512];
-    int n = snprintf(buf, sizeof buf, "\nMODEL end profile=%s cycle_ps=%lu charge=%s accesses=%lu stall_us=%lu paid_us=%lu\n",
-                     profile, cycle_ps, charge ? "on" : "off", acc, stall_us(stall), paid_ns / 1000);
+    int n = snprintf(buf, sizeof buf,
+                     "\nMODEL end profile=%s cycle_ps=%lu charge=%s accesses=%lu stall_us=%lu paid_us=%lu "
+                     "lookup_ns=%.1f miss_lookup_ns=%.1f\n",
+                     profile, cycle_ps, charge ? "on" : "off", acc, stall_us(stall), paid_ns / 1000, lookup_ns,
+                     uncharged_ps(SERVED_LOCAL) / 1000);
     if (write(1, buf, n) < 0)
         return;
     for (int j = 0; j < MODEL_MARKS; j++) {
@@ -375,6 +401,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         fprintf(stderr, "model: %s\n", err);
         return -1;
     }
+    model_self_cost(&params, self_ns);
+    lookup_ns = params.l1_kb ? self_ns[SERVED_L1] : self_ns[SERVED_LOCAL]; /* the calibration loop's path */
+    served_cycles[SERVED_L2] = (uint32_t)params.l2_cycles;
+    served_cycles[SERVED_LLC] = (uint32_t)params.llc_cycles;
+    served_cycles[SERVED_COH] = (uint32_t)params.coh_cycles;
+    served_cycles[SERVED_LOCAL] = (uint32_t)params.mem_cycles;
+    served_cycles[SERVED_REMOTE] = (uint32_t)params.remote_cycles;
     nvcpus = info->system.max_vcpus;
     vcpus = aligned_alloc(64, sizeof *vcpus * nvcpus);
     if (!vcpus) {
