@@ -145,7 +145,8 @@ def _policy_row(profile: str, policy: str, got: dict, slow: dict, speedup: float
                  f"{median(d['extra_misses']):+.0%}")
     if model is None:
         v = verdict_within(ours, paper, 0.25)
-        why = "" if v == "reproduced" else f"16 processes there, {h} here (3.5.1's eq. 8 caps a spinning barrier at l^n)"
+        why = "" if v == "reproduced" else (f"16 processes there, {h} here (3.5.1's eq. 8 caps a spinning barrier "
+                                            "at l^n)")
     else:
         v = verdict_within(ours, model, 0.2)
         why = "" if v == "reproduced" else (f"the model says {model:.2f}" + (

@@ -159,9 +159,10 @@ def _row(variant: str, profile: str, h: int, ratio: list[float], model: float, d
     by_text = lo <= ours <= hi * 1.1            # a little above linear is a cache's gift, not a contradiction
     v = "reproduced" if by_model and by_text else "partially" if by_model or by_text else "not reproduced"
     remote = median(d["remote"]) / max(median(d[f"accesses_{h}"]), 1)
+    misses = f"misses x{grew:.1f} at {h} harts" + (f", {remote:.0%} of its accesses remote" if remote else "")
     why = "" if v == "reproduced" else "; ".join(
         [w for w, ok in ((f"the model says {model:.2f}", by_model), (f"the text says {lo:g}..{hi:g}", by_text))
-         if not ok] + [f"misses x{grew:.1f} at {h} harts" + (f", {remote:.0%} of its accesses remote" if remote else "")])
+         if not ok] + [misses])
     return Row(f"{variant}, {profile}: speedup at P = {h} (efficiency)", f"{text}: {lo:g}..{hi:g} at 2",
                f"{model:.2f}", f"{fmt_spread(ratio)}; {ours / h:.2f}", v, why)
 
