@@ -23,6 +23,14 @@ VERSIONS = [("coarse, barrier", "variant=coarse,sync=barrier", 1.97), ("coarse, 
 POLICIES = ("timeslice", "gang", "partition", "global")
 
 
+def fig32_tokens(policy: str, keys: str, h: int, n: int = 384, background: bool = False) -> str:
+    """Fig. 3.2's scenario: the Gauss version `keys` on h processes under `policy` at 3.5.1's quantum (1 ms: the
+    thesis's barriers per quantum), alone or with the background - a compute-bound job as wide as the machine,
+    present for the whole run, so an even share is exactly half. markatos_caches.py boots the same under caches."""
+    return f"policy={policy} quantum=1ms job=gauss:n={n},{keys},procs={h}" + (f" job=hog:procs={h}" if background
+                                                                             else "")
+
+
 def one_hart_par(ctx, keys: str, reps: int, extra: str = "") -> list[float]:
     """par_us of the Gauss version `keys` with one process on one hart, seeds 1..reps (S(P)'s numerator)."""
     return [elapsed_us(ctx.boot(f"{extra}job=gauss:n=384,{keys},procs=1", seed, cpus=1), "gauss", key="par_us")
@@ -75,11 +83,10 @@ def ranking(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)
     slow, data, speedup = {p: {} for p in POLICIES}, {p: {} for p in POLICIES}, {}
     for label, keys, _paper in VERSIONS:
-        job = f"job=gauss:n=384,{keys},procs={h}"
         for policy in POLICIES:
-            base = f"policy={policy} quantum=1ms {job}"
             mixes = []
-            alone, mix, ratio = slowdowns(ctx, base, base + f" job=hog:procs={h}", "gauss", n=reps, mixes=mixes)
+            alone, mix, ratio = slowdowns(ctx, fig32_tokens(policy, keys, h), fig32_tokens(policy, keys, h,
+                                          background=True), "gauss", n=reps, mixes=mixes)
             slow[policy][label] = median(ratio)
             copies = [int(next(r for r in run.results if r["app"] == "gauss").get("copies", 0)) for run in mixes]
             data[policy][label] = {"alone_par_us": alone, "mix_par_us": mix, "slowdown": ratio, "copies": copies}
