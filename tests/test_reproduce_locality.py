@@ -70,6 +70,9 @@ def test_tucker_helpers():
     g, p = {"elapsed_us": 1000.0, "stall_us": 300.0}, {"elapsed_us": 600.0, "stall_us": 100.0}
     assert tc.stall_share(g, p) == pytest.approx(0.5)
     assert tc.stall_share(p, g) is None
+    assert tc.misses_per_switch({"misses": 1100, "switches": 10}, {"misses": 100}) == 100
+    assert tc.coherence_share({"misses": 100, "coherence": 80}, {"misses": 20, "coherence": 0}) == pytest.approx(1.0)
+    assert tc.coherence_share({"misses": 10, "coherence": 5}, {"misses": 20, "coherence": 0}) == 0.0
 
 
 def test_mix_records_join_results_and_model_lines():
@@ -123,7 +126,7 @@ def test_loops_section_rows_from_fake_boots(tmp_path, quick):
     assert len(ctx.booted) == len(ml.plan(quick)) * ctx.reps(2, 1)
     assert {m for _t, m in ctx.booted} == ({"iris", "ksr1", "symmetry"})
     labels = {r.label: r for r in sec.rows}
-    gauss = labels["gauss, iris: GSS, FACTORING, TRAPEZOID / AFS" if quick else
+    gauss = labels["gauss, iris: GSS / AFS" if quick else
                    "gauss, iris: GSS, FACTORING, TRAPEZOID / STATIC, AFS, MOD-FACTORING"]
     assert gauss.verdict == "reproduced" and gauss.ours.startswith("1.50")
     assert labels["gauss, iris: misses, fewest of GSS/FACTORING/TRAPEZOID over most of the affinity schedulers"
