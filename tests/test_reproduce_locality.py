@@ -96,7 +96,7 @@ class FakeCtx:
     time-sharing stalls and takes longer."""
 
     def __init__(self, tmp_path, quick):
-        self.cpus, self.quick, self.figdir, self.booted = 2, quick, tmp_path, []
+        self.cpus, self.quick, self.figdir, self.booted, self.same = 2, quick, tmp_path, [], False
 
     def reps(self, full, quick):
         return quick if self.quick else full
@@ -107,7 +107,8 @@ class FakeCtx:
             glob = tokens.startswith("policy=global")
             jobs = [(a, k, (3000 if glob else 1200) * k + seed, 50 if glob else 3) for k, a in
                     enumerate(("gauss", "synth", "oddeven"), 1)]
-            counts = {} if model == "none" else {k: {"accesses": 10 ** 6, "misses": (9000 if glob else 1000) * k,
+            counts = {} if model == "none" else {k: {"accesses": 10 ** 6,
+                                                     "misses": (9000 if glob and not self.same else 1000) * k,
                                                      "coherence": 10, "stall_us": (400 if glob else 100) * k}
                                                  for k in (1, 2, 3)}
             return _run(jobs, counts)
@@ -146,6 +147,9 @@ def test_tucker_cache_section_rows_from_fake_boots(tmp_path):
     assert share.ours.startswith("16.7 %") and share.verdict != "reproduced" and share.why
     assert next(r for r in sec.rows if "three jobs' stall" in r.label).verdict == "reproduced"
     assert by and all(r.verdict == "reproduced" or r.why for r in sec.rows)
+    ctx.same = True                     # global took no more misses: the reason says so, with the counts
+    per_switch = next(r for r in tc.cache_corruption(ctx).rows if "misses per switch" in r.label)
+    assert per_switch.verdict == "not reproduced" and "as many misses under global" in per_switch.why
 
 
 # ---------------------------------------------------------------- end to end
