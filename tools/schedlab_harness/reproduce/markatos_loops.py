@@ -284,7 +284,7 @@ def misses_table(t: Table) -> str:
 
 
 @experiment("markatos-ch5", "Markatos ch. 5: the loop schedulers under the machine model (iris, ksr1, symmetry)",
-            order=52, quick_seconds=9, full_seconds=150)
+            order=52, quick_seconds=9, full_seconds=120)
 def loops(ctx) -> Section:
     reps = ctx.reps(2, 1)
     res = {}
