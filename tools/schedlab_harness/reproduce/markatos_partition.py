@@ -154,18 +154,31 @@ def _partition_why(part: dict, speedup: float) -> str:
             f"({speedup:.2f})")
 
 
+TUCKER_APPS = ["gauss:n=256,barrier=spin", "synth:iters=2000,grain=500,barrier=spin", "oddeven:n=3000,barrier=spin"]
+
+
+def tucker_jobs(h: int) -> list[str]:
+    """Tucker & Gupta's staggered mix on h harts: three busy-waiting applications of h processes each, started
+    10 ms apart (job ids 1, 2, 3 in TUCKER_APPS's order)."""
+    return [f"job={a},procs={h}" + (f",at={k * 10}ms" if k else "") for k, a in enumerate(TUCKER_APPS)]
+
+
+def tucker_scenario(h: int, policy: str, adapt: str) -> str:
+    """The mix's bootargs under policy, every job with adapt= (yes: process control under partition)."""
+    return f"policy={policy} " + " ".join(f"{j},adapt={adapt}" for j in tucker_jobs(h))
+
+
 @experiment("tucker-gupta", "Tucker & Gupta: process control against uncontrolled time-sharing", order=32,
             quick_seconds=50, full_seconds=90)
 def tucker(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)
-    apps = ["gauss:n=256,barrier=spin", "synth:iters=2000,grain=500,barrier=spin", "oddeven:n=3000,barrier=spin"]
-    jobs = [f"job={a},procs={h}" + (f",at={k * 10}ms" if k else "") for k, a in enumerate(apps)]
+    apps, jobs = TUCKER_APPS, tucker_jobs(h)
     runs = {}
     for label, policy, adapt in (("global", "global", "yes"), ("partition+pc", "partition", "yes"),
                                  ("partition, no pc", "partition", "no")):
         runs[label] = {}
         for seed in range(1, reps + 1):
-            run = ctx.boot(f"policy={policy} " + " ".join(f"{j},adapt={adapt}" for j in jobs), seed)
+            run = ctx.boot(tucker_scenario(h, policy, adapt), seed)
             for r in run.results:
                 runs[label].setdefault(r["job"], []).append(r["elapsed_us"] / 1e3)
     rows = []
