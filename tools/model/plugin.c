@@ -59,7 +59,7 @@ struct vtlb_entry {
 };
 
 struct jobstat {
-    uint64_t accesses, served[SERVED_REMOTE + 1], stall_cycles;
+    uint64_t served[SERVED_REMOTE + 1], stall_cycles;   /* accesses: their sum */
 };
 
 struct vcpu {
@@ -236,7 +236,6 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
     uint32_t cycles;
     enum model_served s = model_access(model, (int)vcpu, pa, qemu_plugin_mem_is_store(info), &cycles);
     struct jobstat *js = &v->stat[v->job];
-    js->accesses++;
     js->served[s]++;
     if (cycles) {
         js->stall_cycles += cycles;
@@ -290,15 +289,18 @@ static void report(qemu_plugin_id_t id, void *udata)
         paid_ns += vcpus[c].paid_ns;
         for (int j = 0; j < MODEL_MARKS; j++) {
             struct jobstat *s = &vcpus[c].stat[j];
-            sum[j].accesses += s->accesses;
             sum[j].stall_cycles += s->stall_cycles;
             for (int k = 0; k <= SERVED_REMOTE; k++)
                 sum[j].served[k] += s->served[k];
         }
     }
-    uint64_t acc = 0, stall = 0;
-    for (int j = 0; j < MODEL_MARKS; j++)
-        acc += sum[j].accesses, stall += sum[j].stall_cycles;
+    uint64_t acc = 0, stall = 0, jacc[MODEL_MARKS];
+    for (int j = 0; j < MODEL_MARKS; j++) {
+        jacc[j] = 0;
+        for (int k = 0; k <= SERVED_REMOTE; k++)
+            jacc[j] += sum[j].served[k];
+        acc += jacc[j], stall += sum[j].stall_cycles;
+    }
     char buf[512];
     int n = snprintf(buf, sizeof buf,
                      "\nMODEL end profile=%s cycle_ps=%lu charge=%s accesses=%lu stall_us=%lu paid_us=%lu "
@@ -309,14 +311,14 @@ static void report(qemu_plugin_id_t id, void *udata)
         return;
     for (int j = 0; j < MODEL_MARKS; j++) {
         struct jobstat *s = &sum[j];
-        if (!s->accesses)
+        if (!jacc[j])
             continue;
         uint64_t misses = s->served[SERVED_LLC] + s->served[SERVED_COH] + s->served[SERVED_LOCAL] +
                           s->served[SERVED_REMOTE];
         n = snprintf(buf, sizeof buf,
                      "MODEL job=%d accesses=%lu misses=%lu l2_hits=%lu llc_hits=%lu coherence=%lu local=%lu "
                      "remote=%lu stall_us=%lu\n",
-                     j, s->accesses, misses, s->served[SERVED_L2], s->served[SERVED_LLC], s->served[SERVED_COH],
+                     j, jacc[j], misses, s->served[SERVED_L2], s->served[SERVED_LLC], s->served[SERVED_COH],
                      s->served[SERVED_LOCAL], s->served[SERVED_REMOTE], stall_us(s->stall_cycles));
         if (write(1, buf, n) < 0)
             return;
