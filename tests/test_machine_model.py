@@ -269,6 +269,17 @@ def test_compare_under_a_model_shows_it_and_joins_counts(fake, machine, capsys, 
     assert all(any(a.startswith("model=") for a in call[-1].split()) for call in fake.calls())
     records = json.loads((tmp_path / "c.json").read_text())["records"]
     assert records and all(r["model"] == spec and "model_stall_us" in r for r in records)
+    header = next(line for line in out.splitlines() if line.startswith("policy "))
+    assert "misses alone" in header and "misses mix" in header     # each job's misses beside its times
+    jobs = json.loads((tmp_path / "c.json").read_text())["comparison"]["policies"][0]["jobs"]
+    assert all(j["misses_mix"] and j["misses_mix"]["median"] >= 0 for j in jobs if not j["background"])
+
+
+def test_compare_without_a_model_has_no_misses_columns(fake, capsys):
+    fake.sim()
+    assert schedlab(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang") == 0
+    header = next(line for line in capsys.readouterr()[0].splitlines() if line.startswith("policy "))
+    assert "misses" not in header
 
 
 @pytest.mark.parametrize("argv, message", [

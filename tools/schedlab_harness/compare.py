@@ -88,6 +88,8 @@ class JobOutcome:
     alone: Spread | None = None         # elapsed_us alone
     mix: Spread | None = None           # elapsed_us in the mix
     slowdown: Spread | None = None      # per-repeat mix/alone
+    misses_alone: Spread | None = None  # under a machine model: the job's misses (its MODEL job= line) alone
+    misses_mix: Spread | None = None    # ... and in the mix
 
 
 @dataclass
@@ -108,6 +110,15 @@ def _elapsed_by_job(run, jobs: list[Job]) -> dict[int, int]:
             if isinstance(r.get("elapsed_us"), (int, float))}
 
 
+def _misses_by_job(run, jobs: list[Job]) -> dict[int, int]:
+    """Under a machine model: each matched job's misses, from the plugin's MODEL job=<id> line."""
+    model_jobs = getattr(getattr(run, "parsed", None), "model_jobs", None) or {}
+    if not run.ok or not model_jobs:
+        return {}
+    return {i: model_jobs[r["job"]]["misses"] for i, r in match_results(run.results, jobs).items()
+            if r.get("job") in model_jobs and isinstance(model_jobs[r["job"]].get("misses"), int)}
+
+
 def aggregate(done: list[tuple[Trial, object]], jobs: list[Job], policies: list[str],
               repeats: int) -> list[PolicyOutcome]:
     """Reduce (trial, run) pairs to one ``PolicyOutcome`` per policy."""
@@ -115,6 +126,8 @@ def aggregate(done: list[tuple[Trial, object]], jobs: list[Job], policies: list[
     for policy in policies:
         alone = {j.index: [None] * repeats for j in jobs}
         mixed = {j.index: [None] * repeats for j in jobs}
+        miss_alone = {j.index: [None] * repeats for j in jobs}
+        miss_mixed = {j.index: [None] * repeats for j in jobs}
         makespans = [None] * repeats
         for trial, run in done:
             if trial.policy != policy:
@@ -123,16 +136,21 @@ def aggregate(done: list[tuple[Trial, object]], jobs: list[Job], policies: list[
                 got = _elapsed_by_job(run, [trial.job])
                 if trial.job.index in got:
                     alone[trial.job.index][trial.repeat] = got[trial.job.index]
+                for index, misses in _misses_by_job(run, [trial.job]).items():
+                    miss_alone[index][trial.repeat] = misses
             else:
                 for index, elapsed in _elapsed_by_job(run, jobs).items():
                     mixed[index][trial.repeat] = elapsed
+                for index, misses in _misses_by_job(run, jobs).items():
+                    miss_mixed[index][trial.repeat] = misses
                 if run.ok and run.summary:
                     makespans[trial.repeat] = run.summary.get("makespan_us")
         outcome = PolicyOutcome(policy, makespan=Spread.of(makespans))
         for job in jobs:
             outcome.jobs.append(JobOutcome(
                 job, alone=Spread.of(alone[job.index]), mix=Spread.of(mixed[job.index]),
-                slowdown=None if job.background else Spread.of(slowdowns(mixed[job.index], alone[job.index]))))
+                slowdown=None if job.background else Spread.of(slowdowns(mixed[job.index], alone[job.index])),
+                misses_alone=Spread.of(miss_alone[job.index]), misses_mix=Spread.of(miss_mixed[job.index])))
         outcomes.append(outcome)
     return outcomes
 
@@ -156,7 +174,8 @@ def outcomes_to_dict(outcomes: list[PolicyOutcome]) -> dict:
             "makespan_us": _spread_dict(o.makespan),
             "jobs": [{"job": j.job.index + 1, "app": j.job.app, "token": j.job.token,
                       "background": j.job.background, "alone_us": _spread_dict(j.alone),
-                      "mix_us": _spread_dict(j.mix), "slowdown": _spread_dict(j.slowdown)}
+                      "mix_us": _spread_dict(j.mix), "slowdown": _spread_dict(j.slowdown),
+                      "misses_alone": _spread_dict(j.misses_alone), "misses_mix": _spread_dict(j.misses_mix)}
                      for j in o.jobs],
         } for o in outcomes],
         "ranking": [o.policy for o in ranking(outcomes)],

@@ -94,18 +94,27 @@ def _ms_value(x: float) -> str:
     return ms(x)
 
 
+def _count(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+
 def comparison_table(outcomes: list[PolicyOutcome], marks: dict | None = None) -> str:
-    """Per policy and job: alone and mix medians (ms) and the slowdown with its interval, then makespans.
+    """Per policy and job: alone and mix medians (ms) and the slowdown with its interval (under a machine model
+    also the job's misses alone and in the mix), then makespans.
     ``marks``: (policy, job index) -> a note for the row ('BUSY k/n': boots on a busy host), in a last
     column that is there only when some row has one."""
     marks = marks or {}
-    headers = ["policy", "#", "app", "alone ms", "mix ms", "slowdown", "slowdown 95% CI"] + (["host"] if marks else [])
+    misses = any(j.misses_mix or j.misses_alone for o in outcomes for j in o.jobs)   # under a machine model
+    headers = (["policy", "#", "app", "alone ms", "mix ms", "slowdown", "slowdown 95% CI"]
+               + (["misses alone", "misses mix"] if misses else []) + (["host"] if marks else []))
     rows = []
     for outcome in outcomes:
         for j in outcome.jobs:
             alone = "background" if j.job.background else spread(j.alone, _ms_value)
             rows.append([outcome.policy, j.job.index + 1, j.job.app, alone,
                          spread(j.mix, _ms_value), spread(j.slowdown, _ratio), interval(j.slowdown, _ratio)]
+                        + ([spread(j.misses_alone, _count), spread(j.misses_mix, _count)] if misses else [])
                         + ([marks.get((outcome.policy, j.job.index), "")] if marks else []))
     lines = [format_table(headers, rows), ""]
     for outcome in outcomes:
