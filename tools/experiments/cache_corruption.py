@@ -40,7 +40,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="iris")
     ap.add_argument("--kb", type=int, default=640, help="each job's working set (KiB)")
-    ap.add_argument("--passes", type=int, default=40)
+    ap.add_argument("--passes", type=int, default=400, help="passes over the working set: enough for several quanta")
     ap.add_argument("--stride", type=int, default=16, help="bytes between the words read: the profile's line")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
