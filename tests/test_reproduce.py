@@ -202,3 +202,27 @@ def test_every_row_that_can_fail_is_given_a_reason():
                 if not fixed and len(node.args) < 6 and not any(k.arg == "why" for k in node.keywords):
                     missing.append(f"{path.name}:{node.lineno}")
     assert missing == []
+
+
+def test_the_runs_calibration_card_comes_from_a_boot_at_its_harts_and_model(monkeypatch, tmp_path):
+    """A section booting one hart first (ipi_ns=na) or under its own machine-model profile (a slower card) must
+    not become the run's card that constants() and the header take: the first boot at --cpus under the run's
+    own model does."""
+    from schedlab_harness import qemu as q
+    cards = {(1, "none"): {"ipi_ns": "na", "switch_ns": 80.0}, (2, "iris"): {"ipi_ns": 9000.0, "switch_ns": 300.0},
+             (2, "none"): {"ipi_ns": 1500.0, "switch_ns": 75.0}}
+
+    def fake_boot(cpus, words, timeout=0, model=None):
+        spec = "iris" if model else "none"
+        run = q.Run(cpus=cpus, bootargs=" ".join(words), argv=[], console="", exit_code=0, model=spec)
+        run.parsed.calib = dict(cards[(cpus, spec)])
+        return run
+
+    monkeypatch.setattr(rp.qemu, "boot", fake_boot)
+    monkeypatch.setattr(rp.busy, "assess", lambda run: rp.busy.Verdict())
+    ctx = rp.Ctx(cpus=2, out=tmp_path)
+    ctx.boot("job=gauss", cpus=1)
+    ctx.boot("job=gauss", model="iris")
+    assert ctx.calib is None
+    ctx.boot("job=gauss")
+    assert ctx.calib == cards[(2, "none")]

@@ -196,7 +196,10 @@ class Ctx:
             self.busy_boots += 1
             self.busy_reasons += [r for r in verdict.reasons if r not in self.busy_reasons]
             self.progress(f"  busy host: {verdict}")
-        if self.calib is None and run.calib:
+        if (self.calib is None and run.calib and run.cpus == self.cpus
+                and getattr(run, "model", "none") == self.model_spec()):
+            # the run's card: this machine at --cpus harts under the run's own model (not a section's own
+            # profile, whose plugin slows every instruction, nor a one-hart boot, whose ipi_ns is "na")
             self.calib = dict(run.calib)
         if ok and (run.timed_out or run.exit_code != 0):
             raise ReproError(f"boot failed (exit {run.exit_code}{', timed out' if run.timed_out else ''}): "
