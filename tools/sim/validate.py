@@ -8,9 +8,10 @@ the same seed; each case runs seeds 1..--seeds and the table gives QEMU's median
 simulator's, and the simulator's error relative to QEMU's median (target: within 15 %). Every case is
 printed, those that miss too.
 
-The simulator runs with tools/sim/calib/default.json, except for the two cross-hart wake-up costs
-(wake_poll_ns, futex_wake_kick_ns): at CPUS >= 2 a kbench boot right before each seed's runs measures them
-anew (WAKE_BENCH, calibrate.py's own bench). This host's cross-hart wake-up switches between about 1.3 and
+The simulator runs with tools/sim/calib/default.json, except for what a kbench boot right before each seed's
+runs measures anew (WAKE_BENCH, calibrate.py's own bench): the host's compute speed (its CALIB card's
+synth_unit_ns scales the apps' work units) and, at CPUS >= 2, the two cross-hart wake-up costs (wake_poll_ns,
+futex_wake_kick_ns). This host's cross-hart wake-up switches between about 1.3 and
 2.9 us over minutes (two QEMU host threads, placed by the host), and a blocking barrier's phase moves with
 it: a calibration from another hour predicts another machine.
 
@@ -60,18 +61,31 @@ def timed(run, app: str) -> float:
     return float(result.get("par_us") or result["elapsed_us"])
 
 
+#: The apps' compute units in the calibration: emulated instructions, whose speed is the host's.
+WORK_UNITS = ("synth_unit_ns", "oddeven_cx_ns", "gauss_rowop_ns", "hog_unit_ns", "sleeper_unit_ns")
+
+
 def wake_calib(cpus: int, where: Path) -> tuple[str | None, dict]:
-    """default.json with the cross-hart wake-up costs measured now (one kbench boot at CPUS=2), written under
-    `where`; at CPUS=1 nothing is woken across harts and default.json is used as it is."""
-    if cpus < 2:
-        return None, {}
+    """default.json with this host's costs measured now, by one kbench boot at CPUS=2 right before a seed's
+    runs, written under `where`: the host's compute speed (its CALIB card's synth_unit_ns scales the apps'
+    work units, at any CPUS) and, at CPUS >= 2, the cross-hart wake-up costs (nothing is woken across harts
+    at CPUS=1)."""
     run = boot(2, WAKE_BENCH, timeout=300)
     if not run.ok:
         raise RuntimeError(f"the wake-up bench failed: {WAKE_BENCH}\n{run.console[-1500:]}")
-    got = {"wake_poll_ns": float(run.results[0]["wake_ns"]),
-           "futex_wake_kick_ns": float(run.results[0]["wake_call_ns"])}
+    got = {}
+    if cpus >= 2:
+        got = {"wake_poll_ns": float(run.results[0]["wake_ns"]),
+               "futex_wake_kick_ns": float(run.results[0]["wake_call_ns"])}
     calib = json.loads(DEFAULT_CALIB.read_text())
-    calib.update(got, name=f"{calib['name']}.wake-now")
+    # This host runs QEMU at two speeds that switch over minutes (a synth unit 5.8 ns in one session, 8.0 in
+    # another): the apps' work units follow it, default.json's stay put, so an app alone would take another
+    # time in the simulator than on QEMU now.
+    unit_now = (run.calib or {}).get("synth_unit_ns")
+    if isinstance(unit_now, (int, float)) and calib.get("synth_unit_ns"):
+        speed = unit_now / calib["synth_unit_ns"]
+        got.update({key: calib[key] * speed for key in WORK_UNITS if isinstance(calib.get(key), (int, float))})
+    calib.update(got, name=f"{calib['name']}.now")
     calib["sources"] = {**calib.get("sources", {}), **{k: f"{WAKE_BENCH} CPUS=2, next to the runs" for k in got}}
     path = where / f"calib-{len(list(where.iterdir()))}.json"
     path.write_text(json.dumps(calib, indent=1))

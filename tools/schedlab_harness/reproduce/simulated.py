@@ -65,15 +65,18 @@ def validation(ctx) -> Section:
                                 f"sim {r['sim_slowdown']:.2f} ({100 * r['error']:+.0f} %)",
                                 "reproduced" if ok else "partially" if r["in_range"] else "not reproduced", why))
     within = sum(1 for r in data if abs(r["error"]) <= 0.15)
-    wakes = [w["wake_poll_ns"] / 1000 for r in data for w in r.get("wake", []) if w]
-    kicks = [w["futex_wake_kick_ns"] / 1000 for r in data for w in r.get("wake", []) if w]
+    wakes = [w["wake_poll_ns"] / 1000 for r in data for w in r.get("wake", []) if w and "wake_poll_ns" in w]
+    kicks = [w["futex_wake_kick_ns"] / 1000 for r in data for w in r.get("wake", []) if w and "wake_poll_ns" in w]
+    units = [w["synth_unit_ns"] for r in data for w in r.get("wake", []) if w and "synth_unit_ns" in w]
     measured = (f" (measured {min(wakes):.1f}..{max(wakes):.1f} us to the woken running, the waker's futex_wake "
                 f"{min(kicks):.1f}..{max(kicks):.1f} us)" if wakes else "")
+    speed = (f", and the apps' work units scaled to this host's speed now by the same boot's CALIB card (a synth "
+             f"unit {min(units):.2f}..{max(units):.2f} ns)" if units else "")
     return Section("sim-validation", "The simulator against QEMU: slowdowns side by side",
                    "issue 15, item 4 (target: within 15 %)", f"tools/sim/validate.py's mixes, seeds "
                    f"{seeds.start}..{seeds.stop - 1}, quantum 2 ms, on QEMU and in `build/sim/schedlab-sim` with "
                    "tools/sim/calib/default.json, its cross-hart wake-up costs measured by a kbench boot next to "
-                   f"each seed's runs{measured}; slowdowns of par_us, medians over the seeds",
+                   f"each seed's runs{measured}{speed}; slowdowns of par_us, medians over the seeds",
                    rows, f"{within} of {len(data)} cases within 15 %. Here 'paper' is QEMU (median, min..max over "
                    "the seeds) and 'ours' the simulator's median: a miss means the model of that policy and wait "
                    "kind cannot be trusted yet (tools/sim/sim_work.c says what is modelled). Uncoordinated "
