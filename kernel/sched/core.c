@@ -238,12 +238,12 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
     return dead;
 }
 
-/* Process side: leave the hart. sched_lock held, p->state already set. Returns when p runs again
+/* Process side: leave the hart. sched_lock held, p->state already set, and p's run time already accounted
+   (account_run) by the caller before its hook: the hook's own few instructions are nobody's. Returns when p runs again
    (maybe on another hart), still holding sched_lock. */
 static void switch_out(struct proc *p)
 {
     struct cpu *c = mycpu();
-    account_run(p, rdtime()); /* the little since the hook's */
     info_set_running(p->job, p->idx, 0);
     fpu_switch_out(p);
     c->need_resched = 0;
