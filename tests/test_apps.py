@@ -3,7 +3,7 @@ blocking waits; apps check their own results (check=ok), the kernel reports them
 
 import pytest
 
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 APPS = {
     "gauss-barrier-spin": "job=gauss:n=64,sync=barrier,barrier=spin",

@@ -10,7 +10,7 @@ report the grab counts the schedulers' definitions give.
 
 import pytest
 
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 SHAPES = ["central", "tree", "combination"]
 WAITS = ["spin", "block", "twophase", "adaptive"]

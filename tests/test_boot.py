@@ -3,16 +3,9 @@ scenario token with one ERROR line and a non-zero exit, within seconds."""
 
 import pytest
 
+from helpers import assert_all_ok
+
 TINY = "job=synth:grain=10,iters=20"
-
-
-def assert_all_ok(run):
-    assert not run.timed_out, run.console[-2000:]
-    assert not run.panics and not run.errors, run.console[-2000:]
-    assert not run.parsed.job_errors(), run.parsed.job_errors()    # no app printed ERROR (sl_die) either
-    assert run.exit_code == 0, run.console[-2000:]
-    assert run.results and all(r["check"] == "ok" for r in run.results), run.results
-    assert run.summary["failed"] == 0 and run.summary["jobs"] == len(run.results)
 
 
 @pytest.mark.parametrize("cpus", [1, 2, 3, 4, 5, 8, 16])

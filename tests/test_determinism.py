@@ -11,7 +11,7 @@ import subprocess
 
 from schedlab_harness import cli, commands, qemu
 from schedlab_harness import trace as tr
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 from test_harness import REPO, fake, schedlab  # noqa: F401 (fake is a fixture)
 
 #: Spinning and blocking barriers, a hog that never blocks, threads stealing: every kind of wait.

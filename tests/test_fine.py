@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from conftest import REPO_ROOT
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 SHAPES = ["central", "tree", "combination"]
 WAITS = ["spin", "block", "twophase", "adaptive"]

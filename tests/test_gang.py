@@ -18,7 +18,7 @@ import bisect
 import pytest
 
 from schedlab_harness import trace as tr
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 #: Dispatch latency forgiven after a process becomes runnable (µs); well under any quantum used here.
 GRACE_US = 500.0

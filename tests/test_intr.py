@@ -5,7 +5,7 @@ the SBI. The BOOT line names the path taken; every path must schedule correctly 
 
 import pytest
 
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 #: IPI- and timer-heavy: gang slot switches (broadcast IPIs), futex hand-offs across harts (wakes of idle
 #: harts), sleeps (futex timeouts on the launcher hart's timer) and a short quantum.

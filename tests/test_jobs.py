@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from schedlab_harness import trace as tr
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 
 def check_result_invariants(run):

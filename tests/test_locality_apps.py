@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from conftest import REPO_ROOT
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 LOOPSCHED = REPO_ROOT / "build" / "host" / "loopsched"
 

@@ -12,7 +12,7 @@ placement. Counts and answers only, never timings."""
 
 import pytest
 
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 
 # ---------------------------------------------------------------- what msort's tree is (apps/msort.c build())

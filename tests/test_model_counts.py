@@ -8,7 +8,7 @@ the library, the kernel's work on its behalf: system calls and ticks are counted
 
 import pytest
 
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 #: One private level of 16 KiB, 4 ways, 64-byte lines, no L2 and no LLC, one node: every private miss is a
 #: miss, so a walk's misses are exactly predictable.

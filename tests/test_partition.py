@@ -13,7 +13,7 @@ too, and a process reaches its safe point as fast as its instructions allow.
 import pytest
 
 from schedlab_harness import trace as tr
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 
 def traced(run):

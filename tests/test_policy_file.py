@@ -18,7 +18,7 @@ import pytest
 
 from conftest import LISTING_BOOT, REPO_ROOT
 from schedlab_harness import qemu
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 #: The policy-generic modules: each runs some tests once per policy of the build.
 GENERIC = ["tests/test_chaos.py", "tests/test_determinism.py", "tests/test_reliability.py", "tests/test_ulog.py",

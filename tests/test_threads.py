@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 
 def knary(run):

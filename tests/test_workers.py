@@ -13,7 +13,7 @@ for a bounded number of dispatches (one FIFO for all harts).
 import pytest
 
 from schedlab_harness import trace as tr
-from test_boot import assert_all_ok
+from helpers import assert_all_ok
 
 SHAPES = ["central", "tree", "combination"]
 KINDS = ["spin", "block", "twophase", "adaptive"]
