@@ -17,6 +17,7 @@
 #include "sched/sched.h"
 #include "scenario.h"
 #include "info.h"
+#include "syncstat.h"
 #include "trace.h"
 
 int launcher_hart;
@@ -190,14 +191,20 @@ static void print_result(struct job *j, int ok, const char *why)
         if (*c == ',')
             *c = ' ';
     uint64_t start = j->start ? j->start : j->arrive;
+    char extra[160] = "";
+    if (sched_result_extra) { /* the policy's own per-job keys (syncstat.h): adaptive's time per regime */
+        sched_result_extra(j, extra + 1, sizeof extra - 1);
+        if (extra[1])
+            extra[0] = ' ';
+    }
     kprintf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
             "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-            "adapt=%s migrations=%lu mem_kb=%lu%s%s\n",
+            "adapt=%s migrations=%lu mem_kb=%lu%s%s%s\n",
             j->id, j->app->name, sched->name, ncpus, j->nprocs, rel_us(j->arrive), rel_us(start), rel_us(j->end),
             rel_us(j->end) - rel_us(start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
             j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt, j->nblock,
             time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10,
-            j->scen->pargs[0] ? " " : "", j->scen->pargs);
+            j->scen->pargs[0] ? " " : "", j->scen->pargs, extra);
 }
 
 void launcher_job_done(struct job *j)

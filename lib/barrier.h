@@ -36,6 +36,7 @@
 #include "schedlab.h"
 #include "wait.h"
 #include "eventlog.h"
+#include "syncstat.h"
 
 struct sl_barrier;
 
@@ -73,6 +74,7 @@ static inline void
 sl_barrier_wait_as(struct sl_barrier *b, uint32_t id)
 {
     sl_ulog(SL_UL_ARRIVE, (int32_t)id, (uint32_t)b->wait);
+    sl_sync_episode();
     b->shape->wait(b, id);
     sl_ulog(SL_UL_RELEASE, (int32_t)id, (uint32_t)b->wait);
 }

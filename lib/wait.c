@@ -83,7 +83,9 @@ void sl_wait_sleep(const uint32_t *word, uint32_t old)
         return; /* changed under us: the caller re-checks */
     __atomic_add_fetch(&nblocks, 1, __ATOMIC_RELAXED);
     sl_ulog(SL_UL_BLOCK, (int32_t)old, 0);
+    uint64_t t0 = sl_sync_clock();
     sl_block_on_word(word, old | SL_WAIT_SLEEPERS);
+    sl_sync_slept(t0);
     sl_ulog(SL_UL_UNBLOCK, (int32_t)old, 0);
 }
 

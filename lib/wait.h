@@ -48,6 +48,7 @@
 #include <stdint.h>
 #include "schedlab.h"
 #include "uthread.h"
+#include "syncstat.h"
 
 #define SL_WAIT_SLEEPERS 0x80000000u
 #define SL_WAIT_VALUE    0x7fffffffu
@@ -152,13 +153,17 @@ sl_wait_value(const uint32_t *word)
 static inline void
 sl_wait_ne_for(const uint32_t *word, uint32_t old, enum sl_wait kind, const struct sl_waitfor *wf)
 {
+    uint64_t t0 = sl_sync_begin();
     sl_waits[kind]->wait(word, old, wf);
+    sl_sync_end(t0);
 }
 
 static inline void
 sl_wait_ne(const uint32_t *word, uint32_t old, enum sl_wait kind)
 {
+    uint64_t t0 = sl_sync_begin();
     sl_waits[kind]->wait(word, old, 0);
+    sl_sync_end(t0);
 }
 
 static inline void
