@@ -14,9 +14,9 @@
  *         a hart of a filler share takes the head in the SPACE slot, and every hart takes it in a hole - a
  *         gang entry that is empty or blocked (FCS's filler). Its info page says
  *         every hart: no process control, every process stays runnable.
- * A hart with nothing of the current slot runs, in order: its part processes (its own cache), the filler
- * FIFO; never a gang process out of its row (it would spin without its partners: F&R eq. 8). When every
- * hart has nothing of the current slot, the slot switches early.
+ * A hart with nothing of the current slot runs the filler FIFO; never a process of a synchronizing job out
+ * of its slot (it would spin or block on partners that are not running: F&R eq. 8). When every hart has
+ * nothing of the current slot, the slot switches early.
  * With no gang job the round is SPACE alone (partition with filler); with only gang jobs it is gang.
  *
  * Measurement (per job, every window= quanta, on hart 0's tick). The kernel counts each process's run time
@@ -27,33 +27,37 @@
  *   t_p = (run - (W - S)) / e   compute per worker between synchronizations (the grain: F&R's t_p)
  *   t_w = W / e                 wait per episode (F&R's t_w: the imbalance a gang spins away)
  *
- * The rule and its models.
+ * The rule and its models. Per window, each regime's loss per synchronization episode is estimated and the job
+ * goes where it loses least:
  *   - No barrier episode in the window: fill. A job that does not synchronize loses nothing to being
  *     time-shared (F&R: only synchronizing gangs suffer uncoordinated scheduling; Blumofe & Papadopoulos:
  *     work stealing with yields runs well multiprogrammed), so it fills what the others leave.
- *   - Grain threshold (F&R eqs. 6, 12, 15). Blocking adds per episode about alpha * tau_s (eq. 12: (n-1)/n
- *     of the processes pay a block and a wake) where gang + spin adds only tau_s / tau_q per unit time
- *     (eq. 6); the crossover (eq. 15/16) says gang + spin wins while the blocking overhead is not small
- *     against t_p. With omega = alpha * tau_s = the block + cross-hart wake cost the calibration measured
- *     (sched_wake_cost_ns: 2 syscalls + 2 switches + an IPI), a partition pays omega / t_p per unit of work;
- *     Markatos (3.6.2, Figs. 3.5/3.6) finds that overhead below 10 % once t_p > ~20 switches. A gang row
- *     instead pays the cache refill after every other slot: R / tau_q, where R is the machine model's cost
- *     of refilling a private cache (sched_reload_cost_ns: lines x miss cycles; 0 without a model: Tucker &
- *     Gupta's cache corruption). So a job belongs in a gang row when omega / t_p > eps + R / tau_q, i.e.
- *         t_p < g* = omega / (eps + R / tau_q)            eps = overhead= percent (default 10)
- *   - Speedup (Markatos 3.5.3, 3.6.2: coscheduling pays only for "very fine-grain, linear-speedup"
- *     applications; partitions win on sublinear speedup by folding workers). A job's efficiency on its
- *     harts is t_p / (t_p + t_w): it spins away t_w per episode in a gang, which a partition recovers by
- *     folding. F&R: blocking beats gang + spin once t_w exceeds t_p. So gang also needs t_w < t_p; a gang
- *     job that shows t_w > t_p (with the margin) leaves for a partition and never comes back (its
- *     imbalance is its own, not the schedule's: sticky, so it cannot cycle through the two regimes).
- *   - Everything else that synchronizes: part (coarse grain, sublinear speedup, or more processes than
- *     harts - a gang cannot exceed H, F&R).
- * Hysteresis. Leaving a regime needs the measurement past the threshold by margin= percent (t_p < g* / (1+m)
- * to enter gang, t_p > g* x (1+m) to leave it; likewise t_w against t_p) in confirm= consecutive windows with
- * data; the count restarts after every move, so a job moves at most once per confirm= windows whatever its
+ *   - A gang row loses t_w per episode - the imbalance it spins away (F&R eq. 6: gang + spin costs
+ *     (t_p + t_w) per iteration, plus tau_s / tau_q, negligible) - and after every other slot the refill of
+ *     the private cache that the other rows corrupted (Tucker & Gupta's cause 4): R / tau_q of its compute,
+ *     t_p R / tau_q per episode, with R = the machine model's lines x miss cycles (sched_reload_cost_ns; 0
+ *     without a model). gang_loss = t_w + t_p R / tau_q.
+ *   - A partition loses omega per episode. A job that cannot fold (adapt=no) time-shares its processes on
+ *     its share and must block: omega = alpha tau_s, the block + cross-hart wake the calibration measured
+ *     (sched_wake_cost_ns: 2 syscalls + 2 switches + an IPI; F&R eq. 12). A job under process control
+ *     folds its workers onto its processes: a waiting worker hands its process to the next by a user-level
+ *     switch, omega = sched_fold_cost_ns, and folding recovers the imbalance t_w that a gang spins away
+ *     (Markatos 3.5.3: partitions win on sublinear speedup; 3.6.2: coscheduling pays only for "very
+ *     fine-grain, linear-speedup" applications).
+ *   So: gang iff gang_loss < omega (with the margin). This is F&R's crossover (eqs. 15/16: gang + spin wins
+ *   while t_w is below the blocking overhead alpha tau_s) with the machine model's refill added, and with
+ *   the user-level switch in place of the block for jobs that fold. The grain enters through t_w (an
+ *   imbalance grows with the work between barriers) and the refill term (t_p R / tau_q).
+ *   - A part job that is folded cannot show its t_w (a waiting worker runs the others of its process): no
+ *     evidence for gang, it stays. A gang job whose t_w exceeds t_p (F&R: then blocking beats spinning)
+ *     leaves and never comes back (its imbalance is its own: sticky, so it cannot cycle). A job of more
+ *     processes than harts is never gang (a gang cannot exceed H: F&R), nor any job on one hart.
+ * Hysteresis. A move needs the comparison past the threshold by margin= percent (gang_loss (1+m) < omega
+ * to enter gang, gang_loss > omega (1+m) to leave it) in confirm= consecutive windows with evidence; the
+ * count restarts after every move, and the window after a move is skipped (it straddles two regimes and
+ * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
  * measurements do. A window in which the job ran less than a quarter of a window, or whose statistics ran
- * backwards, carries no evidence either way. New jobs start in part (safe: no interference, no spinning).
+ * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning).
  *
  * Hostile statistics. The page is the job's to scribble on: each field is read once, deltas that run
  * backwards void the window, W is clamped to processes x window and S to W. Whatever it writes, a job can
@@ -72,7 +76,7 @@
 #include "../info.h"
 #include "../syncstat.h"
 
-enum { OPT_WINDOW, OPT_CONFIRM, OPT_MARGIN, OPT_OVERHEAD }; /* index in adaptive_class.options */
+enum { OPT_WINDOW, OPT_CONFIRM, OPT_MARGIN }; /* index in adaptive_class.options */
 enum regime { R_PART, R_GANG, R_FILL, NREGIMES };
 static const char *const regime_name[NREGIMES] = { "part", "gang", "fill" };
 #define SPACE (-1) /* cur_slot of the space-sharing slot */
@@ -101,7 +105,7 @@ static struct proc *members[NJOB][SL_MAX_PROCS];
 static struct job *live[NJOB]; /* admitted, not done, in arrival order */
 static int nlive;
 static uint64_t fill_mask, all_harts, idle_mask, switch_seq, acked_seq[SL_MAX_HARTS];
-static int cur_slot = SPACE, quanta;
+static int cur_slot = SPACE, quanta, space_quanta;
 
 struct ad_proc {
     uint64_t off_since; /* preempted inside a wait at this time (0: not) */
@@ -339,9 +343,11 @@ static int judge(struct job *j, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
         return -1;
     uint64_t run = a->exited_run, wt = 0, sl = 0;
     uint32_t ep = 0; /* counts wrap: their deltas are taken modulo 2^32 */
+    uint64_t now = rdtime();
     for (int i = 0; i < j->nprocs; i++) {
-        if (members[j->id - 1][i])
-            run += members[j->id - 1][i]->run_ticks;
+        struct proc *p = members[j->id - 1][i];
+        if (p) /* run_ticks covers a running process's time up to its dispatch only */
+            run += p->run_ticks + (p->state == P_RUNNING && now > p->dispatched_at ? now - p->dispatched_at : 0);
         ep += st[i].episodes; /* each field read once: the job may be rewriting it */
         wt += st[i].wait_ticks;
         sl += st[i].sleep_ticks;
@@ -370,16 +376,18 @@ static int judge(struct job *j, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
     uint64_t tp = compute / dep, tw = folded ? 0 : dwt / dep, m = 100 + (uint64_t)sched_opt[OPT_MARGIN];
     *tp_us = tp * 1000000 / plat.timebase_hz;
     *wait_pct = (int)(tw * 100 / (tp + tw + 1));
-    /* g* = omega / (eps + R / tau_q), in ticks: omega * tau_q * 100 / (eps% * tau_q + 100 * R) */
-    uint64_t omega = ns_ticks(sched_wake_cost_ns()), reload = ns_ticks(sched_reload_cost_ns());
-    uint64_t g = omega * sched_quantum * 100 / ((uint64_t)sched_opt[OPT_OVERHEAD] * sched_quantum + 100 * reload + 1);
+    /* Each regime's loss per episode: a gang row spins the imbalance t_w away and refills the cache after
+       every other slot (t_p R / tau_q); a partition pays omega - a user-level switch for a job that folds,
+       a block and a wake for one that cannot (F&R eq. 12) - and recovers t_w by folding (Markatos). */
+    uint64_t omega = ns_ticks(j->adaptive ? sched_fold_cost_ns() : sched_wake_cost_ns());
+    uint64_t gang_loss = tw + tp * ns_ticks(sched_reload_cost_ns()) / (sched_quantum + 1);
     if (a->regime == R_GANG) {
         a->imbalanced = tw * 100 > tp * m; /* its own imbalance: partitions recover it (F&R 15/16, Markatos 3.6.2) */
-        return a->imbalanced || tp * 100 > g * m ? R_PART : R_GANG;
+        return a->imbalanced || gang_loss * 100 > omega * m ? R_PART : R_GANG;
     }
-    if (j->nprocs > ncpus || ncpus == 1 || a->demoted)
-        return R_PART;
-    return tp * m < g * 100 && tw * m < tp * 100 ? R_GANG : R_PART;
+    if (folded || j->nprocs > ncpus || ncpus == 1 || a->demoted)
+        return R_PART; /* folded: t_w is not measurable, so no evidence for a gang row */
+    return gang_loss * m < omega * 100 ? R_GANG : R_PART;
 }
 
 static void window_end(void)
@@ -453,7 +461,7 @@ static void ad_ack(struct cpu *c)
     if (cur_slot >= 0) {
         if (p != matrix[cur_slot][c->id])
             sched_preempt(c);
-    } else if (q[c->id].head ||
+    } else if (regime_of(p) == R_GANG || q[c->id].head ||
                (fq.head && ((fill_mask >> c->id & 1) || regime_of(p) == R_FILL))) {
         sched_preempt(c);
     }
@@ -461,10 +469,10 @@ static void ad_ack(struct cpu *c)
 
 /* Switch to the next slot with something runnable (or stay); always broadcast, so every hart's round
    robin turns with the quantum. */
-static void ad_switch(enum trace_ev why)
+static void ad_switch(enum trace_ev why, int stay)
 {
     int s = cur_slot;
-    for (int k = 0; k <= table.nrows + 1; k++) {
+    for (int k = 0; k <= table.nrows + 1 && !stay; k++) {
         s = next_slot(s);
         if (slot_runnable(s) || s == cur_slot)
             break;
@@ -472,6 +480,8 @@ static void ad_switch(enum trace_ev why)
     if (why == TR_EARLY && s == cur_slot)
         return;
     struct cpu *me = mycpu();
+    if (s != cur_slot)
+        space_quanta = 0;
     cur_slot = s;
     switch_seq++;
     idle_mask = 0;
@@ -485,7 +495,7 @@ static void mark_idle(int h)
 {
     idle_mask |= 1UL << h;
     if (idle_mask == all_harts)
-        ad_switch(TR_EARLY);
+        ad_switch(TR_EARLY, 0);
 }
 
 /* A ready part process of a job whose share holds hart h, waiting on another hart of that share. */
@@ -534,10 +544,9 @@ static struct proc *pick(struct cpu *c)
         if (cur_slot == before)
             break;
     }
-    /* a hole: own part processes (this hart's cache is theirs), then filler; never a gang process of
-       another row, whose partners are not running (uncoordinated spinning: F&R eq. 8) */
-    struct proc *p = runq_pop(&q[c->id]);
-    return p ? p : runq_pop(&fq);
+    /* a hole: filler only - a process of a synchronizing job (gang or part) would run without its partners
+       and spin or block on them (uncoordinated: F&R eq. 8) */
+    return runq_pop(&fq);
 }
 
 /* ---- the hooks ---- */
@@ -631,12 +640,20 @@ static void ad_exited(struct proc *p)
     }
 }
 
-/* Hart 0 only (one_timer): the quantum is over; every window= quanta, the measurements. */
+/* Hart 0 only (one_timer): the quantum is over; every window= quanta, the measurements. The SPACE slot
+   lasts one quantum per job sharing it, so that each of them gets what a gang job gets from its row:
+   H harts for a quantum per round (a fair share whatever the regimes). */
 static void ad_tick(struct cpu *c)
 {
     if (++quanta % sched_opt[OPT_WINDOW] == 0)
         window_end();
-    ad_switch(TR_SLOT);
+    int nspace = 0;
+    for (int i = 0; i < nlive; i++)
+        nspace += aj(live[i])->regime != R_GANG;
+    if (cur_slot == SPACE && ++space_quanta < nspace)
+        ad_switch(TR_SLOT, 1); /* stay: the broadcast turns every hart's round robin */
+    else
+        ad_switch(TR_SLOT, 0);
 }
 
 static void ad_ipi(struct cpu *c) { ad_ack(c); }
@@ -657,8 +674,7 @@ const struct sched_class adaptive_class = {
     .name = "adaptive",
     .options = { { "window", "", 4, "quanta per measurement window", 1, 100 },
                  { "confirm", "", 2, "consecutive windows past the threshold before a job moves", 1, 20 },
-                 { "margin", "", 25, "hysteresis: percent past the threshold that counts", 0, 400 },
-                 { "overhead", "", 10, "blocking overhead (percent of the grain) a gang row is worth", 1, 100 } },
+                 { "margin", "", 25, "hysteresis: percent past the threshold that counts", 0, 400 } },
     .one_timer = 1,
     .allots = 1,
     .init = ad_init,

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "../../kernel/syncstat.h"
 
 void *kalloc_page(int node) { return aligned_alloc(PAGE_SIZE, PAGE_SIZE); }
 
@@ -52,14 +53,17 @@ static void print_result(struct job *j)
         size_t n = strlen(keys);
         snprintf(keys + n, sizeof keys - n, "%spar_us=%lu", n ? " " : "", (w->par_t1 - w->par_t0) / 1000);
     }
+    char extra[160] = "";
+    if (sched_result_extra) /* the policy's own per-job keys (kernel/syncstat.h) */
+        sched_result_extra(j, extra, sizeof extra);
     printf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
            "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-           "adapt=%s migrations=%lu mem_kb=%lu%s%s sim=%s\n",
+           "adapt=%s migrations=%lu mem_kb=%lu%s%s%s%s sim=%s\n",
            j->id, j->scen->app, sched->name, ncpus, j->nprocs, j->arrive / 1000, start / 1000, j->end / 1000,
            (j->end - start) / 1000, j->cpu_ticks / 1000, ok ? "ok" : "FAIL", keys[0] ? " " : "", keys, ok ? "" : " ",
            ok ? "" : j->kill_reason, j->nswitch, j->npreempt, j->nblock, j->blocked_ticks / 1000,
            j->adaptive ? "yes" : "no", j->nmigrate, j->scen->mem_bytes >> 10, j->scen->pargs[0] ? " " : "",
-           j->scen->pargs, calib_name);
+           j->scen->pargs, extra[0] ? " " : "", extra, calib_name);
     nfailed += !ok;
 }
 
