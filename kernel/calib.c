@@ -176,8 +176,7 @@ void calib_run(void)
     int64_t v[5] = { (int64_t)measure_trap(), (int64_t)measure_switch(), measure_ipi(), (int64_t)measure_tick(),
                      (int64_t)measure_synth() };
     char s[5][24];
-    extern uint64_t calib_wake_cns, calib_switch_cns; /* syncstat.c: for policy=adaptive */
-    calib_switch_cns = (uint64_t)v[1];
+    extern uint64_t calib_wake_cns; /* syncstat.c: what a blocking wait costs, for policy=adaptive */
     /* an IPI slower than 20 us is a busy host's (tools/schedlab_harness/busy.py), not this machine's */
     calib_wake_cns = v[2] >= 0 ? (uint64_t)(2 * v[0] + 2 * v[1] + MIN(v[2], 2000000)) : 0;
     for (int i = 0; i < 5; i++)

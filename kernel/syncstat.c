@@ -16,7 +16,6 @@ int syncstat_enabled;
 void (*sched_result_extra)(struct job *j, char *buf, unsigned long len);
 static struct sl_sync *pages[NJOB];
 uint64_t calib_wake_cns;   /* calib.c: 2 syscalls + 2 switches + an IPI, in centi-ns; 0 when calib=off */
-uint64_t calib_switch_cns; /* calib.c: one context switch (swtch), in centi-ns; 0 when calib=off */
 
 void syncstat_job_init(struct job *j)
 {
@@ -43,10 +42,6 @@ volatile struct sl_sync *syncstat_of(struct job *j) { return pages[j->id - 1]; }
    away and back, and the IPI that makes the sleeper's hart look; without a card (calib=off, or one hart),
    the library's own estimate of a block + wake round trip (SL_TWOPHASE_SPIN_NS, lib/wait_bounds.h). */
 uint64_t sched_wake_cost_ns(void) { return calib_wake_cns ? calib_wake_cns / 100 : SL_TWOPHASE_SPIN_NS; }
-
-/* A folded worker's hand-over: a user-level thread switch saves and restores what swtch does (the callee-saved
-   registers and a stack pointer), so the card's switch_ns stands for it; 100 ns without a card. */
-uint64_t sched_fold_cost_ns(void) { return calib_switch_cns ? calib_switch_cns / 100 : 100; }
 
 /* The value of `key=` in the machine model's canonical spec, or -1. */
 static long spec_key(const char *key)

@@ -11,8 +11,6 @@
  *                         job's to write at any moment: read each once and bound it.
  *   sched_wake_cost_ns()  what a blocking wait costs beyond a switch: a futex block and the cross-hart
  *                         wake-up (Feitelson & Rudolph's alpha * tau_s), from the calibration
- *   sched_fold_cost_ns()  what a partition's process control costs per folded worker and episode instead: a
- *                         user-level thread switch (lib/uthread.c) - no kernel block, no IPI
  *   sched_reload_cost_ns() what refilling a hart's private cache costs after another job ran there (the
  *                         machine model's miss cost x the lines of its last private level); 0 without a model
  *   sched_result_extra    a policy may set it (sched_lock not held when called): extra "key=value ..." for
@@ -28,7 +26,6 @@ struct job;
 extern int syncstat_enabled;
 volatile struct sl_sync *syncstat_of(struct job *j);
 uint64_t sched_wake_cost_ns(void);
-uint64_t sched_fold_cost_ns(void);
 uint64_t sched_reload_cost_ns(void);
 extern void (*sched_result_extra)(struct job *j, char *buf, unsigned long len);
 

@@ -27,33 +27,37 @@
  *   t_p = (run - (W - S)) / e   compute per worker between synchronizations (the grain: F&R's t_p)
  *   t_w = W / e                 wait per episode (F&R's t_w: the imbalance a gang spins away)
  *
- * The rule and its models. Per window, each regime's loss per synchronization episode is estimated and the job
- * goes where it loses least:
+ * The rule and its models. Per window, the job's loss per synchronization episode where it is is compared
+ * with what it would lose elsewhere:
  *   - No barrier episode in the window: fill. A job that does not synchronize loses nothing to being
  *     time-shared (F&R: only synchronizing gangs suffer uncoordinated scheduling; Blumofe & Papadopoulos:
  *     work stealing with yields runs well multiprogrammed), so it fills what the others leave.
- *   - A gang row loses t_w per episode - the imbalance it spins away (F&R eq. 6: gang + spin costs
- *     (t_p + t_w) per iteration, plus tau_s / tau_q, negligible) - and after every other slot the refill of
- *     the private cache that the other rows corrupted (Tucker & Gupta's cause 4): R / tau_q of its compute,
- *     t_p R / tau_q per episode, with R = the machine model's lines x miss cycles (sched_reload_cost_ns; 0
- *     without a model). gang_loss = t_w + t_p R / tau_q.
- *   - A partition loses omega per episode. A job that cannot fold (adapt=no) time-shares its processes on
- *     its share and must block: omega = alpha tau_s, the block + cross-hart wake the calibration measured
- *     (sched_wake_cost_ns: 2 syscalls + 2 switches + an IPI; F&R eq. 12). A job under process control
- *     folds its workers onto its processes: a waiting worker hands its process to the next by a user-level
- *     switch, omega = sched_fold_cost_ns, and folding recovers the imbalance t_w that a gang spins away
- *     (Markatos 3.5.3: partitions win on sublinear speedup; 3.6.2: coscheduling pays only for "very
- *     fine-grain, linear-speedup" applications).
- *   So: gang iff gang_loss < omega (with the margin). This is F&R's crossover (eqs. 15/16: gang + spin wins
- *   while t_w is below the blocking overhead alpha tau_s) with the machine model's refill added, and with
- *   the user-level switch in place of the block for jobs that fold. The grain enters through t_w (an
- *   imbalance grows with the work between barriers) and the refill term (t_p R / tau_q).
- *   - A part job that is folded cannot show its t_w (a waiting worker runs the others of its process): no
- *     evidence for gang, it stays. A gang job whose t_w exceeds t_p (F&R: then blocking beats spinning)
- *     leaves and never comes back (its imbalance is its own: sticky, so it cannot cycle). A job of more
- *     processes than harts is never gang (a gang cannot exceed H: F&R), nor any job on one hart.
- * Hysteresis. A move needs the comparison past the threshold by margin= percent (gang_loss (1+m) < omega
- * to enter gang, gang_loss > omega (1+m) to leave it) in confirm= consecutive windows with evidence; the
+ *   - A job in a partition with process control (adapt=yes) folds its workers onto as many processes as it
+ *     has harts: a waiting worker hands its process to the next by a user-level switch, no process spins
+ *     on a descheduled partner, and folding recovers the imbalance a gang would spin away - Markatos 3.5.3
+ *     (partitions win on sublinear speedup, no cache corruption) and 3.6.2 (coscheduling pays only for
+ *     "very fine-grain, linear-speedup" applications, where the two tie). A job whose share covers its
+ *     processes runs dedicated. Either way a gang row could only add the other rows' time and the refills:
+ *     such a job stays in part.
+ *   - A job that cannot fold (adapt=no) and has fewer harts than processes time-shares them: each episode
+ *     it loses t_w to partners that are not running (F&R eq. 8 when it spins), where blocking would lose
+ *     omega = alpha tau_s, the block + cross-hart wake the calibration measured (sched_wake_cost_ns: 2
+ *     syscalls + 2 switches + an IPI; eq. 12). When t_w > omega, a gang row (eq. 6: all partners run, only
+ *     the job's own imbalance is lost) is worth it: gang.
+ *   - In a gang row the job loses gang_loss = t_w + t_p R / tau_q per episode: its imbalance spun away and,
+ *     after every other slot, the refill of the private cache the other rows corrupted (Tucker & Gupta's
+ *     cause 4: R = the machine model's lines x miss cycles, sched_reload_cost_ns; 0 without a model; R /
+ *     tau_q of its compute). When gang_loss > omega, blocking in a partition loses less (F&R's crossover,
+ *     eqs. 15/16: gang + spin wins while t_w is below alpha tau_s): part. When t_w > t_p the imbalance is
+ *     the job's own (F&R: blocking then beats spinning): it leaves and never comes back (sticky, so it
+ *     cannot cycle). A job of more processes than harts is never gang (a gang cannot exceed H: F&R), nor
+ *     any job on one hart.
+ *   Each job remembers the loss it last measured in gang and in part, and returns to a regime only if that
+ *   loss was higher than what it loses now (by the margin): a job that loses in both settles in the lesser
+ *   instead of cycling. An arrival or departure forgets the memories (the mix, and so the losses, changed).
+ *   The grain enters through t_w (an imbalance grows with the work between barriers) and the refill term.
+ * Hysteresis. A move needs the comparison past the threshold by margin= percent (t_w > omega (1+m) to
+ * enter gang, gang_loss > omega (1+m) to leave it) in confirm= consecutive windows with evidence; the
  * count restarts after every move, and the window after a move is skipped (it straddles two regimes and
  * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
  * measurements do. A window in which the job ran less than a quarter of a window, or whose statistics ran
@@ -87,6 +91,8 @@ struct ad_job {
     int streak, moves, demoted;
     int settle;       /* windows to skip: they straddle a move (process control still catching up) */
     int imbalanced;   /* the current candidate is part because of t_w > t_p in a gang row */
+    uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
+                                mix last changed): it returns only to a regime that lost less */
     int row;          /* gang: its row */
     uint64_t cols;    /* gang: its columns, in process order */
     uint64_t mask;    /* part and fill: its harts in the SPACE slot */
@@ -376,18 +382,21 @@ static int judge(struct job *j, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
     uint64_t tp = compute / dep, tw = folded ? 0 : dwt / dep, m = 100 + (uint64_t)sched_opt[OPT_MARGIN];
     *tp_us = tp * 1000000 / plat.timebase_hz;
     *wait_pct = (int)(tw * 100 / (tp + tw + 1));
-    /* Each regime's loss per episode: a gang row spins the imbalance t_w away and refills the cache after
-       every other slot (t_p R / tau_q); a partition pays omega - a user-level switch for a job that folds,
-       a block and a wake for one that cannot (F&R eq. 12) - and recovers t_w by folding (Markatos). */
-    uint64_t omega = ns_ticks(j->adaptive ? sched_fold_cost_ns() : sched_wake_cost_ns());
+    /* Losses per episode (the header's rule): a gang row's is t_w + t_p R / tau_q; a partition's is what
+       the job measures there now, t_w, against omega, the block + wake it could pay instead. */
+    uint64_t omega = ns_ticks(sched_wake_cost_ns());
     uint64_t gang_loss = tw + tp * ns_ticks(sched_reload_cost_ns()) / (sched_quantum + 1);
     if (a->regime == R_GANG) {
         a->imbalanced = tw * 100 > tp * m; /* its own imbalance: partitions recover it (F&R 15/16, Markatos 3.6.2) */
-        return a->imbalanced || gang_loss * 100 > omega * m ? R_PART : R_GANG;
+        a->loss[R_GANG] = gang_loss;
+        int worse = gang_loss * 100 > omega * m && (!a->loss[R_PART] || gang_loss * 100 > a->loss[R_PART] * m);
+        return a->imbalanced || worse ? R_PART : R_GANG;
     }
-    if (folded || j->nprocs > ncpus || ncpus == 1 || a->demoted)
-        return R_PART; /* folded: t_w is not measurable, so no evidence for a gang row */
-    return gang_loss * m < omega * 100 ? R_GANG : R_PART;
+    int timeshared = !j->adaptive && popc(a->mask) < j->nprocs;
+    if (!timeshared || j->nprocs > ncpus || ncpus == 1 || a->demoted)
+        return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
+    a->loss[R_PART] = tw;
+    return tw * 100 > omega * m && (!a->loss[R_GANG] || tw * 100 > a->loss[R_GANG] * m) ? R_GANG : R_PART;
 }
 
 static void window_end(void)
@@ -551,6 +560,13 @@ static struct proc *pick(struct cpu *c)
 
 /* ---- the hooks ---- */
 
+/* The mix changed: what each job lost where is no longer what it would lose there. */
+static void forget_losses(void)
+{
+    for (int i = 0; i < nlive; i++)
+        memset(aj(live[i])->loss, 0, sizeof aj(live[i])->loss);
+}
+
 static int ad_job_admit(struct job *j)
 {
     struct ad_job *a = aj(j);
@@ -560,6 +576,7 @@ static int ad_job_admit(struct job *j)
     a->regime = a->cand = R_PART;
     a->since = rdtime();
     live[nlive++] = j;
+    forget_losses();
     repartition(0);
     publish(j);
     return 0;
@@ -575,6 +592,7 @@ static void ad_job_done(struct job *j)
     if (k == nlive)
         return;
     nlive = k;
+    forget_losses();
     if (a->regime == R_GANG && a->row >= 0)
         leave_gang(a);
     uint64_t end = j->end ? j->end : rdtime();

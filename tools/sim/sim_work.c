@@ -163,7 +163,6 @@ int syncstat_enabled;
 void (*sched_result_extra)(struct job *j, char *buf, unsigned long len);
 volatile struct sl_sync *syncstat_of(struct job *j) { return syncstat_enabled ? syncs[j->id - 1] : 0; }
 uint64_t sched_wake_cost_ns(void) { return (uint64_t)calib.futex_cross; } /* kbench's cross-hart hand-off */
-uint64_t sched_fold_cost_ns(void) { return (uint64_t)calib.uthread_yield; } /* a user-level switch */
 uint64_t sched_reload_cost_ns(void) { return 0; }                         /* no caches modelled */
 
 static struct sl_sync *sync_of(const struct sproc *sp) { return &syncs[sp->p.job->id - 1][sp->p.idx]; }

@@ -1,0 +1,211 @@
+"""policy=adaptive (kernel/sched/adaptive.c): each job in a gang row, a partition with process control, or filler,
+moved by its measured synchronization - checked from the schedule trace and the RESULT lines, never by timings.
+
+Under churn (every app of the build, arriving 3 ms apart and leaving as they finish, 1..4 harts, deterministic
+mode) the regimes' invariants hold: a gang job's processes are coscheduled within its row (outside slot-switch
+windows and a dispatch grace), part jobs hold disjoint harts in the space-sharing slot, no filler process waits
+ready while a hart idles, every job's time per regime adds up to its life, and no job moves more often than the
+hysteresis allows (one move per confirm= + 1 windows). A job writing garbage into its sync statistics hurts
+nobody, and only policy=adaptive maps that page at all. The simulator runs the same file: there its regime
+decisions are deterministic, so a job sitting at the threshold is checked not to flap.
+"""
+
+import bisect
+import dataclasses
+
+import pytest
+
+from schedlab_harness import trace as tr
+from schedlab_harness.sim import sim_boot
+from helpers import assert_all_ok
+
+GRACE_US = 500.0
+QUANTUM_MS = 2
+#: Small work for the apps this test knows; an app it does not know (a new one) runs with its defaults.
+SMALL = {
+    "gauss": "n=64,barrier=spin", "oddeven": "n=300,barrier=spin", "synth": "grain=200,var=200,iters=300",
+    "msort": "n=2000,leaf=16", "grassfire": "n=48", "sor": "n=24,iters=3,barrier=spin",
+    "tclosure": "n=40,barrier=block", "adjoint": "n=12", "knary": "h=5", "memwalk": "kb=16,passes=2",
+    "sleeper": "iters=5,sleep_us=500", "fault": "kind=badptr", "scribble": "mode=partial,lines=4,gap_us=50",
+    "chaos": "mode=random,calls=200", "kbench": "what=syscall,ops=200", "bbench": "ms=1,batches=1",
+    "tbench": "batches=1,ops=50", "hog": "",
+}
+
+
+def churn_jobs(apps):
+    jobs = []
+    for i, app in enumerate(apps):
+        keys = ",".join(k for k in (SMALL.get(app, ""), f"at={3 * i}ms") if k)
+        jobs.append(f"job={app}:{keys}")
+    return " ".join(jobs)
+
+
+def regimes(trace):
+    """job -> [(time_us, regime)] from its admission (part) through its moves."""
+    out = {}
+    for r in trace.records:
+        if r.event == "regime":
+            out.setdefault(r.job, [(0.0, "part")]).append((r.time_us, tr.regime_move(r)[1]))
+    return out
+
+
+def regime_at(timeline, job, t):
+    moves = timeline.get(job, [(0.0, "part")])
+    i = bisect.bisect_right([m[0] for m in moves], t)
+    return moves[i - 1][1] if i else "part"
+
+
+def assert_gang_rows_coscheduled(trace, timeline):
+    """tr.gang_violations on the records of gang-regime periods only (a part job's processes are no gang)."""
+    keep = [r for r in trace.records
+            if r.job == 0 or r.event in ("slot", "early", "ack", "idle") or regime_at(timeline, r.job, r.time_us) == "gang"]
+    for job, check in tr.gang_violations(dataclasses.replace(trace, records=keep), grace_us=GRACE_US).items():
+        assert check.fraction == 0.0, (job, check.fraction, check.worst)
+
+
+def space_periods(trace):
+    """[(start, end)] of the space-sharing slot (a switch to slot -1) from the slot-switch records."""
+    switches = [r for r in trace.records if r.event in tr.SWITCH_EVENTS]
+    out = []
+    for s, nxt in zip(switches, switches[1:] + [None]):
+        if s.arg == -1:
+            out.append((s.time_us, nxt.time_us if nxt else trace.end_us))
+    return out
+
+
+def assert_partitions_disjoint(trace, timeline, harts, results):
+    """In a space-sharing period with no repartition and no move inside, each hart runs part processes of at
+    most one job - unless more part and fill jobs live than harts (then one-hart partitions are shared)."""
+    changes = sorted(r.time_us for r in trace.records if r.event in ("rep", "regime"))
+    runs = tr.intervals(trace)
+    for start, end in space_periods(trace):
+        if bisect.bisect_right(changes, end + GRACE_US) != bisect.bisect_left(changes, start - GRACE_US):
+            continue
+        live = [r for r in results if r["arrive_us"] <= start and r["end_us"] >= end]
+        if sum(regime_at(timeline, r["job"], start) != "gang" for r in live) > harts:
+            continue
+        per_hart = {}
+        for i in runs:
+            if i.start_us >= start + GRACE_US and i.end_us <= end and regime_at(timeline, i.job, i.start_us) == "part":
+                per_hart.setdefault(i.hart, set()).add(i.job)
+        assert all(len(jobs) <= 1 for jobs in per_hart.values()), (start, per_hart)
+
+
+def assert_filler_served(trace, timeline, harts):
+    """No filler process waits ready (past the grace) while some hart idles: every hart takes filler in a hole."""
+    runs = tr.intervals(trace)
+    busy = {h: sorted((i.start_us, i.end_us) for i in runs if i.hart == h) for h in range(harts)}
+    for (job, proc), waits in tr._waits(trace).items():
+        for w in waits:
+            start = w.start_us + GRACE_US
+            if start >= w.end_us or regime_at(timeline, job, w.start_us) != "fill" \
+                    or regime_at(timeline, job, w.end_us) != "fill":
+                continue
+            for h, spans in busy.items():
+                covered, t = 0.0, start
+                for s, e in spans:
+                    if e > t and s < w.end_us:
+                        if s > t + GRACE_US:
+                            raise AssertionError(f"hart {h} idle {t:.0f}..{s:.0f} us while filler {job}.{proc} "
+                                                 f"waited ready {w.start_us:.0f}..{w.end_us:.0f}")
+                        t = max(t, e)
+                assert t + GRACE_US >= w.end_us or not spans, (h, job, proc, w)
+
+
+def assert_regime_accounting(results, window_quanta, confirm):
+    for r in results:
+        total = r["gang_us"] + r["part_us"] + r["fill_us"]
+        assert r["elapsed_us"] - 2 <= total <= r["end_us"] - r["arrive_us"] + 2, r
+        windows = (r["end_us"] - r["arrive_us"]) / (window_quanta * QUANTUM_MS * 1000)
+        assert r["regime_moves"] <= windows / (confirm + 1) + 1, r
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
+def test_churn_every_app(boot, cpus):
+    apps = boot(1, "calib=off job=synth:procs=1,iters=1").boot["apps"]
+    run = boot(cpus, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 {churn_jobs(apps)}",
+               timeout=600, deterministic=True)
+    assert_all_ok(run)
+    trace = tr.parse_trace(run.console)
+    assert trace.complete and not any(trace.dropped.values()), "the ring overflowed: make the run shorter"
+    timeline = regimes(trace)
+    assert {r["app"] for r in run.results} == set(apps)
+    assert_gang_rows_coscheduled(trace, timeline)
+    assert_partitions_disjoint(trace, timeline, cpus, run.results)
+    assert_filler_served(trace, timeline, cpus)
+    assert_regime_accounting(run.results, 1, 1)
+
+
+def test_a_gang_and_its_filler(boot):
+    """A balanced fine-grain job that cannot fold (adapt=no: a partition would make it block) next to a hog:
+    the job goes to a gang row and stays coscheduled there, the hog fills."""
+    run = boot(2, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=synth:grain=300,iters=20000,adapt=no "
+                  "job=hog", timeout=600, deterministic=True)
+    assert_all_ok(run)
+    by_app = {r["app"]: r for r in run.results}
+    assert by_app["synth"]["gang_us"] > 0 and by_app["hog"]["fill_us"] > 0, by_app
+    trace = tr.parse_trace(run.console)
+    timeline = regimes(trace)
+    assert_gang_rows_coscheduled(trace, timeline)
+    assert_filler_served(trace, timeline, 2)
+    assert_regime_accounting(run.results, 4, 2)
+
+
+def test_garbage_statistics_hurt_nobody(boot):
+    """chaos mode=syncstat scribbles over its sync statistics all the time; its neighbours finish correct, the
+    kernel survives, and the scribbler moves no more often than the hysteresis allows."""
+    run = boot(2, f"policy=adaptive quantum={QUANTUM_MS}ms window=1 confirm=1 job=chaos:mode=syncstat,calls=2000 "
+                  "job=gauss:n=96,barrier=spin job=synth:grain=300,iters=3000,adapt=no job=hog",
+               timeout=600, deterministic=True)
+    assert_all_ok(run)
+    chaos = next(r for r in run.results if r["app"] == "chaos")
+    assert chaos["garbage"] > 0
+    assert_regime_accounting(run.results, 1, 1)
+
+
+def test_only_adaptive_maps_the_statistics(boot, policy):
+    """The page exists under policy=adaptive only; elsewhere the library publishes nothing (chaos finds no
+    page to scribble on) and RESULT has no regime keys."""
+    run = boot(2, f"policy={policy} job=chaos:mode=syncstat,calls=20")
+    assert_all_ok(run)
+    r = run.results[0]
+    assert (r["garbage"] > 0) == (policy == "adaptive"), r
+    assert ("regime" in r) == (policy == "adaptive"), r
+
+
+# ---- the simulator runs the same file ----
+
+def sim_ok(harts, bootargs):
+    run = sim_boot(harts, bootargs)
+    assert_all_ok(run)
+    return run
+
+
+def test_sim_regimes_add_up_and_are_traced():
+    run = sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=synth:grain=500,iters=20000,adapt=no "
+                    "job=gauss:n=256 job=knary:h=9,work=1000 job=hog")
+    trace = tr.parse_trace(run.console)
+    timeline = regimes(trace)
+    by_app = {r["app"]: r for r in run.results}
+    assert by_app["synth"]["regime"] == "gang" and by_app["knary"]["regime"] == "fill", by_app
+    assert by_app["hog"]["regime"] == "fill" and by_app["gauss"]["regime"] == "part", by_app
+    for r in run.results:  # simulated time: exact
+        assert r["gang_us"] + r["part_us"] + r["fill_us"] in range(r["end_us"] - r["arrive_us"] - 1,
+                                                                     r["end_us"] - r["arrive_us"] + 1), r
+        moves = [m for m in timeline.get(r["job"], [])[1:]]
+        assert len(moves) == r["regime_moves"], (r, moves)
+    assert_gang_rows_coscheduled(trace, timeline)
+    assert_partitions_disjoint(trace, timeline, 8, run.results)
+
+
+@pytest.mark.parametrize("var", [600, 800, 950, 1100, 1300])
+def test_sim_a_job_at_the_threshold_does_not_flap(var):
+    """synth with adapt=no has gang_loss = its imbalance t_w, which var moves across omega (the calibrated
+    block + wake): at every var, default hysteresis, it moves at most twice (into a gang row, and out of it
+    for good); with no margin and confirm=1 it still moves at most once per two windows."""
+    job = f"job=synth:grain=2000,var={var},iters=6000,adapt=no job=hog"
+    run = sim_ok(8, f"policy=adaptive quantum={QUANTUM_MS}ms {job}")
+    synth = next(r for r in run.results if r["app"] == "synth")
+    assert synth["regime_moves"] <= 2, synth
+    run = sim_ok(8, f"policy=adaptive quantum={QUANTUM_MS}ms window=1 confirm=1 margin=0 {job}")
+    assert_regime_accounting(run.results, 1, 1)
