@@ -155,13 +155,12 @@ static int pick_hart(struct job *j)
     return best < 0 ? 0 : best;
 }
 
+/* Every idle hart looks at the filler FIFO again (one kicked hart may take something else first). */
 static void kick_idle(void)
 {
     for (int h = 0; h < ncpus; h++)
-        if (!cpus[h].cur) {
+        if (!cpus[h].cur)
             sched_kick(h);
-            return;
-        }
 }
 
 /* A READY p (on no queue) joins its regime's queue. */
@@ -507,7 +506,9 @@ static void mark_idle(int h)
         ad_switch(TR_EARLY, 0);
 }
 
-/* A ready part process of a job whose share holds hart h, waiting on another hart of that share. */
+/* A ready part process of a job whose share holds hart h, waiting on another hart of that share that is busy
+   (an idle one was kicked and runs it itself: taking it would pile the job's processes on the fastest
+   waker's hart, where they stay bound). */
 static struct proc *pull_from_share(int h)
 {
     for (int i = 0; i < nlive; i++) {
@@ -515,7 +516,7 @@ static struct proc *pull_from_share(int h)
         if (a->regime != R_PART || !(a->mask >> h & 1))
             continue;
         for (int o = 0; o < ncpus; o++)
-            for (struct proc *p = o != h && (a->mask >> o & 1) ? q[o].head : 0; p; p = p->rq_next)
+            for (struct proc *p = o != h && (a->mask >> o & 1) && cpus[o].cur ? q[o].head : 0; p; p = p->rq_next)
                 if (p->job == live[i]) {
                     runq_remove(&q[o], p);
                     p->hart = h;
