@@ -86,7 +86,6 @@ static const char *const regime_name[NREGIMES] = { "part", "gang", "fill" };
 #define SPACE (-1) /* cur_slot of the space-sharing slot */
 
 struct ad_job {
-    struct job *j;
     enum regime regime, cand;
     int streak, moves, demoted;
     int settle;       /* windows to skip: they straddle a move (process control still catching up) */
@@ -572,7 +571,6 @@ static int ad_job_admit(struct job *j)
 {
     struct ad_job *a = aj(j);
     memset(a, 0, sizeof *a);
-    a->j = j;
     a->row = -1;
     a->regime = a->cand = R_PART;
     a->since = rdtime();
