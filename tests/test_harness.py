@@ -1,19 +1,11 @@
-"""Unit tests of the Python harness (tools/schedlab_harness), without a real QEMU.
+"""Unit tests of the Python harness (tools/py/schedlab), without a real QEMU.
 
-Booting is tested against a fake QEMU: a small Python script written to a
-temporary directory and selected with SCHEDLAB_QEMU.  It records its argv and,
-depending on FAKE_QEMU_MODE,
-
-* ``canned``: prints the file FAKE_QEMU_CONSOLE and exits with FAKE_QEMU_EXIT;
-* ``hang``:   prints the canned console without its last newline, starts a
-  grandchild (pid in FAKE_QEMU_PIDFILE) and sleeps, to be killed by the timeout;
-* ``sim``:    plays a tiny kernel: reads -append, answers bad tokens with ERROR,
-  prints BOOT, one RESULT per job and SUMMARY.  Elapsed time of a job is
-  BASE[app] * (1 + (jobs - 1) * EXTRA[policy]), so slowdowns are exact:
-  with two jobs timeslice 2.0, gang 1.5, partition 1.2.
+Booting is tested against a fake QEMU, tests/fake_qemu.py, selected with SCHEDLAB_QEMU by the ``fake``
+fixture (tests/conftest.py): it records its argv and plays a console recorded from a real boot (``canned``,
+``hang``: the modes are in its docstring) or a tiny kernel (``sim``) whose slowdowns are exact.
 
 The consoles are the real kernel's: ``canned`` plays (or cuts) consoles recorded
-from real boots in tests/data/consoles/ (``tools/record_consoles.py`` regenerates
+from real boots in tests/data/consoles/ (``tools/schedlab record-consoles`` regenerates
 them), and ``sim`` writes its BOOT, RESULT and SUMMARY lines by changing values in
 the recorded lines of FAKE_QEMU_TEMPLATE, so when the kernel's format moves these
 tests see the new format.
@@ -23,172 +15,20 @@ import csv
 import json
 import os
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from schedlab_harness import cli, commands, compare, console, mix, qemu, scenario, stats, writers
-from schedlab_harness.compare import ALONE, MIX, Trial
+from schedlab import cli, commands, compare, console, mix, qemu, scenario, stats, writers
+from schedlab.compare import ALONE, MIX, Trial
+from helpers import CONSOLE, GAUSS, RECORDED, REPO, SUMMARY, line_of, recorded, run_cli, value_of
 
-REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "tools" / "schedlab"
-
-FAKE_QEMU = r'''
-import json, os, subprocess, sys, time
-
-argv = sys.argv[1:]
-if os.environ.get("FAKE_QEMU_LOG"):
-    with open(os.environ["FAKE_QEMU_LOG"], "a") as log:
-        log.write(json.dumps(argv) + "\n")
-mode = os.environ.get("FAKE_QEMU_MODE", "canned")
-out = sys.stdout
-
-if mode == "canned":
-    out.buffer.write(open(os.environ["FAKE_QEMU_CONSOLE"], "rb").read())
-    sys.exit(int(os.environ.get("FAKE_QEMU_EXIT", "0")))
-
-if mode == "hang":
-    out.buffer.write(open(os.environ["FAKE_QEMU_CONSOLE"], "rb").read().rstrip(b"\n"))
-    out.flush()
-    child = subprocess.Popen(["sleep", "60"])
-    with open(os.environ["FAKE_QEMU_PIDFILE"], "w") as f:
-        f.write(str(child.pid))
-    time.sleep(60)
-    sys.exit(0)
-
-# mode == "sim"
-cpus = int(argv[argv.index("-smp") + 1])
-tokens = argv[argv.index("-append") + 1].split()
-POLICIES = os.environ.get("FAKE_QEMU_POLICIES", "timeslice,gang,partition").split(",")
-BASE = {"gauss": 10000, "oddeven": 20000, "synth": 5000, "fault": 100}
-EXTRA = {"timeslice": 1.0, "gang": 0.5, "partition": 0.2}
-print("OpenSBI v1.1")
-print("Platform Name             : riscv-virtio,qemu")
-policy, jobs = "timeslice", []
-for token in tokens:
-    key, _, value = token.partition("=")
-    if key == "policy" and value in POLICIES:
-        policy = value
-    elif key == "job" and value.partition(":")[0] in list(BASE) + ["hog"]:
-        app, _, keys = value.partition(":")
-        jobs.append((app, [kv for kv in keys.split(",") if kv]))
-    elif key not in ("quantum", "seed", "trace", "irq", "calib", "timeout", "clock", "wakeboost", "model",
-                     "idle") or key == "policy":
-        print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
-        sys.exit(2)
-import re
-TEMPLATE = open(os.environ["FAKE_QEMU_TEMPLATE"], encoding="utf-8", errors="replace").read().replace("\r", "")
-def recorded(keyword):
-    return next(line for line in TEMPLATE.splitlines() if line.startswith(keyword + " "))
-def with_values(line, **values):
-    for key, value in values.items():
-        line = re.sub(rf"(?<= ){key}=\S*", f"{key}={value}", line, count=1)
-    return line
-print(with_values(recorded("BOOT"), harts=cpus, policies=",".join(POLICIES)))
-if "calib=off" not in tokens:
-    print(recorded("CALIB"))
-elapsed = {}
-for i, (app, keys) in enumerate(jobs):
-    if app != "hog":
-        elapsed[i] = int(BASE[app] * (1 + (len(jobs) - 1) * EXTRA[policy]))
-end = max(elapsed.values(), default=0)
-failed = 0
-for i, (app, keys) in enumerate(jobs):
-    e = elapsed.get(i, end)
-    check = "FAIL" if app == "fault" else "ok"
-    failed += check != "ok"
-    line = with_values(recorded("RESULT"), job=i + 1, app=app, policy=policy, harts=cpus, procs=cpus, arrive_us=0,
-                       start_us=10, end_us=10 + e, elapsed_us=e, cpu_us=e * cpus, check=check)
-    print(line + (" reason=pagefault" if app == "fault" else ""))
-print(with_values(recorded("SUMMARY"), policy=policy, harts=cpus, jobs=len(jobs), failed=failed, makespan_us=end + 10))
-plugin = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-plugin"), None)
-if plugin:          # the machine model's report, after SUMMARY (tools/model/README.md); job 0 = kernel and idle
-    profile = dict(kv.partition("=")[::2] for kv in plugin.split(",")[1:])["profile"]
-    print(f"MODEL end profile={profile} cycle_ps=250 charge=on accesses={1000 * (len(jobs) + 1)} stall_us=7")
-    for j in range(len(jobs) + 1):
-        print(f"MODEL job={j} accesses=1000 misses={10 + j} l2_hits=5 llc_hits=1 coherence=2 local={6 + j} remote=1 "
-              f"stall_us={j}")
-sys.exit(3 if failed else 0)
-'''
-
-CONSOLES = REPO / "tests" / "data" / "consoles"
-RECORDED = json.loads((CONSOLES / "index.json").read_text())
-
-
-def recorded(name: str) -> str:
-    """A console recorded from a real boot (tools/record_consoles.py), as QEMU printed it."""
-    return (CONSOLES / f"{name}.console").read_bytes().decode("utf-8", "replace")
-
-
-def line_of(text: str, prefix: str) -> str:
-    """The first line of a console that starts with prefix, without its line ending."""
-    return next(line.rstrip("\r") for line in text.split("\n") if line.startswith(prefix))
-
-
-def value_of(line: str, key: str) -> str:
-    """The value of key=value in a console line, read without the harness's parser."""
-    return next(word.partition("=")[2] for word in line.split() if word.startswith(key + "="))
-
-
-CONSOLE = recorded("gang-trace")          # policy=gang trace=on, gauss (job 1) and hog (job 2), CPUS=2
-GAUSS = line_of(CONSOLE, "RESULT job=1 ")
-SUMMARY = line_of(CONSOLE, "SUMMARY ")
 
 
 # ---------------------------------------------------------------- fixtures
-
-@pytest.fixture
-def fake(tmp_path, monkeypatch):
-    """A fake QEMU on SCHEDLAB_QEMU, a dummy kernel, and helpers to set it up and read its argv log."""
-    script = tmp_path / "fake-qemu"
-    script.write_text(f"#!{sys.executable}\n{FAKE_QEMU}")
-    script.chmod(0o755)
-    kernel = tmp_path / "kernel.elf"
-    kernel.write_bytes(b"\x7fELF")
-    log = tmp_path / "argv.log"
-    monkeypatch.setenv("SCHEDLAB_QEMU", str(script))
-    monkeypatch.setenv("FAKE_QEMU_LOG", str(log))
-    monkeypatch.setattr(qemu.os, "cpu_count", lambda: 2)
-
-    class Fake:
-        path = tmp_path
-        kernel_path = str(kernel)
-
-        def canned(self, text, exit_code=0, mode="canned"):
-            console_file = tmp_path / "console.txt"
-            console_file.write_bytes(text.encode())
-            monkeypatch.setenv("FAKE_QEMU_MODE", mode)
-            monkeypatch.setenv("FAKE_QEMU_CONSOLE", str(console_file))
-            monkeypatch.setenv("FAKE_QEMU_EXIT", str(exit_code))
-            monkeypatch.setenv("FAKE_QEMU_PIDFILE", str(tmp_path / "child.pid"))
-
-        def replay(self, name, mode="canned"):
-            """Play the recorded console `name` with the exit status its boot had."""
-            self.canned(recorded(name), exit_code=RECORDED[name]["exit"], mode=mode)
-
-        def sim(self, policies="timeslice,gang,partition"):
-            monkeypatch.setenv("FAKE_QEMU_MODE", "sim")
-            monkeypatch.setenv("FAKE_QEMU_TEMPLATE", str(CONSOLES / "gang-trace.console"))
-            monkeypatch.setenv("FAKE_QEMU_POLICIES", policies)
-
-        def calls(self):
-            if not log.exists():
-                return []
-            return [json.loads(line) for line in log.read_text().splitlines()]
-
-        def bootargs(self):
-            return [argv[argv.index("-append") + 1] for argv in self.calls()]
-
-    return Fake()
-
-
-def schedlab(fake, *argv):
-    """Run the CLI in-process with the fake kernel; returns the exit status."""
-    return cli.main([argv[0], "--kernel", fake.kernel_path, *argv[1:]])
-
 
 def fake_run(results, exit_code=0, summary=None, timed_out=False):
     """A Run carrying given RESULT dicts, as the aggregation code sees it."""
@@ -554,7 +394,7 @@ def test_oversubscription_warning(monkeypatch):
 
 def test_cli_run_prints_table_and_summary(fake, capsys):
     fake.replay("gang-trace")
-    assert schedlab(fake, "run", "--cpus", "2", "policy=gang", "job=gauss", "job=hog") == 0
+    assert run_cli(fake, "run", "--cpus", "2", "policy=gang", "job=gauss", "job=hog") == 0
     out, err = capsys.readouterr()
     elapsed_ms, makespan_ms = int(value_of(GAUSS, "elapsed_us")) / 1000, int(value_of(SUMMARY, "makespan_us")) / 1000
     assert "elapsed ms" in out and f"{elapsed_ms:.3f}" in out and f"maxerr={value_of(GAUSS, 'maxerr')}" in out
@@ -565,7 +405,7 @@ def test_cli_run_prints_table_and_summary(fake, capsys):
 
 def test_cli_run_failure_shows_error_lines_verbatim(fake, capsys):
     fake.replay("unknown-app")
-    assert schedlab(fake, "run", "--cpus", "1", "job=gaus") == 1
+    assert run_cli(fake, "run", "--cpus", "1", "job=gaus") == 1
     out, _ = capsys.readouterr()
     assert line_of(recorded("unknown-app"), "ERROR ") in out and f"FAIL (exit {RECORDED['unknown-app']['exit']})" in out
     assert "unknown app 'gaus'" in out
@@ -573,13 +413,13 @@ def test_cli_run_failure_shows_error_lines_verbatim(fake, capsys):
 
 def test_cli_run_failure_without_error_shows_console_tail(fake, capsys):
     fake.canned("qemu-system-riscv64: -numa: bad option\n", exit_code=1)
-    assert schedlab(fake, "run", "--cpus", "1", "job=gauss") == 1
+    assert run_cli(fake, "run", "--cpus", "1", "job=gauss") == 1
     assert "| qemu-system-riscv64: -numa: bad option" in capsys.readouterr().out
 
 
 def test_cli_run_timeout_reported(fake, capsys):
     fake.canned(CONSOLE.split("SUMMARY")[0], mode="hang")
-    assert schedlab(fake, "run", "--cpus", "1", "--timeout", "1", "job=gauss") == 1
+    assert run_cli(fake, "run", "--cpus", "1", "--timeout", "1", "job=gauss") == 1
     out, _ = capsys.readouterr()
     assert "TIMEOUT" in out and "no SUMMARY line" in out
 
@@ -588,7 +428,7 @@ def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path)
     fake.replay("gang-trace")
     scn = tmp_path / "two.scn"
     scn.write_text("# cpus: 1\npolicy=gang\njob=gauss job=hog\n")
-    status = schedlab(fake, "run", "--repeat", "2", "--json", str(tmp_path / "r.json"),
+    status = run_cli(fake, "run", "--repeat", "2", "--json", str(tmp_path / "r.json"),
                       "--csv", str(tmp_path / "r.csv"), str(scn), "seed=5")
     assert status == 0
     calls = fake.calls()
@@ -605,13 +445,13 @@ def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path)
 
 def test_cli_warns_once_when_cpus_exceed_host_cores(fake, capsys):
     fake.replay("gang-trace")
-    assert schedlab(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 0
+    assert run_cli(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 0
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and len(err.strip().splitlines()) == 1
 
 
 def test_cli_missing_scenario_is_usage_error(fake, capsys):
-    assert schedlab(fake, "run", "no-such-scenario") == 2
+    assert run_cli(fake, "run", "no-such-scenario") == 2
     assert "not found" in capsys.readouterr().err
 
 
@@ -619,7 +459,7 @@ def test_cli_missing_scenario_is_usage_error(fake, capsys):
 
 def test_cli_compare_default_mix_discovers_policies(fake, capsys, tmp_path):
     fake.sim()
-    status = schedlab(fake, "compare", "--repeat", "2", "--json", str(tmp_path / "c.json"),
+    status = run_cli(fake, "compare", "--repeat", "2", "--json", str(tmp_path / "c.json"),
                       "--csv", str(tmp_path / "c.csv"))
     out, err = capsys.readouterr()
     assert status == 0, out + err
@@ -643,7 +483,7 @@ def test_cli_compare_default_mix_discovers_policies(fake, capsys, tmp_path):
 
 def test_cli_compare_background_job_never_alone(fake, capsys):
     fake.sim()
-    status = schedlab(fake, "compare", "--repeat", "1", "--policies", "timeslice,gang", "markatos-3.5.1")
+    status = run_cli(fake, "compare", "--repeat", "1", "--policies", "timeslice,gang", "markatos-3.5.1")
     out, _ = capsys.readouterr()
     assert status == 0
     bootargs = fake.bootargs()
@@ -656,7 +496,7 @@ def test_cli_compare_background_job_never_alone(fake, capsys):
 
 def test_cli_compare_single_policy_kernel_says_so(fake, capsys):
     fake.sim(policies="gang")
-    assert schedlab(fake, "compare", "--repeat", "1", "--quantum", "5ms", "job=synth", "job=gauss") == 0
+    assert run_cli(fake, "compare", "--repeat", "1", "--quantum", "5ms", "job=synth", "job=gauss") == 0
     out, err = capsys.readouterr()
     assert "comparing just 'gang'" in err
     assert all("quantum=5ms" in b for b in fake.bootargs())
@@ -666,7 +506,7 @@ def test_cli_compare_unknown_policy_stops_at_the_first_boot_line(fake, capsys):
     """A kernel whose policies cannot be read from its ELF (the fake's is 4 bytes): the first boot's BOOT
     line names them, and compare stops there instead of booting every valid policy first."""
     fake.sim()
-    assert schedlab(fake, "compare", "--policies", "gang,bogus", "--repeat", "1", "job=gauss", "job=oddeven") == 2
+    assert run_cli(fake, "compare", "--policies", "gang,bogus", "--repeat", "1", "job=gauss", "job=oddeven") == 2
     err = capsys.readouterr().err
     assert "--policies: unknown policy 'bogus': this kernel has timeslice, gang, partition" in err
     assert len(fake.bootargs()) == 1 and "stopped after 1 boot" in err
@@ -708,7 +548,7 @@ def tiny_kernel(path, names):
 
 
 def test_kernel_elf_names_its_policies(tmp_path):
-    from schedlab_harness import kernel_elf
+    from schedlab import kernel_elf
     assert kernel_elf.policies(tiny_kernel(tmp_path / "k.elf", ["timeslice", "gang", "fifo"])) == [
         "timeslice", "gang", "fifo"]
     (tmp_path / "junk").write_bytes(b"\x7fELF")
@@ -730,20 +570,20 @@ def test_cli_compare_and_sweep_refuse_a_misspelt_policy_before_any_boot(fake, ca
 
 @pytest.mark.qemu
 def test_the_built_kernel_elf_lists_the_boot_lines_policies(boot):
-    from schedlab_harness import kernel_elf
+    from schedlab import kernel_elf
     run = boot(1, "calib=off job=synth:iters=10,grain=10")
     assert sorted(kernel_elf.policies(qemu.DEFAULT_KERNEL)) == sorted(run.boot["policies"])
 
 
 def test_cli_compare_failed_discovery(fake, capsys):
     fake.sim()
-    assert schedlab(fake, "compare", "job=gauss", "quantum=bad", "wibble=1") == 1
+    assert run_cli(fake, "compare", "job=gauss", "quantum=bad", "wibble=1") == 1
     assert "ERROR bad token 'wibble=1'" in capsys.readouterr().out
 
 
 def test_cli_compare_failed_job_check_exits_nonzero(fake, capsys):
     fake.sim()
-    assert schedlab(fake, "compare", "--policies", "gang", "--repeat", "1", "--keep-going",
+    assert run_cli(fake, "compare", "--policies", "gang", "--repeat", "1", "--keep-going",
                     "job=gauss", "job=fault:kind=load") == 1
     out, _ = capsys.readouterr()
     assert "check=FAIL reason=pagefault" in out

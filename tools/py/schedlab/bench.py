@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make bench: one BENCH line per figure, all measured in this one run.
 
     BENCH <name> <value> <unit>
@@ -27,19 +26,18 @@ idle machine with at least 2 free cores; the script prints the load average to j
 Environment: BENCH_MS (batch length in ms, default 20), BENCH_BATCHES (default 5), BENCH_REPEAT (boots
 per kernel figure, default 3).
 """
+from __future__ import annotations
 
+import argparse
 import os
 import re
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from schedlab_harness import qemu  # noqa: E402
-from schedlab_harness import trace as tr  # noqa: E402
+from . import qemu
+from . import trace as tr
+from .qemu import REPO_ROOT as ROOT
 
 BENCH = re.compile(r"^BENCH (\S+) (\S+) (\S+)\s*$", re.M)
 MS = int(os.environ.get("BENCH_MS", "20"))
@@ -174,7 +172,9 @@ def on_host(argv: list[str], rename) -> None:
     emit(BENCH.findall(res.stdout), rename)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="schedlab bench", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     print(f"# load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; batches of {MS} ms, "
           f"median of {BATCHES}", flush=True)
     on_qemu(f"job=bbench:procs=2,ms={MS},batches={BATCHES}")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Measure the simulator's costs on QEMU and write tools/sim/calib/<name>.json (make sim-calibrate).
 
 Every number is a median over --repeat boots, at CPUS=2 unless noted, each recorded in "sources" with the
@@ -26,12 +25,11 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from schedlab_harness import trace as tr  # noqa: E402
-from schedlab_harness.qemu import boot  # noqa: E402
+from . import trace as tr
+from .qemu import REPO_ROOT, boot
 
-HERE = Path(__file__).resolve().parent
+HERE = REPO_ROOT / "tools" / "sim"
 
 
 def _ok(run):
@@ -113,7 +111,8 @@ def life(repeat: int) -> dict[str, tuple[float, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="schedlab calibrate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--name", default=socket.gethostname().split(".")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("-o", "--output", help="default tools/sim/calib/<name>.json")
