@@ -101,7 +101,7 @@ ULIBOBJ := $(patsubst %.c,$(B)/u/%.o,$(ULIBSRC)) $(patsubst %.S,$(B)/u/%.o,$(ULI
 APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
 # The harness, from this checkout whether or not `pip install -e .` (make deps) installed its command.
-SCHEDLAB = PYTHON=$(PYTHON) tools/schedlab
+SCHEDLAB = $(PYTHON) tools/schedlab
 
 .PHONY: all qemu qemu-gdb run test deps host host-test clean apps format
 .SECONDARY:          # keep object files between builds

@@ -58,8 +58,8 @@ def run_cli(fake, *argv):
 def schedlab_cmd(*argv, timeout=300, env=None):
     """``tools/schedlab ARGV...`` in a child process from the checkout, as a user runs it (with this test's
     interpreter, installed package or not); the CompletedProcess with text stdout and stderr."""
-    return subprocess.run([str(REPO / "tools" / "schedlab"), *argv], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHON": sys.executable, **(env or {})})
+    return subprocess.run([sys.executable, str(REPO / "tools" / "schedlab"), *argv], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
 # ---------------------------------------------------------------- recorded consoles (tests/data/consoles)

@@ -15,14 +15,15 @@ import csv
 import json
 import os
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from schedlab import cli, commands, compare, console, mix, qemu, scenario, stats, writers
-from schedlab.compare import ALONE, MIX, Trial
+from schedlab import cli, commands, comparison, console, mix, qemu, scenario, stats, writers
+from schedlab.comparison import ALONE, MIX, Trial
 from helpers import CONSOLE, GAUSS, RECORDED, REPO, SUMMARY, line_of, recorded, run_cli, value_of
 
 LAUNCHER = REPO / "tools" / "schedlab"
@@ -233,7 +234,7 @@ def test_slowdowns_are_per_repeat_ratios():
 
 def test_plan_runs_each_foreground_job_alone_and_the_mix():
     settings, jobs = mix.split_tokens(["policy=gang", "seed=3", "job=gauss:procs=2", "job=hog", "job=oddeven"])
-    trials = compare.plan(settings, jobs, ["timeslice", "gang"], repeats=2, quantum="5ms")
+    trials = comparison.plan(settings, jobs, ["timeslice", "gang"], repeats=2, quantum="5ms")
     assert len(trials) == 2 * 2 * 3         # repeats x policies x (2 alone + 1 mix)
     assert [(t.repeat, t.policy, t.kind) for t in trials[:6]] == [
         (0, "timeslice", ALONE), (0, "timeslice", ALONE), (0, "timeslice", MIX),
@@ -254,7 +255,7 @@ def test_aggregate_median_of_ratios_makespan_and_ranking():
             [result(0, "gauss", mixed), result(1, "hog", mixed + 1)], summary={"makespan_us": mixed + 2})))
         done.append((Trial("gang", ALONE, r, (), jobs[0]), fake_run([result(0, "gauss", 10)])))
         done.append((Trial("gang", MIX, r, ()), fake_run([result(0, "gauss", 15)], summary={"makespan_us": 16})))
-    outcomes = compare.aggregate(done, jobs, ["timeslice", "gang"], repeats=3)
+    outcomes = comparison.aggregate(done, jobs, ["timeslice", "gang"], repeats=3)
     ts, gang = outcomes
     gauss, hog = ts.jobs
     assert gauss.slowdown == stats.Spread(3.0, 2.0, 4.0, 3)   # median of ratios, not 40/10
@@ -262,8 +263,8 @@ def test_aggregate_median_of_ratios_makespan_and_ranking():
     assert hog.slowdown is None and hog.alone is None and hog.mix.median == 41
     assert ts.makespan == stats.Spread(42, 32, 42, 3)
     assert gang.jobs[0].slowdown.median == 1.5 and gang.mean_slowdown == 1.5
-    assert [o.policy for o in compare.ranking(outcomes)] == ["gang", "timeslice"]
-    as_dict = compare.outcomes_to_dict(outcomes)
+    assert [o.policy for o in comparison.ranking(outcomes)] == ["gang", "timeslice"]
+    as_dict = comparison.outcomes_to_dict(outcomes)
     assert as_dict["ranking"] == ["gang", "timeslice"]
     assert as_dict["policies"][0]["jobs"][0]["slowdown"] == {"median": 3.0, "min": 2.0, "max": 4.0, "n": 3,
                                                             "ci_low": 2.0, "ci_high": 4.0}
@@ -276,10 +277,10 @@ def test_aggregate_ignores_failed_runs():
             (Trial("gang", MIX, 0, ()), fake_run([result(0, "gauss", 99, check="FAIL")], exit_code=1)),
             (Trial("gang", ALONE, 1, (), jobs[0]), fake_run([result(0, "gauss", 10)], timed_out=True)),
             (Trial("gang", MIX, 1, ()), fake_run([result(0, "gauss", 20)]))]
-    (outcome,) = compare.aggregate(done, jobs, ["gang"], repeats=2)
+    (outcome,) = comparison.aggregate(done, jobs, ["gang"], repeats=2)
     assert outcome.jobs[0].slowdown is None        # no repeat has both a good alone and a good mix
     assert outcome.jobs[0].alone.count == 1 and outcome.jobs[0].mix.count == 1
-    assert compare.ranking([outcome]) == []
+    assert comparison.ranking([outcome]) == []
 
 
 # ---------------------------------------------------------------- writers
@@ -601,6 +602,36 @@ def test_launcher_runs_as_a_script(fake):
     assert "summary: policy=gang" in done.stdout
 
 
+def test_every_tool_is_a_subcommand_of_the_launcher():
+    """tools/schedlab (run by python3 as before, or as a program) starts the package; the tools that were
+    scripts of their own are subcommands with their own --help."""
+    for argv in (["--help"], ["experiment", "--help"], ["experiment", "ab", "--help"], ["validate", "--help"],
+                 ["calibrate", "--help"], ["bench", "--help"], ["record-consoles", "--help"], ["reproduce", "--list"]):
+        done = subprocess.run([sys.executable, str(LAUNCHER), *argv], capture_output=True, text=True, timeout=60,
+                              cwd="/")
+        assert done.returncode == 0, (argv, done.stderr)
+        assert done.stdout.startswith("usage: schedlab") or argv[0] == "reproduce", (argv, done.stdout[:200])
+    listed = subprocess.run([sys.executable, str(LAUNCHER), "reproduce", "--list"], capture_output=True, text=True,
+                            timeout=60).stdout
+    assert "sim16-markatos-351" in listed and "sim-validation" in listed
+    assert subprocess.run([sys.executable, str(LAUNCHER), "experiment", "nonesuch"], capture_output=True,
+                          text=True, timeout=60).returncode == 2
+
+
+def test_no_path_edits_and_no_test_imports_another():
+    """The package is imported as a package (pyproject.toml's pytest pythonpath, or installed): nothing in
+    tools/ or tests/ edits the import path, and no test module imports another (shared code is in helpers.py,
+    schedule_checks.py, trace_data.py and conftest.py)."""
+    edit = "sys." + "path"
+    sources = [*(REPO / "tools").rglob("*.py"), REPO / "tools" / "schedlab", *(REPO / "tests").glob("*.py")]
+    assert not [str(f) for f in sources if edit in f.read_text()]
+    for f in (REPO / "tests").glob("*.py"):
+        for line in f.read_text().splitlines():
+            words = line.split()
+            assert not (words[:1] in (["import"], ["from"]) and len(words) > 1 and words[1].startswith("test_")), \
+                (f.name, line)
+
+
 def test_conftest_reports_why_qemu_tests_skip(monkeypatch, tmp_path):
     import conftest
     monkeypatch.setattr(qemu, "DEFAULT_KERNEL", tmp_path / "build" / "kernel.elf")
@@ -615,11 +646,11 @@ def test_conftest_reports_why_qemu_tests_skip(monkeypatch, tmp_path):
 def test_compare_gives_a_policy_only_its_own_options():
     options = {"timeslice": {"wakeboost": ["off", "on"]}, "gang": {"alternates": ["off", "on"]}}
     settings = ["quantum=5ms", "wakeboost=on", "alternates=on", "bogus=1"]
-    assert compare.settings_for(settings, "timeslice", options) == ["quantum=5ms", "wakeboost=on", "bogus=1"]
-    assert compare.settings_for(settings, "gang", options) == ["quantum=5ms", "alternates=on", "bogus=1"]
-    assert compare.settings_for(settings, "global", options) == ["quantum=5ms", "bogus=1"]
-    assert compare.settings_for(settings, "global", None) == settings      # nothing known: all of them
-    trials = compare.plan(settings, [mix.Job(0, "job=gauss")], ["gang"], repeats=1, options=options)
+    assert comparison.settings_for(settings, "timeslice", options) == ["quantum=5ms", "wakeboost=on", "bogus=1"]
+    assert comparison.settings_for(settings, "gang", options) == ["quantum=5ms", "alternates=on", "bogus=1"]
+    assert comparison.settings_for(settings, "global", options) == ["quantum=5ms", "bogus=1"]
+    assert comparison.settings_for(settings, "global", None) == settings      # nothing known: all of them
+    trials = comparison.plan(settings, [mix.Job(0, "job=gauss")], ["gang"], repeats=1, options=options)
     assert trials and all("wakeboost=on" not in t.tokens and "alternates=on" in t.tokens for t in trials)
 
 

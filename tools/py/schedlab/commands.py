@@ -27,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import busy, kernel_elf
-from . import compare as cmp
+from . import comparison as cmp
 from . import model as machine
 from . import sweep as sw
 from .console import parse_console
