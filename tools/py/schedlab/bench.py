@@ -11,7 +11,7 @@
    in _sbi, booted alternately), futex_cross_ns (a hand-off between harts), wake_poll_ns / wake_halt_ns
    (from a wake to the woken process running, its hart polling / halted in wfi), tick_ns (the time a timer
    tick takes from a running process), and gang_skew_us, gang_latency_us, gang_switch_cost_us (slot
-   switches of two gauss jobs, tools/schedlab_harness/trace.py); then <name>_sbi_over_direct ratios.
+   switches of two gauss jobs, tools/py/schedlab/trace.py); then <name>_sbi_over_direct ratios.
    Then what a trace record costs (trace=on): ulog_record_ns, a record of the library's event log
    (kbench what=ulog, its clock read included), and trace_record_ns, one of the kernel's own (measured by
    the kernel at boot, its time already read: ULOG begin's kernel_record_ns); the same two as

@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     put("futex_same_hart_ns", kbench(r, 1, "futex", 5000))
     put("futex_cross_hart_ns", futex_cross(r, 1000))
     for key, delay_us, ops in (("wake_poll_ns", CROSS_DELAY_US, 1000), ("wake_halt_ns", 400, 300)):
-        bench = f"job=kbench:procs=2,what=futex,ops={ops},delay_us={delay_us}"  # as tools/bench
+        bench = f"job=kbench:procs=2,what=futex,ops={ops},delay_us={delay_us}"  # as schedlab bench
         c[key] = median_of(r, 2, bench, lambda run: float(run.results[0]["wake_ns"]))
         src[key] = f"{bench} CPUS=2: wake_ns (the receiver's hart {'polling' if delay_us < 100 else 'halted'})"
         if key == "wake_poll_ns":

@@ -256,6 +256,7 @@ def plan_line(exps: list[Experiment], quick: bool) -> str:
 
 def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
     exps = select(names) if names else load_all()
+    ctx.only = list(names or [])
     if write:
         check_destination(exps if names else None, ctx)
     ctx.progress("reproduce: " + plan_line(exps, ctx.quick))
@@ -297,8 +298,10 @@ def section_error(exc: BaseException) -> str:
 
 def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
     """What the header says about one run of the command (kept in results.json for later merges)."""
+    only = ",".join(getattr(ctx, "only", None) or [s.name for s in sections])
+    only = f"'{only}'" if any(c in only for c in "*?[") else only       # a pattern, quoted for the shell
     return {"command": f"tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
-                       f"{' --only ' + ','.join(s.name for s in sections) if partial else ''} --cpus {ctx.cpus}",
+                       f"{' --only ' + only if partial else ''} --cpus {ctx.cpus}",
             "date": time.strftime("%Y-%m-%d"), "host": platform.node() or "?", "cores": os.cpu_count(),
             "load": round(os.getloadavg()[0], 2), "boots": ctx.boots, "busy_boots": ctx.busy_boots,
             "minutes": round(sum(s.seconds for s in sections) / 60, 1),
