@@ -37,6 +37,7 @@ import sys
 
 from . import qemu
 from . import trace as tr
+from .build import ensure
 from .qemu import REPO_ROOT as ROOT
 
 BENCH = re.compile(r"^BENCH (\S+) (\S+) (\S+)\s*$", re.M)
@@ -182,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         on_qemu("job=tbench")
     kernel_costs()
     trace_costs()
+    ensure(ROOT / "build/host/bbench", "build/host/bbench")     # make bench built it; run alone, this does
     for t in (2, 4):
         on_host([str(ROOT / "build/host/bbench"), f"procs={t}", f"ms={MS}", f"batches={BATCHES}"],
                 lambda name, t=t: f"host_{name}_t{t}")
