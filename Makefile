@@ -1,5 +1,6 @@
 # schedlab - the only entry point a user needs.
-#   make                 build build/kernel.elf with every app embedded
+#   make                 build everything the tools need: build/kernel.elf with every app embedded, the machine
+#                        model's plugin, the simulator (make sim) and the apps for the host (make host)
 #   make qemu CPUS=n BOOTARGS="..."   boot once; exit status = verdict
 #                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host;
 #                        MODEL=<profile>[,key=value...]: under the machine model, tools/model/README.md)
@@ -7,7 +8,7 @@
 #   make test            the whole test suite (host unit tests + QEMU tests)
 #   make deps            install the toolchain and Python packages
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
-#   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines
+#   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines (schedlab bench)
 #   make format          apply .clang-format to the C files of kernel/, lib/ and apps/
 #   make sim             the simulator of the policies at any number of harts (tools/sim/sim.mk)
 #   make fuzz            the scenario parser under libFuzzer (clang) for FUZZ_SECONDS; not part of make test
@@ -32,7 +33,7 @@ WATCHDOG_ARG = $(if $(WATCHDOG),$(if $(findstring timeout=,$(BOOTARGS)),,timeout
 QEMUEXTRA ?=
 # Deterministic mode (kernel/vclock.h): DETERMINISTIC=1, or clock=virtual in BOOTARGS, runs every hart on one
 # host thread with an instruction-counting clock (2^ICOUNT_SHIFT ns per instruction, harts summed) and adds
-# clock=virtual. Same flags as tools/schedlab_harness/qemu.py's DETERMINISTIC_FLAGS.
+# clock=virtual. Same flags as tools/py/schedlab/qemu.py's DETERMINISTIC_FLAGS.
 DETERMINISTIC ?=
 ICOUNT_SHIFT  ?= 0
 DET_QEMUFLAGS  = -icount shift=$(ICOUNT_SHIFT),sleep=off -accel tcg,thread=single
@@ -40,14 +41,14 @@ DET_ON         = $(or $(filter-out 0 no off,$(DETERMINISTIC)),$(findstring clock
 DET_ARG        = $(if $(DET_ON),$(if $(findstring clock=virtual,$(BOOTARGS)),,clock=virtual))
 # The machine model (tools/model/README.md): MODEL=<profile>[,key=value...] loads the plugin built from
 # tools/model/*.c with the host compiler; unset or none: no model, the command line exactly as without it.
-# tools/schedlab_harness/model.py validates the spec (a bad one stops make here, with its message, before
+# tools/py/schedlab/model.py validates the spec (a bad one stops make here, with its message, before
 # anything is built or booted) and gives the plugin's arguments, -numa and the bootargs it adds.
 MODEL         ?=
 MODEL_ON       = $(filter-out none,$(strip $(MODEL)))
 MODEL_SRCS    := $(wildcard tools/model/*.c)
 MODEL_SO       = $(if $(MODEL_SRCS),$(B)/model/model.so)
 MODEL_CFLAGS  ?= -O2 -g -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-MODEL_TOOL     = PYTHONPATH=tools $(PYTHON) -m schedlab_harness.model
+MODEL_TOOL     = PYTHONPATH=tools/py $(PYTHON) -m schedlab.model
 ifneq ($(MODEL_ON),)
 MODEL_CHECK   := $(shell $(MODEL_TOOL) check '$(MODEL)' --harts $(CPUS) 2>&1; echo " status=$$?")
 ifneq ($(lastword $(MODEL_CHECK)),status=0)
@@ -99,8 +100,13 @@ ULIBASM := $(filter-out lib/host_%.S,$(ULIBASM))
 ULIBOBJ := $(patsubst %.c,$(B)/u/%.o,$(ULIBSRC)) $(patsubst %.S,$(B)/u/%.o,$(ULIBASM))
 APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
+# The harness, from this checkout whether or not `pip install -e .` (make deps) installed its command.
+SCHEDLAB = $(PYTHON) tools/schedlab
+
 .PHONY: all qemu qemu-gdb run test deps host host-test clean apps format
 .SECONDARY:          # keep object files between builds
+# Everything the tools need (schedlab reproduce and run --sim build what is missing themselves, too); the
+# simulator and the host build are added below, after their makefiles.
 all: $(B)/kernel.elf $(MODEL_SO)
 
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld
@@ -188,20 +194,23 @@ deps:
 
 run: deps
 	$(MAKE) all
-	$(PYTHON) tools/schedlab compare $(if $(MODEL_ON),--model '$(MODEL)')
+	$(SCHEDLAB) compare $(if $(MODEL_ON),--model '$(MODEL)')
 
 # ---- host build of lib/ and apps/ (pthreads backend) and host unit tests ----
 include lib/host.mk
 include tests/host/host.mk
 include tools/sim/sim.mk
+# The simulator, and the apps and tools for Linux (schedlab reproduce's loop schedulers) where lib/ has this
+# host's user-level context switch (lib/host_uctx_<arch>.S; elsewhere make host says what is missing).
+all: sim $(if $(HOST_LIBASM),host)
 
-test: all host host-test sim sim-asan          # host: the apps built for Linux, which tests/test_fine.py runs too
+test: all host-test sim-asan          # all: the kernel, the simulator and the apps for Linux (tests/test_fine.py)
 	$(PYTHON) -m pytest -q tests
 
-# Not part of `make test`: timings, one BENCH line per figure (tools/bench).
+# Not part of `make test`: timings, one BENCH line per figure (schedlab bench).
 .PHONY: bench
 bench: all host
-	$(PYTHON) tools/bench
+	$(SCHEDLAB) bench
 
 # One brace and signature style for the C files of kernel/, lib/ and apps/ (.clang-format). Headers keep
 # their hand-aligned tables of macros and comments (abi.h's syscalls, the structs' field notes).

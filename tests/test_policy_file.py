@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import LISTING_BOOT, REPO_ROOT
-from schedlab_harness import qemu
+from schedlab import qemu
 from helpers import assert_all_ok
 
 #: The policy-generic modules: each runs some tests once per policy of the build.

@@ -7,9 +7,9 @@
 #                        with the apps and the kernel ELF it stands for (their specs, the kernel's free memory:
 #                        tools/sim/sim_elf.c), so it builds those too.
 #   make sim-asan        the same under ASan/UBSan (build/sim-asan), which make test runs (tests/test_sim.py)
-#   make sim-calibrate   measure the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
-#   make sim-validate    tools/sim/validate.py: QEMU vs simulator slowdowns (a quiet machine only)
-#   make sim-reproduce   tools/sim/reproduce.py: the 16-processor results -> docs/sim-16.md
+#   make sim-calibrate   schedlab calibrate: the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
+#   make sim-validate    schedlab validate: QEMU vs simulator slowdowns (a quiet machine only)
+#   make sim-reproduce   schedlab reproduce --only 'sim16-*': the 16-processor results -> docs/results.md, docs/sim-16.md
 
 SIM_OUT    ?= $(B)/sim
 SIM_SAN    ?=
@@ -38,11 +38,11 @@ sim-asan:
 	    SIM_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 sim-calibrate: all
-	$(PYTHON) tools/sim/calibrate.py --name $(SIM_CALIB_NAME)
+	$(SCHEDLAB) calibrate --name $(SIM_CALIB_NAME)
 
 # The simulator against QEMU (a quiet machine only), and the 16-processor results (docs/sim-16.md).
-sim-validate: all sim
-	$(PYTHON) tools/sim/validate.py
+sim-validate: all
+	$(SCHEDLAB) validate
 
 sim-reproduce: sim
-	$(PYTHON) tools/sim/reproduce.py
+	$(SCHEDLAB) reproduce --only 'sim16-*'

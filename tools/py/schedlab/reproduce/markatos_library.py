@@ -20,6 +20,7 @@ import subprocess
 
 from . import REPO, ReproError, Row, Section, elapsed_us, experiment, fmt_spread, median, verdict_within, verdict_shape
 from . import models
+from ..build import ensure
 from .common import constants, plot
 
 
@@ -158,9 +159,7 @@ PAPER_GRABS = {  # Tables 5.3-5.5: per P, (SS, GSS, FACT, TRAP)
 
 
 def grabs(sched: str, n: int, p: int) -> int:
-    exe = REPO / "build" / "host" / "loopsched"
-    if not exe.is_file():
-        raise ReproError(f"{exe} is missing: run `make host`")
+    exe = ensure(REPO / "build" / "host" / "loopsched", "build/host/loopsched")
     out = subprocess.run([str(exe), "--sched", sched, "--n", str(n), "--p", str(p), "--quiet"],
                          capture_output=True, text=True, check=True).stdout
     m = re.search(r"grabs=(\d+)", out)

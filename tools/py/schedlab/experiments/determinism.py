@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Deterministic mode across the bundled apps and the policies: identical consoles, and its wall-time cost.
 
-    python3 tools/experiments/determinism.py [--cpus 2] [--repeat 1] [--policies timeslice,gang,...] [--apps a,b]
+    schedlab experiment determinism [--cpus 2] [--repeat 1] [--policies timeslice,gang,...] [--apps a,b]
 
 For every app (a small scenario of each, APP_SCENARIOS) under every policy: one normal boot and two
 deterministic boots (clock=virtual: QEMU -icount on one host thread, kernel/vclock.h). Prints whether the
@@ -9,14 +8,14 @@ two deterministic consoles are the same bytes, and the wall time of each mode wi
 acceptance bound is about 10x). The identity check holds on any host; the wall times and ratios mean
 something only on an otherwise idle machine with cpus <= host cores: run it in a quiet phase.
 """
+from __future__ import annotations
+
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from schedlab_harness import qemu  # noqa: E402
-from schedlab_harness.table import format_table  # noqa: E402
+from .. import qemu
+from ..table import format_table
 
 #: One small scenario per bundled app (hog needs a foreground job; fault fails on purpose).
 APP_SCENARIOS = {
@@ -36,14 +35,15 @@ APP_SCENARIOS = {
 POLICIES = ("timeslice", "gang", "partition", "global")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="schedlab experiment determinism", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1, help="boots of each mode per cell (median wall time)")
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--apps", default=",".join(APP_SCENARIOS))
     ap.add_argument("--timeout", type=float, default=600)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows, bad = [], 0
     for app in args.apps.split(","):
         for policy in args.policies.split(","):

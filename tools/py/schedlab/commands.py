@@ -27,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import busy, kernel_elf
-from . import compare as cmp
+from . import comparison as cmp
 from . import model as machine
 from . import sweep as sw
 from .console import parse_console
@@ -364,8 +364,8 @@ def _check_policies_first(args: Namespace, asked: list[str]) -> None:
     if not asked:
         return
     if getattr(args, "sim", False):
-        from .sim import sim_binary
-        path = sim_binary()
+        from .sim import ensure_sim
+        path = ensure_sim()
     else:
         path = Path(args.kernel) if args.kernel else REPO_ROOT / "build" / "kernel.elf"
     refusal = _unknown_policies(asked, kernel_elf.policies(path))
@@ -565,7 +565,7 @@ def reproduce_command(args: Namespace) -> int:
     exps = rp.load_all()
     if args.list:
         for e in exps:
-            print(f"{e.name:24} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}")
+            print(f"{e.name:26} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}")
         print(rp.plan_line(exps, False) + "; " + rp.plan_line(exps, True).split(", ", 1)[1])
         return 0
     warning = oversubscription_warning(args.cpus)

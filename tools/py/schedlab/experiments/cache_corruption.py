@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Tucker & Gupta's point 4 in its simplest form: two jobs whose working sets each fit a hart's caches but not
 together, time-sliced on one hart, against each on its own hart - with and without the machine model.
 
-    python3 tools/experiments/cache_corruption.py [--model iris] [--kb 640] [--passes 40] [--repeat 3]
+    schedlab experiment cache-corruption [--model iris] [--kb 640] [--passes 40] [--repeat 3]
 
 Two memwalk jobs (one process each, kb KiB each, every line of it read `passes` times). Per setting, the median
 over --repeat boots (seeds 1..R) of each job's elapsed time, its slowdown against the same job alone in the same
@@ -12,13 +11,13 @@ other evicted) and `partition` at 2 harts (one hart each: no corruption). Withou
 are the share of the processor a job got (about 2 time-sliced, about 1 partitioned); with it the time-sliced
 one adds the reloads. Measure on an idle host.
 """
+from __future__ import annotations
+
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from schedlab_harness import qemu  # noqa: E402
+from .. import qemu
 
 
 def job(kb, passes, stride):
@@ -36,14 +35,15 @@ def measure(cpus, policy, jobs, model, seed):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="schedlab experiment cache-corruption", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="iris")
     ap.add_argument("--kb", type=int, default=640, help="each job's working set (KiB)")
     ap.add_argument("--passes", type=int, default=400, help="passes over the working set: enough for several quanta")
     ap.add_argument("--stride", type=int, default=16, help="bytes between the words read: the profile's line")
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     one = job(args.kb, args.passes, args.stride)
     print(f"# two jobs of {args.kb} KiB, {args.passes} passes, stride {args.stride}; median of {args.repeat} "
           f"boots; slowdown = in the pair / alone, same setting")

@@ -12,7 +12,7 @@ and what is allowed; ``Model.canonical`` is the spec with every key in ``KEYS`` 
 and ``idle=poll`` (while harts <= host cores, outside deterministic mode). Deterministic mode gets
 ``charge=off``: its clock counts instructions, so a stall could not be seen anyway.
 
-Run as ``PYTHONPATH=tools python3 -m schedlab_harness.model`` it is the Makefile's helper (``check`` and
+Run as ``PYTHONPATH=tools/py python3 -m schedlab.model`` it is the Makefile's helper (``check`` and
 ``qemu``, see ``main``): errors go to stderr with exit status 2.
 """
 
@@ -323,7 +323,7 @@ def plan(spec: str | Model, harts: int, kernel: str | os.PathLike, mem: str | in
 def main(argv: list[str] | None = None) -> int:
     """``check SPEC --harts N``: print the canonical spec. ``qemu SPEC --harts N --mem M --kernel ELF ...``:
     print the QEMU arguments, ``|``, and the bootargs to add. A problem: its message on stderr, exit 2."""
-    parser = argparse.ArgumentParser(prog="schedlab_harness.model", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python3 -m schedlab.model", description=main.__doc__)
     parser.add_argument("what", choices=("check", "qemu", "profiles"))
     parser.add_argument("spec", nargs="?", default="")
     parser.add_argument("--harts", type=int, default=1)

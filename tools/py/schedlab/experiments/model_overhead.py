@@ -1,21 +1,20 @@
-#!/usr/bin/env python3
 """What the machine model costs: every app of the build alone, with no model, under a profile whose costs are
 all zero (the instrumentation alone: every access looked up, nothing charged) and under a real profile.
 
-    python3 tools/experiments/model_overhead.py [--cpus 2] [--repeat 3] [--model modern] [APP ...]
+    schedlab experiment model-overhead [--cpus 2] [--repeat 3] [--model modern] [APP ...]
 
 Per app: the median over --repeat boots (seeds 1..R, the three kinds alternated so a drifting host hits them
 alike) of the boot's wall time (QEMU start to exit, what a user waits) and of the job's elapsed_us, and each
 model's ratio to no model. The zero-cost profile shows what looking up every access costs; the real one adds
 what its misses are charged. Measure on an idle host at --cpus <= host cores.
 """
+from __future__ import annotations
+
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from schedlab_harness import qemu  # noqa: E402
+from .. import qemu
 
 #: Long enough to measure; an app not listed runs with its defaults.
 SCENARIOS = {
@@ -37,13 +36,14 @@ def built_apps(cpus):
     return [a for a in run.boot["apps"] if a not in run.boot["background"]]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="schedlab experiment model-overhead", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--model", default="modern", help="the real profile (default modern)")
     ap.add_argument("apps", nargs="*", help="apps (default: every foreground app the build has)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     apps = args.apps or built_apps(args.cpus)
     kinds = [("none", None), ("zero-cost", args.model + ZERO_COSTS), (args.model, args.model)]
     print(f"# cpus={args.cpus} repeat={args.repeat}: median wall s / elapsed ms, and x no model")

@@ -6,7 +6,7 @@ computes until the foreground ends), under policy=gang: the thesis measured slow
 model is L itself, plus the switch overhead.  A background job of half the width cost the thesis nothing more
 than a full one (19.4 s vs 19.6 s: unused slots do not help a synchronizing job).
 Slot switches: the trace's skew (first to last hart entering the new slot), latency and per-hart cost
-(tools/schedlab_harness/trace.py), as a fraction of the quantum, against the thesis's 500 us per switch in
+(tools/py/schedlab/trace.py), as a fraction of the quantum, against the thesis's 500 us per switch in
 its clock handler (0.5 % of a 100 ms quantum).
 """
 

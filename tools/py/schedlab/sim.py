@@ -1,4 +1,4 @@
-"""Running a scenario in the simulator (``make sim``, tools/sim) instead of QEMU: ``--sim``.
+"""Running a scenario in the simulator (``make sim``, tools/sim) instead of QEMU: ``--sim`` (built on demand).
 
 The simulator runs the kernel's own policy code on simulated harts and prints the kernel's console
 contract, with ``sim=<calibration>`` on BOOT, RESULT and SUMMARY: its lines parse like a boot's, and
@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from .build import ensure
 from .console import parse_console
 from .qemu import REPO_ROOT, HarnessError, Run
 
@@ -20,6 +21,16 @@ DEFAULT_SIM = REPO_ROOT / "build" / "sim" / "schedlab-sim"
 
 def sim_binary() -> Path:
     return Path(os.environ.get("SCHEDLAB_SIM", DEFAULT_SIM))
+
+
+def ensure_sim() -> Path:
+    """The simulator to run: $SCHEDLAB_SIM as given, else build/sim/schedlab-sim, built with make if missing."""
+    if "SCHEDLAB_SIM" not in os.environ:
+        return ensure(DEFAULT_SIM, "sim")
+    if not sim_binary().is_file():
+        raise HarnessError(f"simulator {sim_binary()} (SCHEDLAB_SIM) not found: build it, e.g. "
+                           f"`make sim SIM_OUT={sim_binary().parent}`")
+    return sim_binary()
 
 
 def sim_argv(cpus: int, bootargs: str, calib: str | None = None) -> list[str]:
@@ -32,8 +43,7 @@ def sim_boot(cpus: int, bootargs: str | list[str], timeout: float = 600.0, calib
     """One simulated run as a ``Run`` (exit status and console as a boot's)."""
     if not isinstance(bootargs, str):
         bootargs = " ".join(bootargs)
-    if not sim_binary().is_file():
-        raise HarnessError(f"simulator {sim_binary()} not found: build it with `make sim`")
+    ensure_sim()
     argv = sim_argv(cpus, bootargs, calib)
     started = time.monotonic()
     try:

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Where a cross-hart futex wake's time goes (issue 12, item 3).
 
-    python3 tools/experiments/wakecost.py [--kernel build/kernel.elf] [--repeat 3] [--delay-us 20]
+    schedlab experiment wakecost [--kernel build/kernel.elf] [--repeat 3] [--delay-us 20]
 
 Boots kbench what=futex with two processes on two harts, the token's holder spinning --delay-us before
 each hand-off so that its receiver has surely blocked and its hart idles (polling below IDLE_POLL_US,
@@ -18,14 +17,14 @@ halted in wfi above), with trace=on. Per hand-off, from the trace and kbench's o
 Medians over all hand-offs and --repeat boots, once with irq=auto and once with irq=sbi. Timings mean
 something only on an otherwise idle machine (harts <= host cores).
 """
+from __future__ import annotations
+
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from schedlab_harness import qemu  # noqa: E402
-from schedlab_harness import trace as tr  # noqa: E402
+from .. import qemu
+from .. import trace as tr
 
 
 def intervals(trace):
@@ -46,13 +45,13 @@ def intervals(trace):
     return wake_run, blk_idle
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="schedlab experiment wakecost", description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default=None)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--delay-us", type=int, default=20)
     ap.add_argument("--ops", type=int, default=1000)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print(f"# kbench futex, 2 procs on 2 harts, delay_us={args.delay_us}, ops={args.ops}, repeat={args.repeat}")
     print(f"{'path':6} {'wake->run us':>12} {'blk->idle us':>12} {'wake_ns':>9} {'ns_per_op':>10}")
     for path in ("auto", "sbi"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 from collections import Counter, defaultdict
 
-from .compare import PolicyOutcome, ranking
+from .comparison import PolicyOutcome, ranking
 from .stats import Spread
 from .trace import GangCheck, SwitchStats, Trace, app_name, intervals
 

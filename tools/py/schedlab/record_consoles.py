@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Record the consoles tests/test_harness.py replays: boot the real kernel once per scenario below.
 
 tests/test_harness.py tests the harness against a fake QEMU that prints a saved console.  Those
@@ -7,7 +6,7 @@ consoles are recorded from real boots (this script), so when the kernel's consol
 are regenerated and the harness tests see the new format, or fail where the harness no longer
 understands it.
 
-    make && python3 tools/record_consoles.py          # rewrites tests/data/consoles/*
+    make && schedlab record-consoles          # rewrites tests/data/consoles/*
 
 Each recording is ``<name>.console`` (QEMU's stdout, byte for byte) and an entry in ``index.json``:
 the cpus, the bootargs and QEMU's exit status.  Boots run one at a time; the whole set takes a
@@ -16,15 +15,12 @@ few seconds.  Recordings are small (a few KB): keep the scenarios tiny.
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from schedlab_harness.qemu import qemu_argv  # noqa: E402  (the harness's own QEMU command line)
+from .qemu import REPO_ROOT as ROOT, qemu_argv
 
 OUT = ROOT / "tests" / "data" / "consoles"
 
@@ -46,7 +42,9 @@ def record(name: str, cpus: int, bootargs: str) -> dict:
     return {"cpus": cpus, "bootargs": bootargs, "exit": done.returncode}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="schedlab record-consoles", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     index = {}
     for name, (cpus, bootargs, why) in SCENARIOS.items():

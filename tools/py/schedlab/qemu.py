@@ -36,7 +36,17 @@ from pathlib import Path
 
 from .console import Console, parse_console
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+def _repo_root() -> Path:
+    """The schedlab checkout the harness works in: $SCHEDLAB_ROOT; else the one this package sits in
+    (tools/py/schedlab, also when installed with ``pip install -e .``); else the current directory (a copy
+    installed with ``pip install .``, run from a checkout)."""
+    if os.environ.get("SCHEDLAB_ROOT"):
+        return Path(os.environ["SCHEDLAB_ROOT"]).resolve()
+    here = Path(__file__).resolve().parents[3]
+    return here if (here / "kernel").is_dir() and (here / "Makefile").is_file() else Path.cwd()
+
+
+REPO_ROOT = _repo_root()
 DEFAULT_KERNEL = REPO_ROOT / "build" / "kernel.elf"
 DEFAULT_QEMU = "qemu-system-riscv64"
 MEMORY = "256M"

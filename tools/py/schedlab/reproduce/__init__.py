@@ -19,6 +19,7 @@ calibration card of the first boot, so a reader can judge.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import json
 import os
@@ -38,7 +39,7 @@ from .. import busy, qemu
 from ..sim import sim_boot
 from ..writers import dumps
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = qemu.REPO_ROOT
 VERDICTS = ("reproduced", "partially", "not reproduced", "not on this machine")
 
 
@@ -89,6 +90,8 @@ class Experiment:
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
+#: ``fn(sections, out_dir) -> Path | None``: pages written beside results.md from the sections (``@page``)
+PAGES: list[Callable] = []
 
 
 def experiment(name: str, title: str, order: int, quick_seconds: float, full_seconds: float):
@@ -99,6 +102,22 @@ def experiment(name: str, title: str, order: int, quick_seconds: float, full_sec
         EXPERIMENTS[name] = Experiment(name, title, order, quick_seconds, full_seconds, fn)
         return fn
     return register
+
+
+def page(fn):
+    """Register ``fn(sections, out_dir)``: a page of its own made from some sections (sim16.py's docs/sim-16.md),
+    rewritten whenever results.md is, from the same (merged) sections."""
+    PAGES.append(fn)
+    return fn
+
+
+def select(names: list[str]) -> list[Experiment]:
+    """The sections --only names: each a section's name or a shell pattern ('sim16-*'), in results.md order."""
+    exps = load_all()
+    unknown = [n for n in names if not any(fnmatch.fnmatchcase(e.name, n) for e in exps)]
+    if unknown:
+        raise ReproError(f"no section named {', '.join(unknown)} (see --list)")
+    return [e for e in exps if any(fnmatch.fnmatchcase(e.name, n) for n in names)]
 
 
 def load_all() -> list[Experiment]:
@@ -236,12 +255,8 @@ def plan_line(exps: list[Experiment], quick: bool) -> str:
 
 
 def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
-    exps = load_all()
-    if names:
-        unknown = [n for n in names if n not in EXPERIMENTS]
-        if unknown:
-            raise ReproError(f"no section named {', '.join(unknown)} (see --list)")
-        exps = [e for e in exps if e.name in names]
+    exps = select(names) if names else load_all()
+    ctx.only = list(names or [])
     if write:
         check_destination(exps if names else None, ctx)
     ctx.progress("reproduce: " + plan_line(exps, ctx.quick))
@@ -283,8 +298,10 @@ def section_error(exc: BaseException) -> str:
 
 def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
     """What the header says about one run of the command (kept in results.json for later merges)."""
+    only = ",".join(getattr(ctx, "only", None) or [s.name for s in sections])
+    only = f"'{only}'" if any(c in only for c in "*?[") else only       # a pattern, quoted for the shell
     return {"command": f"tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
-                       f"{' --only ' + ','.join(s.name for s in sections) if partial else ''} --cpus {ctx.cpus}",
+                       f"{' --only ' + only if partial else ''} --cpus {ctx.cpus}",
             "date": time.strftime("%Y-%m-%d"), "host": platform.node() or "?", "cores": os.cpu_count(),
             "load": round(os.getloadavg()[0], 2), "boots": ctx.boots, "busy_boots": ctx.busy_boots,
             "minutes": round(sum(s.seconds for s in sections) / 60, 1),
@@ -307,7 +324,7 @@ def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
         "written by hand.",
         "",
         "Each table: the paper's number as printed | what the paper's own model predicts for our machine and "
-        "sizes (tools/schedlab_harness/reproduce/models.py, from constants measured here) | ours, median "
+        "sizes (tools/py/schedlab/reproduce/models.py, from constants measured here) | ours, median "
         "(min..max) over the repeats, seeds varied | the verdict, computed from the numbers. QEMU has no caches "
         "and no remote-memory latency, and this host has 2 cores: results that need 16 processors are marked "
         "*not on this machine* and shown in the simulator's section instead.",
@@ -341,7 +358,7 @@ def check_model_destination(ctx: Ctx) -> None:
 def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: dict | None = None,
            reruns: list[dict] | None = None) -> str:
     lines = _header(ctx, written or _written(ctx, sections, partial), reruns or [])
-    papers = [r for s in sections if not s.name.startswith("sim-") for r in s.rows]
+    papers = [r for s in sections if not s.name.startswith(("sim-", "sim16-")) for r in s.rows]
     counts = {v: sum(1 for r in papers if r.verdict == v) for v in VERDICTS}
     lines += ["Verdicts on the papers' results: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."]
     sim = [r for s in sections if s.name.startswith("sim-") for r in s.rows]
@@ -349,12 +366,16 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
         lines += [f"The simulator's validation against QEMU: {sum(r.verdict == 'reproduced' for r in sim)} of "
                   f"{len(sim)} cases within 15 %, {sum(r.verdict == 'partially' for r in sim)} more inside "
                   "QEMU's range over the seeds."]
+    sim16 = [s for s in sections if s.name.startswith("sim16-")]
+    if sim16:
+        lines += [f"The papers' 16-processor results in the simulator: {sum(len(s.rows) for s in sim16)} cases in "
+                  f"{len(sim16)} sections (simulated, not measured; also on one page, sim-16.md)."]
     lines += [""]
     for s in sections:
         lines += [f"## {s.title}", "", f"*{s.source}*  (`--only {s.name}`, {s.seconds:.0f} s)", ""]
         if s.busy_boots:
             lines += [f"**BUSY HOST: {s.busy_boots} of {s.boots} boots of this section ran on a busy host** "
-                      "(tools/schedlab_harness/busy.py): its times measure the host, not the kernel.", ""]
+                      "(tools/py/schedlab/busy.py): its times measure the host, not the kernel.", ""]
         if s.error:
             lines += ["This section failed to run:", "", "```", s.error.strip(), "```", ""]
             continue
@@ -446,10 +467,11 @@ def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> P
             shutil.copyfile(ctx.figdir / name, ctx.out / "figures" / name)
     md = ctx.out / "results.md"
     md.write_text(render(sections, ctx, partial, written, reruns))
+    pages = [doc for write in PAGES if (doc := write(sections, ctx.out))]
     (ctx.out / "results.json").write_text(dumps(
         {"cpus": ctx.cpus, "quick": ctx.quick, "model": ctx.model_spec(), "calib": ctx.calib, "written": written,
          "reruns": reruns,
          "sections": [asdict(s) for s in sections]}, indent=1, default=str) + "\n")
-    ctx.progress(f"reproduce: wrote {md} and {ctx.out / 'results.json'}"
+    ctx.progress(f"reproduce: wrote {md}{''.join(', ' + str(d) for d in pages)} and {ctx.out / 'results.json'}"
                  + (f" ({len(sections)} sections, the ones not run kept from before)" if merged else ""))
     return md

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make bench: one BENCH line per figure, all measured in this one run.
 
     BENCH <name> <value> <unit>
@@ -12,7 +11,7 @@
    in _sbi, booted alternately), futex_cross_ns (a hand-off between harts), wake_poll_ns / wake_halt_ns
    (from a wake to the woken process running, its hart polling / halted in wfi), tick_ns (the time a timer
    tick takes from a running process), and gang_skew_us, gang_latency_us, gang_switch_cost_us (slot
-   switches of two gauss jobs, tools/schedlab_harness/trace.py); then <name>_sbi_over_direct ratios.
+   switches of two gauss jobs, tools/py/schedlab/trace.py); then <name>_sbi_over_direct ratios.
    Then what a trace record costs (trace=on): ulog_record_ns, a record of the library's event log
    (kbench what=ulog, its clock read included), and trace_record_ns, one of the kernel's own (measured by
    the kernel at boot, its time already read: ULOG begin's kernel_record_ns); the same two as
@@ -27,19 +26,19 @@ idle machine with at least 2 free cores; the script prints the load average to j
 Environment: BENCH_MS (batch length in ms, default 20), BENCH_BATCHES (default 5), BENCH_REPEAT (boots
 per kernel figure, default 3).
 """
+from __future__ import annotations
 
+import argparse
 import os
 import re
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from schedlab_harness import qemu  # noqa: E402
-from schedlab_harness import trace as tr  # noqa: E402
+from . import qemu
+from . import trace as tr
+from .build import ensure
+from .qemu import REPO_ROOT as ROOT
 
 BENCH = re.compile(r"^BENCH (\S+) (\S+) (\S+)\s*$", re.M)
 MS = int(os.environ.get("BENCH_MS", "20"))
@@ -174,7 +173,9 @@ def on_host(argv: list[str], rename) -> None:
     emit(BENCH.findall(res.stdout), rename)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="schedlab bench", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     print(f"# load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; batches of {MS} ms, "
           f"median of {BATCHES}", flush=True)
     on_qemu(f"job=bbench:procs=2,ms={MS},batches={BATCHES}")
@@ -182,6 +183,7 @@ def main() -> int:
         on_qemu("job=tbench")
     kernel_costs()
     trace_costs()
+    ensure(ROOT / "build/host/bbench", "build/host/bbench")     # make bench built it; run alone, this does
     for t in (2, 4):
         on_host([str(ROOT / "build/host/bbench"), f"procs={t}", f"ms={MS}", f"batches={BATCHES}"],
                 lambda name, t=t: f"host_{name}_t{t}")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The simulator against QEMU (issue 15, item 4): slowdowns side by side, with the error.
 
 For every policy x wait kind, a mix (synth + oddeven with that wait kind, and a hog) runs under QEMU and
@@ -15,8 +14,8 @@ futex_wake_kick_ns). This host's cross-hart wake-up switches between about 1.3 a
 2.9 us over minutes (two QEMU host threads, placed by the host), and a blocking barrier's phase moves with
 it: a calibration from another hour predicts another machine.
 
-    python3 tools/sim/validate.py                 # the full set: a quiet machine, ~300 short boots
-    python3 tools/sim/validate.py --tiny          # the pipeline only (make test): one small mix at CPUS=2
+    schedlab validate                 # the full set: a quiet machine, ~300 short boots
+    schedlab validate --tiny          # the pipeline only (make test): one small mix at CPUS=2
 
 QEMU timings mean something only on a quiet machine with harts <= host cores: run the full set there.
 """
@@ -29,12 +28,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from schedlab_harness.qemu import boot  # noqa: E402
-from schedlab_harness.sim import sim_boot  # noqa: E402
+from .qemu import REPO_ROOT, boot
+from .sim import sim_boot
 
-DEFAULT_CALIB = Path(__file__).resolve().parent / "calib" / "default.json"
+DEFAULT_CALIB = REPO_ROOT / "tools" / "sim" / "calib" / "default.json"
 WAKE_BENCH = "job=kbench:procs=2,what=futex,ops=1000,delay_us=20"  # calibrate.py's wake_poll_ns bench
 POLICIES = ("timeslice", "gang", "partition", "global")
 WAITS = ("spin", "block", "twophase", "adaptive")
@@ -123,7 +121,8 @@ def one_case(cpus: int, policy: str, jobs: list[str], quantum: str, seeds=(1,)) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="schedlab validate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tiny", action="store_true", help="one small mix: checks the pipeline, not the model")
     ap.add_argument("--cpus", type=int, action="append", help="harts (repeatable; default 2 and 1)")
     ap.add_argument("--quantum", default="2ms")

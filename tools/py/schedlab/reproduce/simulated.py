@@ -1,44 +1,11 @@
-"""The 16-processor results in the simulator (issue 15): tools/sim/reproduce.py writes docs/sim-16.md and
-its plots; this section runs it and points there, so `reproduce` regenerates every number in docs/."""
+"""The simulator against QEMU (issue 15, item 4): the sim-validation section, ``schedlab validate``'s mixes on
+both. The 16-processor results in the simulator are sections of their own (sim16.py)."""
 
 from __future__ import annotations
 
-import importlib.util
-
-from . import REPO, ReproError, Row, Section, experiment
-
-
-def _sim_reproduce():
-    path = REPO / "tools" / "sim" / "reproduce.py"
-    spec = importlib.util.spec_from_file_location("sim_reproduce", path)
-    if spec is None or spec.loader is None:
-        raise ReproError(f"{path} is missing")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@experiment("simulated-16", "The 16-processor results, simulated", order=90, quick_seconds=2, full_seconds=3)
-def simulated(ctx) -> Section:
-    if not (REPO / "build" / "sim" / "schedlab-sim").is_file():
-        raise ReproError("build/sim/schedlab-sim is missing: run `make sim`")
-    doc = _sim_reproduce().reproduce(ctx.out)
-    return Section("simulated-16", "The 16-processor results, simulated", "every paper's 16-processor claims",
-                   "`tools/sim/reproduce.py` (the kernel's policy code on simulated harts)",
-                   [Row("see docs/sim-16.md", "-", "-", "simulated", "not on this machine",
-                        "16 processors need the simulator; its validation against QEMU is the sim-validation section")],
-                   f"Written to {doc.relative_to(ctx.out) if doc.is_relative_to(ctx.out) else doc}: the paper, the "
-                   "model and the simulator side by side for Markatos 3.5.1-3.5.3 at 16, the deprivation "
-                   "experiments and the P_M rule, the tree and combination barriers, Feitelson's experiment 4 and "
-                   "Tucker & Gupta's staggered jobs, each with a sentence on where it differs and why.")
-
-
-def _validate():
-    path = REPO / "tools" / "sim" / "validate.py"
-    spec = importlib.util.spec_from_file_location("sim_validate", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from .. import sim_validate
+from ..sim import ensure_sim
+from . import Row, Section, experiment
 
 
 @experiment("sim-validation", "The simulator against QEMU: slowdowns side by side", order=89, quick_seconds=45,
@@ -47,9 +14,8 @@ def validation(ctx) -> Section:
     """Issue 15's item 4: every policy x wait kind (quick: spin and block at CPUS=2 only, one seed), a job's
     slowdown in a mix (synth + oddeven with that wait kind, and a hog) on QEMU and in the simulator, and the
     error."""
-    if not (REPO / "build" / "sim" / "schedlab-sim").is_file():
-        raise ReproError("build/sim/schedlab-sim is missing: run `make sim`")
-    val = _validate()
+    ensure_sim()
+    val = sim_validate
     cpus_list = [ctx.cpus] if ctx.quick else [ctx.cpus, 1]
     seeds = range(1, (1 if ctx.quick else 3) + 1)   # quick: one seed, so all of --quick stays within 5 min
     rows, data = [], []
@@ -73,7 +39,7 @@ def validation(ctx) -> Section:
     speed = (f", and the apps' work units scaled to this host's speed now by the same boot's CALIB card (a synth "
              f"unit {min(units):.2f}..{max(units):.2f} ns)" if units else "")
     return Section("sim-validation", "The simulator against QEMU: slowdowns side by side",
-                   "issue 15, item 4 (target: within 15 %)", f"tools/sim/validate.py's mixes, seeds "
+                   "issue 15, item 4 (target: within 15 %)", f"`schedlab validate`'s mixes, seeds "
                    f"{seeds.start}..{seeds.stop - 1}, quantum 2 ms, on QEMU and in `build/sim/schedlab-sim` with "
                    "tools/sim/calib/default.json, its cross-hart wake-up costs measured by a kbench boot next to "
                    f"each seed's runs{measured}{speed}; slowdowns of par_us, medians over the seeds",
@@ -84,4 +50,4 @@ def validation(ctx) -> Section:
                    "(slowdowns from 3 to over 100 between seeds, on QEMU and in the simulator alike): compare "
                    "ranges there, not medians of three. This host's cross-hart wake-up switches between two "
                    "speeds over minutes, and a blocking barrier's phase with it, hence the wake-up costs measured "
-                   "next to the runs (tools/sim/validate.py).", data={"cases": data})
+                   "next to the runs (`schedlab validate --help`).", data={"cases": data})

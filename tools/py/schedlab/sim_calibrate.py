@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Measure the simulator's costs on QEMU and write tools/sim/calib/<name>.json (make sim-calibrate).
 
 Every number is a median over --repeat boots, at CPUS=2 unless noted, each recorded in "sources" with the
@@ -26,12 +25,11 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from schedlab_harness import trace as tr  # noqa: E402
-from schedlab_harness.qemu import boot  # noqa: E402
+from . import trace as tr
+from .qemu import REPO_ROOT, boot
 
-HERE = Path(__file__).resolve().parent
+HERE = REPO_ROOT / "tools" / "sim"
 
 
 def _ok(run):
@@ -113,7 +111,8 @@ def life(repeat: int) -> dict[str, tuple[float, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="schedlab calibrate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--name", default=socket.gethostname().split(".")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("-o", "--output", help="default tools/sim/calib/<name>.json")
@@ -130,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     put("futex_same_hart_ns", kbench(r, 1, "futex", 5000))
     put("futex_cross_hart_ns", futex_cross(r, 1000))
     for key, delay_us, ops in (("wake_poll_ns", CROSS_DELAY_US, 1000), ("wake_halt_ns", 400, 300)):
-        bench = f"job=kbench:procs=2,what=futex,ops={ops},delay_us={delay_us}"  # as tools/bench
+        bench = f"job=kbench:procs=2,what=futex,ops={ops},delay_us={delay_us}"  # as schedlab bench
         c[key] = median_of(r, 2, bench, lambda run: float(run.results[0]["wake_ns"]))
         src[key] = f"{bench} CPUS=2: wake_ns (the receiver's hart {'polling' if delay_us < 100 else 'halted'})"
         if key == "wake_poll_ns":

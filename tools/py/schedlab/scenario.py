@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .qemu import HarnessError
+from .qemu import REPO_ROOT, HarnessError
 
-SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIO_DIR = REPO_ROOT / "tools" / "scenarios"
 SUFFIX = ".scn"
 _DIRECTIVE = re.compile(r"#\s*([A-Za-z][\w-]*)\s*:\s*(\S.*?)\s*\Z")
 #: Header directives a scenario file may set, with their value types.

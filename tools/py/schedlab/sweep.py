@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .compare import settings_for
+from .comparison import settings_for
 from .mix import GLOBAL_SETTINGS, Job, mix_tokens, override, repeat_seed, split_tokens, token_key
 from .qemu import HarnessError
 from .stats import CI_LEVEL, Spread

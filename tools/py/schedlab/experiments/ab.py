@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Two kernel builds side by side: the same scenarios booted alternately with each, in one session.
 
-    python3 tools/experiments/ab.py --a OLD.elf --b build/kernel.elf [--cpus 1,2] [--repeat 5] [--key par_us]
+    schedlab experiment ab --a OLD.elf --b build/kernel.elf [--cpus 1,2] [--repeat 5] [--key par_us]
             [SCENARIO ...]
 
 Each scenario (a quoted token list; default: each bundled barrier app alone) is booted --repeat times with
@@ -14,13 +13,13 @@ virtual time instead, identical from boot to boot, which measures the instructio
 (at cpus > 1 it also counts the spinning of harts that QEMU then runs in turns, so it is a cost model,
 not a prediction of wall time).
 """
+from __future__ import annotations
+
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from schedlab_harness import qemu  # noqa: E402
-from schedlab_harness.reproduce import median as med  # noqa: E402
+from .. import qemu
+from ..reproduce import median as med
 
 
 def spread(xs, fmt="{:.2f}"):
@@ -43,8 +42,9 @@ def measure(kernel, cpus, tokens, key, extra=()):
     return run.results[0][key]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="schedlab experiment ab", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--a", required=True, help="the first kernel ELF (e.g. the build before a change)")
     ap.add_argument("--b", default=str(qemu.DEFAULT_KERNEL), help="the second kernel ELF (default: build/kernel.elf)")
     ap.add_argument("--cpus", default="1,2", help="comma-separated hart counts")
@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--icount", action="store_true", help="deterministic instruction-counted time (QEMU "
                     "-icount): measures the instructions a change costs, free of host noise; not wall time")
     ap.add_argument("scenario", nargs="*", help="scenarios, each one quoted token list")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     cpus_list = [int(c) for c in args.cpus.split(",")]
     for c in cpus_list:
         warning = qemu.oversubscription_warning(c)

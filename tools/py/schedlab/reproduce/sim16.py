@@ -1,27 +1,25 @@
-#!/usr/bin/env python3
-"""The papers' 16-processor results in the simulator (issue 15, item 5): docs/sim-16.md and its plots.
+"""The papers' 16-processor results in the simulator (issue 15, item 5): sections of ``schedlab reproduce``.
 
-    python3 tools/sim/reproduce.py [--out docs] [--calib tools/sim/calib/default.json]
+    tools/schedlab reproduce --only 'sim16-*'        # (make sim-reproduce) these sections alone
 
-`reproduce(out_dir, calib)` is the function a later `tools/schedlab reproduce` calls. Each result stands
-beside the paper's number (/work/shared/papers/NOTES-*.md) and a model's prediction (the paper's own
-reasoning, stated with each table). Every number here is simulated with the named calibration: re-run
-after `make sim-calibrate` on a quiet machine.
+Each experiment below is a section (``sim16-<name>``, after the QEMU sections and the simulator's validation)
+whose rows are paper | model | simulated, with its plot; every run that includes them also rewrites
+docs/sim-16.md, the same tables on one page (``write_page``). Each result stands beside the paper's number
+(/work/shared/papers/NOTES-*.md) and a model's prediction (the paper's own reasoning, stated with each
+table). Every number here is simulated with the named calibration: re-run after `make sim-calibrate` on a
+quiet machine. The simulator is deterministic, so these sections measure nothing about this host.
 """
 from __future__ import annotations
 
-import argparse
+import functools
 import json
 import math
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from schedlab_harness.reproduce import models  # noqa: E402
-from schedlab_harness.sim import sim_boot  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[2]
+from . import ReproError, Row, Section, experiment, page
+from . import models
+from ..qemu import REPO_ROOT as REPO
+from ..sim import sim_boot
 
 
 class Sim:
@@ -34,7 +32,7 @@ class Sim:
         makespan."""
         run = sim_boot(cpus, bootargs, calib=self.calib)
         if not run.ok:
-            raise RuntimeError(f"simulated run failed: {bootargs}\n{run.console[-1500:]}")
+            raise ReproError(f"simulated run failed: {bootargs}\n{run.console[-1500:]}")
         self.name = run.summary["sim"]
         if job == 0:
             return float(run.summary["makespan_us"])
@@ -244,13 +242,57 @@ def _plot(exp: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def reproduce(out_dir: str | Path = REPO / "docs", calib: str | None = None) -> Path:
-    out = Path(out_dir)
-    (out / "sim-16").mkdir(parents=True, exist_ok=True)
-    sim = Sim(calib)
-    done = [(f.__name__, f(sim)) for f in EXPERIMENTS]
+PREFIX = "sim16-"
+#: each experiment's section: (short title for --list and the plan, expected seconds)
+TITLES = {markatos_351: "Markatos 3.5.1 at 16 harts, simulated", markatos_352: "Markatos 3.5.2 at 16 harts, simulated",
+          markatos_353: "Markatos 3.5.3 at 16 harts, simulated", deprivation: "Markatos 3.6.2 deprivation, simulated",
+          pm_rule: "Markatos Fig. 3.7, the P_M rule, simulated",
+          tree_vs_combination: "Markatos Figs. 3.5/3.6 tree vs combination, simulated",
+          feitelson_exp4: "Feitelson & Rudolph experiment 4 at 2..8 harts, simulated",
+          tucker_gupta: "Tucker & Gupta at 16 harts, simulated"}
+WHY = "simulated, not measured: 16 processors need the simulator (its validation against QEMU: sim-validation)"
+
+
+def section_name(fn) -> str:
+    return PREFIX + fn.__name__.replace("_", "-")
+
+
+def run_section(fn, ctx) -> Section:
+    """One experiment as a section: its rows, its plot (in ctx.figdir, copied to figures/) and in ``data`` the
+    experiment's own numbers and the calibration's name, from which ``write_page`` writes docs/sim-16.md."""
+    sim = Sim(None)
+    exp = fn(sim)
+    name = section_name(fn)
+    figures = []
+    try:
+        ctx.figdir.mkdir(parents=True, exist_ok=True)
+        _plot(exp, ctx.figdir / f"{name}.png")
+        figures = [f"{name}.png"]
+    except ImportError:
+        pass            # no matplotlib: the tables without their plots
+    rows = [Row(r["case"], _fmt(r["paper"]), _fmt(r["model"]), f"{_fmt(r['sim'])} simulated", "not on this machine",
+                WHY) for r in exp["rows"]]
+    notes = f"Model: {exp['model']}." + (f" {exp['note']}" if exp.get("note") else "")
+    return Section(name, exp["title"], "simulated: " + TITLES[fn].removesuffix(", simulated"),
+                   f"`build/sim/schedlab-sim` with the calibration `{sim.name}` (tools/sim/calib/default.json), the "
+                   "kernel's policy code on simulated harts", rows, notes, figures, data={"calib": sim.name, **exp})
+
+
+for _k, _fn in enumerate(EXPERIMENTS):
+    experiment(section_name(_fn), TITLES[_fn], order=91 + _k, quick_seconds=1, full_seconds=1)(
+        functools.partial(run_section, _fn))
+
+
+@page
+def write_page(sections: list[Section], out: Path) -> Path | None:
+    """docs/sim-16.md: the sim16 sections' tables, notes and plots on one page (None: no such section ran)."""
+    done = [s for s in sections if s.name.startswith(PREFIX) and not s.error and s.data.get("rows")]
+    if not done:
+        return None
+    calib = done[0].data["calib"]
     lines = ["# The papers' 16-processor results, simulated", "",
-             f"Written by `python3 tools/sim/reproduce.py` with the calibration `{sim.name}` (every number below is "
+             f"Written by `tools/schedlab reproduce` (its sections {PREFIX}*, also in results.md) with the "
+             f"calibration `{calib}` (every number below is "
              "SIMULATED: the kernel's policy code on the simulator's harts, tools/sim; the costs measured on QEMU "
              "by `make sim-calibrate`, tools/sim/calib/default.json). Check the simulator's validation against QEMU "
              "first (the sim-validation section of docs/results.md): gang, partitions and blocking waits follow "
@@ -260,27 +302,14 @@ def reproduce(out_dir: str | Path = REPO / "docs", calib: str | None = None) -> 
              "Not modelled (so not reproduced): the combining of processes that share a hart in the combination "
              "barrier, caches and memory. Process control is modelled at barrier releases (tools/sim/sim_work.c).",
              ""]
-    for name, exp in done:
-        _plot(exp, out / "sim-16" / f"{name}.png")
+    for s in done:
+        exp = s.data
         lines += [f"## {exp['title']}", "", f"Model: {exp['model']}.", "",
                   "| case | paper | simulated | model |", "|---|---|---|---|"]
         lines += [f"| {r['case']} | {_fmt(r['paper'])} | {_fmt(r['sim'])} | {_fmt(r['model'])} |" for r in exp["rows"]]
         if exp.get("note"):
             lines += ["", exp["note"]]
-        lines += ["", f"![{name}](sim-16/{name}.png)", ""]
+        lines += [""] + [f"![{f.removesuffix('.png')}](figures/{f})" for f in s.figures] + ([""] if s.figures else [])
     doc = out / "sim-16.md"
     doc.write_text("\n".join(lines) + "\n")
     return doc
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(REPO / "docs"))
-    ap.add_argument("--calib")
-    args = ap.parse_args(argv)
-    print(f"wrote {reproduce(args.out, args.calib)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,6 @@
-"""Command-line interface: ``schedlab run``, ``compare``, ``sweep`` and ``trace``.
+"""Command-line interface: ``schedlab run``, ``compare``, ``sweep``, ``trace`` and ``reproduce``, and the
+commands whose modules parse their own arguments (``DELEGATED``: ``calibrate``, ``validate``, ``experiment``,
+``bench``, ``record-consoles``).
 
 Exit status: 0 when every boot's verdict was ok, 1 when a run failed or timed
 out, 2 for usage problems (bad arguments, missing kernel, QEMU or scenario, a
@@ -8,6 +10,7 @@ log without a trace dump).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from . import commands
@@ -19,6 +22,19 @@ job=gauss:n=256,procs=2,barrier=spin job=hog. A positional argument without '='
 names a scenario file (a path, or NAME / NAME.scn under tools/scenarios);
 tokens after it are appended. Set SCHEDLAB_QEMU to use another QEMU binary.
 """
+
+
+#: Commands whose module has its own ``main(argv)`` and ``--help``: name -> (module, one line for --help).
+DELEGATED = {
+    "calibrate": ("sim_calibrate", "measure the simulator's costs on QEMU into tools/sim/calib/<name>.json "
+                  "(a quiet machine only)"),
+    "validate": ("sim_validate", "the simulator against QEMU: slowdowns side by side (a quiet machine only)"),
+    "experiment": ("experiments", "one-off measurements: ab, wakecost, determinism, cache-corruption, "
+                   "model-overhead (schedlab experiment --help)"),
+    "bench": ("bench", "mechanism costs on QEMU and the host as BENCH lines (make bench; a quiet machine only)"),
+    "record-consoles": ("record_consoles", "boot the real kernel to re-record the consoles the harness tests "
+                        "replay (tests/data/consoles)"),
+}
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -135,7 +151,8 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                "each section's). Measure on an idle machine with harts <= host cores: a run the busy-host check "
                "flags is not written to docs/ without --allow-busy.")
     rep.add_argument("--quick", action="store_true", help=f"fewer repeats and points (about {quick} minutes)")
-    rep.add_argument("--only", metavar="NAME[,NAME]", help="only these sections (see --list)")
+    rep.add_argument("--only", metavar="NAME[,NAME]",
+                     help="only these sections (see --list); a name may be a shell pattern, e.g. 'sim16-*'")
     rep.add_argument("--cpus", type=int, default=2, metavar="N", help="harts (default 2)")
     rep.add_argument("--repeat", type=int, metavar="R", help="repeats per configuration (the full run's default: "
                      "each section's own, 3 to 20)")
@@ -150,10 +167,27 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
     rep.add_argument("--list", action="store_true", help="list the sections with their expected times and exit")
     _model_option(rep)
     rep.set_defaults(func=commands.reproduce_command)
+    for name, (_, about) in DELEGATED.items():       # listed for --help; main() hands their arguments over
+        sub.add_parser(name, help=about, add_help=False)
     return parser
 
 
+def _delegate(name: str, argv: list[str]) -> int:
+    module = importlib.import_module(f"{__package__}.{DELEGATED[name][0]}")
+    try:
+        return module.main(argv) or 0
+    except HarnessError as exc:
+        print(f"schedlab {name}: error: {exc}", file=sys.stderr)
+        return commands.EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"schedlab {name}: interrupted", file=sys.stderr)
+        return 130
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in DELEGATED:
+        return _delegate(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     for name in ("cpus", "repeat"):
