@@ -120,7 +120,7 @@ void calib_serve(int hart)
 /* -1 with one hart (no partner) */
 static int64_t measure_ipi(void)
 {
-    int partner = launcher_hart == 0 ? 1 : 0;
+    int partner = mycpu()->id == 0 ? 1 : 0; /* the boot hart measures (calib_run) */
     if (ncpus < 2)
         return -1;
     struct loop l;

@@ -30,12 +30,10 @@ struct cpu {
     uint64_t idle_ticks, idle_since;
     int traced_idle;            /* an idle record was written since the last dispatch */
     void *policy;               /* per-hart policy state */
-    struct job *stuck_job;      /* the process that just left this hart found its job stuck (job_stuck) */
+    struct job *stuck_job;      /* the process that just left this hart found its job stuck (sched_job_stuck) */
 };
 
-extern struct cpu cpus[SL_MAX_HARTS];
-extern int ncpus;
-extern struct cpu cpus[SL_MAX_HARTS];
+extern struct cpu cpus[SL_MAX_HARTS]; /* cpu.c */
 extern int ncpus;
 
 static inline struct cpu *mycpu(void) { return (struct cpu *)read_tp(); }

@@ -3,8 +3,9 @@
  * RESULT line per finished job and a SUMMARY after the last, then leave QEMU with the verdict.
  *
  * t0 (time 0 of the scenario) is when every hart is up and the scheduler starts; arrive/start/end times in
- * RESULT lines are microseconds after t0. Arrivals, the watchdog and futex timeouts are driven by the
- * timer of one hart, launcher_hart (the boot hart).
+ * RESULT lines are microseconds after t0. Arrivals and the watchdog are two entries of the deadline queue
+ * (deadline.h), fired on deadline_hart (the boot hart); nothing below calls the launcher by name: the
+ * process layer reports a finished job through its hook proc_job_done (main.c installs launcher_job_done).
  *
  * Exit status: 0 every job check=ok; 1 some job failed; 2 bad scenario (ERROR at boot); 3 kernel PANIC;
  * 4 the watchdog (timeout=) fired.
@@ -18,9 +19,9 @@
 #include "scenario.h"
 #include "info.h"
 #include "trace.h"
+#include "deadline.h"
+#include "ulog.h"
 
-int launcher_hart;
-uint64_t scenario_seed;
 int scenario_irq_sbi;
 
 static struct scenario scen;
@@ -31,6 +32,11 @@ static struct spinlock done_lock = SPINLOCK_INIT("launcher");
 static int ndone, nfailed;        /* done_lock */
 static char reported[NJOB];       /* done_lock: the job's RESULT is printed */
 static volatile uint32_t fg_live; /* foreground jobs not finished yet */
+
+static void arrivals(struct deadline *d, uint64_t now);
+static void watchdog(struct deadline *d, uint64_t now);
+static struct deadline arrival_dl = DEADLINE_INIT("arrivals", arrivals);  /* the next job's at= */
+static struct deadline watchdog_dl = DEADLINE_INIT("watchdog", watchdog); /* timeout= */
 
 static const struct sl_appspec *lookup_spec(const char *name)
 {
@@ -66,7 +72,7 @@ void launcher_init(void)
     }
     sched = sched_class_by_name(scen.policy);
     sched_quantum = us_to_ticks(scen.quantum_us);
-    sched_seed = scenario_seed = scen.seed;
+    sched_seed = scen.seed;
     scenario_irq_sbi = scen.irq_sbi;
     clock_virtual = scen.clock_virtual;
     idle_poll = scen.idle_poll;
@@ -104,26 +110,31 @@ void launcher_init(void)
         }
         order[k] = i;
     }
+    info_set_seed(scen.seed);
+    info_set_fg_live(fg_live);
+    ulog_set_njobs(njobs);
 }
 
-uint32_t launcher_fg_live(void) { return fg_live; }
+static uint64_t arrival_time(int k) { return t0 + us_to_ticks(jobs[order[k]].scen->at_us); }
+
+/* The deadline queue's callback (and launcher_start's at t0): admit every job whose time has come, then arm
+   the queue for the next one. */
+static void arrivals(struct deadline *d, uint64_t now)
+{
+    while (next_arrival < njobs && arrival_time(next_arrival) <= now)
+        job_admit(&jobs[order[next_arrival++]]);
+    if (next_arrival < njobs)
+        deadline_arm(&arrival_dl, arrival_time(next_arrival));
+}
 
 void launcher_start(void)
 {
     if (scen.calib && !scen.clock_virtual)
         calib_run(); /* before t0: no job's times include it; in virtual time it would measure instructions */
     t0 = rdtime();
-    launcher_timer(t0);
-}
-
-uint64_t launcher_next_deadline(void)
-{
-    uint64_t d = ~0UL;
-    if (next_arrival < njobs)
-        d = t0 + us_to_ticks(jobs[order[next_arrival]].scen->at_us);
+    arrivals(&arrival_dl, t0);
     if (scen.timeout_us)
-        d = MIN(d, t0 + us_to_ticks(scen.timeout_us));
-    return d;
+        deadline_arm(&watchdog_dl, t0 + us_to_ticks(scen.timeout_us));
 }
 
 /* done_lock held by the hart that decided the verdict: the dump (trace=on), the SUMMARY line if there is one,
@@ -137,10 +148,11 @@ static void __attribute__((noreturn)) end_run(int status, const char *summary)
     console_exit(status);
 }
 
-/* The launcher hart, past timeout=: if some job has no RESULT yet, the run ends with exit status 4 and an
-   ERROR naming those jobs. If every RESULT is out, the hart that printed the last one holds done_lock and
-   ends the run itself: waiting for it here is what keeps the two verdicts from racing. */
-static void watchdog(void)
+/* The deadline queue's callback past timeout=, on deadline_hart: if some job has no RESULT yet, the run ends
+   with exit status 4 and an ERROR naming those jobs. If every RESULT is out, the hart that printed the last
+   one holds done_lock and ends the run itself: waiting for it here is what keeps the two verdicts from
+   racing. */
+static void watchdog(struct deadline *d, uint64_t now)
 {
     char left[160] = "";
     acquire(&done_lock);
@@ -155,14 +167,6 @@ static void watchdog(void)
             scen.timeout_us % 1000 ? scen.timeout_us : scen.timeout_us / 1000, scen.timeout_us % 1000 ? "us" : "ms",
             left);
     end_run(4, 0);
-}
-
-void launcher_timer(uint64_t now)
-{
-    while (next_arrival < njobs && t0 + us_to_ticks(jobs[order[next_arrival]].scen->at_us) <= now)
-        job_admit(&jobs[order[next_arrival++]]);
-    if (scen.timeout_us && now >= t0 + us_to_ticks(scen.timeout_us))
-        watchdog();
 }
 
 static uint64_t rel_us(uint64_t t) { return t > t0 ? time_us(t - t0) : 0; }
@@ -200,6 +204,7 @@ static void print_result(struct job *j, int ok, const char *why)
             j->scen->pargs[0] ? " " : "", j->scen->pargs);
 }
 
+/* proc_job_done (main.c installs it): j's last process was reaped, or its admission failed. */
 void launcher_job_done(struct job *j)
 {
     char why[200], summary[160];
@@ -218,6 +223,11 @@ void launcher_job_done(struct job *j)
     if (!j->background) {
         fg_live--;
         info_set_fg_live(fg_live);
+        acquire(&sched_lock);
+        for (int i = 0; i < njobs; i++)
+            if (jobs[i].state == J_RUNNING && jobs[i].info)
+                info_put_fg_live(&jobs[i], fg_live);
+        release(&sched_lock);
     }
     if (ndone < njobs) {
         release(&done_lock);

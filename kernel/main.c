@@ -1,12 +1,16 @@
 /*
  * main.c - boot. OpenSBI enters the boot hart (whichever won its lottery) at _entry; that hart reads the
  * device tree, numbers the harts, sets up memory and the scenario, then starts the others with SBI HSM
- * hart_start. Every hart then runs the scheduler loop; the boot hart is also the launcher hart.
+ * hart_start. Every hart then runs the scheduler loop; the boot hart also serves the deadline queue.
+ *
+ * main.c is the top layer (LAYERS.md) and wires the hooks through which lower layers reach upper ones
+ * (wire_layers): nothing below calls up by name.
  */
 #include "sched/core.h"
 #include "intr.h"
 #include "trace.h"
 #include "ulog.h"
+#include "deadline.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
@@ -52,6 +56,19 @@ void late_secondary_main(uint64_t hartid)
         }
     for (;;)
         wfi();
+}
+
+/* The upcalls, before any hart runs a process: the core's into the process layer and trap.c, the process
+   layer's into the launcher. (The core installs its own deadline_moved in sched_init.) */
+static void wire_layers(void)
+{
+    sched_up = (struct sched_upcalls){
+        .to_user = proc_return_to_user,
+        .reap = proc_reap,
+        .put_pagetable = job_put_pagetable,
+        .deadlocked = job_deadlocked,
+    };
+    proc_job_done = launcher_job_done;
 }
 
 static void start_other_harts(int boot)
@@ -109,7 +126,8 @@ void boot_main(uint64_t hartid, const void *dtb)
         kprintf("ERROR the boot hart (id %lu) is not in the device tree's /cpus\n", hartid);
         platform_exit(2);
     }
-    launcher_hart = boot;
+    deadline_hart = boot;
+    wire_layers();
     kalloc_init();
     vm_init();
     hart_setup(boot);

@@ -13,6 +13,7 @@
 
 struct job jobs[NJOB];
 int njobs;
+void (*proc_job_done)(struct job *j);
 
 static struct proc procs[NPROC];
 static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable");
@@ -195,7 +196,7 @@ static void job_finish(struct job *j)
         if (cpus[h].satp_job == j)
             sched_kick(h); /* an idle hart still holding j's page table lets go of it (idle_satp) */
     release(&sched_lock);
-    launcher_job_done(j);
+    proc_job_done(j);
     acquire(&sched_lock);
     int dead = --j->pt_refs == 0;
     release(&sched_lock);
@@ -280,7 +281,7 @@ void job_fail_early(struct job *j, const char *reason, const char *fmt, ...)
     j->state = J_DONE;
     release(&sched_lock);
     j->end = j->arrive;
-    launcher_job_done(j);
+    proc_job_done(j);
     if (j->pt)
         job_put_pagetable(j);
 }
@@ -339,17 +340,8 @@ void job_out_of(struct job *j, int idx, long why)
                 j->id, j->app->name, idx, NPROC);
 }
 
-/* sched_lock held. Is j stuck for good: every process of it that has not exited blocked on a futex with
-   no timeout? Only a process of j can wake j's futexes and nothing else wakes a waiter without a
-   timeout, so such a job can never move again. O(1): sched/core.c keeps the two counts as processes are
-   made ready, block and exit. A process being created implies a running one, so it never looks stuck. */
-int job_stuck(struct job *j)
-{
-    ASSERT_HELD(&sched_lock, "job_stuck");
-    return j->nforever > 0 && j->nforever == j->nactive;
-}
-
-/* j was found stuck (job_stuck) on the way into the scheduler loop: report it and end it. */
+/* j was found stuck (sched_job_stuck) on the way into the scheduler loop (sched_up.deadlocked): report it
+   and end it. */
 void job_deadlocked(struct job *j)
 {
     char where[96] = "";
@@ -359,7 +351,7 @@ void job_deadlocked(struct job *j)
         if (q && q->job == j && q->state == P_BLOCKED)
             n++, snprintf(where + strlen(where), sizeof where - strlen(where), " %d@0x%lx", i, q->fx_addr);
     }
-    int stuck = job_stuck(j); /* nothing can have changed, but never kill a job that moves */
+    int stuck = sched_job_stuck(j); /* nothing can have changed, but never kill a job that moves */
     release(&sched_lock);
     if (stuck && job_kill(j, "reason=deadlock"))
         kprintf("ERROR deadlock: job %d (%s): every live process waits on a futex that no process of the job "

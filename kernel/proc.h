@@ -95,7 +95,7 @@ struct job {
     int pt_refs;                    /* harts with pt loaded, +1 until the job is done */
     uint64_t nmigrate;              /* processes moved to another hart by the policy */
     int nactive;                    /* processes made ready at creation and not exited */
-    int nforever;                   /* of those, blocked on a futex with no timeout (job_stuck) */
+    int nforever;                   /* of those, blocked on a futex with no timeout (sched_job_stuck) */
     uint64_t start;                 /* time CSR of its first dispatch */
     uint64_t sched_priv[SCHED_PRIV_WORDS];  /* the running policy's own (SCHED_PRIV, sched.h): zero when
                                                job_admit(j) is called (jobs[] is in .bss and each entry holds
@@ -134,8 +134,10 @@ void job_fail_early(struct job *j, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int job_kill(struct job *j, const char *reason);
 void job_out_of(struct job *j, int idx, long why);
-int job_stuck(struct job *j);
 void job_deadlocked(struct job *j);
+/* The layer above (main.c installs the launcher's): j is done - its last process reaped, or its admission
+   failed - and gets its RESULT. Called with no lock held. */
+extern void (*proc_job_done)(struct job *j);
 #define SL_ENOSLOT (-100)   /* kernel-internal: proc_create found no free process slot */
 #define SL_EMEMLIMIT (-101) /* kernel-internal: the stack would pass the job's memory limit */
 int job_charge(struct job *j, uint64_t bytes);

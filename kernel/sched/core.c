@@ -14,8 +14,13 @@
  * Timers and IPIs go through intr.c (Sstc and ACLINT SSWI, or the SBI). Each hart has a periodic
  * quantum tick (next_tick), first armed at a seeded random offset so that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this); a policy
  * with one_timer (gang) has the tick on hart 0 only. next_tick changes only under sched_lock, so
- * a policy may restart another hart's quantum (sched_restart_tick). The launcher hart also wakes for job
- * arrivals, the watchdog and futex timeouts.
+ * a policy may restart another hart's quantum (sched_restart_tick). deadline_hart also wakes for the
+ * deadline queue (../deadline.h: job arrivals, the watchdog, futex timeouts): the core asks the queue only,
+ * and fires what is due without knowing whose it is.
+ *
+ * Layers (../LAYERS.md). The core calls nothing above it by name: what it needs from the process layer (a
+ * new process's way to user mode, reaping a zombie, freeing a page table, ending a deadlocked job) it calls
+ * through sched_up, which main.c fills in before any hart runs.
  *
  * Trace. With trace=on every switch in and out of a process, every wake-up and every idle period is
  * recorded on the hart's own ring (trace.h); the policies add their own events (slot switches).
@@ -28,14 +33,14 @@
 #include "sched.h"
 #include "../info.h"
 #include "../intr.h"
+#include "../deadline.h"
 
-struct cpu cpus[SL_MAX_HARTS];
-int ncpus;
 struct spinlock sched_lock = SPINLOCK_INIT("sched");
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
 long sched_opt[SCEN_MAX_OPTS];
+struct sched_upcalls sched_up;
 int idle_poll; /* idle=poll: idle harts never halt (launcher.c) */
 
 void fpu_save(uint64_t *regs);
@@ -55,15 +60,25 @@ uint64_t sched_rand(void)
 static void arm_timer(struct cpu *c)
 {
     uint64_t when = c->next_tick;
-    if (c->id == launcher_hart)
-        when = MIN(when, MIN(launcher_next_deadline(), futex_next_deadline()));
+    if (c->id == deadline_hart)
+        when = MIN(when, deadline_next());
     intr_set_timer(vclock_timer(when));
 }
 
-/* The calling hart's next timer interrupt: a deadline it owns (a futex timeout on the launcher hart) moved
-   earlier. Needed where nothing else re-arms the timer soon - a hart without a quantum tick (gang's
-   one_timer leaves only hart 0 one, and the launcher hart is the boot hart, often another). */
-void sched_arm_timer(void) { arm_timer(mycpu()); }
+/* deadline.c's hook (deadline_moved): an entry armed on this hart moved earlier, so deadline_hart's timer
+   may have to be re-armed for it - here, or by an IPI (sched_soft_interrupt re-arms). Needed where nothing
+   else re-arms that timer soon: a hart without a quantum tick (gang's one_timer leaves only hart 0 one, and
+   deadline_hart is the boot hart, often another). Before deadline_hart has enabled its timer (the launcher
+   arms its entries at t0) there is nothing to re-arm: sched_start_hart arms it from deadline_next. Called
+   with the arming caller's locks held (futex_wait: sched_lock). */
+static void deadline_moved_earlier(void)
+{
+    struct cpu *c = mycpu();
+    if (c->id != deadline_hart)
+        sched_ipi(1UL << deadline_hart);
+    else if (csr_read(sie) & SIE_STIE)
+        arm_timer(c);
+}
 
 /* p's time on its hart up to now into run_ticks, before a hook sees p (proc.h): a policy reads attained
    service as is. sched_lock held, p RUNNING. */
@@ -89,10 +104,8 @@ void sched_timer_interrupt(struct cpu *c)
         }
         release(&sched_lock);
     }
-    if (c->id == launcher_hart) {
-        futex_timeouts(now);
-        launcher_timer(now);
-    }
+    if (c->id == deadline_hart)
+        deadline_run(now);
     arm_timer(c);
 }
 
@@ -104,8 +117,8 @@ void sched_soft_interrupt(struct cpu *c)
         sched->ipi(c);
         release(&sched_lock);
     }
-    if (c->id == launcher_hart)
-        arm_timer(c); /* a futex timeout may have been added */
+    if (c->id == deadline_hart)
+        arm_timer(c); /* an earlier deadline may have been armed (deadline_moved_earlier) */
 }
 
 /* ---- services for policies ---- */
@@ -264,11 +277,12 @@ void sched_make_ready(struct proc *p, enum enq_how how)
     sched->enqueue(p, how);
 }
 
-/* p's job may have just become stuck for good (job_stuck): the hart's loop reports and ends it once it
-   has dropped sched_lock (ending a job takes job->lock, which comes before sched_lock). */
+/* p's job may have just become stuck for good (sched_job_stuck): the hart's loop reports and ends it
+   (sched_up.deadlocked) once it has dropped sched_lock (ending a job takes job->lock, which comes before
+   sched_lock). */
 static void note_if_stuck(struct proc *p)
 {
-    if (job_stuck(p->job))
+    if (sched_job_stuck(p->job))
         mycpu()->stuck_job = p->job;
 }
 
@@ -329,7 +343,7 @@ void sched_exit(struct proc *p)
 void sched_first_return(void)
 {
     release(&sched_lock);
-    proc_return_to_user(myproc());
+    sched_up.to_user(mycpu()->cur);
 }
 
 /* ---- the per-hart loop ---- */
@@ -392,11 +406,11 @@ static void scheduler_loop(struct cpu *c)
         }
         release(&sched_lock);
         if (dead)
-            job_put_pagetable(dead);
+            sched_up.put_pagetable(dead);
         if (stuck)
-            job_deadlocked(stuck); /* before the reap: a job is not done while it has a zombie */
+            sched_up.deadlocked(stuck); /* before the reap: a job is not done while it has a zombie */
         if (p && p->state == P_ZOMBIE)
-            proc_reap(p);
+            sched_up.reap(p);
         if (!p)
             idle_wait(c);
     }
@@ -408,6 +422,7 @@ void sched_init(void)
     for (int i = 0; i < ncpus; i++)
         cpus[i].next_tick =
             sched->one_timer ? (i ? ~0UL : now + sched_quantum) : now + sched_quantum + sched_rand() % sched_quantum;
+    deadline_moved = deadline_moved_earlier;
     sched->init();
 }
 

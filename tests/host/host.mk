@@ -166,6 +166,13 @@ $(B)/host-tests/test_cache_model_tsan: tests/host/test_cache_model.c tools/model
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Itools/model -pthread -o $@ \
 	    tests/host/test_cache_model.c tools/model/cache.c
 
+# The kernel's deadline queue (kernel/deadline.c), built as the simulator builds kernel code (-DSCHEDLAB_SIM).
+HOST_TESTS  += $(B)/host-tests/test_deadline
+$(B)/host-tests/test_deadline: tests/host/test_deadline.c kernel/deadline.c kernel/deadline.h kernel/kernel.h kernel/spinlock.h \
+                               tools/sim/sim_arch.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -DSCHEDLAB_SIM -Itools/sim -o $@ tests/host/test_deadline.c kernel/deadline.c
+
 # Which keys a job may add to its RESULT (kernel/resultkeys.h).
 HOST_TESTS  += $(B)/host-tests/test_resultkeys
 $(B)/host-tests/test_resultkeys: tests/host/test_resultkeys.c kernel/resultkeys.h tests/host/check.h
