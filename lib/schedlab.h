@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "schedlab/abi.h"
-#include "platform.h"
-#include "rng.h"
+#include "platform/platform.h"
+#include "base/rng.h"
 
 #ifdef SL_TARGET_KERNEL
 void  *memset(void *dst, int c, size_t n);
@@ -72,6 +72,13 @@ void sl_report(int ok, const char *fmt, ...) SL_PRINTF(2, 3);
 /* Print "ERROR <app>: ...", report check=FAIL with error=<first word>, exit
    the calling process. Meant for setup errors in process 0. */
 __attribute__((noreturn)) void sl_die(const char *fmt, ...) SL_PRINTF(1, 2);
+/* For a layer above (workers): keys(buf, cap) writes keys that every later
+   sl_report appends to the app's (returns their length, 0 for none). One
+   such function; the last one set wins. */
+void sl_report_keys_from(int (*keys)(char *buf, size_t cap));
+
+/* ---- start-up: the start code (lib/start/) calls it in process 0 before main() ---- */
+void sl_lib_init(void);
 
 /* ---- the app's keys (every key of the spec is present) ---- */
 int64_t     sl_arg_int(const char *key);
@@ -108,17 +115,8 @@ typedef void (*sl_workfn)(void *arg, int id);
 /* Process 0 only: run fn(arg, id) on ids 0..nprocs-1, one per process, and
    return when all have returned. The other processes exit afterwards. */
 void sl_run_procs(sl_workfn fn, void *arg);
-/* Process 0 only: the same contract, but the nprocs workers fn(arg, id) are
-   user-level threads, worker i pinned to process i at start (workers.c):
-   they follow the job's allotment under process control. Once per job. */
-void sl_run_workers(sl_workfn fn, void *arg);
-/* Inside a worker: its id (the barrier participant); elsewhere sl_self(). */
-int  sl_worker_id(void);
-/* 1 if the process that hosts worker w is on a hart now (adaptive waits). */
-int  sl_worker_running(int worker);
-/* "suspends=.. resumes=.. react_us=.. react_max_us=.." of the last worker
-   run when the job adapts (process control), else nothing; returns length. */
-int  sl_workers_keys(char *buf, size_t cap);
+/* The same contract with the workers as user-level threads that follow the
+   job's allotment: sl_run_workers, workers/workers.h. */
 
 /* ---- pause inside spin loops ----
    On the schedlab kernel in deterministic mode (clock=virtual: QEMU runs every hart on one host thread,

@@ -1,5 +1,5 @@
-/* Unit tests of user-level threads (lib/uthread.c) on the host backend: pthreads play processes, and
-   this file plays the kernel (like lib/host_main.c, but it runs many one-process-0 "jobs" in a row,
+/* Unit tests of user-level threads (lib/threads/uthread.c) on the host backend: pthreads play processes, and
+   this file plays the kernel (like lib/start/host_main.c, but it runs many one-process-0 "jobs" in a row,
    each with its own procs, because a job may call sl_threads_run only once). Every scenario runs on
    1, 2, 3 and 8 processes (the machine has 2 cores: 8 is more processes than cores). Threads record
    what they saw in plain or atomic variables; CHECKs run on the test's own thread after the job.
@@ -16,9 +16,9 @@
 #include <unistd.h>
 #include "check.h"
 #include "schedlab.h"
-#include "host.h"
+#include "platform/host.h"
 #include "hostjob.h"
-#include "uthread.h"
+#include "threads/uthread.h"
 
 #if defined(__SANITIZE_THREAD__)      /* TSan is slow at creating fiber contexts: smaller runs */
 #define MANY 300
