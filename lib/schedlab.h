@@ -17,7 +17,32 @@
  *          SL_KEYS(SL_INT("n", 2, 1 << 20, 8192),
  *                  SL_ENUM("barrier", "spin|block", 0)));
  *
- * The same code builds for the schedlab kernel and for Linux (platform.h).
+ * The same code builds for the schedlab kernel and for Linux (platform/platform.h).
+ *
+ * The library is in layers, one folder each, lowest first (lib/LAYERS, which
+ * `make layers` checks on the objects of both targets; tools/layers.py):
+ *
+ *   platform  syscalls, time, the info page, per-process state, context switch
+ *   base      this header: keys, output, RESULT, memory, processes
+ *   wait      wait/wait.h: waiting on a word (spin, block, twophase, adaptive)
+ *   threads   threads/uthread.h, place.h: user-level threads, process control
+ *   barriers  barriers/barrier.h: the shapes, over any wait kind
+ *   loops     loops/loopsched.h: the loop schedulers
+ *   workers   workers/workers.h: an app's workers as threads (sl_run_workers)
+ *   start     process 0's start code: sl_lib_init, then main
+ *
+ * A layer calls only the layers below it. Why this order: a wait is the one
+ * operation every synchronization object reduces to, so it sits right above
+ * what it needs (futexes, the info page's running[]); the thread layer uses
+ * it (process control asks who runs, a ringer pokes a word a process sleeps
+ * on with its thread) and so comes above it, and where a wait needs a
+ * thread's view (a spinning thread lets another run; a sleeping
+ * one parks) the thread layer installs hooks the wait layer calls, as Go's
+ * gopark takes unlockf: the wait layer never names a thread function. A
+ * barrier's participant is a worker id, which is a thread's, so barriers come
+ * above threads; a worker run uses threads and adds its keys to sl_report
+ * through a hook the base layer offers (sl_report_keys_from). The start code,
+ * like any crt0, is on top: it starts the library, then calls main.
  */
 #ifndef SL_SCHEDLAB_H
 #define SL_SCHEDLAB_H

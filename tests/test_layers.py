@@ -94,6 +94,10 @@ def test_synthetic_tree_downward_passes(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "cycle of 2: low/a.c low/b.c" in r.stdout
     assert "extra.c [mid] -> mid/m.c [mid]: mid_m" in r.stdout
+    # "./" is the whole tree: one layer, for listing a tree not yet in layers (kernel/ today)
+    (tmp_path / "ONE").write_text("all ./\n")
+    r = layers(tmp_path / "ONE", obj, "--root", tmp_path / "src", "--graph", "--report")
+    assert r.returncode == 0 and "5 files in 1 layers" in r.stdout, r.stdout
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a host C compiler")

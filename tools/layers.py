@@ -7,7 +7,8 @@ SPEC is a small text file in the tree's top directory (lib/LAYERS): one line per
 
     <layer> <path> [<path> ...]      # comments and blank lines are ignored
 
-each path a folder (ending in /) or a file, relative to the spec's directory (or --root). A source belongs to the
+each path a folder (ending in /) or a file, relative to the spec's directory (or --root); "./" is the whole
+tree (a one-layer spec "all ./" with --graph --report lists a tree's graph and cycles). A source belongs to the
 layer of the longest path that covers it. OBJDIR holds the tree's objects as the build makes them, one per
 source at the source's relative path (lib/wait/wait.c -> OBJDIR/wait/wait.o); NM is the nm that reads them
 (riscv64-unknown-elf-nm for the kernel target, nm for the host). An object whose source no longer exists
@@ -62,9 +63,13 @@ def layer_of(rel, layers):
     best = None
     for i, (name, paths) in enumerate(layers):
         for p in paths:
-            hit = rel.startswith(p) if p.endswith("/") else rel == p
-            if hit and (best is None or len(p) > best[0]):
-                best = (len(p), i, name)
+            if p in (".", "./"):
+                hit = True          # the whole tree: the least specific path there is
+            else:
+                hit = rel.startswith(p) if p.endswith("/") else rel == p
+            length = 0 if p in (".", "./") else len(p)
+            if hit and (best is None or length > best[0]):
+                best = (length, i, name)
     return best and best[1:]
 
 

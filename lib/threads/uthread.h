@@ -206,7 +206,8 @@ void sl_sem_init(struct sl_sem *s, uint32_t count);
 void sl_sem_p(struct sl_sem *s);
 void sl_sem_v(struct sl_sem *s);
 
-/* ---- thread-aware waiting on a 32-bit word (for wait.h's kinds) ----
+/* ---- thread-aware waiting on a 32-bit word (the wait layer's hooks, wait/wait.h
+   "Threads": every run installs them, uthread_run.c; tests call them directly) ----
    sl_thread_wait_ne returns once *word != old (acquire), suspending the
    calling thread - not its process - in between. The thread is woken only
    by sl_thread_wake(word), which whoever changes *word must call after
@@ -224,7 +225,7 @@ void sl_thread_wake(const uint32_t *word);
    wait.h pauses with it, so a barrier arrival is a safe point. */
 void sl_safe_point(void);
 void sl_thread_pause(void);
-/* For wait.c's sleeping kinds: in a worker run, sleep the calling thread's
+/* For the wait layer's sleeping kinds (its block_process hook): in a worker run, sleep the calling thread's
    process on *word while it holds v, the thread staying on it, if nothing
    else wants the process (uthread_impl.h, "Sleeping with a thread"); 1 if
    it did (returns on any wake-up), 0 if the caller must park the thread. */

@@ -36,7 +36,7 @@ static inline const struct sl_wait_threads *thread_hooks(void)
 /* ---- the two primitives ---- */
 
 /* A process sleeps in the kernel; so does the process of a user-level
-   thread in a worker run that has nothing else to do (uthread_impl.h); any
+   thread in a worker run that has nothing else to do (threads/uthread_impl.h); any
    other thread parks and its process runs other threads. */
 void sl_block_on_word(const uint32_t *word, uint32_t v)
 {
