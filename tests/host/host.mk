@@ -47,6 +47,18 @@ $(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/threads/deque.c lib
 LIB_BASE_SRC := lib/platform/host_sys.c lib/platform/host_spin.c $(HOST_LIBASM) $(wildcard lib/base/*.c)
 LIB_WAIT_SRC := $(LIB_BASE_SRC) $(wildcard lib/wait/*.c)
 
+# The wait layer alone (no thread layer linked), under ASan/UBSan and again under TSan.
+HOST_TESTS  += $(B)/host-tests/test_wait $(B)/host-tests/test_wait_tsan
+$(B)/host-tests/test_wait: tests/host/test_wait.c tests/host/hostjob.h $(LIB_WAIT_SRC) $(LIBHDRS) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_wait.c \
+	    $(LIB_WAIT_SRC)
+
+$(B)/host-tests/test_wait_tsan: tests/host/test_wait.c tests/host/hostjob.h $(LIB_WAIT_SRC) $(LIBHDRS) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
+	    -Wno-unused-parameter -o $@ tests/host/test_wait.c $(LIB_WAIT_SRC)
+
 # User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
 UTHREAD_SRC := $(LIB_WAIT_SRC) $(wildcard lib/threads/*.c)
 HOST_TESTS  += $(B)/host-tests/test_uthread
