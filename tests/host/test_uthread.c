@@ -19,6 +19,7 @@
 #include "platform/host.h"
 #include "hostjob.h"
 #include "threads/uthread.h"
+#include "wait/wait.h"
 
 #if defined(__SANITIZE_THREAD__)      /* TSan is slow at creating fiber contexts: smaller runs */
 #define MANY 300
@@ -48,7 +49,7 @@ static void run_job(int procs, void (*body)(void))
 
 /* Everything a scenario records; reset before each job. */
 static struct {
-    int value, in_thread, self_ok;
+    int value, in_thread, self_ok, pauses_as_thread;
     atomic_long sum, count, bad;
     long slots[2048];
     long fib;
@@ -73,6 +74,7 @@ static void set42(void *arg)
     R.value = 42;
     R.in_thread = sl_in_thread();
     R.self_ok = sl_thread_self() != NULL;
+    R.pauses_as_thread = sl_wait_pauser() == sl_thread_pause; /* the run installed the wait layer's hooks */
 }
 
 static void m_basic(void *arg)
@@ -482,7 +484,7 @@ static void test_all(int procs)
     int used;
 
     t += run(procs, m_basic);
-    CHECK(R.value == 42 && R.in_thread == 1 && R.self_ok);
+    CHECK(R.value == 42 && R.in_thread == 1 && R.self_ok && R.pauses_as_thread);
     CHECK(job_in_thread_outside == 0);
     CHECK(R.st.threads == 2);
 
