@@ -209,6 +209,11 @@ layers: $(ULIBOBJ) $(HOST_LIBOBJ)
 	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(B)/u/lib --nm $(CROSS)nm --name kernel
 	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(HOST_OUT)/obj/lib --nm $(HOSTNM) --name host
 
+# A listing, not a check: kernel/'s file-level call graph and its cycles (kernel/ has no layer spec yet).
+.PHONY: layers-kernel
+layers-kernel: $(KOBJS)
+	$(PYTHON) tools/layers.py kernel $(B)/kernel --nm $(CROSS)nm --name kernel --graph --report
+
 # Not part of `make test`: timings, one BENCH line per figure (tools/bench).
 .PHONY: bench
 bench: all host

@@ -98,6 +98,8 @@ def test_synthetic_tree_downward_passes(tmp_path):
     (tmp_path / "ONE").write_text("all ./\n")
     r = layers(tmp_path / "ONE", obj, "--root", tmp_path / "src", "--graph", "--report")
     assert r.returncode == 0 and "5 files in 1 layers" in r.stdout, r.stdout
+    r = layers(tmp_path / "src", obj, "--graph", "--report")     # the same, the tree named by its directory
+    assert r.returncode == 0 and "5 files in 1 layers" in r.stdout, r.stdout
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a host C compiler")

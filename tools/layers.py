@@ -8,7 +8,8 @@ SPEC is a small text file in the tree's top directory (lib/LAYERS): one line per
     <layer> <path> [<path> ...]      # comments and blank lines are ignored
 
 each path a folder (ending in /) or a file, relative to the spec's directory (or --root); "./" is the whole
-tree (a one-layer spec "all ./" with --graph --report lists a tree's graph and cycles). A source belongs to the
+tree. SPEC may also be a directory: the tree, as one layer (with --graph --report, a listing of a tree that
+has no spec yet: `make layers-kernel`). A source belongs to the
 layer of the longest path that covers it. OBJDIR holds the tree's objects as the build makes them, one per
 source at the source's relative path (lib/wait/wait.c -> OBJDIR/wait/wait.o); NM is the nm that reads them
 (riscv64-unknown-elf-nm for the kernel target, nm for the host). An object whose source no longer exists
@@ -41,7 +42,9 @@ DEFINED = set("TDBRGSCVWi")
 
 
 def read_spec(path):
-    """[(layer, [relative path, ...]), ...], lowest layer first."""
+    """[(layer, [relative path, ...]), ...], lowest layer first; a directory is one layer."""
+    if os.path.isdir(path):
+        return [(os.path.basename(os.path.abspath(path)), ["./"])]
     layers = []
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -166,7 +169,9 @@ def sccs(nodes, edges):
 def check(spec, objdir, nm, name, show_graph=False, out=sys.stdout, root=None):
     """Print the problems (and with show_graph the graph); return how many there are."""
     layers = read_spec(spec)
-    root = os.path.abspath(root or os.path.dirname(os.path.abspath(spec)))
+    if root is None:
+        root = spec if os.path.isdir(spec) else os.path.dirname(os.path.abspath(spec))
+    root = os.path.abspath(root)
     tree = os.path.relpath(root)
     edges, nodes = graph(root, objdir, nm)
     where = {n: layer_of(n, layers) for n in nodes}
