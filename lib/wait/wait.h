@@ -132,7 +132,8 @@ struct sl_wait_threads {
 /* Installed once by the thread layer, in process 0 before its first thread exists (before the run's
    other processes are made): the waits see it from then on. Installing the same table again is a no-op. */
 void sl_wait_use_threads(const struct sl_wait_threads *t);
-extern const struct sl_wait_threads *sl_wait_thread_hooks;   /* read through sl_wait_pauser only */
+/* NULL until installed; wait.c and sl_wait_pauser read it. */
+extern const struct sl_wait_threads *sl_wait_thread_hooks;
 
 /* What a spin loop pauses with: the thread layer's pause in a thread, NULL in a process. Spin loops ask
    once, before the loop, and pass the answer to sl_wait_pause. */
