@@ -5,7 +5,7 @@
 #                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host;
 #                        MODEL=<profile>[,key=value...]: under the machine model, tools/model/README.md)
 #   make run             install what is missing, build, run the default policy comparison
-#   make test            the whole test suite (host unit tests + QEMU tests)
+#   make test            the whole test suite (host unit tests + QEMU tests; make layers: lib/'s layer check)
 #   make deps            install the toolchain and Python packages
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
 #   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines (schedlab bench)
@@ -93,10 +93,13 @@ APPDIRS := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
 APPS    := $(sort $(basename $(notdir $(wildcard apps/*.c))) $(APPDIRS))
 # app_parts(objdir, name): the objects of directory app <name>, under objdir
 app_parts = $(patsubst apps/%.c,$(1)/apps/%.o,$(wildcard apps/$(2)/*.c))
-ULIBSRC := $(filter-out lib/host_%.c,$(wildcard lib/*.c))
-ULIBASM := $(wildcard lib/*.S)
-# host_*.S are the Linux backend's (lib/host.mk), not the kernel target's
-ULIBASM := $(filter-out lib/host_%.S,$(ULIBASM))
+# The library, one folder per layer (lib/LAYERS, lowest first); host_* files are the Linux backend's
+# (lib/host.mk), not the kernel target's.
+LIBHDRS := $(wildcard lib/*.h lib/*/*.h)
+# lib_not(prefix, files): the files whose name does not start with prefix
+lib_not  = $(foreach f,$(2),$(if $(filter $(1)%,$(notdir $(f))),,$(f)))
+ULIBSRC := $(call lib_not,host_,$(wildcard lib/*/*.c))
+ULIBASM := $(call lib_not,host_,$(wildcard lib/*/*.S))
 ULIBOBJ := $(patsubst %.c,$(B)/u/%.o,$(ULIBSRC)) $(patsubst %.S,$(B)/u/%.o,$(ULIBASM))
 APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
@@ -144,7 +147,7 @@ $(B)/apps/%.elf: $(B)/u/apps/%.o $(ULIBOBJ) linker/app.ld
 	@mkdir -p $(dir $@)
 	$(call quiet,LD,$@)$(CC) $(UCFLAGS) -T linker/app.ld -o $@ $< $(ULIBOBJ) -lgcc
 
-$(B)/u/%.o: %.c $(wildcard lib/*.h) include/schedlab/abi.h
+$(B)/u/%.o: %.c $(LIBHDRS) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(UCFLAGS) -c -o $@ $<
 
@@ -204,8 +207,21 @@ include tools/sim/sim.mk
 # host's user-level context switch (lib/host_uctx_<arch>.S; elsewhere make host says what is missing).
 all: sim $(if $(HOST_LIBASM),host)
 
-test: all host-test sim-asan          # all: the kernel, the simulator and the apps for Linux (tests/test_fine.py)
+test: all host-test sim-asan layers   # all: the kernel, the simulator and the apps for Linux (tests/test_fine.py)
 	$(PYTHON) -m pytest -q tests
+
+# The library's layers (lib/LAYERS, lowest first): every call between its files goes down or stays in a
+# layer, on both targets, read from the objects with nm (tools/layers.py; --graph prints the call graph).
+HOSTNM ?= nm
+.PHONY: layers
+layers: $(ULIBOBJ) $(HOST_LIBOBJ)
+	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(B)/u/lib --nm $(CROSS)nm --name kernel
+	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(HOST_OUT)/obj/lib --nm $(HOSTNM) --name host
+
+# A listing, not a check: kernel/'s file-level call graph and its cycles (kernel/ has no layer spec yet).
+.PHONY: layers-kernel
+layers-kernel: $(KOBJS)
+	$(PYTHON) tools/layers.py kernel $(B)/kernel --nm $(CROSS)nm --name kernel --graph --report
 
 # Not part of `make test`: timings, one BENCH line per figure (schedlab bench).
 .PHONY: bench

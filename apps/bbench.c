@@ -15,9 +15,9 @@
  * episode's barrier, which orders process 0's write before their reads: all stop after the same
  * episode. A central blocking barrier (`ctl`) separates the batches; process 0 reopens `last` after it.
  */
-#include "platform.h"
+#include "platform/platform.h"
 #include "schedlab.h"
-#include "barrier.h"
+#include "barriers/barrier.h"
 
 SL_APP(.about = "barrier costs: every shape x wait kind, median ns per episode", .mem_const = 512 * 1024,
        .mem_per_proc = 4096,

@@ -31,73 +31,86 @@ $(B)/host-tests/test_slots: tests/host/test_slots.c kernel/sched/slots.c kernel/
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_slots.c kernel/sched/slots.c
 
-# lib/deque.c under ASan/UBSan and again under TSan (data races in its memory orders).
+# lib/threads/deque.c under ASan/UBSan and again under TSan (data races in its memory orders).
 HOST_TESTS  += $(B)/host-tests/test_deque $(B)/host-tests/test_deque_tsan
-$(B)/host-tests/test_deque: tests/host/test_deque.c lib/deque.c lib/deque.h tests/host/check.h
+$(B)/host-tests/test_deque: tests/host/test_deque.c lib/threads/deque.c lib/threads/deque.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_deque.c lib/deque.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_deque.c lib/threads/deque.c
 
-$(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/deque.c lib/deque.h tests/host/check.h
+$(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/threads/deque.c lib/threads/deque.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_deque.c lib/deque.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_deque.c lib/threads/deque.c
+
+# The library for the host tests, layer by layer (lib/LAYERS): each list is a layer over the ones below
+# it, and a test links only the layers it tests and those below, so a call up to a layer it does not link
+# fails its build (make layers checks every call).
+LIB_BASE_SRC := lib/platform/host_sys.c lib/platform/host_spin.c $(HOST_LIBASM) $(wildcard lib/base/*.c)
+LIB_WAIT_SRC := $(LIB_BASE_SRC) $(wildcard lib/wait/*.c)
+
+# The wait layer alone (no thread layer linked), under ASan/UBSan and again under TSan.
+HOST_TESTS  += $(B)/host-tests/test_wait $(B)/host-tests/test_wait_tsan
+$(B)/host-tests/test_wait: tests/host/test_wait.c tests/host/hostjob.h $(LIB_WAIT_SRC) $(LIBHDRS) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_wait.c \
+	    $(LIB_WAIT_SRC)
+
+$(B)/host-tests/test_wait_tsan: tests/host/test_wait.c tests/host/hostjob.h $(LIB_WAIT_SRC) $(LIBHDRS) tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
+	    -Wno-unused-parameter -o $@ tests/host/test_wait.c $(LIB_WAIT_SRC)
 
 # User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
-UTHREAD_SRC := lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/procctl.c lib/workers.c lib/wait.c lib/wait_twophase.c \
-               lib/wait_adaptive.c lib/deque.c lib/alloc.c lib/core.c lib/console.c lib/format.c lib/args.c \
-               lib/procs.c lib/host_sys.c lib/host_spin.c $(HOST_LIBASM)
+UTHREAD_SRC := $(LIB_WAIT_SRC) $(wildcard lib/threads/*.c)
 HOST_TESTS  += $(B)/host-tests/test_uthread
-$(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
 
 # The same under TSan (smaller runs; the library tells TSan about its stack switches).
 HOST_TESTS  += $(B)/host-tests/test_uthread_tsan
-$(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
 
 # Inline runs (a joined thread on its joiner's stack), under ASan/UBSan and under TSan.
 HOST_TESTS  += $(B)/host-tests/test_uthread_inline $(B)/host-tests/test_uthread_inline_tsan
-$(B)/host-tests/test_uthread_inline: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_uthread_inline: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(UTHREAD_SRC) -lm
 
-$(B)/host-tests/test_uthread_inline_tsan: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_uthread_inline_tsan: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(UTHREAD_SRC) -lm
 
 # Barriers (every shape x wait kind) on the host backend, and the loop schedulers; each under ASan/UBSan
 # and again under TSan. test_barrier plays the kernel itself (host_job, host_start_proc).
-BARRIER_SRC := lib/wait.c lib/wait_twophase.c lib/wait_adaptive.c lib/barrier.c lib/barrier_central.c \
-               lib/barrier_tree.c lib/barrier_combination.c lib/alloc.c lib/core.c lib/console.c lib/format.c \
-               lib/args.c lib/host_sys.c lib/uthread.c lib/uthread_run.c lib/uready.c lib/usync.c lib/procctl.c lib/workers.c lib/deque.c \
-               lib/procs.c lib/host_spin.c $(HOST_LIBASM)
+BARRIER_SRC := $(UTHREAD_SRC) $(wildcard lib/barriers/*.c)
 BARRIER_CFLAGS = -pthread -D_GNU_SOURCE -Wno-unused-parameter
 HOST_TESTS  += $(B)/host-tests/test_barrier $(B)/host-tests/test_barrier_tsan
 HOST_TESTS  += $(B)/host-tests/test_loopsched $(B)/host-tests/test_loopsched_tsan
-$(B)/host-tests/test_barrier: tests/host/test_barrier.c $(BARRIER_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_barrier: tests/host/test_barrier.c $(BARRIER_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_barrier.c $(BARRIER_SRC)
 
-$(B)/host-tests/test_barrier_tsan: tests/host/test_barrier.c $(BARRIER_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_barrier_tsan: tests/host/test_barrier.c $(BARRIER_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_barrier.c $(BARRIER_SRC)
 
-$(B)/host-tests/test_loopsched: tests/host/test_loopsched.c lib/loopsched.c $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_loopsched: tests/host/test_loopsched.c lib/loops/loopsched.c $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_loopsched.c lib/loopsched.c -lm
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_loopsched.c lib/loops/loopsched.c -lm
 
-$(B)/host-tests/test_loopsched_tsan: tests/host/test_loopsched.c lib/loopsched.c $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_loopsched_tsan: tests/host/test_loopsched.c lib/loops/loopsched.c $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
-	    tests/host/test_loopsched.c lib/loopsched.c -lm
+	    tests/host/test_loopsched.c lib/loops/loopsched.c -lm
 
-# The event log's ring (lib/eventlog.h): header-only, with sl_plat_proc/ticks played by the test.
+# The event log's ring (lib/base/eventlog.h): header-only, with sl_plat_proc/ticks played by the test.
 HOST_TESTS  += $(B)/host-tests/test_ulog
-$(B)/host-tests/test_ulog: tests/host/test_ulog.c lib/eventlog.h lib/platform.h include/schedlab/abi.h tests/host/check.h
+$(B)/host-tests/test_ulog: tests/host/test_ulog.c lib/base/eventlog.h lib/platform/platform.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_ulog.c
 
@@ -106,41 +119,41 @@ $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_allot.c kernel/sched/allot.c
 
 
-# Thread placement (lib/place.c: the pure decision) and pinned threads (lib/uthread.c) on the host backend,
-# under ASan/UBSan and again under TSan.
-PLACE_SRC := lib/place.c $(UTHREAD_SRC)
+# Thread placement (lib/threads/place.c: the pure decision) and pinned threads (lib/threads/uthread.c) on
+# the host backend, under ASan/UBSan and again under TSan.
+PLACE_SRC := $(UTHREAD_SRC)
 HOST_TESTS  += $(B)/host-tests/test_place $(B)/host-tests/test_place_tsan
-$(B)/host-tests/test_place: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_place: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
 
-$(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
 	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
 
 # Worker runs under a changing allotment (process control, re-homed workers), every shape x wait kind.
-WORKERS_SRC := lib/barrier.c lib/barrier_central.c lib/barrier_tree.c lib/barrier_combination.c $(UTHREAD_SRC)
+WORKERS_SRC := $(BARRIER_SRC) $(wildcard lib/workers/*.c)
 HOST_TESTS  += $(B)/host-tests/test_workers $(B)/host-tests/test_workers_tsan
-$(B)/host-tests/test_workers: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_workers: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
 
-$(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(wildcard lib/*.h) tests/host/check.h
+$(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
 	    tests/host/test_workers.c $(WORKERS_SRC)
 
-# The host backend's crowding estimate (lib/host_spin.c: runnable processes vs CPUs), pure logic, under
+# The host backend's crowding estimate (lib/platform/host_spin.c: runnable processes vs CPUs), pure logic, under
 # ASan/UBSan and again under TSan (its counters are updated from many threads).
 HOST_TESTS  += $(B)/host-tests/test_host_spin $(B)/host-tests/test_host_spin_tsan
-$(B)/host-tests/test_host_spin: tests/host/test_host_spin.c lib/host_spin.c lib/host_spin.h tests/host/check.h
+$(B)/host-tests/test_host_spin: tests/host/test_host_spin.c lib/platform/host_spin.c lib/platform/host_spin.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_host_spin.c lib/host_spin.c
+	$(HOSTCC) $(HOST_TCFLAGS) -pthread -o $@ tests/host/test_host_spin.c lib/platform/host_spin.c
 
-$(B)/host-tests/test_host_spin_tsan: tests/host/test_host_spin.c lib/host_spin.c lib/host_spin.h tests/host/check.h
+$(B)/host-tests/test_host_spin_tsan: tests/host/test_host_spin.c lib/platform/host_spin.c lib/platform/host_spin.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_host_spin.c lib/host_spin.c
+	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -o $@ tests/host/test_host_spin.c lib/platform/host_spin.c
 
 # The arithmetic of user-pointer checks (kernel/uaccess.h).
 HOST_TESTS  += $(B)/host-tests/test_uaccess

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include "../../kernel/sched/sched.h"
-#include "../../lib/rng.h"
+#include "../../lib/base/rng.h"
 
 /* ---- calibration (sim_calib.c): ns unless named otherwise ---- */
 struct calib {

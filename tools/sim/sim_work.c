@@ -52,8 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
-#include "../../lib/rng.h"
-#include "../../lib/wait_bounds.h"
+#include "../../lib/base/rng.h"
+#include "../../lib/wait/wait_bounds.h"
 
 enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, NAPPS };
 static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper" };
