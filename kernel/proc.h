@@ -38,7 +38,9 @@ struct context {
 /* Words of private storage a policy has in every struct proc and struct job (SCHED_PRIV, sched.h). */
 #define SCHED_PRIV_WORDS 8
 
-enum pstate { P_FREE, P_READY, P_RUNNING, P_BLOCKED, P_ZOMBIE };
+/* P_READY is 0 so that dispatch's check of a policy's pick (sched/life.h, life_run) is a load and a branch;
+   a slot is P_FREE from proc_free on, and nothing reads the state of a slot no job holds. */
+enum pstate { P_READY, P_FREE, P_RUNNING, P_BLOCKED, P_ZOMBIE };
 
 struct cpu;
 
@@ -132,6 +134,7 @@ void proc_reap(struct proc *p);
 void job_admit(struct job *j);
 void job_fail_early(struct job *j, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* the portable core's (sched/life.c) */
 int job_kill(struct job *j, const char *reason);
 void job_out_of(struct job *j, int idx, long why);
 int job_stuck(struct job *j);

@@ -16,7 +16,8 @@ SIM_SAN    ?=
 SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSCHEDLAB_SIM -DSCHEDLAB_HOST \
               -D_GNU_SOURCE -Itools/sim -Ikernel -Iinclude
 SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c)) $(EXTRA_POLICIES) \
-              kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c
+              kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \
+              kernel/contract.c
 SIM_SRC    := $(wildcard tools/sim/*.c)
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
 SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
