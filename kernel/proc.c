@@ -174,15 +174,8 @@ void job_admit(struct job *j)
     }
     long why;
     if (!proc_create(j, entry, 0, &why)) {
-        if (why == SL_ENOSLOT)
-            job_fail_early(j, "reason=out-of-process-slots proc=0",
-                           "no free process slot for its first process (the kernel's %d are all in use)", NPROC);
-        else if (why == SL_EMEMLIMIT)
-            job_fail_early(j, "reason=memory-limit proc=0",
-                           "the stack of its first process would pass its memory limit of %lu KiB (mem=)",
-                           j->scen->mem_limit >> 10);
-        else
-            job_fail_early(j, "reason=out-of-memory what=first-process", "no memory left for its first process");
+        life_create_failed(j, 0, why);
+        job_put_pagetable(j);
     }
 }
 

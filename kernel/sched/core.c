@@ -1,5 +1,8 @@
 /*
- * core.c - the scheduling core: per-hart dispatch loop, context switch, timers and IPIs.
+ * core.c - the scheduling core's kernel harts: per-hart dispatch loop, context switch, timers and IPIs.
+ * What happens to processes and jobs - their states, the counts behind deadlock detection, accounting -
+ * is the portable half of the core, life.h and life.c, which the simulator links too; this file calls it
+ * and supplies the hart operation it asks for (hart_leave).
  *
  * Model. Every hart runs scheduler_loop() on its own stack. The loop asks the policy for a process
  * (pick_next), switches to it (dispatch), and gets control back when that process blocks, yields, is

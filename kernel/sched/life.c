@@ -172,7 +172,7 @@ void life_vfail_early(struct job *j, const char *reason, const char *fmt, va_lis
     kprintf("ERROR job %d (%s) not started: %s\n", j->id, j->scen->app, why);
     acquire(&j->lock);
     j->killed = 1;
-    strlcpy(j->kill_reason, reason, sizeof j->kill_reason);
+    snprintf(j->kill_reason, sizeof j->kill_reason, "%s", reason);
     release(&j->lock);
     acquire(&sched_lock);
     if (j->state == J_RUNNING)
@@ -201,7 +201,7 @@ int job_kill(struct job *j, const char *reason)
     int first = !j->killed;
     if (first) {
         j->killed = 1;
-        strlcpy(j->kill_reason, reason, sizeof j->kill_reason);
+        snprintf(j->kill_reason, sizeof j->kill_reason, "%s", reason);
     }
     acquire(&sched_lock);
     for (int i = 0; i < j->ncreated; i++) {
@@ -243,6 +243,24 @@ void job_out_of(struct job *j, int idx, long why)
         kprintf("ERROR job %d (%s) ended: no free process slot for process %d (the kernel's %d are all in use; "
                 "run fewer processes at once)\n",
                 j->id, j->scen->app, idx, NPROC);
+}
+
+/* Process idx of j could not be created (why: SL_ENOSLOT, SL_EMEMLIMIT or SL_ENOMEM, as from
+   life_proc_new and the kernel's proc_create). Process 0, at admission: the job fails before it started
+   (life_fail_early; the caller frees what it gave the job). A later one: the job ends (job_out_of). */
+void life_create_failed(struct job *j, int idx, long why)
+{
+    if (idx > 0)
+        job_out_of(j, idx, why);
+    else if (why == SL_ENOSLOT)
+        life_fail_early(j, "reason=out-of-process-slots proc=0",
+                        "no free process slot for its first process (the kernel's %d are all in use)", NPROC);
+    else if (why == SL_EMEMLIMIT)
+        life_fail_early(j, "reason=memory-limit proc=0",
+                        "the stack of its first process would pass its memory limit of %lu KiB (mem=)",
+                        j->scen->mem_limit >> 10);
+    else
+        life_fail_early(j, "reason=out-of-memory what=first-process", "no memory left for its first process");
 }
 
 /* sched_lock held. Is j stuck for good: every process of it that has not exited blocked on a futex with

@@ -158,6 +158,7 @@ void life_arrive(struct job *j);                    /* j arrives now (before any
 int life_admit(struct job *j);                      /* the policy takes j: 0, or -1 (failed, reported) */
 int life_job_finish(struct job *j);                 /* j's last reap: DONE, reported; 1 if its page table
                                                        has no user left (the caller frees it) */
+void life_create_failed(struct job *j, int idx, long why);  /* no lock held: report and end (see life.c) */
 void life_vfail_early(struct job *j, const char *reason, const char *fmt, va_list ap);
 void life_fail_early(struct job *j, const char *reason, const char *fmt, ...)   /* the same, with the args */
     __attribute__((format(printf, 3, 4)));

@@ -55,17 +55,6 @@ void spin_acquire_contended(struct spinlock *l) { spin_panic(l, "contended"); }
 void sched_preempt(struct cpu *c) { npreempt_sent++; }
 void sched_kick(int hart) { nkick++; }
 uint64_t time_us(uint64_t ticks) { return ticks / 1000; }
-size_t strlcpy(char *d, const char *s, size_t n)
-{
-    size_t len = strlen(s);
-    if (n) {
-        size_t k = len < n - 1 ? len : n - 1;
-        memcpy(d, s, k);
-        d[k] = 0;
-    }
-    return len;
-}
-
 void hart_leave(struct proc *p)
 {
     p->on_cpu->cur = 0;

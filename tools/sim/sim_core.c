@@ -178,18 +178,6 @@ void panic(const char *fmt, ...)
 void spin_panic(const struct spinlock *l, const char *what) { panic("lock %s: %s", l->name, what); }
 void spin_acquire_contended(struct spinlock *l) { spin_panic(l, "contended on the simulator's one thread"); }
 
-/* kernel/string.c's, which the host's C library may lack (kernel.h declares it) */
-size_t strlcpy(char *d, const char *s, size_t n)
-{
-    size_t len = strlen(s);
-    if (n) {
-        size_t k = len < n - 1 ? len : n - 1;
-        memcpy(d, s, k);
-        d[k] = 0;
-    }
-    return len;
-}
-
 uint64_t time_us(uint64_t ticks) { return ticks_to_us_tb(ticks, plat.timebase_hz); }
 uint64_t us_to_ticks(uint64_t us) { return us_to_ticks_tb(us, plat.timebase_hz); }
 
@@ -363,13 +351,7 @@ void core_spawn(struct job *j, uint64_t t)
         int idx = sp->p.idx;
         release(&j->lock);
         free(sp);
-        if (idx == 0)
-            life_fail_early(j, "reason=memory-limit proc=0",
-                            "the stack of its first process would pass its memory limit of %lu KiB (mem=)",
-                            j->scen->mem_limit >> 10);
-        else
-            job_out_of(j, idx, why);
-        return;
+        return life_create_failed(j, idx, why);
     }
     life_proc_start(&sp->p);
     release(&j->lock);
