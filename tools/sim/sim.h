@@ -1,7 +1,8 @@
 /*
  * sim.h - the schedlab simulator: the kernel's own policies (kernel/sched/<policy>.c, slots.c, allot.c,
- * classes.c) and scenario parser (kernel/scenario.c) and trace dump (kernel/trace.c), unchanged, on a
- * simulated core and a discrete-event engine.
+ * classes.c), process and job state machine (kernel/sched/life.[ch]), console lines (kernel/contract.c),
+ * scenario parser (kernel/scenario.c) and trace dump (kernel/trace.c), unchanged, on simulated harts
+ * (sim_core.c: the hart side of the core) and a discrete-event engine.
  *
  * The model (read this first)
  *   time      one global virtual clock in ns (timebase 1 GHz); each hart also keeps the time of the last

@@ -1,8 +1,9 @@
 # tools/sim/sim.mk - the simulator (tools/sim/sim.h). Included from the top Makefile.
 #
-#   make sim             build/sim/schedlab-sim: every kernel/sched/*.c but the core (so a new policy file is
-#                        in with no edit), slots/allot/classes, kernel/scenario.c and kernel/trace.c, built
-#                        for the host with -DSCHEDLAB_SIM against tools/sim's core. A policy that calls a
+#   make sim             build/sim/schedlab-sim: every kernel/sched/*.c but core.c, the kernel's harts (so a
+#                        new policy file is in with no edit; life.c, the portable core, is in too),
+#                        slots/allot/classes, kernel/scenario.c, kernel/trace.c and kernel/contract.c, built
+#                        for the host with -DSCHEDLAB_SIM against tools/sim's harts. A policy that calls a
 #                        kernel service the simulated core lacks fails here, at link time, naming it. It runs
 #                        with the apps and the kernel ELF it stands for (their specs, the kernel's free memory:
 #                        tools/sim/sim_elf.c), so it builds those too.

@@ -48,7 +48,9 @@
  * so its reaction can come up to an episode earlier.
  *
  * Not modelled yet: oddeven's sched= loop schedulers and gauss variant=fine (refused with a message),
- * memory and caches.
+ * memory and caches (RESULT's mem_kb is what the core charged: the processes' stacks, not the apps'
+ * sl_alloc), and the keys an app reports about its own computation (maxerr=, sorted=...): process 0
+ * reports check=ok with par_us= for the barrier apps and chaos's blocked=.
  */
 #include <math.h>
 #include <stdio.h>
