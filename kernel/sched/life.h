@@ -28,8 +28,9 @@
  * Hot paths (ready, block, requeue, run, exit) are static inline: the kernel's yield and futex paths pay
  * no call for them (ab.py --icount). The rest (creation, reap, admission, kill, deadlock) is life.c.
  *
- * Locking, as in the kernel (the simulator takes the same locks on its one thread): the life_* functions
- * below life_ready run with sched_lock held; life.c says per function what it takes.
+ * Locking, as in the kernel (the simulator takes the same locks on its one thread): the inline functions
+ * below run with sched_lock held (life_ready, life_block and life_exit check it); the declarations of
+ * life.c's say which lock each wants, and life.c what it takes itself.
  */
 #ifndef SCHED_LIFE_H
 #define SCHED_LIFE_H
