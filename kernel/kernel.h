@@ -140,7 +140,7 @@ void model_start(const char *spec);     /* before t0: mark every dispatch and sw
 /* ---- launcher.c ---- */
 void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */
 void launcher_start(void);              /* t0 of the scenario: admit the jobs that arrive at 0, arm the rest */
-void launcher_job_done(struct job *j);  /* proc_job_done: print RESULT; after the last job SUMMARY and exit */
+void launcher_job_done(struct job *j);  /* life_hooks.job_done: print RESULT; after the last job SUMMARY and exit */
 extern int scenario_irq_sbi;             /* irq=sbi: timers and IPIs through the SBI (intr.c) */
 
 #endif

@@ -5,7 +5,7 @@
  * t0 (time 0 of the scenario) is when every hart is up and the scheduler starts; arrive/start/end times in
  * RESULT lines are microseconds after t0. Arrivals and the watchdog are two entries of the deadline queue
  * (deadline.h), fired on deadline_hart (the boot hart); nothing below calls the launcher by name: the
- * process layer reports a finished job through its hook proc_job_done (main.c installs launcher_job_done).
+ * process layer reports a finished job through the portable core's hook life_hooks.job_done (main.c installs launcher_job_done).
  *
  * Exit status: 0 every job check=ok; 1 some job failed; 2 bad scenario (ERROR at boot); 3 kernel PANIC;
  * 4 the watchdog (timeout=) fired.
@@ -21,6 +21,7 @@
 #include "trace.h"
 #include "deadline.h"
 #include "ulog.h"
+#include "contract.h"
 
 int scenario_irq_sbi;
 
@@ -169,54 +170,16 @@ static void watchdog(struct deadline *d, uint64_t now)
     end_run(4, 0);
 }
 
-static uint64_t rel_us(uint64_t t) { return t > t0 ? time_us(t - t0) : 0; }
-
-/* The verdict and, for a failure, its reason. */
-static int job_ok(struct job *j, char *why, size_t len)
-{
-    why[0] = 0;
-    if (j->killed)
-        strlcpy(why, j->kill_reason, len);
-    else if (j->exit_status)
-        snprintf(why, len, "reason=exit-status-%d", j->exit_status);
-    else if (!j->result_set)
-        strlcpy(why, "reason=no-result", len);
-    else if (!j->result_ok)
-        strlcpy(why, "reason=app-check", len);
-    return why[0] == 0;
-}
-
-static void print_result(struct job *j, int ok, const char *why)
-{
-    char keys[SL_ARGS_MAX];
-    strlcpy(keys, j->scen->args, sizeof keys);
-    for (char *c = keys; *c; c++)
-        if (*c == ',')
-            *c = ' ';
-    uint64_t start = j->start ? j->start : j->arrive;
-    kprintf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
-            "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-            "adapt=%s migrations=%lu mem_kb=%lu%s%s\n",
-            j->id, j->app->name, sched->name, ncpus, j->nprocs, rel_us(j->arrive), rel_us(start), rel_us(j->end),
-            rel_us(j->end) - rel_us(start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
-            j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt, j->nblock,
-            time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10,
-            j->scen->pargs[0] ? " " : "", j->scen->pargs);
-}
-
-/* proc_job_done (main.c installs it): j's last process was reaped, or its admission failed. */
+/* life_hooks.job_done (main.c installs it): j's last process was reaped, or its admission failed. */
 void launcher_job_done(struct job *j)
 {
-    char why[200], summary[160];
-    int ok = job_ok(j, why, sizeof why);
+    char why[200], line[2048]; /* a RESULT line: ~400 bytes of its own, SL_ARGS_MAX, SL_RESULT_MAX, a reason */
+    int ok = contract_verdict(j, why, sizeof why);
     acquire(&done_lock); /* after the watchdog's verdict, never granted: QEMU exits first */
-    if (!ok && !j->killed && !j->exit_status) /* other failures said why when they happened (job_kill...) */
-        kprintf("ERROR job %d (%s) failed: %s\n", j->id, j->app->name,
-                j->result_set       ? "its own check failed (it reported check=FAIL)"
-                : j->result_refused ? "it ended without a verdict the kernel took: its SYS_result was refused (a "
-                                      "key the kernel or its scenario prints, or a number that is not finite)"
-                                    : "it ended without reporting a verdict (SYS_result)");
-    print_result(j, ok, why);
+    if (contract_failure(line, sizeof line, j)) /* other failures said why when they happened (job_kill...) */
+        kprintf("%s\n", line);
+    contract_result(line, sizeof line, j, sched->name, ncpus, t0, ok, why, "");
+    kprintf("%s\n", line);
     reported[j->id - 1] = 1;
     ndone++;
     nfailed += !ok;
@@ -233,7 +196,8 @@ void launcher_job_done(struct job *j)
         release(&done_lock);
         return;
     }
-    snprintf(summary, sizeof summary, "SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu%s", sched->name,
-             ncpus, njobs, nfailed, rel_us(rdtime()), clock_virtual ? " clock=virtual" : "");
-    end_run(nfailed ? 1 : 0, summary);
+    uint64_t now = rdtime();
+    contract_summary(line, sizeof line, sched->name, ncpus, njobs, nfailed, now > t0 ? time_us(now - t0) : 0,
+                     clock_virtual ? " clock=virtual" : "");
+    end_run(nfailed ? 1 : 0, line);
 }

@@ -11,6 +11,7 @@
 #include "trace.h"
 #include "ulog.h"
 #include "deadline.h"
+#include "contract.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
@@ -68,8 +69,10 @@ static void wire_layers(void)
         .put_pagetable = job_put_pagetable,
         .deadlocked = job_deadlocked,
     };
-    proc_job_done = launcher_job_done;
 }
+
+/* The portable core's hooks (sched/life.h): a done job's RESULT (the launcher's), a killed waiter's futex. */
+const struct life_hooks life_hooks = { .job_done = launcher_job_done, .unwait = futex_cancel };
 
 static void start_other_harts(int boot)
 {
@@ -150,11 +153,16 @@ void boot_main(uint64_t hartid, const void *dtb)
         if (app_at(i)->spec->flags & SL_APP_BACKGROUND)
             snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
     }
-    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
-            "options=%s timer=%s ipi=%s clock=%s jobkeys=%s idle=%s model=%s cycle_ps=%lu\n",
-            ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg, sched_option_list(),
-            intr_timer_path(), intr_ipi_path(), clock_virtual ? "virtual" : "real", sched_job_key_list(),
-            idle_poll ? "poll" : "auto", model_spec[0] ? model_spec : "none", model_cycle_ps);
+    struct contract_boot b = {
+        .harts = ncpus, .nodes = plat.nnodes, .mem_mb = mem >> 20, .policies = sched_class_names(), .apps = names,
+        .boot_hart = boot, .boot_us = time_us(rdtime()), .background = bg, .options = sched_option_list(),
+        .timer = intr_timer_path(), .ipi = intr_ipi_path(), .clock = clock_virtual ? "virtual" : "real",
+        .jobkeys = sched_job_key_list(), .idle = idle_poll ? "poll" : "auto",
+        .model = model_spec[0] ? model_spec : "none", .cycle_ps = model_cycle_ps, .extra = "",
+    };
+    char line[2048];
+    contract_boot(line, sizeof line, &b);
+    kprintf("%s\n", line);
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

@@ -1,5 +1,8 @@
 /*
- * core.c - the scheduling core: per-hart dispatch loop, context switch, timers and IPIs.
+ * core.c - the scheduling core's kernel harts: per-hart dispatch loop, context switch, timers and IPIs.
+ * What happens to processes and jobs - their states, the counts behind deadlock detection, accounting -
+ * is the portable half of the core, life.h and life.c, which the simulator links too; this file calls it
+ * and supplies the hart operation it asks for (hart_leave).
  *
  * Model. Every hart runs scheduler_loop() on its own stack. The loop asks the policy for a process
  * (pick_next), switches to it (dispatch), and gets control back when that process blocks, yields, is
@@ -30,7 +33,7 @@
  * freed only when no hart can still walk them. An idle hart keeps the table it had until the job is done
  * (idle_satp): every job's table maps the kernel too.
  */
-#include "sched.h"
+#include "life.h"
 #include "../info.h"
 #include "../intr.h"
 #include "../deadline.h"
@@ -80,14 +83,6 @@ static void deadline_moved_earlier(void)
         arm_timer(c);
 }
 
-/* p's time on its hart up to now into run_ticks, before a hook sees p (proc.h): a policy reads attained
-   service as is. sched_lock held, p RUNNING. */
-static void account_run(struct proc *p, uint64_t now)
-{
-    p->run_ticks += now - p->dispatched_at;
-    p->dispatched_at = now;
-}
-
 void sched_timer_interrupt(struct cpu *c)
 {
     uint64_t now = rdtime();
@@ -99,7 +94,7 @@ void sched_timer_interrupt(struct cpu *c)
             while (c->next_tick <= now)
                 c->next_tick += sched_quantum;
             if (c->cur)
-                account_run(c->cur, now);
+                life_account(c->cur, now);
             sched->tick(c);
         }
         release(&sched_lock);
@@ -217,19 +212,12 @@ static void fpu_switch_out(struct proc *p)
     }
 }
 
-/* Run p on c until it gives the hart back. sched_lock held on entry and on return. Returns a job whose
-   page table lost its last user, if any. */
+/* Run p on c until it gives the hart back: the core's bookkeeping (life_run), then the hart's own part.
+   sched_lock held on entry and on return. Returns a job whose page table lost its last user, if any. */
 static struct job *dispatch(struct cpu *c, struct proc *p)
 {
-    ASSERT_HELD(&sched_lock, "dispatch");
     uint64_t now = rdtime();
-    p->state = P_RUNNING;
-    p->on_cpu = c;
-    p->dispatched_at = now;
-    p->nswitch++;
-    c->cur = p;
-    c->traced_idle = 0;
-    trace_rec_at(c->id, now, TR_RUN, p->job->id, p->idx, p->slot);
+    life_run(c, p, now);
     struct job *dead = 0;
     if (c->satp_job != p->job) {
         /* Under QEMU a TLB flush clears the whole softmmu TLB: too long to hold sched_lock over it, when a
@@ -243,18 +231,16 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
     fpu_switch_in(c, p);
     p->tf.kernel_tp = (uint64_t)c;
     info_set_running(p->job, p->idx, 1);
-    if (!p->job->start)
-        p->job->start = now;
     swtch(&c->sched_ctx, &p->ctx);
     /* p is back in the loop (blocked, preempted, yielded or exited); we hold sched_lock */
     c->cur = 0;
     return dead;
 }
 
-/* Process side: leave the hart. sched_lock held, p->state already set, and p's run time already accounted
-   (account_run) by the caller before its hook: the hook's own few instructions are nobody's. Returns when p runs again
-   (maybe on another hart), still holding sched_lock. */
-static void switch_out(struct proc *p)
+/* The hart operation life.h asks for: p leaves the hart (its state set and its run time accounted by the
+   core before its hook: the hook's own few instructions are nobody's). Returns when p runs again (maybe
+   on another hart), still holding sched_lock. */
+void hart_leave(struct proc *p)
 {
     struct cpu *c = mycpu();
     info_set_running(p->job, p->idx, 0);
@@ -263,79 +249,29 @@ static void switch_out(struct proc *p)
     swtch(&p->ctx, &c->sched_ctx);
 }
 
-void sched_make_ready(struct proc *p, enum enq_how how)
-{
-    ASSERT_HELD(&sched_lock, "sched_make_ready");
-    if (p->state == P_BLOCKED) {
-        p->blocked_ticks += rdtime() - p->blocked_at;
-        p->job->nforever -= !p->fx_deadline;
-    }
-    p->job->nactive += how == ENQ_NEW;
-    p->state = P_READY;
-    if (how == ENQ_NEW || how == ENQ_WAKE)
-        trace_proc(how == ENQ_NEW ? TR_NEW : TR_WAKE, p, p->hart);
-    sched->enqueue(p, how);
-}
+void sched_make_ready(struct proc *p, enum enq_how how) { life_ready(p, how); }
 
-/* p's job may have just become stuck for good (sched_job_stuck): the hart's loop reports and ends it
-   (sched_up.deadlocked) once it has dropped sched_lock (ending a job takes job->lock, which comes before
-   sched_lock). */
-static void note_if_stuck(struct proc *p)
-{
-    if (sched_job_stuck(p->job))
-        mycpu()->stuck_job = p->job;
-}
-
-void sched_block(struct proc *p)
-{
-    ASSERT_HELD(&sched_lock, "sched_block");
-    p->state = P_BLOCKED;
-    p->nblock++;
-    p->blocked_at = rdtime();
-    account_run(p, p->blocked_at);
-    trace_proc(TR_BLK, p, 0);
-    sched->blocked(p);
-    p->job->nforever += !p->fx_deadline;
-    note_if_stuck(p);
-    switch_out(p);
-}
+void sched_block(struct proc *p) { life_block(p); }
 
 void sched_yield(struct proc *p)
 {
     acquire(&sched_lock);
-    p->state = P_READY;
-    account_run(p, rdtime());
-    trace_proc(TR_YLD, p, 0);
-    sched->enqueue(p, ENQ_YIELD);
-    switch_out(p);
+    life_requeue(p, ENQ_YIELD);
     release(&sched_lock);
 }
 
 /* sched_on_return (core.h) found need_resched set: switch away, the process still ready. */
 void sched_preempt_on_return(struct proc *p)
 {
-    struct cpu *c = mycpu();
     acquire(&sched_lock);
-    c->need_resched = 0;
-    p->npreempt++;
-    p->state = P_READY;
-    account_run(p, rdtime());
-    trace_proc(TR_PRE, p, 0);
-    sched->enqueue(p, ENQ_PREEMPT);
-    switch_out(p);
+    mycpu()->need_resched = 0;
+    life_requeue(p, ENQ_PREEMPT);
     release(&sched_lock);
 }
 
 void sched_exit(struct proc *p)
 {
-    ASSERT_HELD(&sched_lock, "sched_exit");
-    p->state = P_ZOMBIE;
-    account_run(p, rdtime());
-    trace_proc(TR_EXIT, p, 0);
-    sched->exited(p);
-    p->job->nactive--;
-    note_if_stuck(p);
-    switch_out(p);
+    life_exit(p);
     panic("a zombie ran again");
 }
 

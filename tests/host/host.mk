@@ -225,3 +225,12 @@ fuzz: $(B)/host-tests/fuzz_scenario
 .PHONY: host-test
 host-test: $(HOST_TESTS)
 	@set -e; for t in $(HOST_TESTS); do echo "== $$t"; $$t; done
+
+# The portable core (kernel/sched/life.[ch]) and the console contract's formatter (kernel/contract.c) on a
+# fake hart side with a FIFO policy: the third machine they build for, beside the kernel and tools/sim.
+HOST_TESTS  += $(B)/host-tests/test_life
+$(B)/host-tests/test_life: tests/host/test_life.c kernel/sched/life.c kernel/sched/life.h kernel/contract.c \
+                           kernel/contract.h kernel/proc.h kernel/cpu.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -DSCHEDLAB_SIM -D_GNU_SOURCE -Wno-unused-parameter -Itools/sim -o $@ \
+	    tests/host/test_life.c kernel/sched/life.c kernel/contract.c
