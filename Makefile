@@ -5,7 +5,7 @@
 #                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host;
 #                        MODEL=<profile>[,key=value...]: under the machine model, tools/model/README.md)
 #   make run             install what is missing, build, run the default policy comparison
-#   make test            the whole test suite (host unit tests + QEMU tests; make layers: lib/'s layer check)
+#   make test            the whole test suite (host unit tests + QEMU tests; make layers: lib/'s and kernel/'s layer checks)
 #   make deps            install the toolchain and Python packages
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
 #   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines (schedlab bench)
@@ -210,18 +210,20 @@ all: sim $(if $(HOST_LIBASM),host)
 test: all host-test sim-asan layers   # all: the kernel, the simulator and the apps for Linux (tests/test_fine.py)
 	$(PYTHON) -m pytest -q tests
 
-# The library's layers (lib/LAYERS, lowest first): every call between its files goes down or stays in a
-# layer, on both targets, read from the objects with nm (tools/layers.py; --graph prints the call graph).
+# The layers of the library (lib/LAYERS) and of the kernel (kernel/LAYERS, kernel/LAYERS.md), lowest first:
+# every call and data reference between their files goes down or stays in a layer (the library's on both
+# targets), read from the objects with nm (tools/layers.py; --graph prints the call graph).
 HOSTNM ?= nm
 .PHONY: layers
-layers: $(ULIBOBJ) $(HOST_LIBOBJ)
+layers: $(ULIBOBJ) $(HOST_LIBOBJ) $(KOBJS)
 	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(B)/u/lib --nm $(CROSS)nm --name kernel
 	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(HOST_OUT)/obj/lib --nm $(HOSTNM) --name host
+	$(call quiet,LAYERS,kernel/LAYERS)$(PYTHON) tools/layers.py kernel/LAYERS $(B)/kernel --nm $(CROSS)nm --name kernel
 
-# A listing, not a check: kernel/'s file-level call graph and its cycles (kernel/ has no layer spec yet).
+# kernel/'s file-level call graph and its cycles (within a layer: trap.c/vectors.S, main.c/entry.S).
 .PHONY: layers-kernel
 layers-kernel: $(KOBJS)
-	$(PYTHON) tools/layers.py kernel $(B)/kernel --nm $(CROSS)nm --name kernel --graph --report
+	$(PYTHON) tools/layers.py kernel/LAYERS $(B)/kernel --nm $(CROSS)nm --name kernel --graph --report
 
 # Not part of `make test`: timings, one BENCH line per figure (schedlab bench).
 .PHONY: bench

@@ -12,6 +12,7 @@
 #include "ulog.h"
 #include "deadline.h"
 #include "contract.h"
+#include "sched/life.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
@@ -69,10 +70,9 @@ static void wire_layers(void)
         .put_pagetable = job_put_pagetable,
         .deadlocked = job_deadlocked,
     };
+    /* the portable core's (sched/life.h): a done job's RESULT (the launcher's), a killed waiter's futex */
+    life_hooks = (struct life_hooks){ .job_done = launcher_job_done, .unwait = futex_cancel };
 }
-
-/* The portable core's hooks (sched/life.h): a done job's RESULT (the launcher's), a killed waiter's futex. */
-const struct life_hooks life_hooks = { .job_done = launcher_job_done, .unwait = futex_cancel };
 
 static void start_other_harts(int boot)
 {

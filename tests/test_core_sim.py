@@ -20,8 +20,8 @@ import re
 
 import pytest
 
-from schedlab_harness.qemu import REPO_ROOT
-from schedlab_harness.sim import sim_boot
+from schedlab.qemu import REPO_ROOT
+from schedlab.sim import sim_boot
 
 ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
 if ASAN.is_file():

@@ -12,6 +12,8 @@
  */
 #include "life.h"
 
+struct life_hooks life_hooks;
+
 void life_bad_pick(struct cpu *c, struct proc *p)
 {
     panic("policy %s picked %d.%d in state %d on hart %d (pick_next must return a READY process)", sched->name,

@@ -44,13 +44,13 @@
    (never for a ZOMBIE); simulator: the hart is free now, return at once. sched_lock held. */
 void hart_leave(struct proc *p);
 
-/* Where the core tells the rest of the system; each side defines life_hooks (kernel: main.c). */
+/* Where the core tells the rest of the system; each side fills in life_hooks (kernel: main.c's wire_layers; simulator: sim_main.c's main). */
 struct life_hooks {
     void (*job_done)(struct job *j);    /* j is DONE: print its RESULT (no lock held) */
     void (*unwait)(struct proc *p);     /* a BLOCKED p is about to be woken by a kill: cancel its wait
                                            (sched_lock held) */
 };
-extern const struct life_hooks life_hooks;
+extern struct life_hooks life_hooks;   /* defined here (life.c), filled in before any process runs */
 
 /* ---- the hot paths (sched_lock held) ---- */
 

@@ -221,11 +221,6 @@ fuzz: $(B)/host-tests/fuzz_scenario
 	    SCHEDLAB_FUZZ_SECONDS=$(FUZZ_SECONDS) $(B)/host-tests/fuzz_scenario; \
 	fi
 
-# Last, after every HOST_TESTS += above: make expands a rule's prerequisites where it reads the rule.
-.PHONY: host-test
-host-test: $(HOST_TESTS)
-	@set -e; for t in $(HOST_TESTS); do echo "== $$t"; $$t; done
-
 # The portable core (kernel/sched/life.[ch]) and the console contract's formatter (kernel/contract.c) on a
 # fake hart side with a FIFO policy: the third machine they build for, beside the kernel and tools/sim.
 HOST_TESTS  += $(B)/host-tests/test_life
@@ -234,3 +229,8 @@ $(B)/host-tests/test_life: tests/host/test_life.c kernel/sched/life.c kernel/sch
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -DSCHEDLAB_SIM -D_GNU_SOURCE -Wno-unused-parameter -Itools/sim -o $@ \
 	    tests/host/test_life.c kernel/sched/life.c kernel/contract.c
+
+# Last, after every HOST_TESTS += above: make expands a rule's prerequisites where it reads the rule.
+.PHONY: host-test
+host-test: $(HOST_TESTS)
+	@set -e; for t in $(HOST_TESTS); do echo "== $$t"; $$t; done

@@ -67,7 +67,6 @@ static void job_done(struct job *j)
     done_job = j;
 }
 static void unwait(struct proc *p) { nunwait++; }
-const struct life_hooks life_hooks = { .job_done = job_done, .unwait = unwait };
 
 /* ---- a FIFO policy ---- */
 static struct proc *queue[64];
@@ -293,6 +292,7 @@ static void test_contract_lines(void)
 
 int main(void)
 {
+    life_hooks = (struct life_hooks){ .job_done = job_done, .unwait = unwait };
     sched = &fifo;
     test_deadlock_when_every_process_waits_for_ever();
     test_timed_waits_are_not_a_deadlock();

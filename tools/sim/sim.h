@@ -145,5 +145,6 @@ void core_admit(struct job *j, uint64_t t);                   /* admit j and cre
 void core_spawn(struct job *j, uint64_t t);                   /* create its next process (proc_create) */
 extern uint64_t sim_makespan, sim_events;
 void sim_job_done(struct job *j);                             /* sim_main.c: RESULT, and SUMMARY after the last */
+void sim_unwait(struct proc *p);                              /* sim_core.c: a killed waiter's timeout made stale */
 
 #endif

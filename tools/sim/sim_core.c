@@ -182,12 +182,11 @@ uint64_t time_us(uint64_t ticks) { return ticks_to_us_tb(ticks, plat.timebase_hz
 uint64_t us_to_ticks(uint64_t us) { return us_to_ticks_tb(us, plat.timebase_hz); }
 
 /* The core's hooks (life.h): a done job's RESULT (sim_main.c); a killed waiter's timeout made stale. */
-static void sim_unwait(struct proc *p)
+void sim_unwait(struct proc *p)
 {
     sproc_of(p)->gen++;
     p->fx_result = SL_EINVAL;
 }
-const struct life_hooks life_hooks = { .job_done = sim_job_done, .unwait = sim_unwait };
 
 /* ---- dispatch: what a hart does on its way back to user ---- */
 

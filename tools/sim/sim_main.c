@@ -23,6 +23,7 @@
 #include <string.h>
 #include "sim.h"
 #include "../../kernel/contract.h"
+#include "../../kernel/sched/life.h"
 
 void *kalloc_page(int node) { return aligned_alloc(PAGE_SIZE, PAGE_SIZE); }
 
@@ -121,6 +122,7 @@ static int stopped(enum sim_end end, double host_limit)
 int main(int argc, char **argv)
 {
     int harts = 2, stats = 0;
+    life_hooks = (struct life_hooks){ .job_done = sim_job_done, .unwait = sim_unwait }; /* the core's (life.h) */
     const char *calib_path = "tools/sim/calib/default.json", *apps = "build/apps", *kernel = 0, *bootargs = 0;
     uint64_t mem_mb = 256;
     double host_limit = 3600;

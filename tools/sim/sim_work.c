@@ -20,7 +20,7 @@
  * loaded hart" sees the other jobs' processes created meanwhile, as on QEMU), then hands the workers out
  * (workers_start) while the others, already running, sleep until it has (their first futex_wait). At the
  * end, process 0 joins: it sleeps until the others have exited, then runs its check and report (proc_end)
- * and exits. The three costs are measured from traces (tools/sim/calibrate.py).
+ * and exits. The three costs are measured from traces (`schedlab calibrate`).
  *
  * The barrier (lib/barrier*.c, lib/wait*.c): the last of n to arrive releases the episode. The others
  * wait by their kind:

@@ -20,7 +20,7 @@ by a second ``run`` hands over directly).  Gang slot switches (``slot``,
 ``early``) and each hart's ``ack`` are instant events on a track of their own,
 "gang slot switches"; partition changes (``rep``) are instants on a
 "partition" track plus one counter track per job with its allotment in harts.
-The library's own events (``ULOG``, tools/schedlab_harness/ulog.py) go on a
+The library's own events (``ULOG``, tools/py/schedlab/ulog.py) go on a
 track of each thread, "library": barrier waits (arrive to release), sleeps in
 a wait (block to unblock) and process-control suspensions as slices, steals,
 thread switches, grabs and marks as instants - on the same clock, so a
