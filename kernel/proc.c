@@ -7,7 +7,7 @@
  *   - Changes to a job's page table (stacks, SYS_alloc) happen under job->lock. Pages are never unmapped
  *     while the job lives, so translating a user address needs no lock.
  */
-#include "sched/sched.h"
+#include "sched/hooks.h"
 #include "info.h"
 #include "ulog.h"
 
@@ -15,7 +15,7 @@ struct job jobs[NJOB];
 int njobs;
 
 static struct proc procs[NPROC];
-static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable");
+static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable", LOCK_PROCTABLE);
 static int proc_used[NPROC]; /* proc_table_lock */
 
 struct proc *myproc(void) { return mycpu()->cur; }
@@ -101,12 +101,12 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
         return 0;
     }
     acquire(&sched_lock);
-    sched->proc_new(p); /* binding first, so the stack comes from the hart's node */
+    hook_proc_new(p); /* binding first, so the stack comes from the hart's node */
     release(&sched_lock);
     int node = p->hart >= 0 ? cpus[p->hart].node : 0;
     if (uvm_alloc(j->pt, stack_top(p->idx) - SL_STACK_SIZE, SL_STACK_SIZE, PTE_R | PTE_W, node) < 0) {
         acquire(&sched_lock);
-        sched->abandoned(p);
+        hook_abandoned(p);
         release(&sched_lock);
         j->mem_used -= SL_STACK_SIZE;
         release(&j->lock);
@@ -190,7 +190,7 @@ static void job_finish(struct job *j)
     j->end = rdtime();
     acquire(&sched_lock);
     j->state = J_DONE;
-    sched->job_done(j);
+    hook_job_done(j);
     for (int h = 0; h < ncpus; h++)
         if (cpus[h].satp_job == j)
             sched_kick(h); /* an idle hart still holding j's page table lets go of it (idle_satp) */
@@ -236,7 +236,7 @@ void job_admit(struct job *j)
     }
     acquire(&sched_lock);
     j->state = J_RUNNING;
-    int refused = sched->job_admit(j);
+    int refused = hook_job_admit(j);
     release(&sched_lock);
     if (refused) {
         job_fail_early(j, "reason=no-room what=the-policy-has-no-room-for-the-job",
@@ -276,7 +276,7 @@ void job_fail_early(struct job *j, const char *reason, const char *fmt, ...)
     release(&j->lock);
     acquire(&sched_lock);
     if (j->state == J_RUNNING)
-        sched->job_done(j);
+        hook_job_done(j);
     j->state = J_DONE;
     release(&sched_lock);
     j->end = j->arrive;

@@ -25,13 +25,13 @@
  * freed only when no hart can still walk them. An idle hart keeps the table it had until the job is done
  * (idle_satp): every job's table maps the kernel too.
  */
-#include "sched.h"
+#include "hooks.h"
 #include "../info.h"
 #include "../intr.h"
 
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus;
-struct spinlock sched_lock = SPINLOCK_INIT("sched");
+struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
@@ -85,7 +85,7 @@ void sched_timer_interrupt(struct cpu *c)
                 c->next_tick += sched_quantum;
             if (c->cur)
                 account_run(c->cur, now);
-            sched->tick(c);
+            hook_tick(c);
         }
         release(&sched_lock);
     }
@@ -101,7 +101,7 @@ void sched_soft_interrupt(struct cpu *c)
     csr_clear(sip, SIP_SSIP);
     if (sched->ipi) {
         acquire(&sched_lock);
-        sched->ipi(c);
+        hook_ipi(c);
         release(&sched_lock);
     }
     if (c->id == launcher_hart)
@@ -244,6 +244,7 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
 static void switch_out(struct proc *p)
 {
     struct cpu *c = mycpu();
+    hook_check_switch(c);
     info_set_running(p->job, p->idx, 0);
     fpu_switch_out(p);
     c->need_resched = 0;
@@ -261,7 +262,7 @@ void sched_make_ready(struct proc *p, enum enq_how how)
     p->state = P_READY;
     if (how == ENQ_NEW || how == ENQ_WAKE)
         trace_proc(how == ENQ_NEW ? TR_NEW : TR_WAKE, p, p->hart);
-    sched->enqueue(p, how);
+    hook_enqueue(p, how);
 }
 
 /* p's job may have just become stuck for good (job_stuck): the hart's loop reports and ends it once it
@@ -280,7 +281,7 @@ void sched_block(struct proc *p)
     p->blocked_at = rdtime();
     account_run(p, p->blocked_at);
     trace_proc(TR_BLK, p, 0);
-    sched->blocked(p);
+    hook_blocked(p);
     p->job->nforever += !p->fx_deadline;
     note_if_stuck(p);
     switch_out(p);
@@ -292,7 +293,7 @@ void sched_yield(struct proc *p)
     p->state = P_READY;
     account_run(p, rdtime());
     trace_proc(TR_YLD, p, 0);
-    sched->enqueue(p, ENQ_YIELD);
+    hook_enqueue(p, ENQ_YIELD);
     switch_out(p);
     release(&sched_lock);
 }
@@ -307,7 +308,7 @@ void sched_preempt_on_return(struct proc *p)
     p->state = P_READY;
     account_run(p, rdtime());
     trace_proc(TR_PRE, p, 0);
-    sched->enqueue(p, ENQ_PREEMPT);
+    hook_enqueue(p, ENQ_PREEMPT);
     switch_out(p);
     release(&sched_lock);
 }
@@ -318,7 +319,7 @@ void sched_exit(struct proc *p)
     p->state = P_ZOMBIE;
     account_run(p, rdtime());
     trace_proc(TR_EXIT, p, 0);
-    sched->exited(p);
+    hook_exited(p);
     p->job->nactive--;
     note_if_stuck(p);
     switch_out(p);
@@ -376,7 +377,7 @@ static void scheduler_loop(struct cpu *c)
 {
     for (;;) {
         acquire(&sched_lock);
-        struct proc *p = sched->pick_next(c);
+        struct proc *p = hook_pick_next(c);
         struct job *dead, *stuck = 0;
         if (p) {
             dead = dispatch(c, p);
@@ -408,7 +409,7 @@ void sched_init(void)
     for (int i = 0; i < ncpus; i++)
         cpus[i].next_tick =
             sched->one_timer ? (i ? ~0UL : now + sched_quantum) : now + sched_quantum + sched_rand() % sched_quantum;
-    sched->init();
+    hook_init();
 }
 
 void sched_start_hart(void)

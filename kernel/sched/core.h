@@ -46,5 +46,6 @@ static inline void sched_on_return(struct proc *p)
         sched_preempt_on_return(p);
 }
 void sched_first_return(void);
+void sched_hook_printed(struct cpu *c, const char *line);   /* kprintf inside a policy hook: panics (but a PANIC) */
 
 #endif

@@ -15,10 +15,11 @@
 #include <time.h>
 #include "sim.h"
 #include "../../kernel/info.h"
+#include "../../kernel/sched/hooks.h"
 
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus;
-struct spinlock sched_lock = SPINLOCK_INIT("sched");
+struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
@@ -194,13 +195,13 @@ static void leave(struct cpu *c, uint64_t t, enum enq_how how)
     if (how == ENQ_PREEMPT)
         p->npreempt++;
     trace_proc(how == ENQ_PREEMPT ? TR_PRE : TR_YLD, p, 0);
-    sched->enqueue(p, how);
+    hook_enqueue(p, how);
     work_descheduled(sproc_of(p), t);
 }
 
 static void dispatch(struct cpu *c, uint64_t t)
 {
-    struct proc *p = sched->pick_next(c);
+    struct proc *p = hook_pick_next(c);
     if (!p) {
         if (c->idle == IDLE_NOT) {
             c->idle = IDLE_HALT;
@@ -272,7 +273,7 @@ void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns)
     p->blocked_at = t;
     sp->act = A_BLOCKED;
     trace_proc(TR_BLK, p, 0);
-    sched->blocked(p);
+    hook_blocked(p);
     if (timeout_ns)
         sim_post(t + timeout_ns, EV_TIMEOUT, -1, sp, 0);
     work_descheduled(sp, t);
@@ -288,7 +289,7 @@ int core_wake(struct sproc *sp, uint64_t t)
     p->state = P_READY;
     sp->gen++;
     trace_proc(TR_WAKE, p, p->hart);
-    sched->enqueue(p, ENQ_WAKE);
+    hook_enqueue(p, ENQ_WAKE);
     return ipis_sent != sent;
 }
 
@@ -302,7 +303,7 @@ void core_exit(struct sproc *sp, uint64_t t)
     p->state = P_ZOMBIE;
     sp->act = A_EXIT;
     trace_proc(TR_EXIT, p, 0);
-    sched->exited(p);
+    hook_exited(p);
     j->cpu_ticks += p->run_ticks;
     j->blocked_ticks += p->blocked_ticks;
     j->nswitch += p->nswitch;
@@ -311,7 +312,7 @@ void core_exit(struct sproc *sp, uint64_t t)
     if (--j->nlive == 0) {
         j->end = t;
         j->state = J_DONE;
-        sched->job_done(j);
+        hook_job_done(j);
         sim_makespan = t;
         sim_job_done(j);
     }
@@ -323,12 +324,12 @@ void core_admit(struct job *j, uint64_t t)
 {
     j->arrive = t;
     j->state = J_RUNNING;
-    if (sched->job_admit(j) < 0) {
+    if (hook_job_admit(j) < 0) {
         snprintf(j->kill_reason, sizeof j->kill_reason, "reason=no-room");
         j->killed = 1;
         j->end = t;
         j->state = J_DONE;
-        sched->job_done(j);
+        hook_job_done(j);
         sim_job_done(j);
         return;
     }
@@ -352,11 +353,11 @@ void core_spawn(struct job *j, int idx, uint64_t t)
     j->ncreated++;
     j->nlive++;
     j->nactive++;
-    sched->proc_new(p);
+    hook_proc_new(p);
     trace_proc(TR_NEW, p, p->hart);
     p->state = P_READY;
     work_start(sp, t);
-    sched->enqueue(p, ENQ_NEW);
+    hook_enqueue(p, ENQ_NEW);
 }
 
 /* ---- the engine ---- */
@@ -378,7 +379,7 @@ void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, ui
             post_tick(i);
     }
     on_hart(0, 0);
-    sched->init();
+    hook_init();
 }
 
 static void handle(const struct sim_event *e)
@@ -396,7 +397,7 @@ static void handle(const struct sim_event *e)
             c->cur->run_ticks += e->t > c->cur->dispatched_at ? e->t - c->cur->dispatched_at : 0;
             c->cur->dispatched_at = e->t > c->cur->dispatched_at ? e->t : c->cur->dispatched_at;
         }
-        sched->tick(c);
+        hook_tick(c);
         post_tick(e->hart);
         after_event(c, e->t);
         return;
@@ -404,8 +405,7 @@ static void handle(const struct sim_event *e)
         c = &cpus[e->hart];
         on_hart(e->hart, e->t);
         c->poked = 0;
-        if (sched->ipi)
-            sched->ipi(c);
+        hook_ipi(c);
         after_event(c, e->t);
         return;
     case EV_STEP:
