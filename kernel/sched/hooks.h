@@ -11,7 +11,7 @@
  *     called from inside another (a hook that called sched_make_ready);
  *   - pick_next's process is READY, runs on this hart (p->hart == c->id) and is no other hart's current.
  * The checks are compiled in with KCHECKS (make KCHECKS=1: make test and the tests' own builds; always in
- * the simulator), as the lock order's (spinlock.h): ~22 instructions per process switch, which the default
+ * the simulator), as the lock order's (spinlock.h): ~39 instructions per process switch, which the default
  * build does not pay (README "Checked builds"). The panics are out of line (classes.c). Without KCHECKS a
  * wrapper is the NULL test (for an optional hook) and the call.
  */

@@ -7,8 +7,9 @@
  * pick_next(). Adding a policy = one file that defines a struct sched_class, declares its scenario options
  * and per-job keys in it, and registers it with SCHED_CLASS (no table to edit).
  *
- * The contract, checked in code (sched/hooks.h calls every hook through a wrapper; classes.c checks every
- * policy built at boot, chosen or not, and names the policy and what is wrong in a PANIC line):
+ * The contract, checked in code: classes.c checks every policy built at boot, chosen or not, and names the
+ * policy and what is wrong in a PANIC line; sched/hooks.h calls every hook through a wrapper whose run-time
+ * asserts (a PANIC naming the policy and the hook) a checked kernel has (make KCHECKS=1, as make test builds):
  *   - enqueue and pick_next are mandatory; every other hook may be left NULL, and the core then does what
  *     the hook's line below says. No empty functions.
  *   - A policy that sets proc_new sets abandoned too (exited if that undoes proc_new).

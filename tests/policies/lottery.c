@@ -133,8 +133,9 @@ const struct sched_class lottery_class = {
     .name = "lottery",
     .options = SCHED_OPTION_TABLE(OPTIONS),
     .job_keys = SCHED_OPTION_TABLE(JOB_KEYS),
+    /* no init, proc_new (not bound: p->hart is set when picked) or abandoned: nothing to do there */
     .job_admit = lot_job_admit,
-    .job_done = lot_job_done,           /* no proc_new (not bound: p->hart is set when picked), init or abandoned */
+    .job_done = lot_job_done,
     .enqueue = lot_enqueue,
     .pick_next = lot_pick_next,
     .blocked = lot_blocked,
