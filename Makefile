@@ -14,6 +14,8 @@
 #   make fuzz            the scenario parser under libFuzzer (clang) for FUZZ_SECONDS; not part of make test
 #   make qemu-gdb        boot as make qemu, stopped at the first instruction, waiting for GDB on GDBPORT
 #   V=1                  print the full commands instead of one short line per file ("CC kernel/proc.c")
+#   KCHECKS=1            the checked kernel: lock order at every acquire, the policy contract at every hook
+#                        (kernel/spinlock.h, kernel/sched/hooks.h); make test builds and tests it
 
 CROSS    ?= riscv64-unknown-elf-
 CC        = $(CROSS)gcc
@@ -75,6 +77,15 @@ KCFLAGS := -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -O2 -g \
            -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns -nostdlib -fno-common -fno-omit-frame-pointer \
            -fno-stack-protector -fno-pie -no-pie -Wall -Wextra -Werror -Wno-unused-parameter \
            -Ikernel -Ilib -Iinclude
+# KCHECKS=1 (make test's default): the contract checks compiled in; changing it rebuilds the kernel objects
+# (the stamp holds the last value). Exported, so the builds the tests make (EXTRA_POLICIES=...) match.
+KCHECKS ?= $(if $(filter test,$(MAKECMDGOALS)),1,0)
+export KCHECKS
+ifeq ($(KCHECKS),1)
+KCFLAGS += -DKCHECKS
+endif
+KCHECKS_STAMP := $(B)/kernel/kchecks.stamp
+$(shell mkdir -p $(B)/kernel && { [ "$$(cat $(KCHECKS_STAMP) 2>/dev/null)" = "$(KCHECKS)" ] || echo $(KCHECKS) > $(KCHECKS_STAMP); })
 KSRCS := $(wildcard kernel/*.c kernel/sched/*.c)
 KASMS := $(wildcard kernel/*.S kernel/sched/*.S)
 # Policy files from outside kernel/sched (a policy registers itself: nothing else to edit), e.g. the test
@@ -115,11 +126,11 @@ all: $(B)/kernel.elf $(MODEL_SO)
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld
 	$(call quiet,LD,$@)$(CC) $(KCFLAGS) -T linker/kernel.ld -o $@ $(KOBJS)
 
-$(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
+$(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h $(KCHECKS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(KCFLAGS) -c -o $@ $<
 
-$(B)/extra/%.o: %.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
+$(B)/extra/%.o: %.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h $(KCHECKS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(KCFLAGS) -Ikernel/sched -c -o $@ $<
 

@@ -12,7 +12,7 @@
 int deadline_hart;
 void (*deadline_moved)(void);
 
-static struct spinlock deadline_lock = SPINLOCK_INIT("deadline");
+static struct spinlock deadline_lock = SPINLOCK_INIT("deadline", LOCK_DEADLINE);
 static struct deadline *head;                 /* deadline_lock */
 static uint64_t first_when = DEADLINE_NONE;   /* deadline_lock to write */
 static uintptr_t runner;                      /* deadline_lock: the hart in deadline_run (its tp), or 0 */

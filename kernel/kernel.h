@@ -20,6 +20,8 @@
  *   proc_table_lock (proc.c)   which process slots are in use (taken under job->lock, never under sched_lock)
  *   kalloc's node locks        the free page lists (taken under job->lock)
  *   console_lock (console.c)   innermost: kprintf is called with any of the above held
+ *   (ulog_lock (ulog.c) sits between proc_table_lock and the kalloc locks.) spinlock.h gives each a rank in
+ *   this order, which acquire checks in a KCHECKS build (make KCHECKS=1; make test).
  * spinlock.h records each lock's holder: re-acquiring or releasing a lock the hart does not hold panics,
  * and code whose rule is "X held" checks it (ASSERT_HELD).
  */

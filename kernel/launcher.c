@@ -29,7 +29,7 @@ static struct scenario scen;
 static uint64_t t0;
 static int order[SCEN_MAX_JOBS]; /* job indices by arrival time (stable) */
 static int next_arrival;         /* launcher hart only */
-static struct spinlock done_lock = SPINLOCK_INIT("launcher");
+static struct spinlock done_lock = SPINLOCK_INIT("launcher", LOCK_DONE);
 static int ndone, nfailed;        /* done_lock */
 static char reported[NJOB];       /* done_lock: the job's RESULT is printed */
 static volatile uint32_t fg_live; /* foreground jobs not finished yet */
@@ -93,7 +93,7 @@ void launcher_init(void)
     for (int i = 0; i < njobs; i++) {
         struct job *j = &jobs[i];
         struct scen_job *s = &scen.jobs[i];
-        j->lock = (struct spinlock)SPINLOCK_INIT("job");
+        j->lock = (struct spinlock)SPINLOCK_INIT("job", LOCK_JOB);
         j->id = i + 1;
         j->state = J_WAITING;
         j->app = app_lookup(s->app);

@@ -17,7 +17,7 @@ struct job jobs[NJOB];
 int njobs;
 
 static struct proc procs[NPROC];
-static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable");
+static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable", LOCK_PROCTABLE);
 static int proc_used[NPROC]; /* proc_table_lock */
 
 struct proc *myproc(void) { return mycpu()->cur; }

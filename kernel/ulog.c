@@ -51,7 +51,7 @@ struct ulog_ring {
     struct sl_ulog_rec *page[ULOG_MAX_PAGES];
 };
 
-static struct spinlock ulog_lock = SPINLOCK_INIT("ulog");
+static struct spinlock ulog_lock = SPINLOCK_INIT("ulog", LOCK_ULOG);
 static struct ulog_ring rings[ULOG_MAX_RINGS];   /* ulog_lock */
 static int nrings;                              /* ulog_lock */
 static uint64_t pages_left = ULOG_BUDGET_PAGES; /* ulog_lock */

@@ -294,9 +294,10 @@ def test_a_policy_bug_is_a_panic_never_an_error(tmp_path):
     src = (REPO_ROOT / "tests/policies/fifo.c").read_text()
     lazy = tmp_path / "lazy.c"
     lazy.write_text(src.replace('"fifo"', '"lazy"').replace("fifo_class", "lazy_class")
-                    .replace('{ "fifo_wake", "back|front", 0,', '{ "lazy_pick", "never|panic", 0,')
+                    .replace('fifo_wake, .choices = "back|front"', 'lazy_pick, .choices = "never|panic"')
+                    .replace("SCHED_OPT(fifo_wake)", "SCHED_OPT(lazy_pick)")
                     .replace("struct proc *p = runq_pop(&queue);",
-                             'struct proc *p = 0;\n    if (sched_opt[OPT_WAKE]) panic("lazy: picked nothing");'))
+                             'struct proc *p = 0;\n    if (SCHED_OPT(lazy_pick)) panic("lazy: picked nothing");'))
     assert "lazy_pick" in lazy.read_text() and "picked nothing" in lazy.read_text(), "tests/policies/fifo.c changed"
     build = _make_sim(tmp_path, str(lazy))
     assert build.returncode == 0, build.stderr[-2000:]

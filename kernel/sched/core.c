@@ -38,7 +38,7 @@
 #include "../intr.h"
 #include "../deadline.h"
 
-struct spinlock sched_lock = SPINLOCK_INIT("sched");
+struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
@@ -95,7 +95,7 @@ void sched_timer_interrupt(struct cpu *c)
                 c->next_tick += sched_quantum;
             if (c->cur)
                 life_account(c->cur, now);
-            sched->tick(c);
+            hook_tick(c);
         }
         release(&sched_lock);
     }
@@ -109,7 +109,7 @@ void sched_soft_interrupt(struct cpu *c)
     csr_clear(sip, SIP_SSIP);
     if (sched->ipi) {
         acquire(&sched_lock);
-        sched->ipi(c);
+        hook_ipi(c);
         release(&sched_lock);
     }
     if (c->id == deadline_hart)
@@ -243,6 +243,7 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
 void hart_leave(struct proc *p)
 {
     struct cpu *c = mycpu();
+    hook_check_switch(c);
     info_set_running(p->job, p->idx, 0);
     fpu_switch_out(p);
     c->need_resched = 0;
@@ -326,7 +327,7 @@ static void scheduler_loop(struct cpu *c)
 {
     for (;;) {
         acquire(&sched_lock);
-        struct proc *p = sched->pick_next(c);
+        struct proc *p = hook_pick_next(c);
         struct job *dead, *stuck = 0;
         if (p) {
             dead = dispatch(c, p);
@@ -359,7 +360,7 @@ void sched_init(void)
         cpus[i].next_tick =
             sched->one_timer ? (i ? ~0UL : now + sched_quantum) : now + sched_quantum + sched_rand() % sched_quantum;
     deadline_moved = deadline_moved_earlier;
-    sched->init();
+    hook_init();
 }
 
 void sched_start_hart(void)

@@ -45,6 +45,7 @@ static inline void sched_on_return(struct proc *p)
         sched_preempt_on_return(p);
 }
 void sched_first_return(void);
+void sched_hook_printed(struct cpu *c, const char *line);   /* kprintf inside a policy hook: panics (but a PANIC) */
 
 /* What the core needs from the layers above it, called through these and never by name (../LAYERS.md);
    main.c fills them in before any hart runs. Each is called with no lock held. */

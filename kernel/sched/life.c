@@ -14,12 +14,6 @@
 
 struct life_hooks life_hooks;
 
-void life_bad_pick(struct cpu *c, struct proc *p)
-{
-    panic("policy %s picked %d.%d in state %d on hart %d (pick_next must return a READY process)", sched->name,
-          p->job->id, p->idx, p->state, c->id);
-}
-
 /* ---- memory ---- */
 
 /* job->lock held. Take bytes of j's memory limit; -1 (and the refusal noted) if they do not fit. */
@@ -55,7 +49,7 @@ long life_proc_new(struct job *j, struct proc *p)
     if (job_charge(j, SL_STACK_SIZE))
         return SL_EMEMLIMIT;
     acquire(&sched_lock);
-    sched->proc_new(p); /* binding first, so the kernel takes the stack from the hart's node */
+    hook_proc_new(p); /* binding first, so the kernel takes the stack from the hart's node */
     release(&sched_lock);
     return 0;
 }
@@ -64,7 +58,7 @@ void life_proc_abandon(struct proc *p)
 {
     ASSERT_HELD(&p->job->lock, "life_proc_abandon");
     acquire(&sched_lock);
-    sched->abandoned(p);
+    hook_abandoned(p);
     release(&sched_lock);
     p->job->mem_used -= SL_STACK_SIZE;
 }
@@ -137,7 +131,7 @@ int life_admit(struct job *j)
 {
     acquire(&sched_lock);
     j->state = J_RUNNING;
-    int refused = sched->job_admit(j);
+    int refused = hook_job_admit(j);
     release(&sched_lock);
     if (!refused)
         return 0;
@@ -153,7 +147,7 @@ int life_job_finish(struct job *j)
     j->end = rdtime();
     acquire(&sched_lock);
     j->state = J_DONE;
-    sched->job_done(j);
+    hook_job_done(j);
     for (int h = 0; h < ncpus; h++)
         if (cpus[h].satp_job == j)
             sched_kick(h); /* an idle hart still holding j's page table lets go of it */
@@ -178,7 +172,7 @@ void life_vfail_early(struct job *j, const char *reason, const char *fmt, va_lis
     release(&j->lock);
     acquire(&sched_lock);
     if (j->state == J_RUNNING)
-        sched->job_done(j);
+        hook_job_done(j);
     j->state = J_DONE;
     release(&sched_lock);
     j->end = j->arrive;

@@ -35,7 +35,7 @@
 #ifndef SCHED_LIFE_H
 #define SCHED_LIFE_H
 
-#include "sched.h"
+#include "hooks.h"
 
 /* ---- what each side implements (kernel: sched/core.c; simulator: tools/sim/sim_core.c) ---- */
 
@@ -81,7 +81,7 @@ static inline void life_ready(struct proc *p, enum enq_how how)
     p->state = P_READY;
     if (how == ENQ_NEW || how == ENQ_WAKE)
         trace_proc(how == ENQ_NEW ? TR_NEW : TR_WAKE, p, p->hart);
-    sched->enqueue(p, how);
+    hook_enqueue(p, how);
 }
 
 /* The running p leaves its hart still runnable: how is ENQ_YIELD or ENQ_PREEMPT (a constant at every
@@ -93,7 +93,7 @@ static inline void life_requeue(struct proc *p, enum enq_how how)
     p->state = P_READY;
     life_account(p, rdtime());
     trace_proc(how == ENQ_PREEMPT ? TR_PRE : TR_YLD, p, 0);
-    sched->enqueue(p, how);
+    hook_enqueue(p, how);
     hart_leave(p);
 }
 
@@ -106,7 +106,7 @@ static inline void life_block(struct proc *p)
     p->blocked_at = rdtime();
     life_account(p, p->blocked_at);
     trace_proc(TR_BLK, p, 0);
-    sched->blocked(p);
+    hook_blocked(p);
     p->job->nforever += !p->fx_deadline;
     life_note_if_stuck(p);
     hart_leave(p);
@@ -119,13 +119,12 @@ static inline void life_exit(struct proc *p)
     p->state = P_ZOMBIE;
     life_account(p, rdtime());
     trace_proc(TR_EXIT, p, 0);
-    sched->exited(p);
+    hook_exited(p);
     p->job->nactive--;
     life_note_if_stuck(p);
     hart_leave(p);
 }
 
-void life_bad_pick(struct cpu *c, struct proc *p) __attribute__((noreturn, cold));
 
 /* The policy's pick_next gave p to hart c: p is RUNNING there from now. The caller then switches to it
    (its hart operation). A pick that is not READY is the policy's bug: PANIC, naming it. sched_lock held:
@@ -134,7 +133,7 @@ void life_bad_pick(struct cpu *c, struct proc *p) __attribute__((noreturn, cold)
 static inline void life_run(struct cpu *c, struct proc *p, uint64_t now)
 {
     if (__builtin_expect(p->state != P_READY, 0))
-        life_bad_pick(c, p);
+        sched_bad_pick(c, p); /* hooks.h; classes.c */
     if (!p->job->start)
         p->job->start = now;
     p->state = P_RUNNING;

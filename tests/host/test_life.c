@@ -17,7 +17,7 @@
 /* ---- the fake machine: one host thread, harts switched by hand ---- */
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus = 2;
-struct spinlock sched_lock = SPINLOCK_INIT("sched");
+struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 struct platform plat = { .timebase_hz = 1000000000UL };
 uintptr_t sim_tp;
@@ -52,6 +52,12 @@ void panic(const char *fmt, ...)
 
 void spin_panic(const struct spinlock *l, const char *what) { panic("lock %s: %s", l->name, what); }
 void spin_acquire_contended(struct spinlock *l) { spin_panic(l, "contended"); }
+/* The policy contract's panics (sched/hooks.h; classes.c in the builds with policies) */
+void sched_hook_panic(struct cpu *c, const char *hook, const char *what) { panic("hook %s: %s", hook, what); }
+void sched_bad_pick(struct cpu *c, struct proc *p)
+{
+    panic("policy %s picked %d.%d in state %d on hart %d", sched->name, p->job->id, p->idx, p->state, c->id);
+}
 void sched_preempt(struct cpu *c) { npreempt_sent++; }
 void sched_kick(int hart) { nkick++; }
 uint64_t time_us(uint64_t ticks) { return ticks / 1000; }
@@ -75,7 +81,13 @@ static int fifo_admit(struct job *j) { return 0; }
 static void nothing_j(struct job *j) {}
 static void nothing_p(struct proc *p) {}
 static void fifo_enqueue(struct proc *p, enum enq_how how) { queue[qtail++ % 64] = p; }
-static struct proc *fifo_pick(struct cpu *c) { return qhead < qtail ? queue[qhead++ % 64] : 0; }
+static struct proc *fifo_pick(struct cpu *c)
+{
+    struct proc *p = qhead < qtail ? queue[qhead++ % 64] : 0;
+    if (p && p->state == P_READY)
+        p->hart = c->id; /* sched.h: a picked process runs on the picking hart */
+    return p;
+}
 static const struct sched_class fifo = { .name = "fifo", .job_admit = fifo_admit, .job_done = nothing_j,
                                          .proc_new = nothing_p, .enqueue = fifo_enqueue, .pick_next = fifo_pick,
                                          .blocked = nothing_p, .exited = nothing_p, .abandoned = nothing_p };
@@ -105,7 +117,7 @@ static void setup(int nprocs, uint64_t mem_limit)
     job.id = 1;
     job.scen = &scen;
     job.nprocs = nprocs;
-    job.lock = (struct spinlock)SPINLOCK_INIT("job");
+    job.lock = (struct spinlock)SPINLOCK_INIT("job", LOCK_JOB);
     on(0);
     life_arrive(&job);
     CHECK(life_admit(&job) == 0 && job.state == J_RUNNING && job.pt_refs == 1);
@@ -131,7 +143,7 @@ static struct proc *run_on(int h)
 {
     on(h);
     acquire(&sched_lock);
-    struct proc *p = sched->pick_next(&cpus[h]);
+    struct proc *p = hook_pick_next(&cpus[h]);
     if (p)
         life_run(&cpus[h], p, ++sim_now);
     release(&sched_lock);

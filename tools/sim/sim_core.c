@@ -23,7 +23,7 @@
 
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus;
-struct spinlock sched_lock = SPINLOCK_INIT("sched");
+struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
@@ -210,7 +210,7 @@ void hart_leave(struct proc *p)
 static void dispatch(struct cpu *c, uint64_t t)
 {
     acquire(&sched_lock);
-    struct proc *p = sched->pick_next(c);
+    struct proc *p = hook_pick_next(c);
     if (!p) {
         if (c->idle == IDLE_NOT) {
             c->idle = IDLE_HALT;
@@ -379,7 +379,7 @@ void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, ui
             post_tick(i);
     }
     on_hart(0, SIM_T0);
-    sched->init();
+    hook_init();
 }
 
 static void handle(const struct sim_event *e)
@@ -396,7 +396,7 @@ static void handle(const struct sim_event *e)
         acquire(&sched_lock);
         if (c->cur) /* run_ticks current in the hook, as the kernel's (proc.h); its work progress is not */
             life_account(c->cur, e->t);
-        sched->tick(c);
+        hook_tick(c);
         release(&sched_lock);
         post_tick(e->hart);
         after_event(c, e->t);
@@ -407,7 +407,7 @@ static void handle(const struct sim_event *e)
         c->poked = 0;
         if (sched->ipi) {
             acquire(&sched_lock);
-            sched->ipi(c);
+            hook_ipi(c);
             release(&sched_lock);
         }
         after_event(c, e->t);
