@@ -10,9 +10,10 @@ int contract_boot(char *buf, size_t len, const struct contract_boot *b)
 {
     return snprintf(buf, len,
                     "BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
-                    "options=%s timer=%s ipi=%s clock=%s jobkeys=%s idle=%s model=%s cycle_ps=%lu%s",
+                    "options=%s timer=%s ipi=%s clock=%s jobkeys=%s idle=%s model=%s cycle_ps=%lu checks=%s%s",
                     b->harts, b->nodes, b->mem_mb, b->policies, b->apps, b->boot_hart, b->boot_us, b->background,
-                    b->options, b->timer, b->ipi, b->clock, b->jobkeys, b->idle, b->model, b->cycle_ps, b->extra);
+                    b->options, b->timer, b->ipi, b->clock, b->jobkeys, b->idle, b->model, b->cycle_ps,
+                    b->checks ? b->checks : "off", b->extra);
 }
 
 int contract_verdict(const struct job *j, char *why, size_t len)

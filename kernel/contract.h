@@ -19,6 +19,7 @@ struct contract_boot {
     uint64_t boot_us;
     const char *background, *options, *timer, *ipi, *clock, *jobkeys, *idle, *model;
     uint64_t cycle_ps;
+    const char *checks;             /* "on": built with KCHECKS (lock ranks, the policy contract) */
     const char *extra;              /* appended as is ("" for none) */
 };
 int contract_boot(char *buf, size_t len, const struct contract_boot *b);

@@ -158,7 +158,11 @@ void boot_main(uint64_t hartid, const void *dtb)
         .boot_hart = boot, .boot_us = time_us(rdtime()), .background = bg, .options = sched_option_list(),
         .timer = intr_timer_path(), .ipi = intr_ipi_path(), .clock = clock_virtual ? "virtual" : "real",
         .jobkeys = sched_job_key_list(), .idle = idle_poll ? "poll" : "auto",
-        .model = model_spec[0] ? model_spec : "none", .cycle_ps = model_cycle_ps, .extra = "",
+        .model = model_spec[0] ? model_spec : "none", .cycle_ps = model_cycle_ps,
+#ifdef KCHECKS
+        .checks = "on",
+#endif
+        .extra = "",
     };
     char line[2048];
     contract_boot(line, sizeof line, &b);

@@ -201,7 +201,7 @@ int main(int argc, char **argv)
         .harts = harts, .nodes = 1, .mem_mb = mem_mb, .policies = sched_class_names(), .apps = work_models(),
         .boot_hart = 0, .boot_us = 0, .background = "hog", .options = sched_option_list(), .timer = "sim",
         .ipi = "sim", .clock = "sim", .jobkeys = sched_job_key_list(), .idle = "auto", .model = "none",
-        .cycle_ps = 0, .extra = extra,
+        .cycle_ps = 0, .checks = "on", .extra = extra,
     };
     contract_boot(line, sizeof line, &b);
     printf("%s\n", line);

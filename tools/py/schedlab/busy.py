@@ -176,6 +176,15 @@ def count(runs) -> int:
     return sum(1 for run in runs if getattr(getattr(run, "busy", None), "busy", False))
 
 
+def checked(run) -> bool:
+    """The boot ran a kernel built with KCHECKS=1 (BOOT checks=on; `make test` builds one): its lock ranks and
+    hook checks add instructions to every process switch (README "Checked builds"), so its times and its
+    virtual clock's instruction counts are not those of the plain build. The simulator always checks, at no
+    simulated cost (clock=sim)."""
+    boot = getattr(run, "boot", None) or {}
+    return boot.get("checks") == "on" and boot.get("clock") != "sim"
+
+
 def mark(busy_runs: int, total: int) -> str:
     """A row's mark: '' when none of its boots was busy, else 'BUSY k/n'."""
     return f"BUSY {busy_runs}/{total}" if busy_runs else ""
@@ -185,12 +194,17 @@ def warning(runs) -> str | None:
     """One paragraph for the end of a command's output when any boot was flagged, else None."""
     runs = list(runs)
     flagged = [run for run in runs if getattr(getattr(run, "busy", None), "busy", False)]
+    checked_runs = sum(1 for run in runs if checked(run))
+    note = (f"CHECKED KERNEL: {checked_runs} of {len(runs)} boots ran a kernel built with KCHECKS=1 (make test "
+            "builds one), whose lock-order and policy-contract checks add ~12 % to a process switch: run `make` "
+            "to rebuild without them before measuring.") if checked_runs else None
     if not flagged:
-        return None
+        return note
     reasons = sorted({r for run in flagged for r in run.busy.reasons})
     return (f"BUSY HOST: {len(flagged)} of {len(runs)} boots ran on a busy host, so their times measure the "
             f"host, not the kernel (rows marked BUSY): " + "; ".join(reasons[:4])
-            + ("; ..." if len(reasons) > 4 else "") + ". Measure again on an idle machine with --cpus <= cores.")
+            + ("; ..." if len(reasons) > 4 else "") + ". Measure again on an idle machine with --cpus <= cores."
+            + (f"\n{note}" if note else ""))
 
 
 def inside_docs(path) -> bool:

@@ -112,6 +112,12 @@ def _busy_tag(run: Run) -> str:
 def _docs_refusal(args: Namespace, paths, runs) -> str | None:
     """Why files under docs/ may not be written from these runs (a busy host, no --allow-busy), else None."""
     inside = [str(p) for p in paths if p and busy.inside_docs(p)]
+    runs = list(runs)
+    checked = sum(1 for run in runs if busy.checked(run))
+    if inside and checked:
+        return (f"schedlab: not writing {', '.join(inside)}: {checked} of {len(runs)} boots ran a kernel built "
+                "with KCHECKS=1 (make test's build), and docs/ holds only the plain build's measurements: run "
+                "`make`, then measure again")
     if not inside or getattr(args, "allow_busy", False) or not busy.count(runs):
         return None
     return (f"schedlab: not writing {', '.join(inside)}: {busy.count(runs)} of {len(list(runs))} boots ran on a "

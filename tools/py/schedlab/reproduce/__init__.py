@@ -211,10 +211,13 @@ class Ctx:
         run = qemu.boot(cpus or self.cpus, words, timeout=timeout, model=self.model if model is None else model)
         self.boots += 1
         verdict = busy.assess(run)
-        if verdict.busy:
+        reasons = list(verdict.reasons) if verdict.busy else []
+        if busy.checked(run):   # not the host's fault, but as unfit to measure with: kept out of docs/ alike
+            reasons.append("the kernel was built with KCHECKS=1 (make test's build): run `make` first")
+        if reasons:
             self.busy_boots += 1
-            self.busy_reasons += [r for r in verdict.reasons if r not in self.busy_reasons]
-            self.progress(f"  busy host: {verdict}")
+            self.busy_reasons += [r for r in reasons if r not in self.busy_reasons]
+            self.progress(f"  busy host: {verdict}" if verdict.busy else f"  checked kernel: {reasons[-1]}")
         if (self.calib is None and run.calib and run.cpus == self.cpus
                 and getattr(run, "model", "none") == self.model_spec()):
             # the run's card: this machine at --cpus harts under the run's own model (not a section's own
