@@ -540,6 +540,8 @@ def sweep_command(args: Namespace) -> int:
                 bar.write(failure_report(run))
                 if not args.keep_going:
                     break
+    if args.resume:
+        note(executor.current().journal.summary())
     machine.check_same([(point.describe(vary), run.model) for point, run in done], "sweep over")
     summaries = sw.summarise(done, vary, args.metric)
     print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus}{_model_tag(args, cpus)} repeats={repeat} "
@@ -596,6 +598,8 @@ def reproduce_command(args: Namespace) -> int:
         sections = rp.run(names or None, ctx)
     except rp.ReproError as exc:
         raise HarnessError(str(exc)) from None
+    if getattr(args, "resume", False):
+        note(executor.current().journal.summary())
     failed = [s.name for s in sections if s.error]
     if failed:
         note("sections that failed to run: " + ", ".join(failed))

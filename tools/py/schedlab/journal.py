@@ -63,10 +63,15 @@ class Journal:
                     continue        # a line cut short when the command was interrupted
         self._fresh = not resume      # started afresh at the first store (a refused command keeps the old one)
         self.resumed = len(self._runs)
+        self.hits = 0                  # tasks answered from it
+
+    def summary(self) -> str:
+        return f"resume: {self.hits} boot{'s' if self.hits != 1 else ''} taken from {self.path} (not booted again)"
 
     def lookup(self, key: str, n: int) -> Run | None:
         with self._lock:
             found = self._runs.get((key, n))
+            self.hits += found is not None
         return None if found is None else run_from_dict(found)
 
     def store(self, key: str, n: int, run: Run) -> None:
