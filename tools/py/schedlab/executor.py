@@ -345,11 +345,15 @@ class Executor:
 class Sequential(Executor):
     """One boot at a time in the calling thread, started only when its result is asked for, unpinned."""
 
+    def __init__(self, journal=None, runner=run_task):
+        super().__init__(journal)
+        self._runner = runner
+
     def _start(self, task):
         return task
 
     def _wait(self, handle):
-        return run_task(handle)
+        return self._runner(handle)
 
 
 class Local(Executor):
