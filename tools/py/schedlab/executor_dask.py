@@ -74,6 +74,8 @@ class Dask(Executor):
     def _image(self, task: Task):
         if task.kind != "qemu":
             return None
+        if not Path(task.image).is_file():
+            raise HarnessError(f"kernel {task.image} not found: build it with `make` (or pass --kernel)")
         if task.image_hash not in self._images:
             self._images[task.image_hash] = self.client.scatter(Path(task.image).read_bytes(), broadcast=False,
                                                                 hash=False)
