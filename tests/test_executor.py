@@ -154,6 +154,22 @@ def test_commands_stop_at_a_failure_and_cancel_what_has_not_started(kernel, fake
     assert len(boot.calls) <= 2 * ex.slots + 2          # the window, not the 50
 
 
+def test_closing_kills_the_boots_still_running(fake):
+    """A command that stops early (or Ctrl-C) closes the executor: QEMUs still running are killed, not waited
+    for (they run in sessions of their own, which SIGINT does not reach)."""
+    fake.canned("OpenSBI v1.1\n", mode="hang")
+    ex = executor.Local(2, cores=[0, 1], reserve=0)
+    futures = [ex._start(executor.qemu_task(1, f"job=gauss seed={n}", kernel=fake.kernel_path, deterministic=True))
+               for n in range(2)]
+    for _ in range(600):
+        if len(qemu.OWN_PIDS) == 2:
+            break
+        time.sleep(0.05)
+    assert len(qemu.OWN_PIDS) == 2
+    ex.close()
+    assert [f.result().exit_code for f in futures] == [-9, -9] and not qemu.OWN_PIDS
+
+
 # ---------------------------------------------------------------- resume
 
 def test_resume_boots_only_what_the_journal_lacks(kernel, fake_boot, tmp_path):

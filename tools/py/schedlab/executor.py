@@ -42,6 +42,7 @@ import hashlib
 import json
 import os
 import platform
+import signal
 import sys
 import threading
 import traceback
@@ -97,6 +98,7 @@ class Task:
 
 
 _hashes: dict = {}
+_assessing = threading.Lock()
 
 
 def file_hash(*paths) -> str:
@@ -155,7 +157,8 @@ def run_task(task: Task, pool: affinity.CorePool | None = None, stop=None) -> Ru
                      "affinity": cores}
             given = {k: v for k, v in given.items() if v and not (k == "kernel" and Path(v) == qemu.DEFAULT_KERNEL)}
             run = qemu.boot(task.cpus, task.tokens, timeout=task.timeout, model=task.model, **given)
-            busy.assess(run)
+            with _assessing:            # it may learn a quiet card: one read-modify-write of the file at a time
+                busy.assess(run)
     finally:
         if held is not None:
             held.release()
@@ -372,6 +375,7 @@ class Local(Executor):
         self.window = 2 * self.slots
         self._runner = runner
         self._closing = threading.Event()
+        self._futures: list = []
         self._threads = ThreadPoolExecutor(self.slots, thread_name_prefix="schedlab-boot")
 
     def clamp_note(self, cpus: int, jobs: int) -> str | None:
@@ -379,7 +383,9 @@ class Local(Executor):
         return affinity.timed_slots(jobs, cpus, len(self.pool.cores), self.pool.reserve)[1]
 
     def _start(self, task):
-        return self._threads.submit(self._runner, task, self.pool, self._closing.is_set)
+        future = self._threads.submit(self._runner, task, self.pool, self._closing.is_set)
+        self._futures = [f for f in self._futures if not f.done()] + [future]
+        return future
 
     def _wait(self, handle):
         return handle.result()
@@ -388,8 +394,19 @@ class Local(Executor):
         handle.cancel()
 
     def close(self):
+        """Cancel what has not started; kill the boots still running (a command that stopped early, or
+        Ctrl-C: their results would be dropped, and QEMU runs in a session of its own that SIGINT misses)."""
         self._closing.set()
+        if self._outstanding():
+            for pid in list(qemu.OWN_PIDS):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         self._threads.shutdown(wait=True, cancel_futures=True)
+
+    def _outstanding(self) -> bool:
+        return any(not f.done() for f in self._futures)
 
 
 def from_args(args, journal=None, cpus: int | None = None) -> Executor:

@@ -50,7 +50,8 @@ def sim_boot(cpus: int, bootargs: str | list[str], timeout: float = 600.0, calib
     argv = sim_argv(cpus, bootargs, calib)
     started = time.monotonic()
     try:
-        proc = subprocess.run(pinned(argv, affinity), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+        proc = subprocess.run(pinned(argv, affinity), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+                              check=False)
     except subprocess.TimeoutExpired:
         return Run(cpus=cpus, bootargs=bootargs, argv=argv, console="", exit_code=None, timed_out=True,
                    seconds=time.monotonic() - started, parsed=parse_console("", complete=False))

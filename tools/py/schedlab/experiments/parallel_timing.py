@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     table = {n: ratios(base, results[n]) for n in names}
     rows = [[p, j, app, what, f"{v:.4g}", *(f"{table[n].get((p, j, app, what), float('nan')):.3f}" for n in names)]
             for (p, j, app, what), v in sorted(base.items())]
-    print(f"parallel-timing: {cores} host cores, --cpus {args.cpus}, {args.repeat} repeats (the same seeds in each run); ratios are "
-          "median / sequential median (`sequential again`: the noise floor)")
+    print(f"parallel-timing: {cores} host cores, --cpus {args.cpus}, {args.repeat} repeats (the same seeds in each "
+          "run); ratios are median / sequential median (`sequential again`: the noise floor)")
     print(format_table(["policy", "job", "app", "median of", "sequential", *names], rows))
     floor = max((abs(r - 1) for r in table["sequential again"].values()), default=0.0)
     for name in names[:-1]:
