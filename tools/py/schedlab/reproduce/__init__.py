@@ -288,9 +288,9 @@ def _run_section(exp: Experiment, ctx: Ctx, number: str, side_by_side: bool) -> 
     """One section, booting through a copy of ``ctx`` whose counters are its own."""
     own = copy.copy(ctx)
     own.boots, own.busy_boots, own.busy_reasons, own.calib = 0, 0, [], None
-    if side_by_side:
+    ctx.progress(f"{number} {exp.name}: {exp.title}")
+    if side_by_side:            # lines of sections side by side interleave: each says whose it is
         own._progress = lambda msg, say=ctx._progress: say(f"{exp.name}: {msg.strip()}")
-    own.progress(f"{number} {exp.name}: {exp.title}")
     start = time.monotonic()
     try:
         section = exp.fn(own)
