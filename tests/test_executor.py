@@ -170,6 +170,21 @@ def test_closing_kills_the_boots_still_running(fake):
     assert [f.result().exit_code for f in futures] == [-9, -9] and not qemu.OWN_PIDS
 
 
+def test_compare_with_jobs_prints_and_writes_what_the_sequential_one_does(fake, capsys, tmp_path):
+    """The tables, the ranking and the records of a compare are the same with --jobs 2 as one boot after
+    another (on the fake kernel), but for where each boot ran."""
+    fake.sim()
+    outputs = []
+    for jobs in ("1", "2"):
+        path = tmp_path / f"jobs{jobs}.json"
+        assert run_cli(fake, "compare", "--cpus", "1", "--repeat", "2", "--policies", "gang,timeslice",
+                       "--jobs", jobs, "--reserve-cores", "0", "--json", str(path), "job=gauss", "job=oddeven") == 0
+        records = json.loads(path.read_text())["records"]
+        outputs.append((capsys.readouterr().out, [{k: v for k, v in r.items() if k != "cores"} for r in records]))
+    assert outputs[0] == outputs[1] and len(outputs[0][1]) == 2 * 2 * (2 + 2)
+    assert "gang" in outputs[0][0] and "slowdown" in outputs[0][0]
+
+
 # ---------------------------------------------------------------- resume
 
 def test_resume_boots_only_what_the_journal_lacks(kernel, fake_boot, tmp_path):
@@ -313,14 +328,12 @@ def test_every_qemu_thread_is_on_the_cores_it_was_given(tmp_path, monkeypatch, k
 
 # ---------------------------------------------------------------- a Dask LocalCluster
 
+@pytest.mark.qemu
 def test_a_dask_cluster_gives_the_sequential_records(tmp_path, monkeypatch, capsys):
     """A deterministic-mode sweep (4 boots) on a LocalCluster of two workers declaring one core each: the
     records and consoles equal the sequential run's byte for byte, but for where they ran (host, cores)."""
     distributed = pytest.importorskip("distributed", reason="the Dask test needs the distributed package "
                                                             "(make deps installs it)")
-    from conftest import qemu_missing_reason
-    if qemu_missing_reason():
-        pytest.skip(f"QEMU test: {qemu_missing_reason()}")
     from schedlab import cli
     tools_py = str(Path(executor.__file__).resolve().parents[1])
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([tools_py, os.environ.get("PYTHONPATH", "")]))
