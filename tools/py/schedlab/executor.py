@@ -172,8 +172,7 @@ def infrastructure_failure(run: Run) -> str | None:
     if run.timed_out:
         return None
     if run.exit_code is not None and run.exit_code < 0:
-        return f"{'QEMU' if run.argv and 'qemu' in ' '.join(run.argv[:2]) else 'the boot'} was killed by signal " \
-               f"{-run.exit_code} (not by the harness)"
+        return f"the boot's process was killed by signal {-run.exit_code} (not by the harness)"
     if run.exit_code not in (0, None) and run.boot is None and not (run.errors or run.panics or run.results):
         last = run.console.strip().splitlines()[-1:] or ["no output"]
         return f"exit {run.exit_code} before the kernel printed BOOT ({last[0][:200]})"
@@ -314,7 +313,13 @@ class Executor:
                 return run
             if attempt == 1:
                 note(f"executor: {task.describe()}: {problem}; retrying once")
-                handle = self._start(task)
+                try:
+                    handle = self._start(task)
+                except HarnessError:
+                    raise
+                except Exception as exc:    # noqa: BLE001 - the cluster is gone: reported like the failure
+                    problem = f"{problem}; the retry could not start: {type(exc).__name__}: {exc}"
+                    break
         note(f"executor: {task.describe()}: failed twice, reported as failed: {problem}")
         out = run if run is not None else failed_run(task, problem)
         out.placement = {**getattr(out, "placement", {}), "attempts": 2, "failure": problem}
