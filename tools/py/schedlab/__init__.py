@@ -9,6 +9,11 @@ The harness never times anything itself; it
 * builds the one QEMU command line (``qemu``) and turns one boot into a ``Run``:
   the raw console, the exit status, whether it had to be killed for a timeout,
   and the parsed console lines (``console``);
+* runs every command's boots as tasks through one executor (``executor``): one after another, ``--jobs N``
+  at a time on this host each pinned to cores of its own (``affinity``), or on a Dask cluster
+  (``executor_dask``), results in submission order, a harness failure retried once then reported, finished
+  boots journaled for ``--resume`` (``journal``); in Python, ``with executor.use(executor.Local(4)):`` around
+  ``schedlab.run``/``compare`` does the same;
 * reads scenario files (``scenario``) and splits scenarios into settings and
   jobs, foreground or background (``mix``);
 * reduces repeated runs to medians, spreads, bootstrap confidence intervals

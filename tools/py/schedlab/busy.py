@@ -6,8 +6,9 @@ cores to themselves.  A boot is flagged *busy* when any of these says otherwise:
 * its calibration card (``CALIB``, kernel/calib.c) is beyond sane absolute bounds (``ABSOLUTE_NS``: an IPI
   that takes 20 us where a quiet 2-core host takes ~1-3 us is a partner hart waiting for a core), or beyond
   ``FACTOR`` times this host's *quiet card* for the same hart count;
-* other QEMU processes were running (``qemu-system-*`` that are not the harness's own boot: another user's
-  or another session's machine competes for the cores);
+* other QEMU processes were running (``qemu-system-*`` that are not the harness's own boots - with ``--jobs``
+  its boots side by side on cores of their own, ``qemu.OWN_PIDS`` - another user's or another session's machine
+  competes for the cores);
 * the 1-minute load average exceeded the host's cores plus ``LOAD_MARGIN`` (the harness's own boot keeps
   up to one thread per hart busy; more than that is someone else's work).
 
@@ -29,7 +30,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .qemu import REPO_ROOT
+from .qemu import OWN_PIDS, REPO_ROOT
 
 #: A card field above this many ns means the boot's harts waited for host cores (quiet: README's card).
 ABSOLUTE_NS = {"syscall_ns": 5_000.0, "switch_ns": 5_000.0, "ipi_ns": 20_000.0, "tick_ns": 20_000.0,
@@ -66,7 +67,7 @@ def _other_qemus() -> tuple[tuple[int, str], ...]:
             comm = (entry / "comm").read_text().strip()
         except OSError:
             continue
-        if comm.startswith("qemu-system"):
+        if comm.startswith("qemu-system") and int(entry.name) not in OWN_PIDS:
             found.append((int(entry.name), comm))
     return tuple(sorted(found))
 

@@ -13,7 +13,7 @@ import argparse
 import importlib
 import sys
 
-from . import commands
+from . import commands, executor
 from .qemu import DEFAULT_TIMEOUT, HarnessError
 
 EPILOG = """\
@@ -57,6 +57,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-busy", action="store_true",
                         help="write --json/--csv/--out under docs/ even from boots the busy-host check flagged")
     _model_option(parser)
+    executor.add_options(parser)
 
 
 def _model_option(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +121,8 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
     swp.add_argument("--no-plot", action="store_true", help="do not draw the PNG")
     swp.add_argument("--same-seed", action="store_true", help="every repeat with the scenario's seed")
     swp.add_argument("--keep-going", action="store_true", help="continue after a failed run")
+    swp.add_argument("--resume", action="store_true", help="continue an interrupted sweep: boots already in "
+                     "PREFIX.journal.jsonl (same kernel build, tokens, seed, harts, model) are not booted again")
     swp.add_argument("scenario", nargs="+", metavar="TOKEN|SCENARIO",
                      help="bootargs tokens, or a scenario file (+ extra tokens)")
     swp.set_defaults(func=commands.sweep_command)
@@ -165,7 +168,10 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                      help="discard the results in --out even when they were written with another --cpus or "
                           "--quick (without it such a run is refused before any boot)")
     rep.add_argument("--list", action="store_true", help="list the sections with their expected times and exit")
+    rep.add_argument("--resume", action="store_true", help="continue an interrupted reproduce: boots already in "
+                     "OUT/results.journal.jsonl (same kernel build, tokens, seed, harts, model) are not booted again")
     _model_option(rep)
+    executor.add_options(rep)
     rep.set_defaults(func=commands.reproduce_command)
     for name, (_, about) in DELEGATED.items():       # listed for --help; main() hands their arguments over
         sub.add_parser(name, help=about, add_help=False)
@@ -203,8 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "sim", False) and getattr(args, "model", None) not in (None, "", "none"):
         parser.error("--sim has no machine model yet (the simulator models no memory; a later issue adds it): "
                      "drop --model, or --sim to boot QEMU under the model")
+    if getattr(args, "jobs", 1) < 1:
+        parser.error("--jobs must be at least 1")
+    if getattr(args, "reserve_cores", None) is not None and args.reserve_cores < 0:
+        parser.error("--reserve-cores must not be negative")
     try:
-        return args.func(args)
+        with executor.use(executor.from_args(args, cpus=getattr(args, "cpus", None))):
+            return args.func(args)
     except HarnessError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
         return commands.EXIT_USAGE

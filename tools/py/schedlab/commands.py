@@ -26,16 +26,16 @@ from argparse import Namespace
 from collections import defaultdict
 from pathlib import Path
 
-from . import busy, kernel_elf
+from . import busy, executor, kernel_elf
 from . import comparison as cmp
 from . import model as machine
 from . import sweep as sw
 from .console import parse_console
+from .journal import Journal
 from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token_key
-from .qemu import (ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, boot, host_cores, is_deterministic,
+from .qemu import (ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, host_cores, is_deterministic,
                    oversubscription_warning)
 from .scenario import Scenario, scenario_from_args
-from .sim import sim_boot
 from .stats import Spread
 from .table import (calib_line, comparison_table, format_table, gang_table, model_report, ms, ranking_line,
                     results_table, spread, summary_line, sweep_table, switch_line, trace_paragraph)
@@ -96,13 +96,23 @@ def _model_tag(args: Namespace, cpus: int) -> str:
     return "" if spec == machine.NONE else f"  model={spec}"
 
 
-def _boot(args: Namespace, cpus: int, tokens) -> Run:
+def _task(args: Namespace, cpus: int, tokens) -> executor.Task:
+    """One boot of the command as a task (executor.py runs it where --jobs/--executor say, judging the host)."""
     if getattr(args, "sim", False):
-        return sim_boot(cpus, " ".join(tokens), timeout=args.timeout)
-    run = boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
-               extra=args.qemu_extra or (), deterministic=args.deterministic, model=getattr(args, "model", None))
-    busy.assess(run)
-    return run
+        return executor.sim_task(cpus, " ".join(tokens), timeout=args.timeout)
+    return executor.qemu_task(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
+                              extra=args.qemu_extra or (), deterministic=args.deterministic,
+                              model=getattr(args, "model", None))
+
+
+def _boot(args: Namespace, cpus: int, tokens) -> Run:
+    return executor.current().run(_task(args, cpus, tokens))
+
+
+def _boots(args: Namespace, cpus: int, token_lists):
+    """The Runs of these boots in order, as many at a time as the executor runs. A loop that breaks drops the
+    generator, which cancels the boots not started yet (executor.Executor.map)."""
+    return executor.current().map(_task(args, cpus, tokens) for tokens in token_lists)
 
 
 def _busy_tag(run: Run) -> str:
@@ -290,8 +300,7 @@ def run_command(args: Namespace) -> int:
     tracing = args.trace or args.trace_out is not None
     tokens = with_trace_on(scenario.tokens) if tracing else scenario.tokens
     entries, failed = [], 0
-    for index in range(repeat):
-        run = _boot(args, cpus, tokens)
+    for index, run in enumerate(_boots(args, cpus, [tokens] * repeat)):
         entries.append((run_meta(index, run), run))
         print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}{_model_tag(args, cpus)}  {run.verdict}"
               f"{_busy_tag(run)}  ({run.seconds:.1f} s)  bootargs: {run.bootargs}")
@@ -431,8 +440,7 @@ def compare_command(args: Namespace) -> int:
             done.append((cmp.Trial(ran, cmp.MIX, 0, tuple(discovery.bootargs.split())), discovery))
 
     failures, checked = [], discovery is not None
-    for number, trial in enumerate(trials, 1):
-        run = _boot(args, cpus, trial.tokens)
+    for number, (trial, run) in enumerate(zip(trials, _boots(args, cpus, (t.tokens for t in trials))), 1):
         done.append((trial, run))
         if not checked and (run.boot or {}).get("policies"):
             checked = True           # the ELF could not tell: the first BOOT line does, before more boots
@@ -513,10 +521,15 @@ def sweep_command(args: Namespace) -> int:
     points = sw.plan(vary, scenario.tokens, policies, repeat, vary_seed=not args.same_seed)
     json_path, csv_path, png = _sweep_outputs(args, vary)
     done, failures, options = [], [], None
+    # every finished boot is kept beside the output; --resume answers from it what is there (journal.py)
+    executor.current().journal = Journal(json_path.with_name(json_path.stem + ".journal.jsonl"), args.resume)
     with _progress(len(points)) as bar:
-        for point in points:
+        # the first boot alone: its BOOT line's options shape the others' tokens (Point.tokens reads `options`
+        # when the second batch is drawn, after the loop below has set it)
+        runs = (run for batch in (points[:1], points[1:])
+                for run in _boots(args, cpus, (p.tokens(options) for p in batch)))
+        for point, run in zip(points, runs):
             bar.set_postfix_str(point.describe(vary))
-            run = _boot(args, cpus, point.tokens(options))
             done.append((point, run))
             bar.update()
             if run.ok and options is None:
@@ -533,6 +546,8 @@ def sweep_command(args: Namespace) -> int:
                 bar.write(failure_report(run))
                 if not args.keep_going:
                     break
+    if args.resume:
+        note(executor.current().journal.summary())
     machine.check_same([(point.describe(vary), run.model) for point, run in done], "sweep over")
     summaries = sw.summarise(done, vary, args.metric)
     print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus}{_model_tag(args, cpus)} repeats={repeat} "
@@ -582,11 +597,15 @@ def reproduce_command(args: Namespace) -> int:
                  out=Path(args.out) if args.out else rp.REPO / "docs", replace=args.replace,
                  allow_busy=args.allow_busy)
     ctx.model = getattr(args, "model", None)
+    # every finished boot is kept beside the results; --resume answers from it what is there (journal.py)
+    executor.current().journal = Journal(ctx.out / "results.journal.jsonl", getattr(args, "resume", False))
     try:
         rp.check_model_destination(ctx)
         sections = rp.run(names or None, ctx)
     except rp.ReproError as exc:
         raise HarnessError(str(exc)) from None
+    if getattr(args, "resume", False):
+        note(executor.current().journal.summary())
     failed = [s.name for s in sections if s.error]
     if failed:
         note("sections that failed to run: " + ", ".join(failed))

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .affinity import pinned
 from .console import Console, parse_console
 
 def _repo_root() -> Path:
@@ -64,6 +65,8 @@ ICOUNT_SHIFT = 0
 DETERMINISTIC_FLAGS = ("-icount", f"shift={ICOUNT_SHIFT},sleep=off", "-accel", "tcg,thread=single")
 #: The bootargs token that tells the kernel (and says in every console) that times are virtual.
 VIRTUAL_CLOCK_TOKEN = "clock=virtual"
+#: Pids of the QEMUs this harness is running now (boots side by side, executor.py): busy.py counts only others.
+OWN_PIDS: set[int] = set()
 
 
 class HarnessError(Exception):
@@ -123,6 +126,7 @@ class Run:
     parsed: Console = field(default_factory=Console)
     model: str = "none"
     busy: object = None         # busy.Verdict once the harness judged the host during this boot (busy.py)
+    placement: dict = field(default_factory=dict)   # where it ran: host, cores, attempts (executor.py)
 
     @property
     def results(self) -> list[dict]:
@@ -223,8 +227,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None = None,
          timeout: float = DEFAULT_TIMEOUT, extra: str | list[str] | tuple[str, ...] = (),
-         deterministic: bool = False, model: str | None = None) -> Run:
+         deterministic: bool = False, model: str | None = None, affinity=None) -> Run:
     """Boot once and return the ``Run``.  Raises ``HarnessError`` if nothing can boot.
+    ``affinity``: host cores QEMU is pinned to before it starts (executor.py; None: unpinned).
     ``deterministic``: add ``clock=virtual`` (QEMU then gets ``DETERMINISTIC_FLAGS``).
     ``model``: a machine-model spec (``none``/None: no model)."""
     if not isinstance(bootargs, str):
@@ -246,12 +251,13 @@ def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None 
     argv = qemu_argv(cpus, bootargs, kernel_path, extra)
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(pinned(argv, affinity), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     except FileNotFoundError as exc:
         raise HarnessError(f"{argv[0]} not found: install qemu-system-misc "
                            f"(or set SCHEDLAB_QEMU to the QEMU binary)") from exc
     timed_out = False
+    OWN_PIDS.add(proc.pid)
     try:
         try:
             out, _ = proc.communicate(timeout=timeout)
@@ -268,6 +274,7 @@ def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None 
         if proc.poll() is None:     # interrupted (e.g. Ctrl-C): never leave QEMU behind
             _kill_group(proc)
             proc.wait()
+        OWN_PIDS.discard(proc.pid)
     text = (out or b"").decode("utf-8", errors="replace")
     return Run(cpus=cpus, bootargs=bootargs, argv=argv, console=text,
                exit_code=None if timed_out else proc.returncode, timed_out=timed_out,

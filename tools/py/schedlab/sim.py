@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from .affinity import pinned
 from .build import ensure
 from .console import parse_console
 from .qemu import REPO_ROOT, HarnessError, Run
@@ -39,15 +40,18 @@ def sim_argv(cpus: int, bootargs: str, calib: str | None = None) -> list[str]:
     return argv + [bootargs]
 
 
-def sim_boot(cpus: int, bootargs: str | list[str], timeout: float = 600.0, calib: str | None = None) -> Run:
-    """One simulated run as a ``Run`` (exit status and console as a boot's)."""
+def sim_boot(cpus: int, bootargs: str | list[str], timeout: float = 600.0, calib: str | None = None,
+             affinity=None) -> Run:
+    """One simulated run as a ``Run`` (exit status and console as a boot's); ``affinity``: host cores to pin
+    it to (executor.py)."""
     if not isinstance(bootargs, str):
         bootargs = " ".join(bootargs)
     ensure_sim()
     argv = sim_argv(cpus, bootargs, calib)
     started = time.monotonic()
     try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+        proc = subprocess.run(pinned(argv, affinity), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+                              check=False)
     except subprocess.TimeoutExpired:
         return Run(cpus=cpus, bootargs=bootargs, argv=argv, console="", exit_code=None, timed_out=True,
                    seconds=time.monotonic() - started, parsed=parse_console("", complete=False))

@@ -27,7 +27,9 @@ from pathlib import Path
 
 
 from . import trace as tr
-from .qemu import REPO_ROOT, boot
+from . import executor
+from .executor import boot              # through --jobs/--executor (executor.py)
+from .qemu import REPO_ROOT
 
 HERE = REPO_ROOT / "tools" / "sim"
 
@@ -39,7 +41,8 @@ def _ok(run):
 
 
 def median_of(repeat: int, cpus: int, bootargs: str, pick) -> float:
-    return statistics.median(pick(_ok(boot(cpus, bootargs, timeout=600))) for _ in range(repeat))
+    tasks = [executor.qemu_task(cpus, bootargs, timeout=600)] * repeat      # side by side with --jobs
+    return statistics.median(pick(_ok(run)) for run in executor.current().map(tasks))
 
 
 def kbench(repeat: int, cpus: int, what: str, ops: int) -> tuple[float, str]:
@@ -116,7 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default=socket.gethostname().split(".")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("-o", "--output", help="default tools/sim/calib/<name>.json")
+    executor.add_options(ap)
     args = ap.parse_args(argv)
+    with executor.use(executor.from_args(args, cpus=2)):
+        return _calibrate(args)
+
+
+def _calibrate(args) -> int:
     r = args.repeat
     c: dict[str, float] = {}
     src: dict[str, str] = {}

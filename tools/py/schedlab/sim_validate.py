@@ -22,6 +22,7 @@ QEMU timings mean something only on a quiet machine with harts <= host cores: ru
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -29,8 +30,9 @@ import tempfile
 from pathlib import Path
 
 
-from .qemu import REPO_ROOT, boot
-from .sim import sim_boot
+from . import executor
+from .executor import boot, sim_run as sim_boot      # through --jobs/--executor (executor.py)
+from .qemu import REPO_ROOT
 
 DEFAULT_CALIB = REPO_ROOT / "tools" / "sim" / "calib" / "default.json"
 WAKE_BENCH = "job=kbench:procs=2,what=futex,ops=1000,delay_us=20"  # calibrate.py's wake_poll_ns bench
@@ -128,18 +130,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quantum", default="2ms")
     ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N per case (default 3; --tiny: 1)")
     ap.add_argument("--json", metavar="FILE", help="write every row as JSON")
+    executor.add_options(ap)
     args = ap.parse_args(argv)
     cpus_list = args.cpus or ([2] if args.tiny else [2, 1])
     rows = []
+    seeds = range(1, (1 if args.tiny else args.seeds) + 1)
+    cases = [functools.partial(one_case, cpus, policy, jobs, args.quantum, seeds)
+             for cpus in cpus_list for policy, jobs in mixes(args.tiny)]
+    with executor.use(executor.from_args(args, cpus=max(cpus_list))) as ex:
+        done = executor.cooperative(cases, ex.slots)       # cases side by side with --jobs; printed in order
     print(f"{'cpus':>4} {'policy':<10} {'job':<48} {'slowdown qemu (min..max)':>26} {'sim':>7} {'error':>7}")
-    for cpus in cpus_list:
-        for policy, jobs in mixes(args.tiny):
-            for row in one_case(cpus, policy, jobs, args.quantum, range(1, (1 if args.tiny else args.seeds) + 1)):
-                rows.append(row)
-                miss = "" if abs(row["error"]) <= 0.15 else "  MISS (>15 %)"
-                qemu = f"{row['qemu_slowdown']:.2f} ({row['qemu_min']:.2f}..{row['qemu_max']:.2f})"
-                print(f"{cpus:>4} {policy:<10} {row['job'][4:]:<48} {qemu:>26} "
-                      f"{row['sim_slowdown']:>7.2f} {row['error'] * 100:>6.1f}%{miss}", flush=True)
+    for case, (found, error) in zip(cases, done):
+        if error is not None:
+            raise error
+        cpus, policy = case.args[:2]
+        for row in found:
+            rows.append(row)
+            miss = "" if abs(row["error"]) <= 0.15 else "  MISS (>15 %)"
+            qemu = f"{row['qemu_slowdown']:.2f} ({row['qemu_min']:.2f}..{row['qemu_max']:.2f})"
+            print(f"{cpus:>4} {policy:<10} {row['job'][4:]:<48} {qemu:>26} "
+                  f"{row['sim_slowdown']:>7.2f} {row['error'] * 100:>6.1f}%{miss}", flush=True)
     within = sum(abs(r["error"]) <= 0.15 for r in rows)
     print(f"{within} of {len(rows)} cases within 15 % (simulated with the calibration named in each RESULT's sim=)")
     if args.json:

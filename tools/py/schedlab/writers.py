@@ -7,7 +7,8 @@ command), ``cpus``, ``bootargs``, and whatever the command adds (``repeat``,
 fields (``calib_syscall_ns``...; absent when the boot printed no CALIB line), ``model`` (the machine model's
 canonical spec, ``none`` without one), under a model the plugin's counts for that job as ``model_<key>``
 fields (``model_misses``, ``model_stall_us``...: its ``MODEL job=<id>`` line, tools/model/README.md), and
-``busy``: why the host was busy during the boot (busy.py; empty when quiet).
+``busy``: why the host was busy during the boot (busy.py; empty when quiet), and ``host``/``cores``: where it
+ran (``PLACEMENT``, executor.py).
 CSV has one row per record, columns in order
 of first appearance, empty cells for missing keys.  JSON additionally keeps
 one entry per run (verdict, summary, ERROR/PANIC lines, each job's output lines
@@ -22,6 +23,8 @@ import json
 import math
 from pathlib import Path
 
+#: Where a run ran (executor.py), in every record after its identity: the host and its cores (tables ignore them).
+PLACEMENT = ("host", "cores")
 #: A run as the writers see it: (metadata identifying the run, the Run).
 Entry = tuple[dict, object]
 
@@ -33,7 +36,8 @@ def run_meta(index: int, run, **extra) -> dict:
     busy = getattr(run, "busy", None)
     return {"run": index, "cpus": run.cpus, "bootargs": run.bootargs, **extra, "clock": clock,
             "model": getattr(run, "model", "none"),
-            "busy": "; ".join(busy.reasons) if busy is not None and busy.busy else ""}
+            "busy": "; ".join(busy.reasons) if busy is not None and busy.busy else "",
+            **{k: v for k, v in (getattr(run, "placement", None) or {}).items() if k in PLACEMENT}}
 
 
 def _model_jobs(run) -> dict:

@@ -6,7 +6,8 @@ Each module is one experiment with its own ``main(argv)`` and ``--help``:
 * ``wakecost``: where a cross-hart futex wake's time goes, from a trace;
 * ``determinism``: deterministic mode across the apps and policies, and its wall-time cost;
 * ``cache-corruption``: Tucker & Gupta's cache corruption with and without the machine model;
-* ``model-overhead``: what the machine model costs per app.
+* ``model-overhead``: what the machine model costs per app;
+* ``parallel-timing``: the same compare sequentially and with ``--jobs``: does side by side change the times.
 
 Timings mean something only on an idle machine with harts <= host cores (README, "Measuring").
 """
@@ -23,6 +24,7 @@ EXPERIMENTS = {
     "determinism": ("determinism", "deterministic mode across apps and policies: identical consoles, wall cost"),
     "cache-corruption": ("cache_corruption", "two working sets time-sliced on one hart, with and without the model"),
     "model-overhead": ("model_overhead", "what the machine model costs: each app with no, a zero-cost and a real model"),
+    "parallel-timing": ("parallel_timing", "one compare sequential and with --jobs: the ratio of every median"),
 }
 
 

@@ -19,7 +19,9 @@ calibration card of the first boot, so a reader can judge.
 
 from __future__ import annotations
 
+import copy
 import fnmatch
+import functools
 import importlib
 import json
 import os
@@ -35,8 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import busy, qemu
-from ..sim import sim_boot
+from .. import busy, executor, qemu
 from ..writers import dumps
 
 REPO = qemu.REPO_ROOT
@@ -208,9 +209,9 @@ class Ctx:
         """One boot. ``model``: this boot's own machine-model spec ("none": explicitly none), else --model's."""
         words = tokens.split() if isinstance(tokens, str) else list(tokens)
         words = [w for w in words if not w.startswith("seed=")] + [f"seed={seed}"]
-        run = qemu.boot(cpus or self.cpus, words, timeout=timeout, model=self.model if model is None else model)
+        run = executor.boot(cpus or self.cpus, words, timeout=timeout, model=self.model if model is None else model)
         self.boots += 1
-        verdict = busy.assess(run)
+        verdict = run.busy or busy.Verdict()        # judged where it ran (executor.run_task)
         reasons = list(verdict.reasons) if verdict.busy else []
         if busy.checked(run):   # not the host's fault, but as unfit to measure with: kept out of docs/ alike
             reasons.append("the kernel was built with KCHECKS=1 (make test's build): run `make` first")
@@ -238,7 +239,7 @@ class Ctx:
             raise ReproError(f"this section compares the simulator with QEMU, and the simulator has no machine "
                              f"model yet: it cannot run under --model {self.model}")
         words = (tokens.split() if isinstance(tokens, str) else list(tokens)) + [f"seed={seed}"]
-        run = sim_boot(cpus, words)
+        run = executor.sim_run(cpus, words)
         if not run.ok:
             raise ReproError(f"simulated run failed: {' '.join(words)}\n{run.console[-800:]}")
         return run
@@ -263,20 +264,17 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
     if write:
         check_destination(exps if names else None, ctx)
     ctx.progress("reproduce: " + plan_line(exps, ctx.quick))
-    sections = []
-    for i, exp in enumerate(exps, 1):
-        ctx.progress(f"[{i}/{len(exps)}] {exp.name}: {exp.title}")
-        start = time.monotonic()
-        boots, flagged = ctx.boots, ctx.busy_boots
-        try:
-            section = exp.fn(ctx)
-        except Exception as exc:        # noqa: BLE001 - one section's failure must not cost the others
-            section = Section(exp.name, exp.title, "-", "-", [], "", error=section_error(exc))
-            ctx.progress(f"  FAILED: {section.error.splitlines()[0]}")
-        section.seconds = time.monotonic() - start
-        section.boots, section.busy_boots = ctx.boots - boots, ctx.busy_boots - flagged
-        ctx.progress(f"  {section.seconds:.0f} s")
-        sections.append(section)
+    # sections run side by side (executor.cooperative) as far as the executor runs boots at once: each with
+    # its own Ctx counters, merged in results.md order, so the output is the sequential run's
+    width = executor.current().slots
+    sections = [section for section, _ in executor.cooperative(
+        [functools.partial(_run_section, exp, ctx, f"[{i}/{len(exps)}]", width > 1)
+         for i, exp in enumerate(exps, 1)], width)]
+    for section in sections:
+        ctx.boots += section.boots
+        ctx.busy_boots += section.busy_boots
+        ctx.busy_reasons += [r for r in section.busy_reasons if r not in ctx.busy_reasons]
+        ctx.calib = ctx.calib or section.calib
     if write:
         if ctx.busy_boots and not ctx.allow_busy and busy.inside_docs(ctx.out):
             away = REPO / "build" / "reproduce-busy"
@@ -287,6 +285,26 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
         write_results(sections, ctx, partial=bool(names))
         shutil.rmtree(ctx.figdir, ignore_errors=True)      # the staged figures are in ctx.out/figures now
     return sections
+
+
+def _run_section(exp: Experiment, ctx: Ctx, number: str, side_by_side: bool) -> Section:
+    """One section, booting through a copy of ``ctx`` whose counters are its own."""
+    own = copy.copy(ctx)
+    own.boots, own.busy_boots, own.busy_reasons, own.calib = 0, 0, [], None
+    ctx.progress(f"{number} {exp.name}: {exp.title}")
+    if side_by_side:            # lines of sections side by side interleave: each says whose it is
+        own._progress = lambda msg, say=ctx._progress: say(f"{exp.name}: {msg.strip()}")
+    start = time.monotonic()
+    try:
+        section = exp.fn(own)
+    except Exception as exc:        # noqa: BLE001 - one section's failure must not cost the others
+        section = Section(exp.name, exp.title, "-", "-", [], "", error=section_error(exc))
+        own.progress(f"  FAILED: {section.error.splitlines()[0]}")
+    section.seconds = time.monotonic() - start
+    section.boots, section.busy_boots = own.boots, own.busy_boots
+    section.busy_reasons, section.calib = own.busy_reasons, own.calib      # merged by run(), then dropped
+    own.progress(f"  {section.seconds:.0f} s")
+    return section
 
 
 def section_error(exc: BaseException) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from . import ReproError, Row, Section, experiment, page
 from . import models
 from ..qemu import REPO_ROOT as REPO
-from ..sim import sim_boot
+from .. import executor
 
 
 class Sim:
@@ -30,7 +30,7 @@ class Sim:
     def elapsed(self, cpus: int, bootargs: str, job: int = 1) -> float:
         """Job `job`'s parallel part (par_us, as the papers time it; elapsed_us if it has none); job 0: the
         makespan."""
-        run = sim_boot(cpus, bootargs, calib=self.calib)
+        run = executor.sim_run(cpus, bootargs, calib=self.calib)
         if not run.ok:
             raise ReproError(f"simulated run failed: {bootargs}\n{run.console[-1500:]}")
         self.name = run.summary["sim"]
