@@ -352,3 +352,24 @@ def test_a_dask_cluster_gives_the_sequential_records(tmp_path, monkeypatch, caps
     assert without_place(dask["runs"], ("host", "cores", "seconds")) == \
         without_place(seq["runs"], ("host", "cores", "seconds"))
     assert {r["cores"] for r in dask["records"]} <= {affinity.cores_text([c]) for c in affinity.host_cores()}
+
+
+@pytest.mark.qemu
+def test_a_deterministic_reproduce_section_is_the_same_at_any_jobs(tmp_path):
+    """reproduce --deterministic: instruction-counted boots, so --jobs 2 (side by side) writes the rows that
+    --jobs 1 writes, number for number; and docs/ is refused for such results."""
+    from helpers import schedlab_cmd
+    rows = []
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        done = schedlab_cmd("reproduce", "--deterministic", "--quick", "--only", "markatos-table4.1", "--out",
+                            str(out), "--jobs", str(jobs), timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        results = json.loads((out / "results.json").read_text())
+        assert results["written"]["deterministic"] is True
+        assert "deterministic mode" in (out / "results.md").read_text()
+        rows.append([s["rows"] for s in results["sections"]])
+    assert rows[0] == rows[1] and rows[0][0]
+    refused = schedlab_cmd("reproduce", "--deterministic", "--quick", "--only", "markatos-table4.1", "--out",
+                           "docs", timeout=120)
+    assert refused.returncode != 0 and "docs/ holds only wall-clock" in refused.stderr

@@ -167,6 +167,10 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
     rep.add_argument("--replace", action="store_true",
                      help="discard the results in --out even when they were written with another --cpus or "
                           "--quick (without it such a run is refused before any boot)")
+    rep.add_argument("--deterministic", action="store_true",
+                     help="every QEMU boot in deterministic mode (clock=virtual): instruction-counted times, the same "
+                          "results on any host and at any --jobs; a check of the pipeline, never written to docs/ "
+                          "(default --out build/reproduce-deterministic)")
     rep.add_argument("--list", action="store_true", help="list the sections with their expected times and exit")
     rep.add_argument("--resume", action="store_true", help="continue an interrupted reproduce: boots already in "
                      "OUT/results.journal.jsonl (same kernel build, tokens, seed, harts, model) are not booted again")

@@ -593,10 +593,16 @@ def reproduce_command(args: Namespace) -> int:
     if warning:
         note(warning)
     names = [n for n in (args.only or "").split(",") if n]
-    ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick,
-                 out=Path(args.out) if args.out else rp.REPO / "docs", replace=args.replace,
+    deterministic = getattr(args, "deterministic", False)
+    out = Path(args.out) if args.out else rp.REPO / ("build/reproduce-deterministic" if deterministic else "docs")
+    if deterministic and busy.inside_docs(out):
+        raise HarnessError("reproduce --deterministic: its times are instruction counts, and docs/ holds only "
+                           "wall-clock measurements: write elsewhere with --out DIR (default "
+                           "build/reproduce-deterministic)")
+    ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick, out=out, replace=args.replace,
                  allow_busy=args.allow_busy)
     ctx.model = getattr(args, "model", None)
+    ctx.deterministic = deterministic
     # every finished boot is kept beside the results; --resume answers from it what is there (journal.py)
     executor.current().journal = Journal(ctx.out / "results.journal.jsonl", getattr(args, "resume", False))
     try:

@@ -175,6 +175,9 @@ class Ctx:
     runs under it whatever --model says, and the section's rows say which profile each number comes from."""
 
     model: str | None = None
+    #: --deterministic: every QEMU boot with clock=virtual under -icount (qemu.DETERMINISTIC_FLAGS): times are
+    #: instruction counts, the same on every host and at any --jobs - a check of the pipeline, not the papers'
+    deterministic: bool = False
 
     def __init__(self, cpus: int = 2, repeat: int | None = None, quick: bool = False,
                  out: Path = REPO / "docs", progress=None, replace: bool = False, allow_busy: bool = False):
@@ -209,7 +212,8 @@ class Ctx:
         """One boot. ``model``: this boot's own machine-model spec ("none": explicitly none), else --model's."""
         words = tokens.split() if isinstance(tokens, str) else list(tokens)
         words = [w for w in words if not w.startswith("seed=")] + [f"seed={seed}"]
-        run = executor.boot(cpus or self.cpus, words, timeout=timeout, model=self.model if model is None else model)
+        run = executor.boot(cpus or self.cpus, words, timeout=timeout, model=self.model if model is None else model,
+                            deterministic=self.deterministic)
         self.boots += 1
         verdict = run.busy or busy.Verdict()        # judged where it ran (executor.run_task)
         reasons = list(verdict.reasons) if verdict.busy else []
@@ -217,8 +221,10 @@ class Ctx:
             reasons.append("the kernel was built with KCHECKS=1 (make test's build): run `make` first")
         if reasons:
             self.busy_boots += 1
-            self.busy_reasons += [r for r in reasons if r not in self.busy_reasons]
-            self.progress(f"  busy host: {verdict}" if verdict.busy else f"  checked kernel: {reasons[-1]}")
+            new = [r for r in reasons if r not in self.busy_reasons]
+            self.busy_reasons += new
+            if verdict.busy or new:     # a checked kernel is said once, a busy host at every boot it shows
+                self.progress(f"  busy host: {verdict}" if verdict.busy else f"  checked kernel: {reasons[-1]}")
         if (self.calib is None and run.calib and run.cpus == self.cpus
                 and getattr(run, "model", "none") == self.model_spec()):
             # the run's card: this machine at --cpus harts under the run's own model (not a section's own
@@ -278,7 +284,7 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
     if write:
         if ctx.busy_boots and not ctx.allow_busy and busy.inside_docs(ctx.out):
             away = REPO / "build" / "reproduce-busy"
-            ctx.progress(f"reproduce: {ctx.busy_boots} of {ctx.boots} boots ran on a busy host "
+            ctx.progress(f"reproduce: {ctx.busy_boots} of {ctx.boots} boots ran on a busy host or a checked kernel "
                          f"({'; '.join(ctx.busy_reasons[:3])}): not writing {ctx.out}, which holds only quiet "
                          f"measurements; writing {away} instead (--allow-busy writes docs/ anyway)")
             ctx.out, ctx.replace = away, True
@@ -322,12 +328,13 @@ def _written(ctx: Ctx, sections: list[Section], partial: bool) -> dict:
     only = ",".join(getattr(ctx, "only", None) or [s.name for s in sections])
     only = f"'{only}'" if any(c in only for c in "*?[") else only       # a pattern, quoted for the shell
     return {"command": f"tools/schedlab reproduce{' --quick' if ctx.quick else ''}"
+                       f"{' --deterministic' if ctx.deterministic else ''}"
                        f"{' --only ' + only if partial else ''} --cpus {ctx.cpus}",
             "date": time.strftime("%Y-%m-%d"), "host": platform.node() or "?", "cores": os.cpu_count(),
             "load": round(os.getloadavg()[0], 2), "boots": ctx.boots, "busy_boots": ctx.busy_boots,
             "minutes": round(sum(s.seconds for s in sections) / 60, 1),
             "calib": " ".join(f"{k}={v}" for k, v in (ctx.calib or {}).items()) or "none",
-            "model": ctx.model_spec()}
+            "model": ctx.model_spec(), "deterministic": ctx.deterministic}
 
 
 def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
@@ -339,7 +346,8 @@ def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
         "",
         f"Written by `{w['command']}` on {w['date']}, host {w['host']} ({w['cores']} cores, load average "
         f"{w['load']:.2f} at the end), QEMU at {ctx.cpus} harts; {w['boots']} boots in {w['minutes']:.1f} min. "
-        f"Calibration card of the first boot: `{w['calib']}`.{_model_sentence(w)}{since} Every number here is "
+        f"Calibration card of the first boot: `{w['calib']}`.{_model_sentence(w)}{_clock_sentence(w)}{since} Every "
+        "number here is "
         "produced by "
         f"{'those commands' if reruns else 'that command'} (the raw numbers are in results.json); nothing is "
         "written by hand.",
@@ -351,6 +359,12 @@ def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
         "*not on this machine* and shown in the simulator's section instead.",
         "",
     ]
+
+
+def _clock_sentence(written: dict) -> str:
+    return (" Every boot ran in deterministic mode (--deterministic: clock=virtual, one instruction a nanosecond, "
+            "harts taking turns on one host thread): its times are instruction counts, the same on any host, not "
+            "the papers' wall-clock measure." if written.get("deterministic") else "")
 
 
 def _model_sentence(written: dict) -> str:
@@ -395,8 +409,9 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
     for s in sections:
         lines += [f"## {s.title}", "", f"*{s.source}*  (`--only {s.name}`, {s.seconds:.0f} s)", ""]
         if s.busy_boots:
-            lines += [f"**BUSY HOST: {s.busy_boots} of {s.boots} boots of this section ran on a busy host** "
-                      "(tools/py/schedlab/busy.py): its times measure the host, not the kernel.", ""]
+            lines += [f"**BUSY HOST: {s.busy_boots} of {s.boots} boots of this section ran on a busy host or a "
+                      "checked kernel** (tools/py/schedlab/busy.py; the run's reasons: "
+                      f"{'; '.join(ctx.busy_reasons[:3])}): its times do not measure the plain kernel.", ""]
         if s.error:
             lines += ["This section failed to run:", "", "```", s.error.strip(), "```", ""]
             continue
