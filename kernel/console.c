@@ -116,6 +116,8 @@ static void console_write_kernel(const char *s, size_t n)
     release(&console_lock);
 }
 
+void (*console_hook_printed)(struct cpu *c, const char *line);
+
 /* A kernel line: always starts at the beginning of a line (see the header). */
 void kprintf(const char *fmt, ...)
 {
@@ -127,8 +129,8 @@ void kprintf(const char *fmt, ...)
     if (n > (int)sizeof buf - 1)
         n = sizeof buf - 1;
     struct cpu *c = mycpu();
-    if (c && c->hook) /* inside a policy hook (sched/hooks.h, KCHECKS): only its panic may print */
-        sched_hook_printed(c, buf);
+    if (c && c->hook && console_hook_printed) /* inside a policy hook (sched/hooks.h, KCHECKS) */
+        console_hook_printed(c, buf);
     console_write_kernel(buf, n);
 }
 

@@ -66,6 +66,10 @@ int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 /* ---- console.c ---- */
 void console_write_job(int job, int proc, const char *s, size_t n);   /* a job's output: "[<job>] " lines */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* console.c calls it for a line printed while a policy hook runs (c->hook, set only with KCHECKS); the
+   scheduling core installs sched_hook_printed (sched_init), which panics unless the line is a PANIC. */
+struct cpu;
+extern void (*console_hook_printed)(struct cpu *c, const char *line);
 void console_exit(int code) __attribute__((noreturn));                /* platform_exit at a line start */
 
 /* ---- platform.c / fdt.c: what the device tree told us, and leaving QEMU ---- */

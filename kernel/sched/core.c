@@ -360,6 +360,7 @@ void sched_init(void)
         cpus[i].next_tick =
             sched->one_timer ? (i ? ~0UL : now + sched_quantum) : now + sched_quantum + sched_rand() % sched_quantum;
     deadline_moved = deadline_moved_earlier;
+    console_hook_printed = sched_hook_printed;
     hook_init();
 }
 
