@@ -1,18 +1,21 @@
 # schedlab - the only entry point a user needs.
-#   make                 build build/kernel.elf with every app embedded
+#   make                 build everything the tools need: build/kernel.elf with every app embedded, the machine
+#                        model's plugin, the simulator (make sim) and the apps for the host (make host)
 #   make qemu CPUS=n BOOTARGS="..."   boot once; exit status = verdict
 #                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host;
 #                        MODEL=<profile>[,key=value...]: under the machine model, tools/model/README.md)
 #   make run             install what is missing, build, run the default policy comparison
-#   make test            the whole test suite (host unit tests + QEMU tests)
+#   make test            the whole test suite (host unit tests + QEMU tests; make layers: lib/'s and kernel/'s layer checks)
 #   make deps            install the toolchain and Python packages
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
-#   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines
+#   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines (schedlab bench)
 #   make format          apply .clang-format to the C files of kernel/, lib/ and apps/
 #   make sim             the simulator of the policies at any number of harts (tools/sim/sim.mk)
 #   make fuzz            the scenario parser under libFuzzer (clang) for FUZZ_SECONDS; not part of make test
 #   make qemu-gdb        boot as make qemu, stopped at the first instruction, waiting for GDB on GDBPORT
 #   V=1                  print the full commands instead of one short line per file ("CC kernel/proc.c")
+#   KCHECKS=1            the checked kernel: lock order at every acquire, the policy contract at every hook
+#                        (kernel/spinlock.h, kernel/sched/hooks.h); make test builds and tests it
 
 CROSS    ?= riscv64-unknown-elf-
 CC        = $(CROSS)gcc
@@ -32,7 +35,7 @@ WATCHDOG_ARG = $(if $(WATCHDOG),$(if $(findstring timeout=,$(BOOTARGS)),,timeout
 QEMUEXTRA ?=
 # Deterministic mode (kernel/vclock.h): DETERMINISTIC=1, or clock=virtual in BOOTARGS, runs every hart on one
 # host thread with an instruction-counting clock (2^ICOUNT_SHIFT ns per instruction, harts summed) and adds
-# clock=virtual. Same flags as tools/schedlab_harness/qemu.py's DETERMINISTIC_FLAGS.
+# clock=virtual. Same flags as tools/py/schedlab/qemu.py's DETERMINISTIC_FLAGS.
 DETERMINISTIC ?=
 ICOUNT_SHIFT  ?= 0
 DET_QEMUFLAGS  = -icount shift=$(ICOUNT_SHIFT),sleep=off -accel tcg,thread=single
@@ -40,14 +43,14 @@ DET_ON         = $(or $(filter-out 0 no off,$(DETERMINISTIC)),$(findstring clock
 DET_ARG        = $(if $(DET_ON),$(if $(findstring clock=virtual,$(BOOTARGS)),,clock=virtual))
 # The machine model (tools/model/README.md): MODEL=<profile>[,key=value...] loads the plugin built from
 # tools/model/*.c with the host compiler; unset or none: no model, the command line exactly as without it.
-# tools/schedlab_harness/model.py validates the spec (a bad one stops make here, with its message, before
+# tools/py/schedlab/model.py validates the spec (a bad one stops make here, with its message, before
 # anything is built or booted) and gives the plugin's arguments, -numa and the bootargs it adds.
 MODEL         ?=
 MODEL_ON       = $(filter-out none,$(strip $(MODEL)))
 MODEL_SRCS    := $(wildcard tools/model/*.c)
 MODEL_SO       = $(if $(MODEL_SRCS),$(B)/model/model.so)
 MODEL_CFLAGS  ?= -O2 -g -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-MODEL_TOOL     = PYTHONPATH=tools $(PYTHON) -m schedlab_harness.model
+MODEL_TOOL     = PYTHONPATH=tools/py $(PYTHON) -m schedlab.model
 ifneq ($(MODEL_ON),)
 MODEL_CHECK   := $(shell $(MODEL_TOOL) check '$(MODEL)' --harts $(CPUS) 2>&1; echo " status=$$?")
 ifneq ($(lastword $(MODEL_CHECK)),status=0)
@@ -74,6 +77,15 @@ KCFLAGS := -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -O2 -g \
            -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns -nostdlib -fno-common -fno-omit-frame-pointer \
            -fno-stack-protector -fno-pie -no-pie -Wall -Wextra -Werror -Wno-unused-parameter \
            -Ikernel -Ilib -Iinclude
+# KCHECKS=1 (make test's default): the contract checks compiled in; changing it rebuilds the kernel objects
+# (the stamp holds the last value). Exported, so the builds the tests make (EXTRA_POLICIES=...) match.
+KCHECKS ?= $(if $(filter test,$(MAKECMDGOALS)),1,0)
+export KCHECKS
+ifeq ($(KCHECKS),1)
+KCFLAGS += -DKCHECKS
+endif
+KCHECKS_STAMP := $(B)/kernel/kchecks.stamp
+$(shell mkdir -p $(B)/kernel && { [ "$$(cat $(KCHECKS_STAMP) 2>/dev/null)" = "$(KCHECKS)" ] || echo $(KCHECKS) > $(KCHECKS_STAMP); })
 KSRCS := $(wildcard kernel/*.c kernel/sched/*.c)
 KASMS := $(wildcard kernel/*.S kernel/sched/*.S)
 # Policy files from outside kernel/sched (a policy registers itself: nothing else to edit), e.g. the test
@@ -92,25 +104,33 @@ APPDIRS := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
 APPS    := $(sort $(basename $(notdir $(wildcard apps/*.c))) $(APPDIRS))
 # app_parts(objdir, name): the objects of directory app <name>, under objdir
 app_parts = $(patsubst apps/%.c,$(1)/apps/%.o,$(wildcard apps/$(2)/*.c))
-ULIBSRC := $(filter-out lib/host_%.c,$(wildcard lib/*.c))
-ULIBASM := $(wildcard lib/*.S)
-# host_*.S are the Linux backend's (lib/host.mk), not the kernel target's
-ULIBASM := $(filter-out lib/host_%.S,$(ULIBASM))
+# The library, one folder per layer (lib/LAYERS, lowest first); host_* files are the Linux backend's
+# (lib/host.mk), not the kernel target's.
+LIBHDRS := $(wildcard lib/*.h lib/*/*.h)
+# lib_not(prefix, files): the files whose name does not start with prefix
+lib_not  = $(foreach f,$(2),$(if $(filter $(1)%,$(notdir $(f))),,$(f)))
+ULIBSRC := $(call lib_not,host_,$(wildcard lib/*/*.c))
+ULIBASM := $(call lib_not,host_,$(wildcard lib/*/*.S))
 ULIBOBJ := $(patsubst %.c,$(B)/u/%.o,$(ULIBSRC)) $(patsubst %.S,$(B)/u/%.o,$(ULIBASM))
 APPELFS := $(patsubst %,$(B)/apps/%.elf,$(APPS))
 
+# The harness, from this checkout whether or not `pip install -e .` (make deps) installed its command.
+SCHEDLAB = $(PYTHON) tools/schedlab
+
 .PHONY: all qemu qemu-gdb run test deps host host-test clean apps format
 .SECONDARY:          # keep object files between builds
+# Everything the tools need (schedlab reproduce and run --sim build what is missing themselves, too); the
+# simulator and the host build are added below, after their makefiles.
 all: $(B)/kernel.elf $(MODEL_SO)
 
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld
 	$(call quiet,LD,$@)$(CC) $(KCFLAGS) -T linker/kernel.ld -o $@ $(KOBJS)
 
-$(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
+$(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h $(KCHECKS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(KCFLAGS) -c -o $@ $<
 
-$(B)/extra/%.o: %.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
+$(B)/extra/%.o: %.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h $(KCHECKS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(KCFLAGS) -Ikernel/sched -c -o $@ $<
 
@@ -138,7 +158,7 @@ $(B)/apps/%.elf: $(B)/u/apps/%.o $(ULIBOBJ) linker/app.ld
 	@mkdir -p $(dir $@)
 	$(call quiet,LD,$@)$(CC) $(UCFLAGS) -T linker/app.ld -o $@ $< $(ULIBOBJ) -lgcc
 
-$(B)/u/%.o: %.c $(wildcard lib/*.h) include/schedlab/abi.h
+$(B)/u/%.o: %.c $(LIBHDRS) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(UCFLAGS) -c -o $@ $<
 
@@ -188,20 +208,38 @@ deps:
 
 run: deps
 	$(MAKE) all
-	$(PYTHON) tools/schedlab compare $(if $(MODEL_ON),--model '$(MODEL)')
+	$(SCHEDLAB) compare $(if $(MODEL_ON),--model '$(MODEL)')
 
 # ---- host build of lib/ and apps/ (pthreads backend) and host unit tests ----
 include lib/host.mk
 include tests/host/host.mk
 include tools/sim/sim.mk
+# The simulator, and the apps and tools for Linux (schedlab reproduce's loop schedulers) where lib/ has this
+# host's user-level context switch (lib/host_uctx_<arch>.S; elsewhere make host says what is missing).
+all: sim $(if $(HOST_LIBASM),host)
 
-test: all host host-test sim sim-asan          # host: the apps built for Linux, which tests/test_fine.py runs too
+test: all host-test sim-asan layers   # all: the kernel, the simulator and the apps for Linux (tests/test_fine.py)
 	$(PYTHON) -m pytest -q tests
 
-# Not part of `make test`: timings, one BENCH line per figure (tools/bench).
+# The layers of the library (lib/LAYERS) and of the kernel (kernel/LAYERS, kernel/LAYERS.md), lowest first:
+# every call and data reference between their files goes down or stays in a layer (the library's on both
+# targets), read from the objects with nm (tools/layers.py; --graph prints the call graph).
+HOSTNM ?= nm
+.PHONY: layers
+layers: $(ULIBOBJ) $(HOST_LIBOBJ) $(KOBJS)
+	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(B)/u/lib --nm $(CROSS)nm --name kernel
+	$(call quiet,LAYERS,lib/LAYERS)$(PYTHON) tools/layers.py lib/LAYERS $(HOST_OUT)/obj/lib --nm $(HOSTNM) --name host
+	$(call quiet,LAYERS,kernel/LAYERS)$(PYTHON) tools/layers.py kernel/LAYERS $(B)/kernel --nm $(CROSS)nm --name kernel
+
+# kernel/'s file-level call graph and its cycles (within a layer: trap.c/vectors.S, main.c/entry.S).
+.PHONY: layers-kernel
+layers-kernel: $(KOBJS)
+	$(PYTHON) tools/layers.py kernel/LAYERS $(B)/kernel --nm $(CROSS)nm --name kernel --graph --report
+
+# Not part of `make test`: timings, one BENCH line per figure (schedlab bench).
 .PHONY: bench
 bench: all host
-	$(PYTHON) tools/bench
+	$(SCHEDLAB) bench
 
 # One brace and signature style for the C files of kernel/, lib/ and apps/ (.clang-format). Headers keep
 # their hand-aligned tables of macros and comments (abi.h's syscalls, the structs' field notes).

@@ -27,9 +27,10 @@
  * remote=, diff=, sum=.
  */
 #include "schedlab.h"
-#include "barrier.h"
-#include "loopsched.h"
-#include "uthread.h"
+#include "barriers/barrier.h"
+#include "loops/loopsched.h"
+#include "threads/uthread.h"
+#include "workers/workers.h"
 
 #define XMUL 0.5 /* the thesis's X */
 

@@ -7,7 +7,7 @@
  * process 0; the printed figure is the median over the batches:
  *   BENCH barrier_<shape>_<wait>_ns <ns per episode> ns
  * shape= and barrier= restrict the combinations (default: all of them). The RESULT line says how many
- * figures were printed and how many times a wait slept (wait.h). `make bench` runs it (tools/bench).
+ * figures were printed and how many times a wait slept (wait.h). `make bench` runs it (`schedlab bench`).
  *
  * Ending a batch on time without an extra barrier: process 0 reads the clock after each episode and,
  * once the batch has lasted `ms`, sets `last` to the next episode number before arriving at it. Every
@@ -15,9 +15,9 @@
  * episode's barrier, which orders process 0's write before their reads: all stop after the same
  * episode. A central blocking barrier (`ctl`) separates the batches; process 0 reopens `last` after it.
  */
-#include "platform.h"
+#include "platform/platform.h"
 #include "schedlab.h"
-#include "barrier.h"
+#include "barriers/barrier.h"
 
 SL_APP(.about = "barrier costs: every shape x wait kind, median ns per episode", .mem_const = 512 * 1024,
        .mem_per_proc = 4096,

@@ -444,8 +444,7 @@ static void syncstat_worker(void *arg, int id)
             page[k].episodes = (uint32_t)(v & 7 ? v : 0);   /* often backwards, sometimes zero */
             page[k].waits = (uint32_t)(v >> 32);
             page[k].in_wait = (uint32_t)(v >> 17);
-            page[k].wait_ticks = v & 1 ? ~0UL : v;          /* beyond any window */
-            page[k].sleep_ticks = sl_rng_u64(&r);            /* more than the wait */
+            page[k].wait_ticks = v & 1 ? ~0UL : sl_rng_u64(&r); /* beyond any window, or anything */
         }
         if (mapped)
             __atomic_add_fetch(&z->garbage, 1, __ATOMIC_RELAXED);

@@ -56,8 +56,8 @@
  * and the thread and placement counts add up.
  */
 #include "schedlab.h"
-#include "place.h"
-#include "uthread.h"
+#include "threads/place.h"
+#include "threads/uthread.h"
 
 #define UNBURNT 0x7fffffffu
 

@@ -17,7 +17,8 @@
  * job (its surplus processes suspend, their workers share the rest).
  */
 #include "schedlab.h"
-#include "uthread.h"
+#include "threads/uthread.h"
+#include "workers/workers.h"
 
 SL_APP(.about = "compute-bound background job (runs until the foreground ends)",
        .flags = SL_APP_BACKGROUND | SL_APP_ADAPTIVE,

@@ -19,13 +19,13 @@
  *                  GAP_NS: each is time the hart spent away from it (a timer tick with its trap, the
  *                  policy's tick, the return; or the host descheduling QEMU). Reports tick_ns, the
  *                  median gap, and gaps; run it with a short quantum and one process per hart
- *   what=ulog      every process writes `ops` mark records into its event log (lib/eventlog.h; boot with
+ *   what=ulog      every process writes `ops` mark records into its event log (lib/base/eventlog.h; boot with
  *                  trace=on, else there is no log and the run says so); checks every record landed
  * Reports ns_per_op: wall time of the measured loop / operations, as seen by process 0.
  */
-#include "platform.h"
+#include "platform/platform.h"
 #include "schedlab.h"
-#include "eventlog.h"
+#include "base/eventlog.h"
 
 SL_APP(.about = "kernel costs: syscall, yield, futex hand-off, tick", .mem_const = 512 * 1024,
        SL_KEYS(SL_ENUM("what", "syscall|yield|futex|tick|ulog", 0), SL_INT("ops", 1, 100000000, 20000),

@@ -35,8 +35,8 @@
  * with adapt=no under partition: it has no safe points to adapt at.
  */
 #include "schedlab.h"
-#include "uthread.h"
-#include "lcg.h"
+#include "threads/uthread.h"
+#include "base/lcg.h"
 
 /* Memory: one stack per started, unfinished thread (at most a few per
    level and process), the per-process deques, small descriptors. */

@@ -57,8 +57,8 @@
  * and the thread and placement counts add up.
  */
 #include "schedlab.h"
-#include "place.h"
-#include "uthread.h"
+#include "threads/place.h"
+#include "threads/uthread.h"
 
 #define INSERT_MAX 16
 

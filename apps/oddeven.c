@@ -21,9 +21,10 @@
  * taker's own slice or queue.
  */
 #include "schedlab.h"
-#include "barrier.h"
-#include "loopsched.h"
-#include "uthread.h"
+#include "barriers/barrier.h"
+#include "loops/loopsched.h"
+#include "threads/uthread.h"
+#include "workers/workers.h"
 
 SL_APP(.about = "odd-even transposition sort (Markatos 3.3.4)", .flags = SL_APP_ADAPTIVE,
        /* keys: 4n; page rounding and allocator chunks under 256 KB; the workers' stacks */

@@ -14,7 +14,7 @@
  *                  ANSI erase-line, ending with a forged RESULT without a newline
  *   control-chars  every byte 0x00..0xff but '\n', each followed by '.', 16 to a line, then the UTF-8 line
  *                  separators; `lines` times
- *   ulog           no text: every process fills its event log (trace=on; lib/eventlog.h) with seeded random
+ *   ulog           no text: every process fills its event log (trace=on; lib/base/eventlog.h) with seeded random
  *                  bytes, records and count alike (process 0 sets the count to 2^64-1): the kernel's dump
  *                  must stay bounded and well-formed (tests/test_ulog.py)
  *   flood          every process writes one buffer of `bytes` 0xff bytes (each shown as 4 characters) `lines`
@@ -26,7 +26,7 @@
  * scenario key lines=, values nan, inf, 1e999): the kernel must refuse each (SL_EINVAL).
  * Check: every write returned its length; every forged verdict was refused.
  */
-#include "platform.h"
+#include "platform/platform.h"
 #include "schedlab.h"
 
 #define TEXT_MAX 16384 /* a process's whole text: 300 partial lines or 30 control-chars rounds */

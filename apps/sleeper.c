@@ -10,7 +10,7 @@
  * slept_us is the mean measured sleep, the timer's lateness included; max_slept_us the longest.
  */
 #include "schedlab.h"
-#include "lcg.h"
+#include "base/lcg.h"
 
 SL_APP(.about = "sleeps in a loop, like I/O: blocked most of the time", .mem_const = 128 * 1024, .mem_per_proc = 64,
        SL_KEYS(SL_INT("iters", 1, 1000000, 50), SL_INT("sleep_us", 1, 10000000, 2000),

@@ -36,9 +36,10 @@
  * and remote= summed over them, diff=, sum=.
  */
 #include "schedlab.h"
-#include "barrier.h"
-#include "loopsched.h"
-#include "uthread.h"
+#include "barriers/barrier.h"
+#include "loops/loopsched.h"
+#include "threads/uthread.h"
+#include "workers/workers.h"
 
 #define OMEGA 1.25
 

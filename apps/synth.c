@@ -21,9 +21,10 @@
  * barrier= is the wait kind, shape= the barrier's shape (barrier.h).
  */
 #include "schedlab.h"
-#include "barrier.h"
-#include "lcg.h"
-#include "uthread.h"
+#include "barriers/barrier.h"
+#include "base/lcg.h"
+#include "threads/uthread.h"
+#include "workers/workers.h"
 
 SL_APP(.about = "synthetic grain/var barrier loop (Feitelson & Rudolph)", .flags = SL_APP_ADAPTIVE,
        /* slots: 64 B each, + a page; the workers' stacks */

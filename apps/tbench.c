@@ -29,8 +29,8 @@
  * other processes busy, every one of the first spawn+join batches.
  */
 #include "schedlab.h"
-#include "deque.h"
-#include "uthread.h"
+#include "threads/deque.h"
+#include "threads/uthread.h"
 
 SL_APP(.about = "user-level thread costs: spawn+join vs call, yield, steal", .mem_key = "ops", .mem_lin = 128,
        .mem_const = 4 << 20, .mem_per_proc = 1 << 20,

@@ -39,9 +39,10 @@
  * (n, each over n rows), grabs= and remote= summed over them, edges=, closure=, bad=.
  */
 #include "schedlab.h"
-#include "barrier.h"
-#include "loopsched.h"
-#include "uthread.h"
+#include "barriers/barrier.h"
+#include "loops/loopsched.h"
+#include "threads/uthread.h"
+#include "workers/workers.h"
 
 SL_APP(.about = "transitive closure, rows by a loop scheduler (Markatos 5.4.2)", .flags = SL_APP_ADAPTIVE,
        /* the matrix 4 n^2, the input's adjacency lists at most 4 n^2 + 4 n; the search's marks and queue,

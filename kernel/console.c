@@ -22,13 +22,14 @@
  * held and nothing is acquired under it. Callers copy user memory before calling in.
  */
 #include "cpu.h" /* struct cpu, for spin_panic's hart number */
+#include "sched/core.h"
 
 #define UART_BASE     0x10000000UL
 #define UART_THR      0
 #define UART_LSR      5
 #define UART_LSR_THRE 0x20
 
-static struct spinlock console_lock = SPINLOCK_INIT("console");
+static struct spinlock console_lock = SPINLOCK_INIT("console", LOCK_CONSOLE);
 static int line_open;           /* the UART is not at the start of a line */
 static int open_job, open_proc; /* who opened that line (job 0: the kernel) */
 static int cut_job, cut_proc;   /* the last process whose open line another writer ended (job 0: none) */
@@ -115,6 +116,8 @@ static void console_write_kernel(const char *s, size_t n)
     release(&console_lock);
 }
 
+void (*console_hook_printed)(struct cpu *c, const char *line);
+
 /* A kernel line: always starts at the beginning of a line (see the header). */
 void kprintf(const char *fmt, ...)
 {
@@ -125,6 +128,9 @@ void kprintf(const char *fmt, ...)
     va_end(ap);
     if (n > (int)sizeof buf - 1)
         n = sizeof buf - 1;
+    struct cpu *c = mycpu();
+    if (c && c->hook && console_hook_printed) /* inside a policy hook (sched/hooks.h, KCHECKS) */
+        console_hook_printed(c, buf);
     console_write_kernel(buf, n);
 }
 

@@ -16,6 +16,7 @@ extern int idle_poll;       /* idle=poll: an idle hart polls and never halts (co
 
 /* One per hart; tp points at it in S-mode. */
 struct cpu {
+    struct spin_hart locks;     /* first: the locks it holds, which spinlock.h reaches through tp */
     int id;                     /* hart index 0..H-1 */
     uint64_t hartid;            /* firmware hart id */
     int node;                   /* NUMA node */
@@ -30,12 +31,12 @@ struct cpu {
     uint64_t idle_ticks, idle_since;
     int traced_idle;            /* an idle record was written since the last dispatch */
     void *policy;               /* per-hart policy state */
-    struct job *stuck_job;      /* the process that just left this hart found its job stuck (job_stuck) */
+    struct job *stuck_job;      /* the process that just left this hart found its job stuck (sched_job_stuck) */
+    const char *hook;           /* the policy hook running on this hart (sched/hooks.h), or NULL */
 };
+_Static_assert(__builtin_offsetof(struct cpu, locks) == 0, "spinlock.h finds a hart's locks at its tp");
 
-extern struct cpu cpus[SL_MAX_HARTS];
-extern int ncpus;
-extern struct cpu cpus[SL_MAX_HARTS];
+extern struct cpu cpus[SL_MAX_HARTS]; /* cpu.c */
 extern int ncpus;
 
 static inline struct cpu *mycpu(void) { return (struct cpu *)read_tp(); }

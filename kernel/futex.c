@@ -4,13 +4,18 @@
  *
  * Waiters are kept in FIFO lists hashed by (job, user address). Everything here runs under sched_lock,
  * and futex_wait compares the word with the expected value under it, so a wake that follows a store
- * to the word can never be lost. Timeouts are checked by the launcher hart's timer.
+ * to the word can never be lost. Timeouts: the earliest waiter's deadline is armed in the deadline queue
+ * (deadline.h), whose callback, futex_timeouts, wakes every waiter whose time has come and arms the next.
  */
 #include "sched/core.h"
+#include "deadline.h"
 #include "ticks.h"
 
+static void futex_timeouts(struct deadline *d, uint64_t now);
+
 static struct proc *bucket[NFUTEX_BUCKET]; /* sched_lock */
-static uint64_t next_deadline = ~0UL;      /* earliest fx_deadline of any waiter (sched_lock) */
+static uint64_t next_deadline = ~0UL;      /* earliest fx_deadline of any waiter (sched_lock); armed in timer */
+static struct deadline timer = DEADLINE_INIT("futex", futex_timeouts);
 
 static struct proc **bucket_of(struct job *j, uint64_t uaddr)
 {
@@ -57,10 +62,7 @@ long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t time
     *pp = p;
     if (p->fx_deadline && p->fx_deadline < next_deadline) {
         next_deadline = p->fx_deadline;
-        if (launcher_hart != mycpu()->id)
-            sched_ipi(1UL << launcher_hart); /* re-arm its timer */
-        else
-            sched_arm_timer(); /* we are the launcher hart: it may have no tick to do it */
+        deadline_arm(&timer, next_deadline); /* the queue re-arms deadline_hart's timer if it must */
     }
     sched_block(p);
     long r = p->fx_result;
@@ -100,10 +102,9 @@ void futex_cancel(struct proc *p)
     p->fx_result = SL_EINVAL;
 }
 
-void futex_timeouts(uint64_t now)
+/* The deadline queue's callback, on deadline_hart: timer came due (it is disarmed now). */
+static void futex_timeouts(struct deadline *d, uint64_t now)
 {
-    if (now < next_deadline)
-        return;
     acquire(&sched_lock);
     uint64_t next = ~0UL;
     for (int b = 0; b < NFUTEX_BUCKET; b++) {
@@ -122,7 +123,7 @@ void futex_timeouts(uint64_t now)
         }
     }
     next_deadline = next;
+    if (next != ~0UL)
+        deadline_arm(&timer, next);
     release(&sched_lock);
 }
-
-uint64_t futex_next_deadline(void) { return next_deadline; }

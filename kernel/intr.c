@@ -9,7 +9,7 @@
  * Sstc (RISC-V privileged spec 1.12 ext. "Sstc"): stimecmp is an S-mode CSR; STIP is pending while
  * time >= stimecmp, so writing a later value both arms the timer and clears the interrupt. The firmware
  * must have set menvcfg.STCE, else the CSR access is an illegal instruction: each hart probes it
- * (intr_probe_stimecmp in entry.S catches that trap) before we trust the device tree.
+ * (intr_probe_stimecmp, intr_probe.S, catches that trap) before we trust the device tree.
  * ACLINT SSWI (RISC-V ACLINT spec, "SSWI"): one 32-bit setssip register per hart; writing 1 sets that hart's
  * SSIP, which its handler clears in sip as it does an SBI-delivered one.
  *
@@ -22,7 +22,7 @@
 
 #define CSR_STIMECMP 0x14d
 
-long intr_probe_stimecmp(void); /* entry.S: 0 if this hart can read stimecmp, -1 if that trapped */
+long intr_probe_stimecmp(void); /* intr_probe.S: 0 if this hart can read stimecmp, -1 if that trapped */
 
 static int timer_direct, ipi_direct;
 static int stimecmp_ok[SL_MAX_HARTS]; /* per hart index: the probe succeeded */

@@ -32,7 +32,7 @@ static int overlaps_reserved(uint64_t pa)
 void kalloc_init(void)
 {
     for (int n = 0; n < SL_MAX_NODES; n++) {
-        nodes[n].lock = (struct spinlock)SPINLOCK_INIT("kalloc");
+        nodes[n].lock = (struct spinlock)SPINLOCK_INIT("kalloc", LOCK_KALLOC);
         nodes[n].lo = ~0UL;
     }
     for (int i = 0; i < plat.nmem; i++) {

@@ -1,5 +1,6 @@
 /*
  * kernel.h - declarations shared by the kernel's subsystems. One section per file that defines them.
+ * Which file may call which (the layers, bottom to top) is in LAYERS.md.
  *
  * The model (read this first)
  *   hart     a RISC-V hardware thread. Firmware hart ids may be sparse; the kernel numbers harts 0..H-1 in
@@ -15,9 +16,12 @@
  *                              verdict (last RESULT, or the watchdog) to QEMU's exit, never released then
  *   job->lock (proc.h)         a job's process list, memory and result fields; never held with done_lock
  *   sched_lock (sched/core.c)  every process's state, every run queue, all policy state, futex queues
+ *   deadline_lock (deadline.c) the deadline queue (taken under sched_lock; nothing is taken under it)
  *   proc_table_lock (proc.c)   which process slots are in use (taken under job->lock, never under sched_lock)
  *   kalloc's node locks        the free page lists (taken under job->lock)
  *   console_lock (console.c)   innermost: kprintf is called with any of the above held
+ *   (ulog_lock (ulog.c) sits between proc_table_lock and the kalloc locks.) spinlock.h gives each a rank in
+ *   this order, which acquire checks in a KCHECKS build (make KCHECKS=1; make test).
  * spinlock.h records each lock's holder: re-acquiring or releasing a lock the hart does not hold panics,
  * and code whose rule is "X held" checks it (ASSERT_HELD).
  */
@@ -62,6 +66,10 @@ int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 /* ---- console.c ---- */
 void console_write_job(int job, int proc, const char *s, size_t n);   /* a job's output: "[<job>] " lines */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* console.c calls it for a line printed while a policy hook runs (c->hook, set only with KCHECKS); the
+   scheduling core installs sched_hook_printed (sched_init), which panics unless the line is a PANIC. */
+struct cpu;
+extern void (*console_hook_printed)(struct cpu *c, const char *line);
 void console_exit(int code) __attribute__((noreturn));                /* platform_exit at a line start */
 
 /* ---- platform.c / fdt.c: what the device tree told us, and leaving QEMU ---- */
@@ -107,13 +115,15 @@ const struct app *app_at(int i);
 int napps(void);
 uint64_t elf_load(pagetable_t pt, const struct app *a, int node, char *err, size_t errlen);
 
+/* ---- panic.c: a kernel bug - PANIC on the console, exit status 3 (a leaf: calls only the console) ---- */
+void panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
 /* ---- trap.c ---- */
 void trap_init_hart(void);
 void usertrap(void *tf) __attribute__((noreturn));
 void proc_return_to_user(struct proc *p) __attribute__((noreturn));
 void kernel_fault(uint64_t scause, uint64_t sepc, uint64_t stval, uint64_t sp) __attribute__((noreturn));
 const char *exception_name(uint64_t scause);
-void panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* ---- syscall.c ---- */
 void syscall(struct proc *p);
@@ -122,8 +132,6 @@ void syscall(struct proc *p);
 long futex_wait(struct proc *p, uint64_t uaddr, uint32_t expected, uint64_t timeout_us);
 long futex_wake(struct job *j, uint64_t uaddr, uint32_t n);
 void futex_cancel(struct proc *p);      /* sched_lock held: take a blocked p off its futex queue */
-void futex_timeouts(uint64_t now);      /* wake waiters whose timeout passed */
-uint64_t futex_next_deadline(void);
 
 /* ---- calib.c (the calibration card, calib=on) ---- */
 void calib_run(void);                   /* boot hart, before t0: measure and print the CALIB line */
@@ -137,13 +145,8 @@ void model_start(const char *spec);     /* before t0: mark every dispatch and sw
 
 /* ---- launcher.c ---- */
 void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */
-void launcher_start(void);              /* t0 of the scenario: admit the jobs that arrive at 0 */
-void launcher_timer(uint64_t now);      /* on the launcher hart: admit arrivals, watchdog */
-uint64_t launcher_next_deadline(void);
-void launcher_job_done(struct job *j);  /* print RESULT; after the last job SUMMARY and exit */
-uint32_t launcher_fg_live(void);
-extern int launcher_hart;
-extern uint64_t scenario_seed;           /* seed= */
+void launcher_start(void);              /* t0 of the scenario: admit the jobs that arrive at 0, arm the rest */
+void launcher_job_done(struct job *j);  /* life_hooks.job_done: print RESULT; after the last job SUMMARY and exit */
 extern int scenario_irq_sbi;             /* irq=sbi: timers and IPIs through the SBI (intr.c) */
 
 #endif

@@ -3,8 +3,9 @@
  * RESULT line per finished job and a SUMMARY after the last, then leave QEMU with the verdict.
  *
  * t0 (time 0 of the scenario) is when every hart is up and the scheduler starts; arrive/start/end times in
- * RESULT lines are microseconds after t0. Arrivals, the watchdog and futex timeouts are driven by the
- * timer of one hart, launcher_hart (the boot hart).
+ * RESULT lines are microseconds after t0. Arrivals and the watchdog are two entries of the deadline queue
+ * (deadline.h), fired on deadline_hart (the boot hart); nothing below calls the launcher by name: the
+ * process layer reports a finished job through the portable core's hook life_hooks.job_done (main.c installs launcher_job_done).
  *
  * Exit status: 0 every job check=ok; 1 some job failed; 2 bad scenario (ERROR at boot); 3 kernel PANIC;
  * 4 the watchdog (timeout=) fired.
@@ -15,23 +16,29 @@
  * follow the verdict: no RESULT, no second dump, no other verdict.
  */
 #include "sched/sched.h"
+#include "sched/hooks.h"
 #include "scenario.h"
 #include "info.h"
-#include "syncstat.h"
 #include "trace.h"
+#include "deadline.h"
+#include "ulog.h"
+#include "contract.h"
 
-int launcher_hart;
-uint64_t scenario_seed;
 int scenario_irq_sbi;
 
 static struct scenario scen;
 static uint64_t t0;
 static int order[SCEN_MAX_JOBS]; /* job indices by arrival time (stable) */
 static int next_arrival;         /* launcher hart only */
-static struct spinlock done_lock = SPINLOCK_INIT("launcher");
+static struct spinlock done_lock = SPINLOCK_INIT("launcher", LOCK_DONE);
 static int ndone, nfailed;        /* done_lock */
 static char reported[NJOB];       /* done_lock: the job's RESULT is printed */
 static volatile uint32_t fg_live; /* foreground jobs not finished yet */
+
+static void arrivals(struct deadline *d, uint64_t now);
+static void watchdog(struct deadline *d, uint64_t now);
+static struct deadline arrival_dl = DEADLINE_INIT("arrivals", arrivals);  /* the next job's at= */
+static struct deadline watchdog_dl = DEADLINE_INIT("watchdog", watchdog); /* timeout= */
 
 static const struct sl_appspec *lookup_spec(const char *name)
 {
@@ -67,7 +74,7 @@ void launcher_init(void)
     }
     sched = sched_class_by_name(scen.policy);
     sched_quantum = us_to_ticks(scen.quantum_us);
-    sched_seed = scenario_seed = scen.seed;
+    sched_seed = scen.seed;
     scenario_irq_sbi = scen.irq_sbi;
     clock_virtual = scen.clock_virtual;
     idle_poll = scen.idle_poll;
@@ -87,7 +94,7 @@ void launcher_init(void)
     for (int i = 0; i < njobs; i++) {
         struct job *j = &jobs[i];
         struct scen_job *s = &scen.jobs[i];
-        j->lock = (struct spinlock)SPINLOCK_INIT("job");
+        j->lock = (struct spinlock)SPINLOCK_INIT("job", LOCK_JOB);
         j->id = i + 1;
         j->state = J_WAITING;
         j->app = app_lookup(s->app);
@@ -105,26 +112,31 @@ void launcher_init(void)
         }
         order[k] = i;
     }
+    info_set_seed(scen.seed);
+    info_set_fg_live(fg_live);
+    ulog_set_njobs(njobs);
 }
 
-uint32_t launcher_fg_live(void) { return fg_live; }
+static uint64_t arrival_time(int k) { return t0 + us_to_ticks(jobs[order[k]].scen->at_us); }
+
+/* The deadline queue's callback (and launcher_start's at t0): admit every job whose time has come, then arm
+   the queue for the next one. */
+static void arrivals(struct deadline *d, uint64_t now)
+{
+    while (next_arrival < njobs && arrival_time(next_arrival) <= now)
+        job_admit(&jobs[order[next_arrival++]]);
+    if (next_arrival < njobs)
+        deadline_arm(&arrival_dl, arrival_time(next_arrival));
+}
 
 void launcher_start(void)
 {
     if (scen.calib && !scen.clock_virtual)
         calib_run(); /* before t0: no job's times include it; in virtual time it would measure instructions */
     t0 = rdtime();
-    launcher_timer(t0);
-}
-
-uint64_t launcher_next_deadline(void)
-{
-    uint64_t d = ~0UL;
-    if (next_arrival < njobs)
-        d = t0 + us_to_ticks(jobs[order[next_arrival]].scen->at_us);
+    arrivals(&arrival_dl, t0);
     if (scen.timeout_us)
-        d = MIN(d, t0 + us_to_ticks(scen.timeout_us));
-    return d;
+        deadline_arm(&watchdog_dl, t0 + us_to_ticks(scen.timeout_us));
 }
 
 /* done_lock held by the hart that decided the verdict: the dump (trace=on), the SUMMARY line if there is one,
@@ -138,10 +150,11 @@ static void __attribute__((noreturn)) end_run(int status, const char *summary)
     console_exit(status);
 }
 
-/* The launcher hart, past timeout=: if some job has no RESULT yet, the run ends with exit status 4 and an
-   ERROR naming those jobs. If every RESULT is out, the hart that printed the last one holds done_lock and
-   ends the run itself: waiting for it here is what keeps the two verdicts from racing. */
-static void watchdog(void)
+/* The deadline queue's callback past timeout=, on deadline_hart: if some job has no RESULT yet, the run ends
+   with exit status 4 and an ERROR naming those jobs. If every RESULT is out, the hart that printed the last
+   one holds done_lock and ends the run itself: waiting for it here is what keeps the two verdicts from
+   racing. */
+static void watchdog(struct deadline *d, uint64_t now)
 {
     char left[160] = "";
     acquire(&done_lock);
@@ -158,79 +171,36 @@ static void watchdog(void)
     end_run(4, 0);
 }
 
-void launcher_timer(uint64_t now)
-{
-    while (next_arrival < njobs && t0 + us_to_ticks(jobs[order[next_arrival]].scen->at_us) <= now)
-        job_admit(&jobs[order[next_arrival++]]);
-    if (scen.timeout_us && now >= t0 + us_to_ticks(scen.timeout_us))
-        watchdog();
-}
-
-static uint64_t rel_us(uint64_t t) { return t > t0 ? time_us(t - t0) : 0; }
-
-/* The verdict and, for a failure, its reason. */
-static int job_ok(struct job *j, char *why, size_t len)
-{
-    why[0] = 0;
-    if (j->killed)
-        strlcpy(why, j->kill_reason, len);
-    else if (j->exit_status)
-        snprintf(why, len, "reason=exit-status-%d", j->exit_status);
-    else if (!j->result_set)
-        strlcpy(why, "reason=no-result", len);
-    else if (!j->result_ok)
-        strlcpy(why, "reason=app-check", len);
-    return why[0] == 0;
-}
-
-static void print_result(struct job *j, int ok, const char *why)
-{
-    char keys[SL_ARGS_MAX];
-    strlcpy(keys, j->scen->args, sizeof keys);
-    for (char *c = keys; *c; c++)
-        if (*c == ',')
-            *c = ' ';
-    uint64_t start = j->start ? j->start : j->arrive;
-    char extra[160] = "";
-    if (sched_result_extra) { /* the policy's own per-job keys (syncstat.h): adaptive's time per regime */
-        sched_result_extra(j, extra + 1, sizeof extra - 1);
-        if (extra[1])
-            extra[0] = ' ';
-    }
-    kprintf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
-            "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-            "adapt=%s migrations=%lu mem_kb=%lu%s%s%s\n",
-            j->id, j->app->name, sched->name, ncpus, j->nprocs, rel_us(j->arrive), rel_us(start), rel_us(j->end),
-            rel_us(j->end) - rel_us(start), time_us(j->cpu_ticks), ok ? "ok" : "FAIL", keys[0] ? " " : "", keys,
-            j->result_keys[0] ? " " : "", j->result_keys, why[0] ? " " : "", why, j->nswitch, j->npreempt, j->nblock,
-            time_us(j->blocked_ticks), j->adaptive ? "yes" : "no", j->nmigrate, j->mem_used >> 10,
-            j->scen->pargs[0] ? " " : "", j->scen->pargs, extra);
-}
-
+/* life_hooks.job_done (main.c installs it): j's last process was reaped, or its admission failed. */
 void launcher_job_done(struct job *j)
 {
-    char why[200], summary[160];
-    int ok = job_ok(j, why, sizeof why);
+    char why[200], line[2048]; /* a RESULT line: ~400 bytes of its own, SL_ARGS_MAX, SL_RESULT_MAX, a reason */
+    int ok = contract_verdict(j, why, sizeof why);
     acquire(&done_lock); /* after the watchdog's verdict, never granted: QEMU exits first */
-    if (!ok && !j->killed && !j->exit_status) /* other failures said why when they happened (job_kill...) */
-        kprintf("ERROR job %d (%s) failed: %s\n", j->id, j->app->name,
-                j->result_set       ? "its own check failed (it reported check=FAIL)"
-                : j->result_refused ? "it ended without a verdict the kernel took: its SYS_result was refused (a "
-                                      "key the kernel or its scenario prints, or a number that is not finite)"
-                                    : "it ended without reporting a verdict (SYS_result)");
-    print_result(j, ok, why);
+    if (contract_failure(line, sizeof line, j)) /* other failures said why when they happened (job_kill...) */
+        kprintf("%s\n", line);
+    char extra[160] = ""; /* the policy's own RESULT keys (sched.h result: adaptive's time per regime) */
+    hook_result(j, extra, sizeof extra);
+    contract_result(line, sizeof line, j, sched->name, ncpus, t0, ok, why, extra);
+    kprintf("%s\n", line);
     reported[j->id - 1] = 1;
     ndone++;
     nfailed += !ok;
     if (!j->background) {
         fg_live--;
         info_set_fg_live(fg_live);
+        acquire(&sched_lock);
+        for (int i = 0; i < njobs; i++)
+            if (jobs[i].state == J_RUNNING && jobs[i].info)
+                info_put_fg_live(&jobs[i], fg_live);
+        release(&sched_lock);
     }
     if (ndone < njobs) {
         release(&done_lock);
         return;
     }
-    snprintf(summary, sizeof summary, "SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu%s", sched->name,
-             ncpus, njobs, nfailed, rel_us(rdtime()), clock_virtual ? " clock=virtual" : "");
-    end_run(nfailed ? 1 : 0, summary);
+    uint64_t now = rdtime();
+    contract_summary(line, sizeof line, sched->name, ncpus, njobs, nfailed, now > t0 ? time_us(now - t0) : 0,
+                     clock_virtual ? " clock=virtual" : "");
+    end_run(nfailed ? 1 : 0, line);
 }

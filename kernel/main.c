@@ -1,12 +1,18 @@
 /*
  * main.c - boot. OpenSBI enters the boot hart (whichever won its lottery) at _entry; that hart reads the
  * device tree, numbers the harts, sets up memory and the scenario, then starts the others with SBI HSM
- * hart_start. Every hart then runs the scheduler loop; the boot hart is also the launcher hart.
+ * hart_start. Every hart then runs the scheduler loop; the boot hart also serves the deadline queue.
+ *
+ * main.c is the top layer (LAYERS.md) and wires the hooks through which lower layers reach upper ones
+ * (wire_layers): nothing below calls up by name.
  */
 #include "sched/core.h"
 #include "intr.h"
 #include "trace.h"
 #include "ulog.h"
+#include "deadline.h"
+#include "contract.h"
+#include "sched/life.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
@@ -52,6 +58,20 @@ void late_secondary_main(uint64_t hartid)
         }
     for (;;)
         wfi();
+}
+
+/* The upcalls, before any hart runs a process: the core's into the process layer and trap.c, the process
+   layer's into the launcher. (The core installs its own deadline_moved in sched_init.) */
+static void wire_layers(void)
+{
+    sched_up = (struct sched_upcalls){
+        .to_user = proc_return_to_user,
+        .reap = proc_reap,
+        .put_pagetable = job_put_pagetable,
+        .deadlocked = job_deadlocked,
+    };
+    /* the portable core's (sched/life.h): a done job's RESULT (the launcher's), a killed waiter's futex */
+    life_hooks = (struct life_hooks){ .job_done = launcher_job_done, .unwait = futex_cancel };
 }
 
 static void start_other_harts(int boot)
@@ -109,7 +129,8 @@ void boot_main(uint64_t hartid, const void *dtb)
         kprintf("ERROR the boot hart (id %lu) is not in the device tree's /cpus\n", hartid);
         platform_exit(2);
     }
-    launcher_hart = boot;
+    deadline_hart = boot;
+    wire_layers();
     kalloc_init();
     vm_init();
     hart_setup(boot);
@@ -132,11 +153,20 @@ void boot_main(uint64_t hartid, const void *dtb)
         if (app_at(i)->spec->flags & SL_APP_BACKGROUND)
             snprintf(bg + strlen(bg), sizeof bg - strlen(bg), "%s%s", bg[0] ? "," : "", app_at(i)->name);
     }
-    kprintf("BOOT harts=%d nodes=%d mem_mb=%lu policies=%s apps=%s boot_hart=%d boot_us=%lu background=%s "
-            "options=%s timer=%s ipi=%s clock=%s jobkeys=%s idle=%s model=%s cycle_ps=%lu\n",
-            ncpus, plat.nnodes, mem >> 20, sched_class_names(), names, boot, time_us(rdtime()), bg, sched_option_list(),
-            intr_timer_path(), intr_ipi_path(), clock_virtual ? "virtual" : "real", sched_job_key_list(),
-            idle_poll ? "poll" : "auto", model_spec[0] ? model_spec : "none", model_cycle_ps);
+    struct contract_boot b = {
+        .harts = ncpus, .nodes = plat.nnodes, .mem_mb = mem >> 20, .policies = sched_class_names(), .apps = names,
+        .boot_hart = boot, .boot_us = time_us(rdtime()), .background = bg, .options = sched_option_list(),
+        .timer = intr_timer_path(), .ipi = intr_ipi_path(), .clock = clock_virtual ? "virtual" : "real",
+        .jobkeys = sched_job_key_list(), .idle = idle_poll ? "poll" : "auto",
+        .model = model_spec[0] ? model_spec : "none", .cycle_ps = model_cycle_ps,
+#ifdef KCHECKS
+        .checks = "on",
+#endif
+        .extra = "",
+    };
+    char line[2048];
+    contract_boot(line, sizeof line, &b);
+    kprintf("%s\n", line);
     launcher_start();
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
     sched_start_hart();

@@ -38,7 +38,9 @@ struct context {
 /* Words of private storage a policy has in every struct proc and struct job (SCHED_PRIV, sched.h). */
 #define SCHED_PRIV_WORDS 8
 
-enum pstate { P_FREE, P_READY, P_RUNNING, P_BLOCKED, P_ZOMBIE };
+/* P_READY is 0 so that dispatch's check of a policy's pick (sched/life.h, life_run) is a load and a branch;
+   a slot is P_FREE from proc_free on, and nothing reads the state of a slot no job holds. */
+enum pstate { P_READY, P_FREE, P_RUNNING, P_BLOCKED, P_ZOMBIE };
 
 struct cpu;
 
@@ -95,7 +97,7 @@ struct job {
     int pt_refs;                    /* harts with pt loaded, +1 until the job is done */
     uint64_t nmigrate;              /* processes moved to another hart by the policy */
     int nactive;                    /* processes made ready at creation and not exited */
-    int nforever;                   /* of those, blocked on a futex with no timeout (job_stuck) */
+    int nforever;                   /* of those, blocked on a futex with no timeout (sched_job_stuck) */
     uint64_t start;                 /* time CSR of its first dispatch */
     uint64_t sched_priv[SCHED_PRIV_WORDS];  /* the running policy's own (SCHED_PRIV, sched.h): zero when
                                                job_admit(j) is called (jobs[] is in .bss and each entry holds
@@ -132,9 +134,9 @@ void proc_reap(struct proc *p);
 void job_admit(struct job *j);
 void job_fail_early(struct job *j, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* the portable core's (sched/life.c) */
 int job_kill(struct job *j, const char *reason);
 void job_out_of(struct job *j, int idx, long why);
-int job_stuck(struct job *j);
 void job_deadlocked(struct job *j);
 #define SL_ENOSLOT (-100)   /* kernel-internal: proc_create found no free process slot */
 #define SL_EMEMLIMIT (-101) /* kernel-internal: the stack would pass the job's memory limit */

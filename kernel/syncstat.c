@@ -10,17 +10,18 @@
 #include "kernel.h"
 #include "proc.h"
 #include "syncstat.h"
-#include "../lib/wait_bounds.h"
+#include "sched/sched.h"
+#include "../lib/wait/wait_bounds.h"
 
-int syncstat_enabled;
-void (*sched_result_extra)(struct job *j, char *buf, unsigned long len);
 static struct sl_sync *pages[NJOB];
-uint64_t calib_wake_cns;   /* calib.c: 2 syscalls + 2 switches + an IPI, in centi-ns; 0 when calib=off */
+static uint64_t calib_wake_cns; /* calib.c: 2 syscalls + 2 switches + an IPI, in centi-ns; 0 when calib=off */
+
+void syncstat_set_wake_cost(uint64_t cns) { calib_wake_cns = cns; }
 
 void syncstat_job_init(struct job *j)
 {
     pages[j->id - 1] = 0;
-    if (!syncstat_enabled)
+    if (!sched->syncstat)
         return;
     struct sl_sync *pg = kalloc_page(0);
     if (!pg)

@@ -1,7 +1,7 @@
 /*
  * trace.c - allocating the per-hart trace rings and dumping them (the recording is inline, trace.h).
  *
- * Dump format (console contract; tools/schedlab_harness/trace.py parses it):
+ * Dump format (console contract; tools/py/schedlab/trace.py parses it):
  *   TRACE begin harts=<H> timebase_hz=<hz> policy=<p> quantum_us=<q>
  *   TRACE hart=<h> records=<n> dropped=<d>          one block per hart, its records in time order
  *   T <hart> <ticks since t0> <event> <job> <proc> <arg>

@@ -4,7 +4,8 @@
  * usertrap() is the only way into the kernel from U-mode: a syscall (ecall), an interrupt (timer or IPI:
  * S-mode interrupts are always enabled while the hart is in U-mode), or an exception. An exception kills
  * the process's job - never the kernel - and the job's RESULT says why. Any trap taken in S-mode is a
- * kernel bug: kernel_fault() prints PANIC and exits QEMU with a non-zero status.
+ * kernel bug: kernel_fault() prints PANIC and exits QEMU with a non-zero status (panic(), the kernel's
+ * own check failing, is in panic.c, a leaf every layer may call).
  */
 #include "sched/core.h"
 
@@ -86,17 +87,6 @@ void usertrap(void *frame)
         proc_exit(p, -1);
     sched_on_return(p);
     proc_return_to_user(p);
-}
-
-void panic(const char *fmt, ...)
-{
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    kprintf("PANIC %d panic 0x0 0x0 %s\n", mycpu() ? mycpu()->id : -1, buf);
-    platform_exit(3);
 }
 
 void kernel_fault(uint64_t scause, uint64_t sepc, uint64_t stval, uint64_t sp)

@@ -51,11 +51,12 @@ struct ulog_ring {
     struct sl_ulog_rec *page[ULOG_MAX_PAGES];
 };
 
-static struct spinlock ulog_lock = SPINLOCK_INIT("ulog");
+static struct spinlock ulog_lock = SPINLOCK_INIT("ulog", LOCK_ULOG);
 static struct ulog_ring rings[ULOG_MAX_RINGS];   /* ulog_lock */
 static int nrings;                              /* ulog_lock */
 static uint64_t pages_left = ULOG_BUDGET_PAGES; /* ulog_lock */
 static uint64_t refused_jobs;                   /* ulog_lock: bit j-1 for job j (NJOB <= 64) */
+static int run_njobs;                           /* the scenario's jobs (ulog_set_njobs, launcher_init) */
 _Static_assert(NJOB <= 64, "refused_jobs is one word");
 
 static const char *const ev_names[SL_UL_NEVENTS] = {
@@ -192,6 +193,8 @@ static int ring_make(struct job *j, struct ulog_ring *g, int i, uint64_t npages)
     return 0;
 }
 
+void ulog_set_njobs(int n) { run_njobs = n; }
+
 void ulog_job_init(struct job *j)
 {
     if (!(trace_enabled & TRACE_ON))
@@ -251,7 +254,7 @@ static void ring_dump(const struct ulog_ring *g, uint64_t t0, struct anchor end)
 static void ulog_dump(uint64_t t0)
 {
     struct anchor end = anchor_now();
-    kprintf("ULOG begin jobs=%d now=%lu clock=%s kernel_record_ns=%lu.%02lu\n", njobs, end.t > t0 ? end.t - t0 : 0,
+    kprintf("ULOG begin jobs=%d now=%lu clock=%s kernel_record_ns=%lu.%02lu\n", run_njobs, end.t > t0 ? end.t - t0 : 0,
             use_cycles ? "cycle" : "time", kernel_rec_cns / 100, kernel_rec_cns % 100);
     for (int j = 1; j <= NJOB; j++)
         if (refused_jobs & (1UL << (j - 1)))

@@ -21,6 +21,7 @@
 
 void ulog_clock_anchor(int hart);   /* each hart as it starts: a (time, cycle) pair read back to back */
 void ulog_clock_choose(void);        /* boot hart, every hart started: may records carry cycles? */
+void ulog_set_njobs(int n);           /* the scenario's job count, for the dump (launcher_init: no call up) */
 void ulog_job_init(struct job *j);   /* at admission, after info_init: sets info->ulog_cap (0: no logs) */
 void ulog_job_unmap(struct job *j);  /* before uvm_free of the job's page table */
 

@@ -17,7 +17,32 @@
  *          SL_KEYS(SL_INT("n", 2, 1 << 20, 8192),
  *                  SL_ENUM("barrier", "spin|block", 0)));
  *
- * The same code builds for the schedlab kernel and for Linux (platform.h).
+ * The same code builds for the schedlab kernel and for Linux (platform/platform.h).
+ *
+ * The library is in layers, one folder each, lowest first (lib/LAYERS, which
+ * `make layers` checks on the objects of both targets; tools/layers.py):
+ *
+ *   platform  syscalls, time, the info page, per-process state, context switch
+ *   base      this header: keys, output, RESULT, memory, processes
+ *   wait      wait/wait.h: waiting on a word (spin, block, twophase, adaptive)
+ *   threads   threads/uthread.h, place.h: user-level threads, process control
+ *   barriers  barriers/barrier.h: the shapes, over any wait kind
+ *   loops     loops/loopsched.h: the loop schedulers
+ *   workers   workers/workers.h: an app's workers as threads (sl_run_workers)
+ *   start     process 0's start code: sl_lib_init, then main
+ *
+ * A layer calls only the layers below it. Why this order: a wait is the one
+ * operation every synchronization object reduces to, so it sits right above
+ * what it needs (futexes, the info page's running[]); the thread layer uses
+ * it (process control asks who runs, a ringer pokes a word a process sleeps
+ * on with its thread) and so comes above it, and where a wait needs a
+ * thread's view (a spinning thread lets another run; a sleeping
+ * one parks) the thread layer installs hooks the wait layer calls, as Go's
+ * gopark takes unlockf: the wait layer never names a thread function. A
+ * barrier's participant is a worker id, which is a thread's, so barriers come
+ * above threads; a worker run uses threads and adds its keys to sl_report
+ * through a hook the base layer offers (sl_report_keys_from). The start code,
+ * like any crt0, is on top: it starts the library, then calls main.
  */
 #ifndef SL_SCHEDLAB_H
 #define SL_SCHEDLAB_H
@@ -26,8 +51,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "schedlab/abi.h"
-#include "platform.h"
-#include "rng.h"
+#include "platform/platform.h"
+#include "base/rng.h"
 
 #ifdef SL_TARGET_KERNEL
 void  *memset(void *dst, int c, size_t n);
@@ -72,6 +97,13 @@ void sl_report(int ok, const char *fmt, ...) SL_PRINTF(2, 3);
 /* Print "ERROR <app>: ...", report check=FAIL with error=<first word>, exit
    the calling process. Meant for setup errors in process 0. */
 __attribute__((noreturn)) void sl_die(const char *fmt, ...) SL_PRINTF(1, 2);
+/* For a layer above (workers): keys(buf, cap) writes keys that every later
+   sl_report appends to the app's (returns their length, 0 for none). One
+   such function; the last one set wins. */
+void sl_report_keys_from(int (*keys)(char *buf, size_t cap));
+
+/* ---- start-up: the start code (lib/start/) calls it in process 0 before main() ---- */
+void sl_lib_init(void);
 
 /* ---- the app's keys (every key of the spec is present) ---- */
 int64_t     sl_arg_int(const char *key);
@@ -108,17 +140,8 @@ typedef void (*sl_workfn)(void *arg, int id);
 /* Process 0 only: run fn(arg, id) on ids 0..nprocs-1, one per process, and
    return when all have returned. The other processes exit afterwards. */
 void sl_run_procs(sl_workfn fn, void *arg);
-/* Process 0 only: the same contract, but the nprocs workers fn(arg, id) are
-   user-level threads, worker i pinned to process i at start (workers.c):
-   they follow the job's allotment under process control. Once per job. */
-void sl_run_workers(sl_workfn fn, void *arg);
-/* Inside a worker: its id (the barrier participant); elsewhere sl_self(). */
-int  sl_worker_id(void);
-/* 1 if the process that hosts worker w is on a hart now (adaptive waits). */
-int  sl_worker_running(int worker);
-/* "suspends=.. resumes=.. react_us=.. react_max_us=.." of the last worker
-   run when the job adapts (process control), else nothing; returns length. */
-int  sl_workers_keys(char *buf, size_t cap);
+/* The same contract with the workers as user-level threads that follow the
+   job's allotment: sl_run_workers, workers/workers.h. */
 
 /* ---- pause inside spin loops ----
    On the schedlab kernel in deterministic mode (clock=virtual: QEMU runs every hart on one host thread,

@@ -2,7 +2,7 @@
 
 QEMU tests take the ``boot`` fixture (or carry ``@pytest.mark.qemu``) and get a
 callable that boots build/kernel.elf once and returns the harness's parsed
-``Run`` (tools/schedlab_harness/qemu.py), the same object ``schedlab run`` uses:
+``Run`` (tools/py/schedlab/qemu.py), the same object ``schedlab run`` uses:
 
     def test_gauss_ok(boot):
         run = boot(2, "policy=gang job=gauss:n=64")
@@ -38,20 +38,30 @@ built-ins get:
 
     def test_x(boot, policy):
         run = boot(2, f"policy={policy} job=gauss")
+
+Tests of the harness take ``fake`` instead: tests/fake_qemu.py as QEMU and a dummy kernel, with helpers to
+play a recorded console (``fake.replay``), play a tiny kernel (``fake.sim``) and read the argv of each boot;
+``helpers.run_cli(fake, "run", ...)`` runs the command against it in-process.
+
+The package ``schedlab`` (tools/py) is imported as it is, installed or not: pyproject.toml's pytest section
+puts tools/py and tests/ on the path.
 """
 
+import json
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "tools"))
+from schedlab import busy, qemu, sim
+from helpers import CONSOLES, RECORDED, recorded
 
-from schedlab_harness import busy, qemu  # noqa: E402
-from schedlab_harness import sim  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: The fake QEMU the ``fake`` fixture runs (a Python script: see its docstring).
+FAKE_QEMU = REPO_ROOT / "tests" / "fake_qemu.py"
 
 #: Seconds one test boot may take before the harness kills QEMU (generous: CI hosts are slow).
 BOOT_TIMEOUT = float(os.environ.get("SCHEDLAB_TEST_TIMEOUT", "300"))
@@ -190,3 +200,47 @@ def busy_check(monkeypatch):
     monkeypatch.setattr(busy, "assess", REAL_ASSESS)
     monkeypatch.setattr(busy, "host_load", lambda: host.load)
     return host
+
+
+# ---------------------------------------------------------------- the fake QEMU (harness tests)
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """tests/fake_qemu.py on SCHEDLAB_QEMU, a dummy kernel, and helpers to set it up and read its argv log."""
+    kernel = tmp_path / "kernel.elf"
+    kernel.write_bytes(b"\x7fELF")
+    log = tmp_path / "argv.log"
+    monkeypatch.setenv("SCHEDLAB_QEMU", f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE_QEMU))}")
+    monkeypatch.setenv("FAKE_QEMU_LOG", str(log))
+    monkeypatch.setattr(qemu.os, "cpu_count", lambda: 2)
+
+    class Fake:
+        path = tmp_path
+        kernel_path = str(kernel)
+
+        def canned(self, text, exit_code=0, mode="canned"):
+            console_file = tmp_path / "console.txt"
+            console_file.write_bytes(text.encode())
+            monkeypatch.setenv("FAKE_QEMU_MODE", mode)
+            monkeypatch.setenv("FAKE_QEMU_CONSOLE", str(console_file))
+            monkeypatch.setenv("FAKE_QEMU_EXIT", str(exit_code))
+            monkeypatch.setenv("FAKE_QEMU_PIDFILE", str(tmp_path / "child.pid"))
+
+        def replay(self, name, mode="canned"):
+            """Play the recorded console `name` with the exit status its boot had."""
+            self.canned(recorded(name), exit_code=RECORDED[name]["exit"], mode=mode)
+
+        def sim(self, policies="timeslice,gang,partition"):
+            monkeypatch.setenv("FAKE_QEMU_MODE", "sim")
+            monkeypatch.setenv("FAKE_QEMU_TEMPLATE", str(CONSOLES / "gang-trace.console"))
+            monkeypatch.setenv("FAKE_QEMU_POLICIES", policies)
+
+        def calls(self):
+            if not log.exists():
+                return []
+            return [json.loads(line) for line in log.read_text().splitlines()]
+
+        def bootargs(self):
+            return [argv[argv.index("-append") + 1] for argv in self.calls()]
+
+    return Fake()

@@ -1,4 +1,17 @@
-"""Assertions the test modules share (tests never import one another: they import this)."""
+"""What the test modules share (tests never import one another: they import this, and take the fixtures of
+conftest.py): assertions on a run, the consoles recorded from real boots that the harness tests replay, and
+the harness's command run in-process (``run_cli``, with the ``fake`` QEMU) or as a user runs it
+(``schedlab_cmd``)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from schedlab import cli
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def assert_all_ok(run):
@@ -9,3 +22,67 @@ def assert_all_ok(run):
     assert run.exit_code == 0, run.console[-2000:]
     assert run.results and all(r["check"] == "ok" for r in run.results), run.results
     assert run.summary["failed"] == 0 and run.summary["jobs"] == len(run.results)
+
+
+#: A small scenario of each bundled app (tests/test_apps.py boots each; test_model_counts takes one per app).
+APPS = {
+    "gauss-barrier-spin": "job=gauss:n=64,sync=barrier,barrier=spin",
+    "gauss-barrier-block": "job=gauss:n=64,sync=barrier,barrier=block",
+    "gauss-cond-spin": "job=gauss:n=64,sync=cond,barrier=spin",
+    "gauss-cond-block": "job=gauss:n=64,sync=cond,barrier=block",
+    "oddeven-spin": "job=oddeven:n=300,barrier=spin",
+    "oddeven-block": "job=oddeven:n=300,barrier=block",
+    "synth-spin": "job=synth:grain=200,var=200,iters=200,barrier=spin",
+    "synth-block": "job=synth:grain=200,var=200,iters=200,barrier=block",
+    "msort-mcs": "job=msort:n=2000,leaf=16,place=mcs",
+    "msort-lb": "job=msort:n=2000,leaf=16,place=lb",
+    "grassfire-mcs": "job=grassfire:n=48,place=mcs",
+    "grassfire-coarse": "job=grassfire:n=48,variant=coarse",
+    "sor-spin": "job=sor:n=24,iters=3,sched=afs,barrier=spin",
+    "tclosure-block": "job=tclosure:n=40,sched=trapezoid,barrier=block",
+    "adjoint-spin": "job=adjoint:n=12,sched=mod-factoring,barrier=spin",
+    "hog-with-gauss": "job=gauss:n=48,barrier=block job=hog",
+    "fault-badptr": "job=fault:kind=badptr",
+    "scribble-partial": "job=scribble:mode=partial,lines=4,gap_us=50",
+    "chaos-random": "job=chaos:mode=random,calls=200",
+}
+
+
+# ---------------------------------------------------------------- the harness's command
+
+def run_cli(fake, *argv):
+    """Run the CLI in-process with the fake kernel (the ``fake`` fixture); returns the exit status."""
+    return cli.main([argv[0], "--kernel", fake.kernel_path, *argv[1:]])
+
+
+def schedlab_cmd(*argv, timeout=300, env=None):
+    """``tools/schedlab ARGV...`` in a child process from the checkout, as a user runs it (with this test's
+    interpreter, installed package or not); the CompletedProcess with text stdout and stderr."""
+    return subprocess.run([sys.executable, str(REPO / "tools" / "schedlab"), *argv], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+# ---------------------------------------------------------------- recorded consoles (tests/data/consoles)
+
+CONSOLES = REPO / "tests" / "data" / "consoles"
+RECORDED = json.loads((CONSOLES / "index.json").read_text())
+
+
+def recorded(name: str) -> str:
+    """A console recorded from a real boot (`tools/schedlab record-consoles`), as QEMU printed it."""
+    return (CONSOLES / f"{name}.console").read_bytes().decode("utf-8", "replace")
+
+
+def line_of(text: str, prefix: str) -> str:
+    """The first line of a console that starts with prefix, without its line ending."""
+    return next(line.rstrip("\r") for line in text.split("\n") if line.startswith(prefix))
+
+
+def value_of(line: str, key: str) -> str:
+    """The value of key=value in a console line, read without the harness's parser."""
+    return next(word.partition("=")[2] for word in line.split() if word.startswith(key + "="))
+
+
+CONSOLE = recorded("gang-trace")          # policy=gang trace=on, gauss (job 1) and hog (job 2), CPUS=2
+GAUSS = line_of(CONSOLE, "RESULT job=1 ")
+SUMMARY = line_of(CONSOLE, "SUMMARY ")

@@ -15,8 +15,8 @@ import dataclasses
 
 import pytest
 
-from schedlab_harness import trace as tr
-from schedlab_harness.sim import sim_boot
+from schedlab import trace as tr
+from schedlab.sim import sim_boot
 from helpers import assert_all_ok
 
 GRACE_US = 500.0

@@ -3,29 +3,7 @@ blocking waits; apps check their own results (check=ok), the kernel reports them
 
 import pytest
 
-from helpers import assert_all_ok
-
-APPS = {
-    "gauss-barrier-spin": "job=gauss:n=64,sync=barrier,barrier=spin",
-    "gauss-barrier-block": "job=gauss:n=64,sync=barrier,barrier=block",
-    "gauss-cond-spin": "job=gauss:n=64,sync=cond,barrier=spin",
-    "gauss-cond-block": "job=gauss:n=64,sync=cond,barrier=block",
-    "oddeven-spin": "job=oddeven:n=300,barrier=spin",
-    "oddeven-block": "job=oddeven:n=300,barrier=block",
-    "synth-spin": "job=synth:grain=200,var=200,iters=200,barrier=spin",
-    "synth-block": "job=synth:grain=200,var=200,iters=200,barrier=block",
-    "msort-mcs": "job=msort:n=2000,leaf=16,place=mcs",
-    "msort-lb": "job=msort:n=2000,leaf=16,place=lb",
-    "grassfire-mcs": "job=grassfire:n=48,place=mcs",
-    "grassfire-coarse": "job=grassfire:n=48,variant=coarse",
-    "sor-spin": "job=sor:n=24,iters=3,sched=afs,barrier=spin",
-    "tclosure-block": "job=tclosure:n=40,sched=trapezoid,barrier=block",
-    "adjoint-spin": "job=adjoint:n=12,sched=mod-factoring,barrier=spin",
-    "hog-with-gauss": "job=gauss:n=48,barrier=block job=hog",
-    "fault-badptr": "job=fault:kind=badptr",
-    "scribble-partial": "job=scribble:mode=partial,lines=4,gap_us=50",
-    "chaos-random": "job=chaos:mode=random,calls=200",
-}
+from helpers import APPS, assert_all_ok
 
 
 @pytest.mark.parametrize("cpus", [1, 2, 4])

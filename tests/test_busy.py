@@ -1,4 +1,4 @@
-"""The busy-host flag (tools/schedlab_harness/busy.py; issue 25, item 5): every command that reports timings
+"""The busy-host flag (tools/py/schedlab/busy.py; issue 25, item 5): every command that reports timings
 marks the boots whose calibration card or host load says the host was busy, and docs/ is not written from
 them without --allow-busy.  The host is faked (a calibration card, a load average, other QEMUs: the
 ``busy_check`` fixture of conftest.py); nothing here loads the machine or depends on its load.
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from schedlab_harness import busy, qemu
-from schedlab_harness import reproduce as rp
-from test_harness import CONSOLE, CONSOLES, fake, line_of, schedlab  # noqa: F401 - the fake QEMU fixture
+from schedlab import busy, qemu
+from schedlab import reproduce as rp
+from helpers import CONSOLE, line_of, run_cli
 
 CARD = {"syscall_ns": 380.4, "switch_ns": 81.07, "ipi_ns": 1352.0, "tick_ns": 624.5, "synth_unit_ns": 9.67,
         "cost_us": 3591}
@@ -79,12 +79,12 @@ def _value(line, key):
 
 def test_run_marks_a_busy_boot(fake, busy_check, capsys):  # noqa: F811
     fake.canned(CONSOLE.replace(CALIB, CALIB.replace(f"ipi_ns={_value(CALIB, 'ipi_ns')}", "ipi_ns=5910000.00")))
-    assert schedlab(fake, "run", "--cpus", "2", "--repeat", "2", "job=gauss") == 0
+    assert run_cli(fake, "run", "--cpus", "2", "--repeat", "2", "job=gauss") == 0
     out = capsys.readouterr().out
     assert out.count("BUSY HOST  (") == 2 and "busy host: calibration ipi 5.91 ms" in out
     assert "BUSY 2/2" in out and "BUSY HOST: 2 of 2 boots ran on a busy host" in out
     fake.replay("gang-trace")
-    assert schedlab(fake, "run", "--cpus", "2", "job=gauss") == 0
+    assert run_cli(fake, "run", "--cpus", "2", "job=gauss") == 0
     assert "BUSY" not in capsys.readouterr().out
 
 
@@ -93,14 +93,14 @@ def test_compare_marks_rows_and_refuses_docs(fake, busy_check, capsys, tmp_path,
     monkeypatch.setattr(busy, "REPO_ROOT", tmp_path)
     (tmp_path / "docs").mkdir()
     busy_check.load = busy.HostLoad(4.2, 2, ((77, "qemu-system-ris"),))
-    status = schedlab(fake, "compare", "--repeat", "1", "--policies", "gang,timeslice", "--json",
+    status = run_cli(fake, "compare", "--repeat", "1", "--policies", "gang,timeslice", "--json",
                       str(tmp_path / "docs" / "c.json"), "job=gauss", "job=oddeven")
     out, err = capsys.readouterr()
     rows = [line.split() for line in out.splitlines() if line.startswith(("gang ", "timeslice "))]
     assert rows and all(row[-2:] == ["BUSY", "2/2"] for row in rows)          # alone + mix boot per row
     assert "load average 4.20 on 2 cores" in out and "other QEMU process" in out
     assert status == 1 and "not writing" in err and not (tmp_path / "docs" / "c.json").exists()
-    assert schedlab(fake, "compare", "--repeat", "1", "--policies", "gang", "--allow-busy", "--json",
+    assert run_cli(fake, "compare", "--repeat", "1", "--policies", "gang", "--allow-busy", "--json",
                     str(tmp_path / "docs" / "c.json"), "job=gauss") == 0
     runs = json.loads((tmp_path / "docs" / "c.json").read_text())["runs"]
     assert all("load average 4.20" in r["busy"] for r in runs)
@@ -109,7 +109,7 @@ def test_compare_marks_rows_and_refuses_docs(fake, busy_check, capsys, tmp_path,
 def test_sweep_marks_points_from_a_busy_card(fake, busy_check, capsys, tmp_path, monkeypatch):  # noqa: F811
     fake.sim()
     _busy_template(tmp_path, monkeypatch)
-    assert schedlab(fake, "sweep", "--repeat", "2", "--policies", "gang", "--vary", "quantum=2ms,5ms", "--no-plot",
+    assert run_cli(fake, "sweep", "--repeat", "2", "--policies", "gang", "--vary", "quantum=2ms,5ms", "--no-plot",
                     "--out", str(tmp_path / "q"), "job=gauss") == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.startswith("gang ")]

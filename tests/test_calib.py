@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from schedlab_harness import console
-from test_harness import fake, recorded, schedlab  # noqa: F401  (the fake QEMU fixture)
+from schedlab import console
+from helpers import recorded, run_cli
 
 COSTS = ("syscall_ns", "switch_ns", "tick_ns", "synth_unit_ns")
 
@@ -44,7 +44,7 @@ def test_job_output_cannot_forge_a_card():
 
 def test_stored_with_every_result_and_shown_by_compare(fake, capsys, tmp_path):  # noqa: F811
     fake.sim()
-    assert schedlab(fake, "compare", "--repeat", "1", "--policies", "gang", "--json", str(tmp_path / "c.json"),
+    assert run_cli(fake, "compare", "--repeat", "1", "--policies", "gang", "--json", str(tmp_path / "c.json"),
                     "job=gauss") == 0
     out = capsys.readouterr().out
     header = out.splitlines()[1]
@@ -57,7 +57,7 @@ def test_stored_with_every_result_and_shown_by_compare(fake, capsys, tmp_path): 
 
 def test_compare_says_when_there_is_no_card(fake, capsys):  # noqa: F811
     fake.sim()
-    assert schedlab(fake, "compare", "--repeat", "1", "--policies", "gang", "job=gauss", "calib=off") == 0
+    assert run_cli(fake, "compare", "--repeat", "1", "--policies", "gang", "job=gauss", "calib=off") == 0
     assert "calibration: none" in capsys.readouterr().out
 
 

@@ -6,16 +6,13 @@ forged contract lines, every control byte) next to a healthy job and checks that
 the kernel's lines and each job's text, whole and in order, on its own prefixed lines.
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import re
 
 import pytest
 
-from schedlab_harness import commands, console, qemu, writers
+from schedlab import commands, console, qemu, writers
 
-REPO = qemu.REPO_ROOT
 
 # ---------------------------------------------------------------- what scribble writes (apps/scribble.c)
 
@@ -129,9 +126,7 @@ def test_json_keeps_each_jobs_output(tmp_path):
 
 
 def test_bench_reads_bench_lines_of_job_output(monkeypatch, capsys):
-    loader = importlib.machinery.SourceFileLoader("schedlab_bench", str(REPO / "tools" / "bench"))
-    bench = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
-    loader.exec_module(bench)
+    from schedlab import bench
     text = ("BENCH forged_by_kernel_side 1 ns\r\n[1] BENCH call_ns 3.25 ns\r\n[1] BENCH steal_ns 120.0 ns\r\n"
             "[1] progress BENCH no 1 ns\r\nRESULT job=1\r\n")
     run = qemu.Run(2, "", [], text, 0, parsed=console.parse_console(text))

@@ -6,10 +6,11 @@ same. QEMU is replaced by ``echo`` here, so the tests only see whether it would 
 """
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from schedlab import cli
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,8 +37,6 @@ def test_make_qemu_passes_a_good_cpus_to_qemu(cpus):
 @pytest.mark.parametrize("cpus", ["0", "-1", "abc"])
 @pytest.mark.parametrize("command", ["run", "compare", "sweep"])
 def test_harness_refuses_a_bad_cpus(cpus, command, capsys):
-    sys.path.insert(0, str(REPO / "tools"))
-    from schedlab_harness import cli
     extra = ["--vary", "seed=1,2"] if command == "sweep" else []
     with pytest.raises(SystemExit) as exit_:
         cli.main([command, "--cpus", cpus, *extra, "job=synth"])

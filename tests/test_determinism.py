@@ -9,10 +9,9 @@ barrier, not a timer period; compare refuses slowdowns from virtual times unless
 
 import subprocess
 
-from schedlab_harness import cli, commands, qemu
-from schedlab_harness import trace as tr
-from helpers import assert_all_ok
-from test_harness import REPO, fake, schedlab  # noqa: F401 (fake is a fixture)
+from schedlab import cli, commands, qemu
+from schedlab import trace as tr
+from helpers import REPO, assert_all_ok, run_cli
 
 #: Spinning and blocking barriers, a hog that never blocks, threads stealing: every kind of wait.
 MIX = ("trace=on quantum=2ms job=oddeven:n=400,barrier=spin job=gauss:n=64,barrier=twophase,procs=3 "
@@ -88,7 +87,7 @@ def test_make_qemu_deterministic_is_the_harness_command():
 
 def test_run_deterministic_boots_with_clock_virtual(fake, capsys):  # noqa: F811
     fake.replay("gang-trace")
-    assert schedlab(fake, "run", "--deterministic", "--cpus", "2", "policy=gang", "job=gauss") == 0
+    assert run_cli(fake, "run", "--deterministic", "--cpus", "2", "policy=gang", "job=gauss") == 0
     argv = fake.calls()[0]
     assert argv[-1] == "policy=gang job=gauss clock=virtual" and "-icount" in argv
     assert "clock=virtual: times are instructions" in capsys.readouterr().out
@@ -97,10 +96,10 @@ def test_run_deterministic_boots_with_clock_virtual(fake, capsys):  # noqa: F811
 def test_compare_refuses_virtual_times_unless_allowed(fake, capsys):  # noqa: F811
     fake.sim()
     for argv in (["--deterministic"], ["clock=virtual", "job=gauss"]):
-        assert schedlab(fake, "compare", "--cpus", "1", *argv) == 2
+        assert run_cli(fake, "compare", "--cpus", "1", *argv) == 2
         assert "refuses to compute slowdowns from virtual times" in capsys.readouterr().err
     assert fake.calls() == []
-    assert schedlab(fake, "compare", "--cpus", "1", "--deterministic", "--allow-virtual", "--policies", "gang",
+    assert run_cli(fake, "compare", "--cpus", "1", "--deterministic", "--allow-virtual", "--policies", "gang",
                     "job=gauss") == 0
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("== compare"))

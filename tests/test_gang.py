@@ -3,7 +3,7 @@
 The gang invariant: whenever a process of job J runs, every live, runnable process of J in the same row
 runs too - except inside a slot-switch window (from the switch's start until the last hart entered the new
 slot: the measured skew) and in the first GRACE_US of a process becoming runnable (the time to dispatch it
-on its hart). tools/schedlab_harness/trace.py computes it; here it must hold under gang and fail under
+on its hart). tools/py/schedlab/trace.py computes it; here it must hold under gang and fail under
 timeslice for the same mix. The other tests check the idle mask, wake-ups within a slot, gangs wider than
 the harts, arrivals and departures, both fits and alternates, from the same records.
 
@@ -17,44 +17,12 @@ import bisect
 
 import pytest
 
-from schedlab_harness import trace as tr
-from helpers import assert_all_ok
-
-#: Dispatch latency forgiven after a process becomes runnable (µs); well under any quantum used here.
-GRACE_US = 500.0
-#: The gang mix: two 2-wide jobs that spin at barriers, several slot switches each.
-MIX = "trace=on quantum=2ms job=gauss:n=192,barrier=spin,procs=2 job=gauss:n=192,barrier=spin,procs=2"
+from schedlab import trace as tr
+from schedule_checks import GANG_MIX as MIX, GRACE_US, assert_coscheduled, gang_coschedules_every_gang, rows_of, traced
 
 
-def traced(run) -> tr.Trace:
-    assert_all_ok(run)
-    trace = tr.parse_trace(run.console)
-    assert trace.complete and not any(trace.dropped.values()), "the ring overflowed: make the run shorter"
-    return trace
-
-
-def assert_coscheduled(trace):
-    """The gang invariant outside switch windows, for a deterministic boot. A switch some hart never
-    acknowledged is one long window, so the check could pass vacuously if the broadcast were lost: a hart
-    may skip a switch only when the next one superseded it before the hart got to it (gang_ack acts on the
-    latest), and no pair-time may fall outside the windows."""
-    stats = tr.switch_stats(trace)
-    assert stats.count >= 3, stats
-    following = zip(stats.switches, stats.switches[1:] + [None])
-    skipped = [(s, h) for s, nxt in following for h in s.missing if nxt is None or h not in nxt.acks]
-    assert not skipped, skipped[:3]
-    for job, check in tr.gang_violations(trace, grace_us=GRACE_US).items():
-        assert check.run_us > 0
-        assert check.fraction == 0.0, (job, check.fraction, check.worst)
-
-
-def rows_of(trace):
-    """(job, proc) -> the set of slots its run records named."""
-    rows = {}
-    for r in trace.records:
-        if r.event == "run":
-            rows.setdefault((r.job, r.proc), set()).add(r.arg)
-    return rows
+def test_gang_coschedules_every_gang(boot):
+    gang_coschedules_every_gang(boot)
 
 
 class SlotClock:
@@ -72,15 +40,6 @@ class SlotClock:
     def next_switch_after(self, t):
         i = bisect.bisect_right(self.times, t)
         return self.times[i] if i < len(self.times) else float("inf")
-
-
-def test_gang_coschedules_every_gang(boot):
-    trace = traced(boot(2, "policy=gang " + MIX, timeout=120, deterministic=True))
-    assert_coscheduled(trace)
-    # each 2-wide job sits in one row, its two processes in different columns
-    rows = rows_of(trace)
-    for job in (1, 2):
-        assert len(rows[(job, 0)] | rows[(job, 1)]) == 1
 
 
 def test_timeslice_does_not_coschedule(boot):

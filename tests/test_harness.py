@@ -1,19 +1,11 @@
-"""Unit tests of the Python harness (tools/schedlab_harness), without a real QEMU.
+"""Unit tests of the Python harness (tools/py/schedlab), without a real QEMU.
 
-Booting is tested against a fake QEMU: a small Python script written to a
-temporary directory and selected with SCHEDLAB_QEMU.  It records its argv and,
-depending on FAKE_QEMU_MODE,
-
-* ``canned``: prints the file FAKE_QEMU_CONSOLE and exits with FAKE_QEMU_EXIT;
-* ``hang``:   prints the canned console without its last newline, starts a
-  grandchild (pid in FAKE_QEMU_PIDFILE) and sleeps, to be killed by the timeout;
-* ``sim``:    plays a tiny kernel: reads -append, answers bad tokens with ERROR,
-  prints BOOT, one RESULT per job and SUMMARY.  Elapsed time of a job is
-  BASE[app] * (1 + (jobs - 1) * EXTRA[policy]), so slowdowns are exact:
-  with two jobs timeslice 2.0, gang 1.5, partition 1.2.
+Booting is tested against a fake QEMU, tests/fake_qemu.py, selected with SCHEDLAB_QEMU by the ``fake``
+fixture (tests/conftest.py): it records its argv and plays a console recorded from a real boot (``canned``,
+``hang``: the modes are in its docstring) or a tiny kernel (``sim``) whose slowdowns are exact.
 
 The consoles are the real kernel's: ``canned`` plays (or cuts) consoles recorded
-from real boots in tests/data/consoles/ (``tools/record_consoles.py`` regenerates
+from real boots in tests/data/consoles/ (``tools/schedlab record-consoles`` regenerates
 them), and ``sim`` writes its BOOT, RESULT and SUMMARY lines by changing values in
 the recorded lines of FAKE_QEMU_TEMPLATE, so when the kernel's format moves these
 tests see the new format.
@@ -30,165 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from schedlab_harness import cli, commands, compare, console, mix, qemu, scenario, stats, writers
-from schedlab_harness.compare import ALONE, MIX, Trial
+from schedlab import cli, commands, comparison, console, mix, qemu, scenario, stats, writers
+from schedlab.comparison import ALONE, MIX, Trial
+from helpers import CONSOLE, GAUSS, RECORDED, REPO, SUMMARY, line_of, recorded, run_cli, value_of
 
-REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "tools" / "schedlab"
-
-FAKE_QEMU = r'''
-import json, os, subprocess, sys, time
-
-argv = sys.argv[1:]
-if os.environ.get("FAKE_QEMU_LOG"):
-    with open(os.environ["FAKE_QEMU_LOG"], "a") as log:
-        log.write(json.dumps(argv) + "\n")
-mode = os.environ.get("FAKE_QEMU_MODE", "canned")
-out = sys.stdout
-
-if mode == "canned":
-    out.buffer.write(open(os.environ["FAKE_QEMU_CONSOLE"], "rb").read())
-    sys.exit(int(os.environ.get("FAKE_QEMU_EXIT", "0")))
-
-if mode == "hang":
-    out.buffer.write(open(os.environ["FAKE_QEMU_CONSOLE"], "rb").read().rstrip(b"\n"))
-    out.flush()
-    child = subprocess.Popen(["sleep", "60"])
-    with open(os.environ["FAKE_QEMU_PIDFILE"], "w") as f:
-        f.write(str(child.pid))
-    time.sleep(60)
-    sys.exit(0)
-
-# mode == "sim"
-cpus = int(argv[argv.index("-smp") + 1])
-tokens = argv[argv.index("-append") + 1].split()
-POLICIES = os.environ.get("FAKE_QEMU_POLICIES", "timeslice,gang,partition").split(",")
-BASE = {"gauss": 10000, "oddeven": 20000, "synth": 5000, "fault": 100}
-EXTRA = {"timeslice": 1.0, "gang": 0.5, "partition": 0.2}
-print("OpenSBI v1.1")
-print("Platform Name             : riscv-virtio,qemu")
-policy, jobs = "timeslice", []
-for token in tokens:
-    key, _, value = token.partition("=")
-    if key == "policy" and value in POLICIES:
-        policy = value
-    elif key == "job" and value.partition(":")[0] in list(BASE) + ["hog"]:
-        app, _, keys = value.partition(":")
-        jobs.append((app, [kv for kv in keys.split(",") if kv]))
-    elif key not in ("quantum", "seed", "trace", "irq", "calib", "timeout", "clock", "wakeboost", "model",
-                     "idle") or key == "policy":
-        print(f"ERROR bad token '{token}': expected policy=timeslice|gang|partition, quantum=, job=<app>...")
-        sys.exit(2)
-import re
-TEMPLATE = open(os.environ["FAKE_QEMU_TEMPLATE"], encoding="utf-8", errors="replace").read().replace("\r", "")
-def recorded(keyword):
-    return next(line for line in TEMPLATE.splitlines() if line.startswith(keyword + " "))
-def with_values(line, **values):
-    for key, value in values.items():
-        line = re.sub(rf"(?<= ){key}=\S*", f"{key}={value}", line, count=1)
-    return line
-print(with_values(recorded("BOOT"), harts=cpus, policies=",".join(POLICIES)))
-if "calib=off" not in tokens:
-    print(recorded("CALIB"))
-elapsed = {}
-for i, (app, keys) in enumerate(jobs):
-    if app != "hog":
-        elapsed[i] = int(BASE[app] * (1 + (len(jobs) - 1) * EXTRA[policy]))
-end = max(elapsed.values(), default=0)
-failed = 0
-for i, (app, keys) in enumerate(jobs):
-    e = elapsed.get(i, end)
-    check = "FAIL" if app == "fault" else "ok"
-    failed += check != "ok"
-    line = with_values(recorded("RESULT"), job=i + 1, app=app, policy=policy, harts=cpus, procs=cpus, arrive_us=0,
-                       start_us=10, end_us=10 + e, elapsed_us=e, cpu_us=e * cpus, check=check)
-    print(line + (" reason=pagefault" if app == "fault" else ""))
-print(with_values(recorded("SUMMARY"), policy=policy, harts=cpus, jobs=len(jobs), failed=failed, makespan_us=end + 10))
-plugin = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-plugin"), None)
-if plugin:          # the machine model's report, after SUMMARY (tools/model/README.md); job 0 = kernel and idle
-    profile = dict(kv.partition("=")[::2] for kv in plugin.split(",")[1:])["profile"]
-    print(f"MODEL end profile={profile} cycle_ps=250 charge=on accesses={1000 * (len(jobs) + 1)} stall_us=7")
-    for j in range(len(jobs) + 1):
-        print(f"MODEL job={j} accesses=1000 misses={10 + j} l2_hits=5 llc_hits=1 coherence=2 local={6 + j} remote=1 "
-              f"stall_us={j}")
-sys.exit(3 if failed else 0)
-'''
-
-CONSOLES = REPO / "tests" / "data" / "consoles"
-RECORDED = json.loads((CONSOLES / "index.json").read_text())
-
-
-def recorded(name: str) -> str:
-    """A console recorded from a real boot (tools/record_consoles.py), as QEMU printed it."""
-    return (CONSOLES / f"{name}.console").read_bytes().decode("utf-8", "replace")
-
-
-def line_of(text: str, prefix: str) -> str:
-    """The first line of a console that starts with prefix, without its line ending."""
-    return next(line.rstrip("\r") for line in text.split("\n") if line.startswith(prefix))
-
-
-def value_of(line: str, key: str) -> str:
-    """The value of key=value in a console line, read without the harness's parser."""
-    return next(word.partition("=")[2] for word in line.split() if word.startswith(key + "="))
-
-
-CONSOLE = recorded("gang-trace")          # policy=gang trace=on, gauss (job 1) and hog (job 2), CPUS=2
-GAUSS = line_of(CONSOLE, "RESULT job=1 ")
-SUMMARY = line_of(CONSOLE, "SUMMARY ")
 
 
 # ---------------------------------------------------------------- fixtures
-
-@pytest.fixture
-def fake(tmp_path, monkeypatch):
-    """A fake QEMU on SCHEDLAB_QEMU, a dummy kernel, and helpers to set it up and read its argv log."""
-    script = tmp_path / "fake-qemu"
-    script.write_text(f"#!{sys.executable}\n{FAKE_QEMU}")
-    script.chmod(0o755)
-    kernel = tmp_path / "kernel.elf"
-    kernel.write_bytes(b"\x7fELF")
-    log = tmp_path / "argv.log"
-    monkeypatch.setenv("SCHEDLAB_QEMU", str(script))
-    monkeypatch.setenv("FAKE_QEMU_LOG", str(log))
-    monkeypatch.setattr(qemu.os, "cpu_count", lambda: 2)
-
-    class Fake:
-        path = tmp_path
-        kernel_path = str(kernel)
-
-        def canned(self, text, exit_code=0, mode="canned"):
-            console_file = tmp_path / "console.txt"
-            console_file.write_bytes(text.encode())
-            monkeypatch.setenv("FAKE_QEMU_MODE", mode)
-            monkeypatch.setenv("FAKE_QEMU_CONSOLE", str(console_file))
-            monkeypatch.setenv("FAKE_QEMU_EXIT", str(exit_code))
-            monkeypatch.setenv("FAKE_QEMU_PIDFILE", str(tmp_path / "child.pid"))
-
-        def replay(self, name, mode="canned"):
-            """Play the recorded console `name` with the exit status its boot had."""
-            self.canned(recorded(name), exit_code=RECORDED[name]["exit"], mode=mode)
-
-        def sim(self, policies="timeslice,gang,partition"):
-            monkeypatch.setenv("FAKE_QEMU_MODE", "sim")
-            monkeypatch.setenv("FAKE_QEMU_TEMPLATE", str(CONSOLES / "gang-trace.console"))
-            monkeypatch.setenv("FAKE_QEMU_POLICIES", policies)
-
-        def calls(self):
-            if not log.exists():
-                return []
-            return [json.loads(line) for line in log.read_text().splitlines()]
-
-        def bootargs(self):
-            return [argv[argv.index("-append") + 1] for argv in self.calls()]
-
-    return Fake()
-
-
-def schedlab(fake, *argv):
-    """Run the CLI in-process with the fake kernel; returns the exit status."""
-    return cli.main([argv[0], "--kernel", fake.kernel_path, *argv[1:]])
-
 
 def fake_run(results, exit_code=0, summary=None, timed_out=False):
     """A Run carrying given RESULT dicts, as the aggregation code sees it."""
@@ -393,7 +234,7 @@ def test_slowdowns_are_per_repeat_ratios():
 
 def test_plan_runs_each_foreground_job_alone_and_the_mix():
     settings, jobs = mix.split_tokens(["policy=gang", "seed=3", "job=gauss:procs=2", "job=hog", "job=oddeven"])
-    trials = compare.plan(settings, jobs, ["timeslice", "gang"], repeats=2, quantum="5ms")
+    trials = comparison.plan(settings, jobs, ["timeslice", "gang"], repeats=2, quantum="5ms")
     assert len(trials) == 2 * 2 * 3         # repeats x policies x (2 alone + 1 mix)
     assert [(t.repeat, t.policy, t.kind) for t in trials[:6]] == [
         (0, "timeslice", ALONE), (0, "timeslice", ALONE), (0, "timeslice", MIX),
@@ -414,7 +255,7 @@ def test_aggregate_median_of_ratios_makespan_and_ranking():
             [result(0, "gauss", mixed), result(1, "hog", mixed + 1)], summary={"makespan_us": mixed + 2})))
         done.append((Trial("gang", ALONE, r, (), jobs[0]), fake_run([result(0, "gauss", 10)])))
         done.append((Trial("gang", MIX, r, ()), fake_run([result(0, "gauss", 15)], summary={"makespan_us": 16})))
-    outcomes = compare.aggregate(done, jobs, ["timeslice", "gang"], repeats=3)
+    outcomes = comparison.aggregate(done, jobs, ["timeslice", "gang"], repeats=3)
     ts, gang = outcomes
     gauss, hog = ts.jobs
     assert gauss.slowdown == stats.Spread(3.0, 2.0, 4.0, 3)   # median of ratios, not 40/10
@@ -422,8 +263,8 @@ def test_aggregate_median_of_ratios_makespan_and_ranking():
     assert hog.slowdown is None and hog.alone is None and hog.mix.median == 41
     assert ts.makespan == stats.Spread(42, 32, 42, 3)
     assert gang.jobs[0].slowdown.median == 1.5 and gang.mean_slowdown == 1.5
-    assert [o.policy for o in compare.ranking(outcomes)] == ["gang", "timeslice"]
-    as_dict = compare.outcomes_to_dict(outcomes)
+    assert [o.policy for o in comparison.ranking(outcomes)] == ["gang", "timeslice"]
+    as_dict = comparison.outcomes_to_dict(outcomes)
     assert as_dict["ranking"] == ["gang", "timeslice"]
     assert as_dict["policies"][0]["jobs"][0]["slowdown"] == {"median": 3.0, "min": 2.0, "max": 4.0, "n": 3,
                                                             "ci_low": 2.0, "ci_high": 4.0}
@@ -436,10 +277,10 @@ def test_aggregate_ignores_failed_runs():
             (Trial("gang", MIX, 0, ()), fake_run([result(0, "gauss", 99, check="FAIL")], exit_code=1)),
             (Trial("gang", ALONE, 1, (), jobs[0]), fake_run([result(0, "gauss", 10)], timed_out=True)),
             (Trial("gang", MIX, 1, ()), fake_run([result(0, "gauss", 20)]))]
-    (outcome,) = compare.aggregate(done, jobs, ["gang"], repeats=2)
+    (outcome,) = comparison.aggregate(done, jobs, ["gang"], repeats=2)
     assert outcome.jobs[0].slowdown is None        # no repeat has both a good alone and a good mix
     assert outcome.jobs[0].alone.count == 1 and outcome.jobs[0].mix.count == 1
-    assert compare.ranking([outcome]) == []
+    assert comparison.ranking([outcome]) == []
 
 
 # ---------------------------------------------------------------- writers
@@ -554,7 +395,7 @@ def test_oversubscription_warning(monkeypatch):
 
 def test_cli_run_prints_table_and_summary(fake, capsys):
     fake.replay("gang-trace")
-    assert schedlab(fake, "run", "--cpus", "2", "policy=gang", "job=gauss", "job=hog") == 0
+    assert run_cli(fake, "run", "--cpus", "2", "policy=gang", "job=gauss", "job=hog") == 0
     out, err = capsys.readouterr()
     elapsed_ms, makespan_ms = int(value_of(GAUSS, "elapsed_us")) / 1000, int(value_of(SUMMARY, "makespan_us")) / 1000
     assert "elapsed ms" in out and f"{elapsed_ms:.3f}" in out and f"maxerr={value_of(GAUSS, 'maxerr')}" in out
@@ -565,7 +406,7 @@ def test_cli_run_prints_table_and_summary(fake, capsys):
 
 def test_cli_run_failure_shows_error_lines_verbatim(fake, capsys):
     fake.replay("unknown-app")
-    assert schedlab(fake, "run", "--cpus", "1", "job=gaus") == 1
+    assert run_cli(fake, "run", "--cpus", "1", "job=gaus") == 1
     out, _ = capsys.readouterr()
     assert line_of(recorded("unknown-app"), "ERROR ") in out and f"FAIL (exit {RECORDED['unknown-app']['exit']})" in out
     assert "unknown app 'gaus'" in out
@@ -573,13 +414,13 @@ def test_cli_run_failure_shows_error_lines_verbatim(fake, capsys):
 
 def test_cli_run_failure_without_error_shows_console_tail(fake, capsys):
     fake.canned("qemu-system-riscv64: -numa: bad option\n", exit_code=1)
-    assert schedlab(fake, "run", "--cpus", "1", "job=gauss") == 1
+    assert run_cli(fake, "run", "--cpus", "1", "job=gauss") == 1
     assert "| qemu-system-riscv64: -numa: bad option" in capsys.readouterr().out
 
 
 def test_cli_run_timeout_reported(fake, capsys):
     fake.canned(CONSOLE.split("SUMMARY")[0], mode="hang")
-    assert schedlab(fake, "run", "--cpus", "1", "--timeout", "1", "job=gauss") == 1
+    assert run_cli(fake, "run", "--cpus", "1", "--timeout", "1", "job=gauss") == 1
     out, _ = capsys.readouterr()
     assert "TIMEOUT" in out and "no SUMMARY line" in out
 
@@ -588,7 +429,7 @@ def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path)
     fake.replay("gang-trace")
     scn = tmp_path / "two.scn"
     scn.write_text("# cpus: 1\npolicy=gang\njob=gauss job=hog\n")
-    status = schedlab(fake, "run", "--repeat", "2", "--json", str(tmp_path / "r.json"),
+    status = run_cli(fake, "run", "--repeat", "2", "--json", str(tmp_path / "r.json"),
                       "--csv", str(tmp_path / "r.csv"), str(scn), "seed=5")
     assert status == 0
     calls = fake.calls()
@@ -605,13 +446,13 @@ def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path)
 
 def test_cli_warns_once_when_cpus_exceed_host_cores(fake, capsys):
     fake.replay("gang-trace")
-    assert schedlab(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 0
+    assert run_cli(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 0
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and len(err.strip().splitlines()) == 1
 
 
 def test_cli_missing_scenario_is_usage_error(fake, capsys):
-    assert schedlab(fake, "run", "no-such-scenario") == 2
+    assert run_cli(fake, "run", "no-such-scenario") == 2
     assert "not found" in capsys.readouterr().err
 
 
@@ -619,7 +460,7 @@ def test_cli_missing_scenario_is_usage_error(fake, capsys):
 
 def test_cli_compare_default_mix_discovers_policies(fake, capsys, tmp_path):
     fake.sim()
-    status = schedlab(fake, "compare", "--repeat", "2", "--json", str(tmp_path / "c.json"),
+    status = run_cli(fake, "compare", "--repeat", "2", "--json", str(tmp_path / "c.json"),
                       "--csv", str(tmp_path / "c.csv"))
     out, err = capsys.readouterr()
     assert status == 0, out + err
@@ -643,7 +484,7 @@ def test_cli_compare_default_mix_discovers_policies(fake, capsys, tmp_path):
 
 def test_cli_compare_background_job_never_alone(fake, capsys):
     fake.sim()
-    status = schedlab(fake, "compare", "--repeat", "1", "--policies", "timeslice,gang", "markatos-3.5.1")
+    status = run_cli(fake, "compare", "--repeat", "1", "--policies", "timeslice,gang", "markatos-3.5.1")
     out, _ = capsys.readouterr()
     assert status == 0
     bootargs = fake.bootargs()
@@ -656,7 +497,7 @@ def test_cli_compare_background_job_never_alone(fake, capsys):
 
 def test_cli_compare_single_policy_kernel_says_so(fake, capsys):
     fake.sim(policies="gang")
-    assert schedlab(fake, "compare", "--repeat", "1", "--quantum", "5ms", "job=synth", "job=gauss") == 0
+    assert run_cli(fake, "compare", "--repeat", "1", "--quantum", "5ms", "job=synth", "job=gauss") == 0
     out, err = capsys.readouterr()
     assert "comparing just 'gang'" in err
     assert all("quantum=5ms" in b for b in fake.bootargs())
@@ -666,7 +507,7 @@ def test_cli_compare_unknown_policy_stops_at_the_first_boot_line(fake, capsys):
     """A kernel whose policies cannot be read from its ELF (the fake's is 4 bytes): the first boot's BOOT
     line names them, and compare stops there instead of booting every valid policy first."""
     fake.sim()
-    assert schedlab(fake, "compare", "--policies", "gang,bogus", "--repeat", "1", "job=gauss", "job=oddeven") == 2
+    assert run_cli(fake, "compare", "--policies", "gang,bogus", "--repeat", "1", "job=gauss", "job=oddeven") == 2
     err = capsys.readouterr().err
     assert "--policies: unknown policy 'bogus': this kernel has timeslice, gang, partition" in err
     assert len(fake.bootargs()) == 1 and "stopped after 1 boot" in err
@@ -708,7 +549,7 @@ def tiny_kernel(path, names):
 
 
 def test_kernel_elf_names_its_policies(tmp_path):
-    from schedlab_harness import kernel_elf
+    from schedlab import kernel_elf
     assert kernel_elf.policies(tiny_kernel(tmp_path / "k.elf", ["timeslice", "gang", "fifo"])) == [
         "timeslice", "gang", "fifo"]
     (tmp_path / "junk").write_bytes(b"\x7fELF")
@@ -730,20 +571,20 @@ def test_cli_compare_and_sweep_refuse_a_misspelt_policy_before_any_boot(fake, ca
 
 @pytest.mark.qemu
 def test_the_built_kernel_elf_lists_the_boot_lines_policies(boot):
-    from schedlab_harness import kernel_elf
+    from schedlab import kernel_elf
     run = boot(1, "calib=off job=synth:iters=10,grain=10")
     assert sorted(kernel_elf.policies(qemu.DEFAULT_KERNEL)) == sorted(run.boot["policies"])
 
 
 def test_cli_compare_failed_discovery(fake, capsys):
     fake.sim()
-    assert schedlab(fake, "compare", "job=gauss", "quantum=bad", "wibble=1") == 1
+    assert run_cli(fake, "compare", "job=gauss", "quantum=bad", "wibble=1") == 1
     assert "ERROR bad token 'wibble=1'" in capsys.readouterr().out
 
 
 def test_cli_compare_failed_job_check_exits_nonzero(fake, capsys):
     fake.sim()
-    assert schedlab(fake, "compare", "--policies", "gang", "--repeat", "1", "--keep-going",
+    assert run_cli(fake, "compare", "--policies", "gang", "--repeat", "1", "--keep-going",
                     "job=gauss", "job=fault:kind=load") == 1
     out, _ = capsys.readouterr()
     assert "check=FAIL reason=pagefault" in out
@@ -761,6 +602,36 @@ def test_launcher_runs_as_a_script(fake):
     assert "summary: policy=gang" in done.stdout
 
 
+def test_every_tool_is_a_subcommand_of_the_launcher():
+    """tools/schedlab (run by python3 as before, or as a program) starts the package; the tools that were
+    scripts of their own are subcommands with their own --help."""
+    for argv in (["--help"], ["experiment", "--help"], ["experiment", "ab", "--help"], ["validate", "--help"],
+                 ["calibrate", "--help"], ["bench", "--help"], ["record-consoles", "--help"], ["reproduce", "--list"]):
+        done = subprocess.run([sys.executable, str(LAUNCHER), *argv], capture_output=True, text=True, timeout=60,
+                              cwd="/")
+        assert done.returncode == 0, (argv, done.stderr)
+        assert done.stdout.startswith("usage: schedlab") or argv[0] == "reproduce", (argv, done.stdout[:200])
+    listed = subprocess.run([sys.executable, str(LAUNCHER), "reproduce", "--list"], capture_output=True, text=True,
+                            timeout=60).stdout
+    assert "sim16-markatos-351" in listed and "sim-validation" in listed
+    assert subprocess.run([sys.executable, str(LAUNCHER), "experiment", "nonesuch"], capture_output=True,
+                          text=True, timeout=60).returncode == 2
+
+
+def test_no_path_edits_and_no_test_imports_another():
+    """The package is imported as a package (pyproject.toml's pytest pythonpath, or installed): nothing in
+    tools/ or tests/ edits the import path, and no test module imports another (shared code is in helpers.py,
+    schedule_checks.py, trace_data.py and conftest.py)."""
+    edit = "sys." + "path"
+    sources = [*(REPO / "tools").rglob("*.py"), REPO / "tools" / "schedlab", *(REPO / "tests").glob("*.py")]
+    assert not [str(f) for f in sources if edit in f.read_text()]
+    for f in (REPO / "tests").glob("*.py"):
+        for line in f.read_text().splitlines():
+            words = line.split()
+            assert not (words[:1] in (["import"], ["from"]) and len(words) > 1 and words[1].startswith("test_")), \
+                (f.name, line)
+
+
 def test_conftest_reports_why_qemu_tests_skip(monkeypatch, tmp_path):
     import conftest
     monkeypatch.setattr(qemu, "DEFAULT_KERNEL", tmp_path / "build" / "kernel.elf")
@@ -775,11 +646,11 @@ def test_conftest_reports_why_qemu_tests_skip(monkeypatch, tmp_path):
 def test_compare_gives_a_policy_only_its_own_options():
     options = {"timeslice": {"wakeboost": ["off", "on"]}, "gang": {"alternates": ["off", "on"]}}
     settings = ["quantum=5ms", "wakeboost=on", "alternates=on", "bogus=1"]
-    assert compare.settings_for(settings, "timeslice", options) == ["quantum=5ms", "wakeboost=on", "bogus=1"]
-    assert compare.settings_for(settings, "gang", options) == ["quantum=5ms", "alternates=on", "bogus=1"]
-    assert compare.settings_for(settings, "global", options) == ["quantum=5ms", "bogus=1"]
-    assert compare.settings_for(settings, "global", None) == settings      # nothing known: all of them
-    trials = compare.plan(settings, [mix.Job(0, "job=gauss")], ["gang"], repeats=1, options=options)
+    assert comparison.settings_for(settings, "timeslice", options) == ["quantum=5ms", "wakeboost=on", "bogus=1"]
+    assert comparison.settings_for(settings, "gang", options) == ["quantum=5ms", "alternates=on", "bogus=1"]
+    assert comparison.settings_for(settings, "global", options) == ["quantum=5ms", "bogus=1"]
+    assert comparison.settings_for(settings, "global", None) == settings      # nothing known: all of them
+    trials = comparison.plan(settings, [mix.Job(0, "job=gauss")], ["gang"], repeats=1, options=options)
     assert trials and all("wakeboost=on" not in t.tokens and "alternates=on" in t.tokens for t in trials)
 
 

@@ -1,12 +1,10 @@
 """Jobs and processes under timeslice: more processes than harts, staggered arrivals, a faulting job next to
 healthy ones, wakeboost, and the invariants of the RESULT/SUMMARY lines."""
 
-from collections import Counter
-
 import pytest
 
-from schedlab_harness import trace as tr
 from helpers import assert_all_ok
+from schedule_checks import timeslice_spreads_each_job_over_the_harts
 
 
 def check_result_invariants(run):
@@ -31,20 +29,7 @@ def test_more_processes_than_harts(boot, bootargs):
 
 @pytest.mark.parametrize("harts,widths", [(2, (2, 2, 2)), (3, (2, 3, 1, 4))])
 def test_timeslice_spreads_each_job_over_the_harts(boot, harts, widths):
-    """Each job's processes go one per hart (no two on a hart while it has no more than the harts), the
-    load evens out, whatever order process creation took: every job's process 0 creates the others only
-    after its set-up, while the other jobs' processes are being created."""
-    jobs = " ".join(f"job=synth:procs={w},iters=300,grain=2000,barrier=block" for w in widths[:-1])
-    run = boot(harts, f"policy=timeslice trace=on quantum=2ms {jobs} job=hog:procs={widths[-1]}", timeout=120,
-               deterministic=True)
-    assert_all_ok(run)
-    bound = {(r.job, r.proc): r.arg for r in tr.parse_trace(run.console).records if r.event == "new"}
-    assert len(bound) == sum(widths)
-    for job, width in enumerate(widths, 1):
-        per_hart = Counter(h for (j, _), h in bound.items() if j == job)
-        assert max(per_hart.values()) - min(per_hart.get(h, 0) for h in range(harts)) <= 1, (job, per_hart)
-    load = Counter(bound.values())
-    assert max(load.values()) - min(load.get(h, 0) for h in range(harts)) <= 1, load
+    timeslice_spreads_each_job_over_the_harts(boot, harts, widths)
 
 
 def test_staggered_arrivals(boot):

@@ -162,7 +162,7 @@ def test_what_the_apps_refuse(boot, bootargs, says):
 
 
 def test_the_simulator_refuses_them_cleanly():
-    from schedlab_harness.sim import sim_binary, sim_boot
+    from schedlab.sim import sim_binary, sim_boot
     if not sim_binary().is_file():
         pytest.skip(f"{sim_binary()} is missing: run `make sim`")
     for app in ("msort", "grassfire"):

@@ -1,4 +1,4 @@
-"""The machine model's harness side (tools/schedlab_harness/model.py, tools/model/README.md), without QEMU:
+"""The machine model's harness side (tools/py/schedlab/model.py, tools/model/README.md), without QEMU:
 profiles and specs, the QEMU arguments and bootargs of a boot under a model, the plugin's MODEL lines and
 their join into records, the refusal to mix models, and make's refusal of a bad MODEL.
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from schedlab_harness import cli, console, model, qemu, writers
-from schedlab_harness import reproduce as rp
-from test_harness import CONSOLE, fake, schedlab  # noqa: F401  (fake is a fixture)
+from schedlab import cli, console, model, qemu, writers
+from schedlab import reproduce as rp
+from helpers import CONSOLE, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = sorted(p.stem for p in (REPO / "tools" / "model" / "profiles").glob("*.conf"))
@@ -235,7 +235,7 @@ def test_records_join_each_job_with_its_model_line():
 def test_run_under_a_model_boots_with_plugin_and_records_it(fake, machine, capsys, tmp_path):
     fake.sim()
     out_json = tmp_path / "r.json"
-    assert schedlab(fake, "run", "--cpus", "2", "--model", "butterfly", "--json", str(out_json), "job=gauss") == 0
+    assert run_cli(fake, "run", "--cpus", "2", "--model", "butterfly", "--json", str(out_json), "job=gauss") == 0
     argv = fake.calls()[0]
     spec = model.canonical("butterfly", 2)
     assert "-plugin" in argv and argv.count("-numa") == 2
@@ -251,16 +251,17 @@ def test_run_under_a_model_boots_with_plugin_and_records_it(fake, machine, capsy
 
 def test_run_without_a_model_is_unchanged(fake, machine, tmp_path):
     fake.sim()
-    assert schedlab(fake, "run", "--cpus", "2", "--json", str(tmp_path / "r.json"), "job=gauss") == 0
+    assert run_cli(fake, "run", "--cpus", "2", "--json", str(tmp_path / "r.json"), "job=gauss") == 0
     argv = fake.calls()[0]
     assert "-plugin" not in argv and "-numa" not in argv and argv[-1] == "job=gauss"
-    assert argv == qemu.qemu_argv(2, "job=gauss", fake.kernel_path)[1:]      # the fake logs its arguments
+    full = qemu.qemu_argv(2, "job=gauss", fake.kernel_path)          # python3 fake_qemu.py ARGS: it logs ARGS
+    assert full[-len(argv):] == argv and full[:-len(argv)] == qemu.qemu_binary()
     assert json.loads((tmp_path / "r.json").read_text())["records"][0]["model"] == "none"
 
 
 def test_compare_under_a_model_shows_it_and_joins_counts(fake, machine, capsys, tmp_path):
     fake.sim()
-    status = schedlab(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang,partition",
+    status = run_cli(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang,partition",
                       "--model", "iris", "--json", str(tmp_path / "c.json"))
     assert status == 0
     out, _ = capsys.readouterr()
@@ -277,7 +278,7 @@ def test_compare_under_a_model_shows_it_and_joins_counts(fake, machine, capsys, 
 
 def test_compare_without_a_model_has_no_misses_columns(fake, capsys):
     fake.sim()
-    assert schedlab(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang") == 0
+    assert run_cli(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang") == 0
     header = next(line for line in capsys.readouterr()[0].splitlines() if line.startswith("policy "))
     assert "misses" not in header
 
@@ -292,7 +293,7 @@ def test_compare_without_a_model_has_no_misses_columns(fake, capsys):
 def test_bad_model_use_is_refused_before_any_boot(fake, machine, capsys, argv, message):
     fake.sim()
     try:
-        status = schedlab(fake, *argv)
+        status = run_cli(fake, *argv)
     except SystemExit as exc:           # argparse's usage errors
         status = exc.code
     assert status == 2 and message in capsys.readouterr().err
@@ -336,28 +337,28 @@ def test_make_refuses_a_bad_model_before_anything():
 
 
 def _qemu_line(out):
-    return [line for line in out.stdout.splitlines() if "qemu-system" in line or "schedlab_harness.model" in line]
+    return [line for line in out.stdout.splitlines() if "qemu-system" in line or "schedlab.model" in line]
 
 
 def test_make_qemu_without_model_is_todays_command():
     plain, none = _make("qemu"), _make("qemu", "MODEL=none")
     assert plain.returncode == 0 and _qemu_line(plain) == _qemu_line(none)
-    assert not any("-plugin" in line or "schedlab_harness.model" in line for line in _qemu_line(plain))
+    assert not any("-plugin" in line or "schedlab.model" in line for line in _qemu_line(plain))
     modelled = _make("qemu", "MODEL=modern,l2_kb=512")
     assert modelled.returncode == 0
-    assert any("schedlab_harness.model qemu 'modern,l2_kb=512' --harts 2" in line for line in _qemu_line(modelled))
+    assert any("schedlab.model qemu 'modern,l2_kb=512' --harts 2" in line for line in _qemu_line(modelled))
 
 
 def test_model_tool_prints_arguments_and_bootargs(machine):
-    env = {"PYTHONPATH": str(REPO / "tools"), "PATH": "/usr/bin:/bin",
+    env = {"PYTHONPATH": str(REPO / "tools" / "py"), "PATH": "/usr/bin:/bin",
            "SCHEDLAB_NM": str(machine / "fake-nm")}
-    out = subprocess.run([sys.executable, "-m", "schedlab_harness.model", "qemu", "symmetry", "--harts", "2",
+    out = subprocess.run([sys.executable, "-m", "schedlab.model", "qemu", "symmetry", "--harts", "2",
                           "--kernel", str(machine / "k"), "--plugin", str(machine / "model.so")],
                          capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     args, _, boot = out.stdout.strip().partition("|")
     assert args.split()[0] == "-plugin" and boot.split()[0] == f"model={model.canonical('symmetry', 2)}"
-    bad = subprocess.run([sys.executable, "-m", "schedlab_harness.model", "check", "nope"], capture_output=True,
+    bad = subprocess.run([sys.executable, "-m", "schedlab.model", "check", "nope"], capture_output=True,
                          text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("MODEL=nope: unknown model profile 'nope'")
 

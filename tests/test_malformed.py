@@ -9,11 +9,10 @@ import signal
 
 import pytest
 
-from schedlab_harness import cli, console, trace
-from schedlab_harness.qemu import HarnessError
-from test_harness import CONSOLE, GAUSS, SUMMARY, fake, schedlab  # noqa: F401 - the fake QEMU fixture
-from test_trace import dump
-from test_ulog import NESTED, ulog_block
+from schedlab import cli, console, trace
+from schedlab.qemu import HarnessError
+from helpers import CONSOLE, GAUSS, SUMMARY, run_cli
+from trace_data import NESTED, dump, ulog_block
 
 KERNEL = dump({0: ["0 run 1 0 -1", "100 pre 1 0 0"], 1: ["0 run 1 1 -1", "100 exit 1 1 0"]})
 TRACED = "OpenSBI v1.1\n" + KERNEL + ulog_block(NESTED) + "SUMMARY policy=gang harts=2 jobs=1 failed=0 makespan_us=9\n"
@@ -105,10 +104,10 @@ def _value(line, key):
 def test_run_and_compare_with_a_garbled_result_report_it(fake, capsys):  # noqa: F811
     garbled = CONSOLE.replace(f"elapsed_us={_value(GAUSS, 'elapsed_us')}", "elapsed_us=abc")
     fake.canned(garbled)
-    assert schedlab(fake, "run", "--cpus", "2", "--repeat", "2", "job=gauss") == 1
+    assert run_cli(fake, "run", "--cpus", "2", "--repeat", "2", "job=gauss") == 1
     out = capsys.readouterr().out
     assert "not in the kernel's format" in out and "elapsed_us=abc" in out
-    assert schedlab(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang", "job=gauss") == 1
+    assert run_cli(fake, "compare", "--cpus", "2", "--repeat", "1", "--policies", "gang", "job=gauss") == 1
     captured = capsys.readouterr()
     assert "elapsed_us=abc" in captured.out + captured.err
 

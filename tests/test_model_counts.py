@@ -8,7 +8,7 @@ the library, the kernel's work on its behalf: system calls and ticks are counted
 
 import pytest
 
-from helpers import assert_all_ok
+from helpers import APPS, assert_all_ok
 
 #: One private level of 16 KiB, 4 ways, 64-byte lines, no L2 and no LLC, one node: every private miss is a
 #: miss, so a walk's misses are exactly predictable.
@@ -110,7 +110,7 @@ def test_remote_accesses_by_node(boot):
 
 
 def test_every_profile_boots_and_reports(boot):
-    from schedlab_harness import model as machine_model
+    from schedlab import model as machine_model
     for profile in machine_model.profiles():
         run = boot(2, "job=memwalk:kb=16,passes=4", model=profile)
         assert_all_ok(run)
@@ -123,7 +123,6 @@ def test_every_profile_boots_and_reports(boot):
 
 def test_every_app_answers_under_the_model(boot):
     """Every app the build has (background ones beside a foreground job) finishes check=ok under a model."""
-    from test_apps import APPS
     info = built(boot)
     small = {}
     for scenario in APPS.values():                   # the first small scenario of each app test_apps has

@@ -1,10 +1,10 @@
-"""The papers' models (tools/schedlab_harness/reproduce/models.py) against values worked by hand."""
+"""The papers' models (tools/py/schedlab/reproduce/models.py) against values worked by hand."""
 
 import math
 
 import pytest
 
-from schedlab_harness.reproduce import models
+from schedlab.reproduce import models
 
 
 def test_feitelson_equations():

@@ -12,38 +12,13 @@ too, and a process reaches its safe point as fast as its instructions allow.
 
 import pytest
 
-from schedlab_harness import trace as tr
+from schedlab import trace as tr
 from helpers import assert_all_ok
-
-
-def traced(run):
-    assert_all_ok(run)
-    trace = tr.parse_trace(run.console)
-    assert trace.complete and not any(trace.dropped.values())
-    return trace
-
-
-def epochs(trace):
-    """Times of the repartitions (reps recorded at one instant are one repartition)."""
-    return sorted({r.time_us for r in trace.records if r.event == "rep"})
+from schedule_checks import epochs, harts_are_exclusive_between_repartitions, traced
 
 
 def test_harts_are_exclusive_between_repartitions(boot):
-    run = boot(2, "policy=partition trace=on quantum=2ms job=synth:procs=2,iters=1500,barrier=block "
-                  "job=synth:procs=2,iters=600,barrier=block,at=5ms", timeout=120, deterministic=True)
-    trace = traced(run)
-    cuts = epochs(trace) + [float("inf")]
-    owners = {}
-    for r in trace.records:
-        if r.event != "run":
-            continue
-        epoch = max(i for i, t in enumerate(cuts) if t <= r.time_us) if r.time_us >= cuts[0] else -1
-        owners.setdefault((epoch, r.hart), set()).add(r.job)
-    shared = {k: v for k, v in owners.items() if len(v) > 1}
-    assert not shared, shared
-    # job 2's arrival split the harts, its departure gave them back (job 1 runs 0-25 ms, job 2 5-13 ms of
-    # virtual time): three epochs at least
-    assert len(cuts) - 1 >= 3
+    harts_are_exclusive_between_repartitions(boot)
 
 
 def test_allotments_follow_arrivals_and_departures(boot):

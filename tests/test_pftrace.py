@@ -1,4 +1,4 @@
-"""The native Perfetto export (tools/schedlab_harness/pftrace.py), read back with the perfetto package's own protos.
+"""The native Perfetto export (tools/py/schedlab/pftrace.py), read back with the perfetto package's own protos.
 
 The check that matters: every run interval of the trace dump is on its hart's CPU track, in order, with the
 right thread and times, and each thread leaves the CPU in the state its leaving record says.
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schedlab_harness import cli, console, pftrace, trace
-from test_trace import COSCHEDULED, LOG, SWITCHES, TIMESLICE, dump
+from schedlab import cli, console, pftrace, trace
+from trace_data import COSCHEDULED, LOG, SWITCHES, TIMESLICE, dump
 
 perfetto_pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 

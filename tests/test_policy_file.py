@@ -5,8 +5,9 @@ every policy-generic test of the suite (conftest: the policies come from the bui
 
 tests/policies/fifo.c is the smallest such file; tests/policies/lottery.c uses the whole contract of
 kernel/sched/sched.h: a per-job key (tickets=), a numeric option (lottery_turn=), private per-job and
-per-process storage, and run_ticks current when its hooks run. A policy that leaves a hook out is named at
-boot instead of jumping to address 0.
+per-process storage, and run_ticks current when its hooks run. A policy that leaves a mandatory hook out is
+named at boot instead of jumping to address 0; the optional ones may be left out. tests/policies/rogue.c breaks
+the rest of the contract (sched.h) on purpose, and a checked kernel (KCHECKS=1, kernel/sched/hooks.h) names it.
 """
 
 import os
@@ -17,7 +18,7 @@ import sys
 import pytest
 
 from conftest import LISTING_BOOT, REPO_ROOT
-from schedlab_harness import qemu
+from schedlab import qemu
 from helpers import assert_all_ok
 
 #: The policy-generic modules: each runs some tests once per policy of the build.
@@ -27,10 +28,11 @@ GENERIC = ["tests/test_chaos.py", "tests/test_determinism.py", "tests/test_relia
 
 def build(name, *policies, sim=False):
     """build/<name>/kernel.elf (and its simulator, build/<name>/sim/schedlab-sim) with the test tree's
-    policy files added: the whole kernel and its apps, as `make EXTRA_POLICIES=...` makes them."""
+    policy files added: the whole kernel and its apps, as `make EXTRA_POLICIES=...` makes them, checked
+    (KCHECKS=1: the policy contract and the lock order asserted, as make test builds the kernel)."""
     out = f"build/{name}"
     targets = [f"{out}/kernel.elf"] + ([f"{out}/sim/schedlab-sim"] if sim else [])
-    done = subprocess.run(["make", "-s", f"B={out}", f"EXTRA_POLICIES={' '.join(policies)}", *targets],
+    done = subprocess.run(["make", "-s", f"B={out}", "KCHECKS=1", f"EXTRA_POLICIES={' '.join(policies)}", *targets],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return REPO_ROOT / out
@@ -201,15 +203,15 @@ def broken_policy(tmp_path, hook):
     src = re.sub(rf"^static (.*\b{line[1]}\()", r"__attribute__((unused)) static \1", src.replace(line[0], ""),
                  flags=re.M)                               # its function stays, unused
     path = tmp_path / "broken.c"
-    path.write_text(src.replace('"lottery"', '"broken"').replace("lottery_class", "broken_class")
-                    .replace('"lottery_turn"', '"broken_turn"').replace('"tickets"', '"broken_tickets"'))
+    path.write_text(src.replace('"lottery"', '"broken"').replace("lottery_class", "broken_class"))
     return path
 
 
 @pytest.mark.qemu
 def test_a_missing_hook_is_named_at_boot(tmp_path):
     """Before: PANIC 0 instruction-page-fault 0x0 0x0, the first time the core called the hook. Now every
-    policy built is checked at boot, chosen or not, and the PANIC names it, the hook, and what to do."""
+    policy built is checked at boot, chosen or not, and the PANIC names it, the hook, and what to do (the
+    default build: the boot check is no KCHECKS check)."""
     path = broken_policy(tmp_path, "pick_next")
     out = REPO_ROOT / "build" / "policy-broken"
     done = subprocess.run(["make", "-s", f"B={out}", f"EXTRA_POLICIES={path}", f"{out}/kernel.elf"], cwd=REPO_ROOT,
@@ -219,19 +221,84 @@ def test_a_missing_hook_is_named_at_boot(tmp_path):
         run = qemu.boot(1, bootargs, kernel=out / "kernel.elf", timeout=120)
         assert run.exit_code == 3 and len(run.panics) == 1, run.console[-2000:]
         assert "policy 'broken' has no pick_next hook" in run.panics[0], run.panics
-        assert "every hook of its struct sched_class but ipi" in run.panics[0], run.panics
+        assert "enqueue and pick_next are mandatory" in run.panics[0], run.panics
         assert not run.results
 
 
-@pytest.mark.parametrize("hook", ["tick", "blocked", "job_done"])
-def test_a_missing_hook_is_named_by_the_simulator(tmp_path, hook):
-    path = broken_policy(tmp_path, hook)
+def sim_of(tmp_path, path, scenario="job=synth:procs=2,iters=5"):
     done = subprocess.run(["make", "--no-print-directory", f"SIM_OUT={tmp_path}/sim", f"EXTRA_POLICIES={path}",
                            f"{tmp_path}/sim/schedlab-sim"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    run = subprocess.run([f"{tmp_path}/sim/schedlab-sim", "--cpus", "2", "job=synth:procs=2,iters=5"],
-                         cwd=REPO_ROOT, capture_output=True, text=True)
+    return subprocess.run([f"{tmp_path}/sim/schedlab-sim", "--cpus", "2", scenario],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("hook", ["enqueue", "pick_next"])
+def test_a_missing_hook_is_named_by_the_simulator(tmp_path, hook):
+    run = sim_of(tmp_path, broken_policy(tmp_path, hook))
     # the simulator speaks the kernel's contract: a PANIC line on the console, exit 3 (a bug, not bad input)
     assert run.returncode == 3 and "RESULT" not in run.stdout, (run.stdout, run.stderr)
     panics = [line for line in run.stdout.splitlines() if line.startswith("PANIC ")]
     assert len(panics) == 1 and f"policy 'broken' has no {hook} hook" in panics[0], (run.stdout, run.stderr)
+
+
+@pytest.mark.parametrize("hook", ["tick", "blocked", "exited", "job_done"])
+def test_an_optional_hook_may_be_left_out(tmp_path, hook):
+    """Before, every hook but ipi was mandatory (an empty function where a policy had nothing to do); now a
+    NULL hook means what sched.h says (tick: no preemption; the others: nothing), and the run is whole."""
+    run = sim_of(tmp_path, broken_policy(tmp_path, hook), "policy=broken job=synth:procs=2,iters=5 job=sleeper:iters=3")
+    assert run.returncode == 0 and "PANIC" not in run.stdout, (run.stdout, run.stderr)
+    assert "SUMMARY policy=broken" in run.stdout and "failed=0" in run.stdout, run.stdout
+
+
+def test_proc_new_without_abandoned_is_named(tmp_path):
+    """What proc_new took must be given back if the process never becomes ready: a policy with proc_new and
+    no abandoned hook is a PANIC at boot (here the simulator's, the same check of classes.c)."""
+    src = (REPO_ROOT / "tests/policies/fifo.c").read_text()
+    assert "    .enqueue = fifo_enqueue," in src, "tests/policies/fifo.c changed"
+    path = tmp_path / "binder.c"
+    path.write_text(src.replace('"fifo"', '"binder"').replace("fifo_class", "binder_class")
+                    .replace("fifo_wake", "binder_wake")
+                    .replace("static struct runq queue;",
+                             "static struct runq queue;\nstatic void binder_new(struct proc *p) { p->hart = 0; }")
+                    .replace("    .enqueue = fifo_enqueue,", "    .proc_new = binder_new,\n    .enqueue = fifo_enqueue,"))
+    run = sim_of(tmp_path, path)
+    panics = [line for line in run.stdout.splitlines() if line.startswith("PANIC ")]
+    assert run.returncode == 3 and len(panics) == 1, (run.stdout, run.stderr)
+    assert "policy 'binder' has proc_new but no abandoned hook" in panics[0], panics
+
+
+# ---------------------------------------------------------------- the contract asserted (KCHECKS, hooks.h)
+
+@pytest.fixture(scope="module")
+def rogue_kernel():
+    return build("policy-rogue", "tests/policies/rogue.c") / "kernel.elf"
+
+
+@pytest.mark.qemu
+def test_a_policy_keeping_the_rules_passes_the_checks(rogue_kernel):
+    run = qemu.boot(2, "policy=rogue rogue=none timeout=60s job=gauss:n=64,barrier=block job=sleeper:iters=3 "
+                       "job=kbench:what=futex,procs=2,ops=100", kernel=rogue_kernel, timeout=300)
+    assert_all_ok(run)
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("rule, cpus, job, says", [
+    ("pick", 1, "job=sleeper:iters=3",
+     r"policy 'rogue' hook pick_next on hart 0 returned process 1\.0 in state (BLOCKED|FREE|ZOMBIE): it must return "
+     r"a READY process"),
+    ("elsewhere", 2, "job=synth:procs=2,iters=20",
+     r"policy 'rogue' hook pick_next on hart \d returned process 1\.\d bound to hart \d: it must return a process "
+     r"with p->hart == c->id"),
+    ("print", 1, "job=synth:iters=20", r"policy 'rogue' hook enqueue printed \(a line beginning 'rogue: enqueue "
+                                       r"1\.0'\): a hook must not print"),
+    ("block", 1, "job=synth:iters=200000", r"policy 'rogue' hook tick blocked: .*a hook must not block"),
+])
+def test_a_hook_breaking_the_contract_is_a_panic_naming_it(rogue_kernel, rule, cpus, job, says):
+    """Before: a policy that returned a blocked process ran it anyway (the kernel never looked), one that printed
+    from a hook printed, one that blocked in a hook switched a process out from under its own trap."""
+    run = qemu.boot(cpus, f"policy=rogue rogue={rule} quantum=1ms timeout=60s {job}", kernel=rogue_kernel,
+                    timeout=300)
+    assert run.exit_code == 3 and len(run.panics) == 1 and not run.timed_out, run.console[-2000:]
+    assert re.search(says, run.panics[0]), run.panics
+    assert "rogue: enqueue" not in run.console.replace(run.panics[0], ""), run.console[-2000:]   # nothing printed

@@ -1,12 +1,12 @@
-"""tools/schedlab reproduce (tools/schedlab_harness/reproduce/): the registry, the writer, and one small section
+"""tools/schedlab reproduce (tools/py/schedlab/reproduce/): the registry, the writer, and one small section
 end to end (the pipeline stays alive; the numbers are the full run's business, never a test's)."""
 
 import json
 
 import pytest
 
-from schedlab_harness import cli
-from schedlab_harness import reproduce as rp
+from schedlab import cli
+from schedlab import reproduce as rp
 
 
 def test_every_section_registers_with_a_budget():
@@ -118,7 +118,7 @@ def test_any_exception_in_a_section_is_contained_and_reported(fake_sections, tmp
 def test_gang_switch_verdicts_carry_their_reasons(monkeypatch):
     """On a busy host the switch costs and skews exceed the thesis's: every such row says why."""
     from types import SimpleNamespace
-    from schedlab_harness.reproduce import markatos_gang
+    from schedlab.reproduce import markatos_gang
     stats = SimpleNamespace(count=5, skew_median_us=900.0, latency_median_us=950.0, cost_median_us=5910.0,
                             overhead_pct=None)
     monkeypatch.setattr(markatos_gang.tr, "parse_trace", lambda traces: None)
@@ -130,7 +130,7 @@ def test_gang_switch_verdicts_carry_their_reasons(monkeypatch):
 
 
 def test_hood_reason_never_says_negative_longer():
-    from schedlab_harness.reproduce import hood
+    from schedlab.reproduce import hood
     assert "17 % less time" in hood._threads_why(83.0, 100.0) and "-" not in hood._threads_why(83.0, 100.0)[:60]
     assert "20 % longer" in hood._threads_why(120.0, 100.0)
 
@@ -208,7 +208,7 @@ def test_the_runs_calibration_card_comes_from_a_boot_at_its_harts_and_model(monk
     """A section booting one hart first (ipi_ns=na) or under its own machine-model profile (a slower card) must
     not become the run's card that constants() and the header take: the first boot at --cpus under the run's
     own model does."""
-    from schedlab_harness import qemu as q
+    from schedlab import qemu as q
     cards = {(1, "none"): {"ipi_ns": "na", "switch_ns": 80.0}, (2, "iris"): {"ipi_ns": 9000.0, "switch_ns": 300.0},
              (2, "none"): {"ipi_ns": 1500.0, "switch_ns": 75.0}}
 

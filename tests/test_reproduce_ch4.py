@@ -1,4 +1,4 @@
-"""Markatos chapter 4 under the machine model (tools/schedlab_harness/reproduce/markatos_ch4.py): the thesis's
+"""Markatos chapter 4 under the machine model (tools/py/schedlab/reproduce/markatos_ch4.py): the thesis's
 reasoning as pure functions against values worked by hand, the ratios and the model column from made-up boots,
 and each section end to end with --quick (a real boot under its profile, into a temporary --out). Counts and
 structure only, never timings: the verdicts of the end-to-end runs are the full run's business."""
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from schedlab_harness import cli
-from schedlab_harness.model import load_profile
-from schedlab_harness.reproduce import markatos_ch4 as ch4
+from schedlab import cli
+from schedlab.model import load_profile
+from schedlab.reproduce import markatos_ch4 as ch4
 
 
 def test_cost_cycles_weights_each_level_by_its_profile_cost():
@@ -103,7 +103,7 @@ def test_reasons_follow_the_numbers():
 
 
 def test_sections_registered_within_their_budgets():
-    from schedlab_harness import reproduce as rp
+    from schedlab import reproduce as rp
     exps = {e.name: e for e in rp.load_all()}
     for name in ("markatos-table4.1-butterfly", "markatos-figs4.1-4.3"):
         assert exps[name].quick_seconds <= 15 and exps[name].full_seconds <= 150

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from schedlab_harness import cli
-from schedlab_harness import reproduce as rp
-from schedlab_harness.reproduce import markatos_loops as ml
-from schedlab_harness.reproduce import tucker_cache as tc
-from schedlab_harness.reproduce.markatos_partition import tucker_jobs, tucker_scenario
+from schedlab import cli
+from schedlab import reproduce as rp
+from schedlab.reproduce import markatos_loops as ml
+from schedlab.reproduce import tucker_cache as tc
+from schedlab.reproduce.markatos_partition import tucker_jobs, tucker_scenario
 
 
 # ---------------------------------------------------------------- pure helpers

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from schedlab_harness import cli
-from schedlab_harness import reproduce as rp
-from schedlab_harness.model import parse_spec
-from schedlab_harness.reproduce import markatos_caches as caches
-from schedlab_harness.reproduce import markatos_ch2 as ch2
+from schedlab import cli
+from schedlab import reproduce as rp
+from schedlab.model import parse_spec
+from schedlab.reproduce import markatos_caches as caches
+from schedlab.reproduce import markatos_ch2 as ch2
 
 
 def test_miss_cost_is_each_level_times_its_cycles():

@@ -5,25 +5,22 @@ and with the same exit status, booted on QEMU beside it; PANIC only for a bug), 
 validation pipeline on a tiny mix.
 
 Every run uses the ASan/UBSan build (build/sim-asan, `make sim-asan`, a prerequisite of make test) when it
-exists. The policy checks are the QEMU tests' own functions, called with a simulator in place of QEMU.
+exists. The policy checks are the QEMU tests' own (tests/schedule_checks.py), called with a simulator in place of QEMU.
 """
 
 import json
 import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-import test_gang
-import test_jobs
-import test_partition
-import test_workers
-from schedlab_harness import trace as tr
-from schedlab_harness.qemu import REPO_ROOT
-from schedlab_harness.sim import sim_boot
+import schedule_checks as checks
+from helpers import schedlab_cmd
+from schedlab import reproduce as rp
+from schedlab import trace as tr
+from schedlab.qemu import REPO_ROOT
+from schedlab.sim import sim_boot
 
 ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
 if ASAN.is_file():
@@ -82,7 +79,7 @@ def test_process_zero_creates_the_others_and_joins_them():
 
 @pytest.mark.parametrize("harts,widths", [(2, (2, 2, 2)), (3, (2, 3, 1, 4))])
 def test_timeslice_spreads_each_job_over_the_harts(harts, widths):
-    test_jobs.test_timeslice_spreads_each_job_over_the_harts(simboot, harts, widths)
+    checks.timeslice_spreads_each_job_over_the_harts(simboot, harts, widths)
 
 
 def test_a_preempted_spinner_delays_everyone():
@@ -225,9 +222,8 @@ def test_every_app_of_the_build_is_modelled_or_refused_cleanly(boot):
 
 
 def test_a_sweep_keeps_the_simulators_reason(tmp_path):
-    out = subprocess.run([sys.executable, "tools/schedlab", "sweep", "--sim", "--cpus", "2", "--repeat", "1",
-                          "--vary", "job1.n=64,0", "--no-plot", "--out", str(tmp_path / "sw"), "job=gauss:n=64"],
-                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    out = schedlab_cmd("sweep", "--sim", "--cpus", "2", "--repeat", "1", "--vary", "job1.n=64,0", "--no-plot",
+                       "--out", str(tmp_path / "sw"), "job=gauss:n=64", timeout=300)
     said = out.stdout + out.stderr
     assert out.returncode != 0 and "n=0, expected a whole number" in said and "no ERROR line" not in said, said
 
@@ -251,21 +247,21 @@ def test_the_host_time_limit_says_what_it_is():
 # ---------------------------------------------------------------- the kernel's invariants on simulated traces
 
 def test_gang_coschedules_every_gang():
-    test_gang.test_gang_coschedules_every_gang(simboot)
+    checks.gang_coschedules_every_gang(simboot)
 
 
 def test_partitions_are_disjoint():
-    test_partition.test_harts_are_exclusive_between_repartitions(simboot)
+    checks.harts_are_exclusive_between_repartitions(simboot)
 
 
 def test_global_migrates_never_doubles_and_serves_fifo():
-    test_workers.test_global_migrates_never_doubles_and_serves_fifo(simboot)
+    checks.global_migrates_never_doubles_and_serves_fifo(simboot)
 
 
 def test_sixteen_harts_gang():
     trace = tr.parse_trace(run_ok(16, "trace=on policy=gang quantum=2ms job=gauss:procs=16,n=96,barrier=spin "
                                       "job=gauss:procs=8,n=96,barrier=spin job=hog:procs=16").console)
-    test_gang.assert_coscheduled(trace)
+    checks.assert_coscheduled(trace)
 
 
 # ---------------------------------------------------------------- the build contract
@@ -298,9 +294,10 @@ def test_a_policy_bug_is_a_panic_never_an_error(tmp_path):
     src = (REPO_ROOT / "tests/policies/fifo.c").read_text()
     lazy = tmp_path / "lazy.c"
     lazy.write_text(src.replace('"fifo"', '"lazy"').replace("fifo_class", "lazy_class")
-                    .replace('{ "fifo_wake", "back|front", 0,', '{ "lazy_pick", "never|panic", 0,')
+                    .replace('fifo_wake, .choices = "back|front"', 'lazy_pick, .choices = "never|panic"')
+                    .replace("SCHED_OPT(fifo_wake)", "SCHED_OPT(lazy_pick)")
                     .replace("struct proc *p = runq_pop(&queue);",
-                             'struct proc *p = 0;\n    if (sched_opt[OPT_WAKE]) panic("lazy: picked nothing");'))
+                             'struct proc *p = 0;\n    if (SCHED_OPT(lazy_pick)) panic("lazy: picked nothing");'))
     assert "lazy_pick" in lazy.read_text() and "picked nothing" in lazy.read_text(), "tests/policies/fifo.c changed"
     build = _make_sim(tmp_path, str(lazy))
     assert build.returncode == 0, build.stderr[-2000:]
@@ -318,9 +315,7 @@ def test_a_policy_bug_is_a_panic_never_an_error(tmp_path):
 
 @pytest.mark.qemu
 def test_validation_pipeline_on_a_tiny_mix(tmp_path):
-    out = subprocess.run([sys.executable, "tools/sim/validate.py", "--tiny", "--cpus", "2",
-                          "--json", str(tmp_path / "v.json")], cwd=REPO_ROOT, capture_output=True, text=True,
-                         timeout=600)
+    out = schedlab_cmd("validate", "--tiny", "--cpus", "2", "--json", str(tmp_path / "v.json"), timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "slowdown qemu" in out.stdout and "sim" in out.stdout
     assert (tmp_path / "v.json").is_file()
@@ -355,21 +350,30 @@ def suspensions(trace):
     return [r for r in trace.records if r.event == "blk" and r.job == 1 and first_rep < r.time_us < first_exit]
 
 
-# ---------------------------------------------------------------- the 16-processor document (tools/sim/reproduce.py)
+# ---------------------------------------------------------------- the 16-processor sections (reproduce/sim16.py)
 
-def test_sixteen_processor_document_is_complete_and_reproducible(tmp_path):
-    """tools/sim/reproduce.py writes every experiment's table, plot and, where the simulation differs from the
-    paper or the model, the sentence saying why; the simulator is deterministic, so a second run writes the
-    same document. The P_M rule is a property of blocking barriers, not a timing: each row lies on ceil(16/P)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("sim_reproduce", REPO_ROOT / "tools" / "sim" / "reproduce.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    doc = mod.reproduce(tmp_path / "a").read_text()
-    for exp in mod.EXPERIMENTS:
-        assert (tmp_path / "a" / "sim-16" / f"{exp.__name__}.png").is_file(), exp.__name__
+def _sim16(out):
+    """`schedlab reproduce --only 'sim16-*' --out out`, in-process; its sections and docs/sim-16.md's text."""
+    ctx = rp.Ctx(out=out, progress=lambda msg: None)
+    sections = rp.run(["sim16-*"], ctx)
+    return sections, (out / "sim-16.md").read_text()
+
+
+def test_sixteen_processor_sections_are_complete_and_reproducible(tmp_path):
+    """The simulator's 16-processor results are sections of `schedlab reproduce`: every experiment's table and
+    plot in results.md and on the one page sim-16.md and, where the simulation differs from the paper or the
+    model, the sentence saying why; the simulator is deterministic, so a second run writes the same page. The
+    P_M rule is a property of blocking barriers, not a timing: each row lies on ceil(16/P)."""
+    from schedlab.reproduce import sim16
+    done, doc = _sim16(tmp_path / "a")
+    assert [s.name for s in done] == [sim16.section_name(f) for f in sim16.EXPERIMENTS]
+    assert not any(s.error for s in done), [s.error for s in done if s.error]
+    md = (tmp_path / "a" / "results.md").read_text()
+    for s in done:
+        assert f"## {s.title}" in md and s.rows and all(r.verdict == "not on this machine" for r in s.rows)
+        assert s.figures and all((tmp_path / "a" / "figures" / f).is_file() for f in s.figures), s.name
     sections = doc.split("\n## ")[1:]
-    assert len(sections) == len(mod.EXPERIMENTS)
+    assert len(sections) == len(sim16.EXPERIMENTS)
     for section in sections:
         rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line]
         assert len(rows) >= 2, section[:200]
@@ -381,4 +385,4 @@ def test_sixteen_processor_document_is_complete_and_reproducible(tmp_path):
     pm = next(s for s in sections if s.startswith("Markatos Fig. 3.7"))
     for r in [line.split(" | ") for line in pm.splitlines() if line.startswith("| P=")]:
         assert abs(float(r[2]) / float(r[3].rstrip(" |")) - 1) < 0.05, r
-    assert mod.reproduce(tmp_path / "b").read_text() == doc
+    assert _sim16(tmp_path / "b")[1] == doc

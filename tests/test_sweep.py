@@ -1,4 +1,4 @@
-"""tools/schedlab sweep and the statistics it shares with compare (tools/schedlab_harness/sweep.py, stats.py).
+"""tools/schedlab sweep and the statistics it shares with compare (tools/py/schedlab/sweep.py, stats.py).
 
 The bootstrap is checked on synthetic data with a fixed generator (deterministic: the same data always give
 the same interval, and the coverage over many synthetic samples is near the nominal 95%); --vary's errors
@@ -12,9 +12,9 @@ import json
 import numpy as np
 import pytest
 
-from schedlab_harness import cli, mix, stats, sweep
-from schedlab_harness.qemu import HarnessError
-from test_harness import fake, schedlab  # noqa: F401  (the fake QEMU fixture)
+from schedlab import cli, mix, stats, sweep
+from schedlab.qemu import HarnessError
+from helpers import run_cli
 
 # ---------------------------------------------------------------- bootstrap on synthetic data
 
@@ -69,7 +69,7 @@ def test_repeat_seed():
 
 def test_compare_same_seed(fake, capsys):  # noqa: F811
     fake.sim()
-    assert schedlab(fake, "compare", "--repeat", "2", "--policies", "gang", "--same-seed", "job=gauss") == 0
+    assert run_cli(fake, "compare", "--repeat", "2", "--policies", "gang", "--same-seed", "job=gauss") == 0
     assert not any("seed=" in b for b in fake.bootargs())
 
 
@@ -131,7 +131,7 @@ def test_plan_is_repeat_major_with_seeds():
 def test_sweep_files_on_the_fake_kernel(fake, capsys, tmp_path):  # noqa: F811
     fake.sim()
     prefix = tmp_path / "out" / "q"
-    status = schedlab(fake, "sweep", "--cpus", "2", "--repeat", "3", "--policies", "gang,timeslice",
+    status = run_cli(fake, "sweep", "--cpus", "2", "--repeat", "3", "--policies", "gang,timeslice",
                       "--vary", "quantum=2ms,5ms", "--out", str(prefix), "job=gauss", "job=oddeven")
     out, err = capsys.readouterr()
     assert status == 0, out + err
@@ -152,7 +152,7 @@ def test_sweep_files_on_the_fake_kernel(fake, capsys, tmp_path):  # noqa: F811
 
 def test_sweep_stops_at_a_value_the_kernel_refuses(fake, capsys, tmp_path):  # noqa: F811
     fake.sim()
-    status = schedlab(fake, "sweep", "--repeat", "2", "--vary", "bogus=1,2", "--out", str(tmp_path / "x"),
+    status = run_cli(fake, "sweep", "--repeat", "2", "--vary", "bogus=1,2", "--out", str(tmp_path / "x"),
                       "job=gauss")
     assert status == 2
     err = capsys.readouterr().err
@@ -162,7 +162,7 @@ def test_sweep_stops_at_a_value_the_kernel_refuses(fake, capsys, tmp_path):  # n
 
 def test_sweep_job_index_out_of_range_boots_nothing(fake, capsys, tmp_path):  # noqa: F811
     fake.sim()
-    assert schedlab(fake, "sweep", "--vary", "job2.grain=1,2", "--out", str(tmp_path / "x"), "job=gauss") == 2
+    assert run_cli(fake, "sweep", "--vary", "job2.grain=1,2", "--out", str(tmp_path / "x"), "job=gauss") == 2
     assert "job index 2 out of range" in capsys.readouterr().err and fake.bootargs() == []
 
 
@@ -191,7 +191,7 @@ def test_tiny_real_sweep(tmp_path, capsys):
 def test_sweep_table_follows_the_policies_order(fake, capsys, tmp_path):  # noqa: F811
     """--policies timeslice,gang lists timeslice first (not sorted by name), values in --vary order."""
     fake.sim()
-    assert schedlab(fake, "sweep", "--repeat", "1", "--policies", "timeslice,gang", "--vary", "quantum=5ms,2ms",
+    assert run_cli(fake, "sweep", "--repeat", "1", "--policies", "timeslice,gang", "--vary", "quantum=5ms,2ms",
                     "--no-plot", "--out", str(tmp_path / "q"), "job=gauss") == 0
     rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()
             if line.startswith(("gang ", "timeslice "))]

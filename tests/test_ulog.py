@@ -1,4 +1,4 @@
-"""The library's event logs (lib/eventlog.h, kernel/ulog.c, tools/schedlab_harness/ulog.py).
+"""The library's event logs (lib/eventlog.h, kernel/ulog.c, tools/py/schedlab/ulog.py).
 
 Parser and Perfetto checks need no QEMU; the boots check that what the library records agrees with what the
 apps themselves count (grabs, steals, barrier episodes, marks), that logs exist only with trace=on, that a job
@@ -9,27 +9,13 @@ from collections import Counter
 
 import pytest
 
-from schedlab_harness import console, pftrace, trace, ulog
-from schedlab_harness.qemu import HarnessError
-from test_trace import dump
+from schedlab import console, pftrace, trace, ulog
+from schedlab.qemu import HarnessError
+from trace_data import NESTED, dump, ulog_block
 
 perfetto_pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 
 KERNEL = dump({0: ["0 run 1 0 -1", "100 pre 1 0 0"], 1: ["0 run 1 1 -1", "100 exit 1 1 0"]})
-
-
-def ulog_block(blocks, now=1000, end=True, off=()):
-    """A ULOG dump: ``blocks`` maps (job, proc) -> records as "<ticks> <event> <arg> <aux>"."""
-    lines = [f"ULOG begin jobs=1 now={now}"] + [f"ULOG job={j} off=no-room" for j in off]
-    for (job, proc), records in blocks.items():
-        lines.append(f"ULOG job={job} proc={proc} records={len(records)} dropped=0")
-        lines += [f"U {job} {proc} {r}" for r in records]
-    return "\n".join(lines + (["ULOG end"] if end else [])) + "\n"
-
-
-NESTED = {(1, 0): ["10 arrive 0 1", "12 block 5 0", "40 unblock 5 0", "41 release 0 1", "50 steal 1 0",
-                   "60 arrive 0 1"],
-          (1, 1): ["5 release 1 1", "20 grab 16 1", "30 mark 7 0"]}
 
 
 def test_parse_keeps_order_and_skips_scribbles():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab_harness import console, qemu, writers
+from schedlab import console, qemu, writers
 
 #: The last job ends on hart 1 (not the launcher hart, whose watchdog would otherwise wait for its own
 #: dump), and trace=on gives a dump of some 8000 lines: several ms of virtual time.

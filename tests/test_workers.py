@@ -12,8 +12,8 @@ for a bounded number of dispatches (one FIFO for all harts).
 
 import pytest
 
-from schedlab_harness import trace as tr
 from helpers import assert_all_ok
+from schedule_checks import global_migrates_never_doubles_and_serves_fifo
 
 SHAPES = ["central", "tree", "combination"]
 KINDS = ["spin", "block", "twophase", "adaptive"]
@@ -104,37 +104,4 @@ def test_global_is_built_and_listed(boot):
 
 
 def test_global_migrates_never_doubles_and_serves_fifo(boot):
-    procs = {1: 3, 2: 2}
-    # deterministic mode: the FIFO bound is exact, with no allowance for a busy host
-    run = boot(2, ["policy=global", "trace=on", "quantum=1ms",
-                   f"job=synth:procs={procs[1]},iters=300,grain=2000,barrier=block",
-                   f"job=hog:procs={procs[2]}"], timeout=120, deterministic=True)
-    assert_all_ok(run)
-    trace = tr.parse_trace(run.console)
-    assert trace.complete and not any(trace.dropped.values())
-    spans = tr.intervals(trace)
-    by_proc = {}
-    for i in spans:
-        by_proc.setdefault((i.job, i.proc), []).append(i)
-    # processes migrate freely: some process ran on both harts
-    assert any(len({i.hart for i in v}) > 1 for v in by_proc.values())
-    # never on two harts at once
-    for key, v in by_proc.items():
-        v.sort(key=lambda i: i.start_us)
-        for a, b in zip(v, v[1:]):
-            assert b.start_us >= a.end_us, (key, a, b)
-    # one FIFO: a process made ready runs after at most the nprocs - 1 others ahead of it
-    nprocs = sum(procs.values())
-    ready_events = {"new", "wake", "pre", "yld"}
-    pending = {}
-    worst = 0
-    for r in trace.records:
-        key = (r.job, r.proc)
-        if r.event in ready_events:
-            pending[key] = 0
-        elif r.event == "run":
-            pending.pop(key, None)
-            for k in pending:
-                pending[k] += 1
-                worst = max(worst, pending[k])
-    assert worst <= nprocs - 1, worst
+    global_migrates_never_doubles_and_serves_fifo(boot)

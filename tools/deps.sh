@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install what schedlab needs: the RISC-V cross compiler, QEMU, a host C compiler, gdb-multiarch (make qemu-gdb),
 # Python 3 with pytest, numpy and tqdm (tools/schedlab sweep, confidence intervals), matplotlib (plots) and
-# perfetto (native Perfetto traces). Debian/Ubuntu via apt-get; elsewhere it says what to install.
+# perfetto (native Perfetto traces), distributed (Dask: --executor), and the harness itself as a package (pip install -e .: the schedlab
+# command). Debian/Ubuntu via apt-get; elsewhere it says what to install.
 # Idempotent: installs only what is missing.
 set -e
 
@@ -52,6 +53,25 @@ fi
 if ! python3 -c 'import perfetto.trace_builder.proto_builder' 2>/dev/null; then
     echo "deps: pip installing perfetto"
     pip_install perfetto || echo "deps: warning: perfetto could not be installed; .pftrace traces will be unavailable" >&2
+fi
+# distributed (Dask) runs boots on a cluster (--executor dask://HOST:PORT; tests/test_executor.py's LocalCluster
+# test); without it everything else works and that test is skipped
+if ! python3 -c 'import distributed' 2>/dev/null; then
+    echo "deps: pip installing distributed (Dask)"
+    pip_install distributed || echo "deps: warning: distributed could not be installed; --executor dask:// will be unavailable" >&2
+fi
+# The harness as a package (pyproject.toml): the `schedlab` command and `python3 -m schedlab`, editable so it
+# follows this checkout (tools/schedlab runs the same without it). setuptools >= 64 with wheel builds it in place;
+# without one, pip fetches it (build isolation).
+here=$(cd "$(dirname "$0")/.." && pwd)
+installed=$(cd / && python3 -c 'import os, schedlab; print(os.path.dirname(os.path.dirname(os.path.realpath(schedlab.__file__))))' 2>/dev/null || true)
+if [ "$installed" != "$here/tools/py" ] || ! command -v schedlab >/dev/null 2>&1; then
+    echo "deps: pip installing the harness (pip install -e $here: the schedlab command)"
+    isolation=""
+    python3 -c 'import setuptools, sys, wheel; sys.exit(int(setuptools.__version__.split(".")[0]) < 64)' 2>/dev/null \
+        && isolation="--no-build-isolation"
+    pip_install $isolation -e "$here" \
+        || echo "deps: warning: the schedlab command could not be installed; tools/schedlab works without it" >&2
 fi
 # clang is optional: `make fuzz` uses its libFuzzer, and falls back to the standalone fuzzer without it
 command -v clang >/dev/null 2>&1 || echo "deps: note: clang is not installed (optional: apt-get install clang, for make fuzz)"

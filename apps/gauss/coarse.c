@@ -23,8 +23,9 @@
  * part (par_us) runs from a start barrier to an end barrier.
  */
 #include "gauss.h"
-#include "barrier.h"
-#include "loopsched.h"
+#include "barriers/barrier.h"
+#include "loops/loopsched.h"
+#include "workers/workers.h"
 
 struct coarse {
     struct gauss *g;

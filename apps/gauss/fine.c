@@ -38,9 +38,9 @@
  * add up, or check=FAIL.
  */
 #include "gauss.h"
-#include "loopsched.h"
-#include "place.h"
-#include "uthread.h"
+#include "loops/loopsched.h"
+#include "threads/place.h"
+#include "threads/uthread.h"
 
 /* One per process, node-local; written only by the threads running on that
    process (which never interleave inside an update). */

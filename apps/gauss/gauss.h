@@ -8,7 +8,7 @@
 #define GAUSS_H
 
 #include "schedlab.h"
-#include "wait.h"
+#include "wait/wait.h"
 
 #define FINE_WINDOW 2        /* fine, sync=cond: columns in flight; also the pivot rows a process keeps */
 

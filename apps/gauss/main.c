@@ -17,8 +17,8 @@
  * place= (fine only, place.h).
  */
 #include "gauss.h"
-#include "uthread.h"
-#include "wait.h"
+#include "threads/uthread.h"
+#include "wait/wait.h"
 
 #define MAXERR 1e-9
 

@@ -122,7 +122,8 @@ struct sl_info {
  * has SL_INFO_SYNCSTAT, one read/write page at SL_SYNC_VA holds one record per process; only process i
  * writes record i (plain stores, no lock), each field only grows. The kernel reads each field once per
  * measurement window and trusts nothing: a record that runs backwards or claims more time than the window
- * had is clamped or ignored, and what a job writes there decides only its own regime (adaptive.c).
+ * had is clamped or ignored, and what a job writes there decides only its own regime (adaptive.c). How
+ * much of a wait was asleep the kernel knows itself (each process's blocked time): not published.
  */
 struct sl_sync {
     uint32_t episodes;        /* barrier arrivals by the workers this process ran (sl_barrier_wait); wraps */
@@ -131,7 +132,6 @@ struct sl_sync {
                                  process preempted while it is non-zero as preempted inside a wait */
     uint32_t pad;
     uint64_t wait_ticks;      /* `time` CSR ticks inside those waits (spinning, asleep, parked, or preempted) */
-    uint64_t sleep_ticks;     /* the part of wait_ticks spent asleep in the kernel or parked (not spinning) */
 };
 _Static_assert(sizeof(struct sl_sync) * SL_MAX_PROCS <= 4096, "the sync statistics fit one page");
 

@@ -1,11 +1,11 @@
 /*
  * classes.c - the policies built into this kernel. Each policy file registers its struct sched_class with
  * SCHED_CLASS (sched.h), which puts a pointer in the .sched_classes section; here they are found, put in
- * `order`, checked against the contract (every hook but ipi set, sane option declarations: a PANIC naming
+ * `order`, checked against the contract (its mandatory hooks set, sane option declarations: a PANIC naming
  * the policy otherwise), and described to the scenario parser (names, options, per-job keys) and to the
- * BOOT line.
+ * BOOT line. And the panics of the hooks' wrappers (hooks.h), out of line.
  */
-#include "sched.h"
+#include "hooks.h"
 
 extern const struct sched_class *const __start_sched_classes[], *const __stop_sched_classes[];
 
@@ -21,19 +21,11 @@ static int count_named(const struct scen_option *o, int max)
     return n;
 }
 
-/* The first hook c leaves NULL, or 0: every hook but ipi is called unchecked. */
+/* The first mandatory hook c leaves NULL, or 0 (sched.h: the others are optional, hooks.h). */
 static const char *missing_hook(const struct sched_class *c)
 {
-    if (!c->init) return "init";
-    if (!c->job_admit) return "job_admit";
-    if (!c->job_done) return "job_done";
-    if (!c->proc_new) return "proc_new";
     if (!c->enqueue) return "enqueue";
     if (!c->pick_next) return "pick_next";
-    if (!c->blocked) return "blocked";
-    if (!c->exited) return "exited";
-    if (!c->abandoned) return "abandoned";
-    if (!c->tick) return "tick";
     return 0;
 }
 
@@ -77,8 +69,11 @@ static void check_class(const struct sched_class *c)
               (int)sizeof(((struct scenario *)0)->policy) - 1);
     const char *hook = missing_hook(c);
     if (hook)
-        panic("policy '%s' has no %s hook: set every hook of its struct sched_class but ipi (sched.h), an empty "
-              "function where it has nothing to do", c->name, hook);
+        panic("policy '%s' has no %s hook: enqueue and pick_next are mandatory in its struct sched_class, the "
+              "other hooks optional (sched.h)", c->name, hook);
+    if (c->proc_new && !c->abandoned)
+        panic("policy '%s' has proc_new but no abandoned hook: set abandoned to what undoes proc_new (exited, "
+              "if that does), for a process whose creation failed after proc_new (sched.h)", c->name);
     for (int i = 0; i < count_named(c->options, SCEN_MAX_OPTS); i++)
         if (bad_option(&c->options[i], setting_words))
             panic("policy '%s': option '%s' %s (sched.h, scenario.h)", c->name, c->options[i].name,
@@ -172,4 +167,45 @@ const char *sched_job_key_list(void)
 {
     static char list[512];
     return list_of(list, sizeof list, 1);
+}
+
+/* ---- the hooks' wrappers' panics (hooks.h) ---- */
+
+void sched_hook_panic(struct cpu *c, const char *hook, const char *what)
+{
+    c->hook = 0; /* panic prints */
+    panic("policy '%s' hook %s %s (sched.h)", sched->name, hook, what);
+}
+
+void sched_hook_printed(struct cpu *c, const char *line)
+{
+    if (!strncmp(line, "PANIC ", 6))
+        return; /* the hook's own invariant check, or one of these */
+    static char what[96];
+    char head[33];
+    int n = 0;
+    while (n < 32 && line[n] && line[n] != '\n')
+        n++;
+    memcpy(head, line, n);
+    head[n] = 0;
+    snprintf(what, sizeof what, "printed (a line beginning '%s'): a hook must not print", head);
+    sched_hook_panic(c, c->hook, what);
+}
+
+static const char *state_name(enum pstate s)
+{
+    static const char *const names[] = { "FREE", "READY", "RUNNING", "BLOCKED", "ZOMBIE" };
+    return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "?";
+}
+
+void sched_bad_pick(struct cpu *c, struct proc *p)
+{
+    if (p->state != P_READY)
+        panic("policy '%s' hook pick_next on hart %d returned process %d.%d in state %s: it must return a READY "
+              "process (sched.h)", sched->name, c->id, p->job->id, p->idx, state_name(p->state));
+    if (p->hart != c->id)
+        panic("policy '%s' hook pick_next on hart %d returned process %d.%d bound to hart %d: it must return a "
+              "process with p->hart == c->id (sched.h)", sched->name, c->id, p->job->id, p->idx, p->hart);
+    panic("policy '%s' hook pick_next on hart %d returned process %d.%d, the current process of hart %d "
+          "(sched.h)", sched->name, c->id, p->job->id, p->idx, p->on_cpu->id);
 }

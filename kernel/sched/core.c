@@ -1,5 +1,8 @@
 /*
- * core.c - the scheduling core: per-hart dispatch loop, context switch, timers and IPIs.
+ * core.c - the scheduling core's kernel harts: per-hart dispatch loop, context switch, timers and IPIs.
+ * What happens to processes and jobs - their states, the counts behind deadlock detection, accounting -
+ * is the portable half of the core, life.h and life.c, which the simulator links too; this file calls it
+ * and supplies the hart operation it asks for (hart_leave).
  *
  * Model. Every hart runs scheduler_loop() on its own stack. The loop asks the policy for a process
  * (pick_next), switches to it (dispatch), and gets control back when that process blocks, yields, is
@@ -14,8 +17,13 @@
  * Timers and IPIs go through intr.c (Sstc and ACLINT SSWI, or the SBI). Each hart has a periodic
  * quantum tick (next_tick), first armed at a seeded random offset so that harts are not in phase (Feitelson & Rudolph's experiments used skewing threads for this); a policy
  * with one_timer (gang) has the tick on hart 0 only. next_tick changes only under sched_lock, so
- * a policy may restart another hart's quantum (sched_restart_tick). The launcher hart also wakes for job
- * arrivals, the watchdog and futex timeouts.
+ * a policy may restart another hart's quantum (sched_restart_tick). deadline_hart also wakes for the
+ * deadline queue (../deadline.h: job arrivals, the watchdog, futex timeouts): the core asks the queue only,
+ * and fires what is due without knowing whose it is.
+ *
+ * Layers (../LAYERS.md). The core calls nothing above it by name: what it needs from the process layer (a
+ * new process's way to user mode, reaping a zombie, freeing a page table, ending a deadlocked job) it calls
+ * through sched_up, which main.c fills in before any hart runs.
  *
  * Trace. With trace=on every switch in and out of a process, every wake-up and every idle period is
  * recorded on the hart's own ring (trace.h); the policies add their own events (slot switches).
@@ -25,17 +33,17 @@
  * freed only when no hart can still walk them. An idle hart keeps the table it had until the job is done
  * (idle_satp): every job's table maps the kernel too.
  */
-#include "sched.h"
+#include "life.h"
 #include "../info.h"
 #include "../intr.h"
+#include "../deadline.h"
 
-struct cpu cpus[SL_MAX_HARTS];
-int ncpus;
-struct spinlock sched_lock = SPINLOCK_INIT("sched");
+struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
 long sched_opt[SCEN_MAX_OPTS];
+struct sched_upcalls sched_up;
 int idle_poll; /* idle=poll: idle harts never halt (launcher.c) */
 
 void fpu_save(uint64_t *regs);
@@ -55,22 +63,24 @@ uint64_t sched_rand(void)
 static void arm_timer(struct cpu *c)
 {
     uint64_t when = c->next_tick;
-    if (c->id == launcher_hart)
-        when = MIN(when, MIN(launcher_next_deadline(), futex_next_deadline()));
+    if (c->id == deadline_hart)
+        when = MIN(when, deadline_next());
     intr_set_timer(vclock_timer(when));
 }
 
-/* The calling hart's next timer interrupt: a deadline it owns (a futex timeout on the launcher hart) moved
-   earlier. Needed where nothing else re-arms the timer soon - a hart without a quantum tick (gang's
-   one_timer leaves only hart 0 one, and the launcher hart is the boot hart, often another). */
-void sched_arm_timer(void) { arm_timer(mycpu()); }
-
-/* p's time on its hart up to now into run_ticks, before a hook sees p (proc.h): a policy reads attained
-   service as is. sched_lock held, p RUNNING. */
-static void account_run(struct proc *p, uint64_t now)
+/* deadline.c's hook (deadline_moved): an entry armed on this hart moved earlier, so deadline_hart's timer
+   may have to be re-armed for it - here, or by an IPI (sched_soft_interrupt re-arms). Needed where nothing
+   else re-arms that timer soon: a hart without a quantum tick (gang's one_timer leaves only hart 0 one, and
+   deadline_hart is the boot hart, often another). Before deadline_hart has enabled its timer (the launcher
+   arms its entries at t0) there is nothing to re-arm: sched_start_hart arms it from deadline_next. Called
+   with the arming caller's locks held (futex_wait: sched_lock). */
+static void deadline_moved_earlier(void)
 {
-    p->run_ticks += now - p->dispatched_at;
-    p->dispatched_at = now;
+    struct cpu *c = mycpu();
+    if (c->id != deadline_hart)
+        sched_ipi(1UL << deadline_hart);
+    else if (csr_read(sie) & SIE_STIE)
+        arm_timer(c);
 }
 
 void sched_timer_interrupt(struct cpu *c)
@@ -84,15 +94,13 @@ void sched_timer_interrupt(struct cpu *c)
             while (c->next_tick <= now)
                 c->next_tick += sched_quantum;
             if (c->cur)
-                account_run(c->cur, now);
-            sched->tick(c);
+                life_account(c->cur, now);
+            hook_tick(c);
         }
         release(&sched_lock);
     }
-    if (c->id == launcher_hart) {
-        futex_timeouts(now);
-        launcher_timer(now);
-    }
+    if (c->id == deadline_hart)
+        deadline_run(now);
     arm_timer(c);
 }
 
@@ -101,11 +109,11 @@ void sched_soft_interrupt(struct cpu *c)
     csr_clear(sip, SIP_SSIP);
     if (sched->ipi) {
         acquire(&sched_lock);
-        sched->ipi(c);
+        hook_ipi(c);
         release(&sched_lock);
     }
-    if (c->id == launcher_hart)
-        arm_timer(c); /* a futex timeout may have been added */
+    if (c->id == deadline_hart)
+        arm_timer(c); /* an earlier deadline may have been armed (deadline_moved_earlier) */
 }
 
 /* ---- services for policies ---- */
@@ -204,19 +212,12 @@ static void fpu_switch_out(struct proc *p)
     }
 }
 
-/* Run p on c until it gives the hart back. sched_lock held on entry and on return. Returns a job whose
-   page table lost its last user, if any. */
+/* Run p on c until it gives the hart back: the core's bookkeeping (life_run), then the hart's own part.
+   sched_lock held on entry and on return. Returns a job whose page table lost its last user, if any. */
 static struct job *dispatch(struct cpu *c, struct proc *p)
 {
-    ASSERT_HELD(&sched_lock, "dispatch");
     uint64_t now = rdtime();
-    p->state = P_RUNNING;
-    p->on_cpu = c;
-    p->dispatched_at = now;
-    p->nswitch++;
-    c->cur = p;
-    c->traced_idle = 0;
-    trace_rec_at(c->id, now, TR_RUN, p->job->id, p->idx, p->slot);
+    life_run(c, p, now);
     struct job *dead = 0;
     if (c->satp_job != p->job) {
         /* Under QEMU a TLB flush clears the whole softmmu TLB: too long to hold sched_lock over it, when a
@@ -230,98 +231,48 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
     fpu_switch_in(c, p);
     p->tf.kernel_tp = (uint64_t)c;
     info_set_running(p->job, p->idx, 1);
-    if (!p->job->start)
-        p->job->start = now;
     swtch(&c->sched_ctx, &p->ctx);
     /* p is back in the loop (blocked, preempted, yielded or exited); we hold sched_lock */
     c->cur = 0;
     return dead;
 }
 
-/* Process side: leave the hart. sched_lock held, p->state already set, and p's run time already accounted
-   (account_run) by the caller before its hook: the hook's own few instructions are nobody's. Returns when p runs again
-   (maybe on another hart), still holding sched_lock. */
-static void switch_out(struct proc *p)
+/* The hart operation life.h asks for: p leaves the hart (its state set and its run time accounted by the
+   core before its hook: the hook's own few instructions are nobody's). Returns when p runs again (maybe
+   on another hart), still holding sched_lock. */
+void hart_leave(struct proc *p)
 {
     struct cpu *c = mycpu();
+    hook_check_switch(c);
     info_set_running(p->job, p->idx, 0);
     fpu_switch_out(p);
     c->need_resched = 0;
     swtch(&p->ctx, &c->sched_ctx);
 }
 
-void sched_make_ready(struct proc *p, enum enq_how how)
-{
-    ASSERT_HELD(&sched_lock, "sched_make_ready");
-    if (p->state == P_BLOCKED) {
-        p->blocked_ticks += rdtime() - p->blocked_at;
-        p->job->nforever -= !p->fx_deadline;
-    }
-    p->job->nactive += how == ENQ_NEW;
-    p->state = P_READY;
-    if (how == ENQ_NEW || how == ENQ_WAKE)
-        trace_proc(how == ENQ_NEW ? TR_NEW : TR_WAKE, p, p->hart);
-    sched->enqueue(p, how);
-}
+void sched_make_ready(struct proc *p, enum enq_how how) { life_ready(p, how); }
 
-/* p's job may have just become stuck for good (job_stuck): the hart's loop reports and ends it once it
-   has dropped sched_lock (ending a job takes job->lock, which comes before sched_lock). */
-static void note_if_stuck(struct proc *p)
-{
-    if (job_stuck(p->job))
-        mycpu()->stuck_job = p->job;
-}
-
-void sched_block(struct proc *p)
-{
-    ASSERT_HELD(&sched_lock, "sched_block");
-    p->state = P_BLOCKED;
-    p->nblock++;
-    p->blocked_at = rdtime();
-    account_run(p, p->blocked_at);
-    trace_proc(TR_BLK, p, 0);
-    sched->blocked(p);
-    p->job->nforever += !p->fx_deadline;
-    note_if_stuck(p);
-    switch_out(p);
-}
+void sched_block(struct proc *p) { life_block(p); }
 
 void sched_yield(struct proc *p)
 {
     acquire(&sched_lock);
-    p->state = P_READY;
-    account_run(p, rdtime());
-    trace_proc(TR_YLD, p, 0);
-    sched->enqueue(p, ENQ_YIELD);
-    switch_out(p);
+    life_requeue(p, ENQ_YIELD);
     release(&sched_lock);
 }
 
 /* sched_on_return (core.h) found need_resched set: switch away, the process still ready. */
 void sched_preempt_on_return(struct proc *p)
 {
-    struct cpu *c = mycpu();
     acquire(&sched_lock);
-    c->need_resched = 0;
-    p->npreempt++;
-    p->state = P_READY;
-    account_run(p, rdtime());
-    trace_proc(TR_PRE, p, 0);
-    sched->enqueue(p, ENQ_PREEMPT);
-    switch_out(p);
+    mycpu()->need_resched = 0;
+    life_requeue(p, ENQ_PREEMPT);
     release(&sched_lock);
 }
 
 void sched_exit(struct proc *p)
 {
-    ASSERT_HELD(&sched_lock, "sched_exit");
-    p->state = P_ZOMBIE;
-    account_run(p, rdtime());
-    trace_proc(TR_EXIT, p, 0);
-    sched->exited(p);
-    p->job->nactive--;
-    note_if_stuck(p);
-    switch_out(p);
+    life_exit(p);
     panic("a zombie ran again");
 }
 
@@ -329,7 +280,7 @@ void sched_exit(struct proc *p)
 void sched_first_return(void)
 {
     release(&sched_lock);
-    proc_return_to_user(myproc());
+    sched_up.to_user(mycpu()->cur);
 }
 
 /* ---- the per-hart loop ---- */
@@ -376,7 +327,7 @@ static void scheduler_loop(struct cpu *c)
 {
     for (;;) {
         acquire(&sched_lock);
-        struct proc *p = sched->pick_next(c);
+        struct proc *p = hook_pick_next(c);
         struct job *dead, *stuck = 0;
         if (p) {
             dead = dispatch(c, p);
@@ -392,11 +343,11 @@ static void scheduler_loop(struct cpu *c)
         }
         release(&sched_lock);
         if (dead)
-            job_put_pagetable(dead);
+            sched_up.put_pagetable(dead);
         if (stuck)
-            job_deadlocked(stuck); /* before the reap: a job is not done while it has a zombie */
+            sched_up.deadlocked(stuck); /* before the reap: a job is not done while it has a zombie */
         if (p && p->state == P_ZOMBIE)
-            proc_reap(p);
+            sched_up.reap(p);
         if (!p)
             idle_wait(c);
     }
@@ -408,7 +359,9 @@ void sched_init(void)
     for (int i = 0; i < ncpus; i++)
         cpus[i].next_tick =
             sched->one_timer ? (i ? ~0UL : now + sched_quantum) : now + sched_quantum + sched_rand() % sched_quantum;
-    sched->init();
+    deadline_moved = deadline_moved_earlier;
+    console_hook_printed = sched_hook_printed;
+    hook_init();
 }
 
 void sched_start_hart(void)

@@ -19,7 +19,6 @@ void sched_kick(int hart);                  /* make an idle hart look at its que
 void sched_ipi(uint64_t hart_mask);         /* send the policy's IPI to those harts */
 uint64_t sched_rand(void);                  /* seeded PRNG (splitmix64) */
 void sched_restart_tick(int hart);          /* hart's next tick a full quantum from now */
-void sched_arm_timer(void);                 /* re-arm the calling hart's timer (a deadline moved earlier) */
 
 /* core entry points */
 const struct sched_class *sched_class_by_name(const char *name);
@@ -46,5 +45,25 @@ static inline void sched_on_return(struct proc *p)
         sched_preempt_on_return(p);
 }
 void sched_first_return(void);
+void sched_hook_printed(struct cpu *c, const char *line);   /* kprintf inside a policy hook: panics (but a PANIC) */
+
+/* What the core needs from the layers above it, called through these and never by name (../LAYERS.md);
+   main.c fills them in before any hart runs. Each is called with no lock held. */
+struct sched_upcalls {
+    void (*to_user)(struct proc *p);        /* noreturn: a new process's first way to U-mode (trap.c) */
+    void (*reap)(struct proc *p);           /* p is a zombie and its hart has switched away from it */
+    void (*put_pagetable)(struct job *j);   /* no hart holds j's page table any more and j is done */
+    void (*deadlocked)(struct job *j);      /* j was found stuck as a process left its hart: end it */
+};
+extern struct sched_upcalls sched_up;
+
+/* sched_lock held. Is j stuck for good: every process of it that has not exited blocked on a futex with
+   no timeout? Only a process of j can wake j's futexes and nothing else wakes a waiter without a
+   timeout, so such a job can never move again. O(1): the core keeps the two counts as processes are
+   made ready, block and exit. A process being created implies a running one, so it never looks stuck. */
+static inline int sched_job_stuck(const struct job *j)
+{   /* no ASSERT_HELD: it is on the block and exit paths, whose callers assert sched_lock already */
+    return j->nforever > 0 && j->nforever == j->nactive;
+}
 
 #endif

@@ -30,7 +30,10 @@
 #include "sched.h"
 #include "slots.h"
 
-enum { OPT_ALTERNATES, OPT_GANGFIT }; /* index in gang_class.options */
+#define OPTIONS(X)                                                                                      \
+    X(alternates, .choices = "off|on", .help = "a hart idle in the current slot runs a process of another slot") \
+    X(gangfit, .choices = "first|best", .help = "slot allocation: first fit or best fit")
+SCHED_OPTIONS(OPTIONS);
 
 struct gang_part {
     int row;
@@ -54,7 +57,7 @@ static uint64_t acked_seq[SL_MAX_HARTS]; /* the last switch each hart acted on *
 
 static void gang_init(void)
 {
-    slots_init(&table, ncpus, sched_opt[OPT_GANGFIT] == 1 ? SLOT_FIT_BEST : SLOT_FIT_FIRST);
+    slots_init(&table, ncpus, SCHED_OPT(gangfit) == 1 ? SLOT_FIT_BEST : SLOT_FIT_FIRST);
     all_harts = ncpus == 64 ? ~0UL : (1UL << ncpus) - 1;
     idle_mask = all_harts;
 }
@@ -183,7 +186,7 @@ static void gang_enqueue(struct proc *p, enum enq_how how)
         return; /* left at a switch: it waits for its slot */
     if (idle_mask == all_harts)
         gang_switch(TR_EARLY); /* nothing of the current slot runs anywhere */
-    else if (sched_opt[OPT_ALTERNATES])
+    else if (SCHED_OPT(alternates))
         sched_kick(p->hart);
 }
 
@@ -208,7 +211,7 @@ static struct proc *gang_pick_next(struct cpu *c)
         if (cur_slot == before)
             break;
     }
-    return sched_opt[OPT_ALTERNATES] && cur_slot >= 0 ? alternate(c) : 0;
+    return SCHED_OPT(alternates) && cur_slot >= 0 ? alternate(c) : 0;
 }
 
 static void gang_blocked(struct proc *p)
@@ -234,8 +237,7 @@ static void gang_ipi(struct cpu *c) { gang_ack(c); }
 
 const struct sched_class gang_class = {
     .order = 2,
-    .options = { { "alternates", "off|on", 0, "a hart idle in the current slot runs a process of another slot" },
-                 { "gangfit", "first|best", 0, "slot allocation: first fit or best fit" } },
+    .options = SCHED_OPTION_TABLE(OPTIONS),
     .name = "gang",
     .one_timer = 1,
     .init = gang_init,

@@ -21,14 +21,8 @@
 
 static struct runq queue; /* every READY process, oldest first */
 
-static void gl_init(void) { memset(&queue, 0, sizeof queue); }
-
-static int gl_job_admit(struct job *j) { return 0; }
-static void gl_job_done(struct job *j) {}
-
-/* No binding: p->hart only says where p last ran; at first, its creator's hart (whose node its stack
-   comes from). */
-static void gl_proc_new(struct proc *p) { p->hart = mycpu()->id; }
+/* No binding (no proc_new): p->hart only says where p last ran; at first, its creator's hart (whose node its
+   stack comes from, hooks.h). */
 
 /* An idle hart to run p now, other than the caller's (which looks at the queue itself when it idles). */
 static void kick_idle_hart(void)
@@ -55,24 +49,13 @@ static struct proc *gl_pick_next(struct cpu *c)
     return p;
 }
 
-static void gl_blocked(struct proc *p) {}
-static void gl_exited(struct proc *p) {}
-
 static void gl_tick(struct cpu *c) { runq_tick(&queue, c); }
 
 const struct sched_class global_class = {
     .order = 4,
     .name = "global",
-    .init = gl_init,
-    .job_admit = gl_job_admit,
-    .job_done = gl_job_done,
-    .proc_new = gl_proc_new,
     .enqueue = gl_enqueue,
     .pick_next = gl_pick_next,
-    .blocked = gl_blocked,
-    .exited = gl_exited,
-    .abandoned = gl_exited, /* proc_new took nothing */
     .tick = gl_tick,
-    .ipi = 0,
 };
 SCHED_CLASS(global_class);

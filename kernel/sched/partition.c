@@ -34,8 +34,6 @@ static int nrunning;
 static struct proc *members[NJOB][SL_MAX_PROCS]; /* live processes of each job (by id - 1, idx) */
 static uint64_t allot_mask[NJOB];
 
-static void pt_init(void) {}
-
 /* Processes of job j bound to hart h. */
 static int job_on_hart(struct job *j, int h)
 {
@@ -186,8 +184,6 @@ static struct proc *pt_pick_next(struct cpu *c)
     return p ? p : pull_from_partition(c->id);
 }
 
-static void pt_blocked(struct proc *p) {}
-
 static void pt_exited(struct proc *p)
 {
     harts[p->hart].nbound--;
@@ -200,16 +196,13 @@ const struct sched_class partition_class = {
     .order = 3,
     .name = "partition",
     .allots = 1,
-    .init = pt_init,
     .job_admit = pt_job_admit,
     .job_done = pt_job_done,
     .proc_new = pt_proc_new,
     .enqueue = pt_enqueue,
     .pick_next = pt_pick_next,
-    .blocked = pt_blocked,
     .exited = pt_exited,
     .abandoned = pt_exited, /* proc_new took its binding and membership: exited gives it back */
     .tick = pt_tick,
-    .ipi = 0,
 };
 SCHED_CLASS(partition_class);

@@ -19,7 +19,8 @@
  */
 #include "runq.h"
 
-enum { OPT_WAKEBOOST }; /* index in timeslice_class.options */
+#define OPTIONS(X) X(wakeboost, .choices = "off|on", .help = "a woken process preempts one that never blocks")
+SCHED_OPTIONS(OPTIONS);
 
 struct ts_hart {
     struct runq q; /* READY processes bound here */
@@ -27,11 +28,6 @@ struct ts_hart {
 };
 
 static struct ts_hart ts[SL_MAX_HARTS];
-
-static void ts_init(void) { memset(ts, 0, sizeof ts); }
-
-static int ts_job_admit(struct job *j) { return 0; }
-static void ts_job_done(struct job *j) {}
 
 /* Processes of job j bound to hart h (the caller holds j->lock, so j->procs is stable). */
 static int job_on_hart(struct job *j, int h)
@@ -60,7 +56,7 @@ static void ts_enqueue(struct proc *p, enum enq_how how)
 {
     struct runq *q = &ts[p->hart].q;
     struct cpu *c = &cpus[p->hart];
-    if (how == ENQ_WAKE && sched_opt[OPT_WAKEBOOST]) {
+    if (how == ENQ_WAKE && SCHED_OPT(wakeboost)) {
         runq_push_front(q, p);
         if (c->cur && c->cur->nblock == 0)
             sched_preempt(c);
@@ -72,26 +68,19 @@ static void ts_enqueue(struct proc *p, enum enq_how how)
 
 static struct proc *ts_pick_next(struct cpu *c) { return runq_pop(&ts[c->id].q); }
 
-static void ts_blocked(struct proc *p) {}
-
 static void ts_exited(struct proc *p) { ts[p->hart].nbound--; }
 
 static void ts_tick(struct cpu *c) { runq_tick(&ts[c->id].q, c); }
 
 const struct sched_class timeslice_class = {
     .order = 1,
-    .options = { { "wakeboost", "off|on", 0, "a woken process preempts one that never blocks" } },
+    .options = SCHED_OPTION_TABLE(OPTIONS),
     .name = "timeslice",
-    .init = ts_init,
-    .job_admit = ts_job_admit,
-    .job_done = ts_job_done,
     .proc_new = ts_proc_new,
     .enqueue = ts_enqueue,
     .pick_next = ts_pick_next,
-    .blocked = ts_blocked,
     .exited = ts_exited,
     .abandoned = ts_exited, /* proc_new took its binding only: exited gives it back */
     .tick = ts_tick,
-    .ipi = 0,
 };
 SCHED_CLASS(timeslice_class);

@@ -1,7 +1,7 @@
 /*
- * hostjob.h - host unit tests play the kernel for one job at a time on the host backend (lib/host_*.c):
+ * hostjob.h - host unit tests play the kernel for one job at a time on the host backend (lib/platform/host_*.c):
  * fill the emulated info page, start process 0, let it run body() after the library's start-up, and wait
- * until every process of the job has exited. Include once per test program (it defines host_job).
+ * until every process of the job has exited. host_job itself is the backend's (lib/platform/host_sys.c).
  */
 #ifndef HOSTJOB_H
 #define HOSTJOB_H
@@ -9,12 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 #include "schedlab.h"
-#include "host.h"
-
-struct host_job host_job = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .exited = PTHREAD_COND_INITIALIZER,
-};
+#include "platform/host.h"
 
 static void (*hostjob_main)(void);
 /* Optional: runs in process 0 right after sl_lib_init, before the body (e.g. to look at the library's

@@ -14,7 +14,7 @@
  * every configuration stops early (after a minimum) once it has used its time budget.
  * Processes wait at a gate until all exist: host_start_proc writes running[] plainly.
  * Oversubscribed: the test restricts its affinity mask to 1 and to 2 CPUs and runs 4 and 8 participants
- * of every shape x wait kind on it; the host backend must see the job crowded (lib/host_spin.h) and the
+ * of every shape x wait kind on it; the host backend must see the job crowded (lib/platform/host_spin.h) and the
  * waits must still keep lockstep, and its runnable count must come back to zero after each job.
  * Last, user-level threads (uthread.h) as participants, six of them on two processes: a sleeping wait
  * must suspend the thread, not its process, or the episode could never complete (the alarm fires).
@@ -28,15 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "schedlab.h"
-#include "barrier.h"
-#include "host.h"
-#include "uthread.h"
+#include "barriers/barrier.h"
+#include "platform/host.h"
+#include "threads/uthread.h"
 #include "check.h"
-
-struct host_job host_job = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .exited = PTHREAD_COND_INITIALIZER,
-};
 
 #define MAXP 16
 

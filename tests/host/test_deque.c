@@ -1,4 +1,4 @@
-/* Unit tests of the ABP deque (lib/deque.c): single-thread semantics, the capacity bound and its reset,
+/* Unit tests of the ABP deque (lib/threads/deque.c): single-thread semantics, the capacity bound and its reset,
    and a stress test where one owner pushes and pops while several thieves steal, checking that every
    item is taken exactly once, that each thief sees items in push order, and that the owner's pops are
    LIFO. Built twice by tests/host/host.mk: under ASan/UBSan and under TSan. Items carry a payload in
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "check.h"
-#include "deque.h"
+#include "threads/deque.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define STRESS_ITEMS 600000    /* TSan is ~10x slower; keep each build well under 5 s */

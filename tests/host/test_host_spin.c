@@ -1,9 +1,9 @@
-/* test_host_spin.c - the host backend's crowding estimate (lib/host_spin.c) as pure logic: the CPU count
+/* test_host_spin.c - the host backend's crowding estimate (lib/platform/host_spin.c) as pure logic: the CPU count
  * from an affinity mask, the runnable count's up/down balance (also from many threads at once, under
  * TSan in the _tsan build), and crowded = runnable > cpus at its edges. */
 #include <pthread.h>
 #include <stdint.h>
-#include "host_spin.h"
+#include "platform/host_spin.h"
 #include "check.h"
 
 static void

@@ -1,4 +1,4 @@
-/* test_loopsched.c - the loop schedulers of lib/loopsched.c.
+/* test_loopsched.c - the loop schedulers of lib/loops/loopsched.c.
  *
  *   coverage     every scheduler hands out each iteration of [0, N) exactly once, for N from 0 up and
  *                P from 1 up (N < P included), in the deterministic simulation and with real threads
@@ -22,11 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "loopsched.h"
-#include "rng.h"
+#include "loops/loopsched.h"
+#include "base/rng.h"
 #include "check.h"
 
-/* The spinlock's yield: this test links lib/loopsched.c alone, without the host backend. */
+/* The spinlock's yield: this test links lib/loops/loopsched.c alone, without the host backend. */
 long
 sl_sys_yield(void)
 {

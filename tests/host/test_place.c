@@ -1,6 +1,6 @@
-/* Unit tests of thread placement: the pure decision (lib/place.c sl_place_decide) for mcs and lb with
+/* Unit tests of thread placement: the pure decision (lib/threads/place.c sl_place_decide) for mcs and lb with
    homes, nodes, loads and ties; then pinned threads (sl_thread_spawn_on / sl_thread_create_on,
-   lib/uthread.c) on the host backend, where this file plays the kernel as test_uthread.c does: a
+   lib/threads/uthread.c) on the host backend, where this file plays the kernel as test_uthread.c does: a
    pinned thread runs only on its process, also after waits that another process ends; pinned
    threads spawned in bulk (more than a deque holds) all run; lb placement spreads threads over the
    processes; loads go back to 0 when the threads have finished. Every runtime scenario runs on 1, 2,
@@ -10,10 +10,10 @@
 #include <string.h>
 #include "check.h"
 #include "schedlab.h"
-#include "host.h"
+#include "platform/host.h"
 #include "hostjob.h"
-#include "place.h"
-#include "uthread.h"
+#include "threads/place.h"
+#include "threads/uthread.h"
 
 
 /* ---- the pure decision ---- */

@@ -20,7 +20,7 @@ static uint64_t rnd(void)
 
 static int nonfinite(const char *v) { return rk_nonfinite(v, strlen(v)); }
 
-/* The harness's number grammar (tools/schedlab_harness/console.py _FLOAT, without inf/nan):
+/* The harness's number grammar (tools/py/schedlab/console.py _FLOAT, without inf/nan):
    [+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)? */
 static int is_decimal(const char *v)
 {

@@ -1,4 +1,4 @@
-/* test_ulog.c - the pure part of the library's event log (lib/eventlog.h, abi.h "the library's event log").
+/* test_ulog.c - the pure part of the library's event log (lib/base/eventlog.h, abi.h "the library's event log").
  *
  *   put        records land at n mod capacity with every field, n counts every record ever written
  *   wrap       past the capacity the oldest are overwritten: the last `cap` records are the newest
@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "eventlog.h"
+#include "base/eventlog.h"
 #include "check.h"
 
 /* The host backend's sl_plat_proc/ticks, as a plain test thread sees them: no process. */

@@ -1,5 +1,5 @@
-/* Unit tests of user-level threads (lib/uthread.c) on the host backend: pthreads play processes, and
-   this file plays the kernel (like lib/host_main.c, but it runs many one-process-0 "jobs" in a row,
+/* Unit tests of user-level threads (lib/threads/uthread.c) on the host backend: pthreads play processes, and
+   this file plays the kernel (like lib/start/host_main.c, but it runs many one-process-0 "jobs" in a row,
    each with its own procs, because a job may call sl_threads_run only once). Every scenario runs on
    1, 2, 3 and 8 processes (the machine has 2 cores: 8 is more processes than cores). Threads record
    what they saw in plain or atomic variables; CHECKs run on the test's own thread after the job.
@@ -16,9 +16,10 @@
 #include <unistd.h>
 #include "check.h"
 #include "schedlab.h"
-#include "host.h"
+#include "platform/host.h"
 #include "hostjob.h"
-#include "uthread.h"
+#include "threads/uthread.h"
+#include "wait/wait.h"
 
 #if defined(__SANITIZE_THREAD__)      /* TSan is slow at creating fiber contexts: smaller runs */
 #define MANY 300
@@ -48,7 +49,7 @@ static void run_job(int procs, void (*body)(void))
 
 /* Everything a scenario records; reset before each job. */
 static struct {
-    int value, in_thread, self_ok;
+    int value, in_thread, self_ok, pauses_as_thread;
     atomic_long sum, count, bad;
     long slots[2048];
     long fib;
@@ -73,6 +74,7 @@ static void set42(void *arg)
     R.value = 42;
     R.in_thread = sl_in_thread();
     R.self_ok = sl_thread_self() != NULL;
+    R.pauses_as_thread = sl_wait_pauser() == sl_thread_pause; /* the run installed the wait layer's hooks */
 }
 
 static void m_basic(void *arg)
@@ -482,7 +484,7 @@ static void test_all(int procs)
     int used;
 
     t += run(procs, m_basic);
-    CHECK(R.value == 42 && R.in_thread == 1 && R.self_ok);
+    CHECK(R.value == 42 && R.in_thread == 1 && R.self_ok && R.pauses_as_thread);
     CHECK(job_in_thread_outside == 0);
     CHECK(R.st.threads == 2);
 

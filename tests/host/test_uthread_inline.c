@@ -1,4 +1,4 @@
-/* Unit tests of inline runs (lib/uthread_run.c, "inline runs") on the host backend: a thread joined while
+/* Unit tests of inline runs (lib/threads/uthread_run.c, "inline runs") on the host backend: a thread joined while
    it is still the newest item of its joiner's deque runs on the joiner's stack. Checked: it runs as itself
    (sl_thread_self, sl_in_thread), it may yield, wait, join others (nested inline runs) and exit through
    sl_thread_exit, and after each of those - also after it has moved to another process - its joiner goes
@@ -12,9 +12,9 @@
 #include <time.h>
 #include "check.h"
 #include "schedlab.h"
-#include "host.h"
+#include "platform/host.h"
 #include "hostjob.h"
-#include "uthread.h"
+#include "threads/uthread.h"
 
 static struct {
     atomic_long count, bad, after_exit, moved;

@@ -1,4 +1,4 @@
-/* test_workers.c - worker runs (lib/workers.c) and process control (lib/procctl.c) on the host backend,
+/* test_workers.c - worker runs (lib/workers/workers.c) and process control (lib/threads/procctl.c) on the host backend,
  * with this program playing the kernel: it marks the job adaptive and changes the allotment
  * (info->allot_count) through a cycle of shrinks and grows while the workers run a barrier loop: change k
  * comes 100-600 us after the workers pass the middle of allotment k-1, and they wait for it before episode
@@ -19,8 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "schedlab.h"
-#include "barrier.h"
-#include "uthread.h"
+#include "barriers/barrier.h"
+#include "threads/uthread.h"
+#include "workers/workers.h"
 #include "hostjob.h"
 #include "check.h"
 

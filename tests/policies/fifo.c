@@ -9,18 +9,15 @@
 #include "sched.h"
 #include "runq.h"
 
-enum { OPT_WAKE };                      /* index in fifo_class.options */
+#define OPTIONS(X) X(fifo_wake, .choices = "back|front", .help = "where a woken process joins the queue")
+SCHED_OPTIONS(OPTIONS);
 
 static struct runq queue;
 
-static void fifo_init(void) { memset(&queue, 0, sizeof queue); }
-static int fifo_job_admit(struct job *j) { return 0; }
-static void fifo_job_done(struct job *j) {}
-static void fifo_proc_new(struct proc *p) { p->hart = mycpu()->id; }
 
 static void fifo_enqueue(struct proc *p, enum enq_how how)
 {
-    if (how == ENQ_WAKE && sched_opt[OPT_WAKE] == 1)
+    if (how == ENQ_WAKE && SCHED_OPT(fifo_wake) == 1)
         runq_push_front(&queue, p);
     else
         runq_push_back(&queue, p);
@@ -36,23 +33,11 @@ static struct proc *fifo_pick_next(struct cpu *c)
     return p;
 }
 
-static void fifo_blocked(struct proc *p) {}
-static void fifo_exited(struct proc *p) {}
-static void fifo_tick(struct cpu *c) {}  /* no preemption */
-
 const struct sched_class fifo_class = {
     .order = 100,
     .name = "fifo",
-    .options = { { "fifo_wake", "back|front", 0, "where a woken process joins the queue" } },
-    .init = fifo_init,
-    .job_admit = fifo_job_admit,
-    .job_done = fifo_job_done,
-    .proc_new = fifo_proc_new,
-    .enqueue = fifo_enqueue,
+    .options = SCHED_OPTION_TABLE(OPTIONS),
+    .enqueue = fifo_enqueue,            /* the only hooks it needs: no tick, so no preemption (sched.h) */
     .pick_next = fifo_pick_next,
-    .blocked = fifo_blocked,
-    .exited = fifo_exited,
-    .abandoned = fifo_exited,
-    .tick = fifo_tick,
 };
 SCHED_CLASS(fifo_class);

@@ -23,8 +23,10 @@
 #include "sched.h"
 #include "runq.h"
 
-enum { OPT_TURN };                      /* index in lottery_class.options */
-enum { KEY_TICKETS };                   /* index in lottery_class.job_keys */
+#define OPTIONS(X) X(lottery_turn, .min = 1, .max = 100, .def = 1, .help = "quanta a winner runs before the next draw")
+#define JOB_KEYS(X) X(tickets, .min = 1, .max = 10000, .def = 10, .help = "the job's share of the draws")
+SCHED_OPTIONS(OPTIONS);
+SCHED_JOB_KEYS(JOB_KEYS);
 
 struct lot_job {                        /* SCHED_PRIV(j): zero at job_admit */
     struct runq queue;                  /* its READY processes, oldest first */
@@ -40,11 +42,9 @@ struct lot_proc {                       /* SCHED_PRIV(p): zero at proc_new */
 
 static int nwaiting;                    /* READY processes in every queue */
 
-static void lot_init(void) { nwaiting = 0; }
-
 static int lot_job_admit(struct job *j)
 {
-    SCHED_PRIV(j, struct lot_job)->tickets = sched_job_key(j, KEY_TICKETS);
+    SCHED_PRIV(j, struct lot_job)->tickets = SCHED_JOB_KEY(j, tickets);
     return 0;
 }
 
@@ -55,8 +55,6 @@ static void lot_job_done(struct job *j)
         panic("lottery: job %d: run_ticks was stale in all %d hooks that saw a process stop (sched.h: the core "
               "updates it before them)", j->id, lj->stops);
 }
-
-static void lot_proc_new(struct proc *p) { p->hart = mycpu()->id; }
 
 /* p stopped running: was its attained service brought up to date before this hook? */
 static void saw_stop(struct proc *p)
@@ -116,14 +114,13 @@ static struct proc *lot_pick_next(struct cpu *c)
     nwaiting--;
     struct lot_proc *lp = SCHED_PRIV(p, struct lot_proc);
     lp->run_at_pick = p->run_ticks;
-    lp->turn_left = sched_opt[OPT_TURN];
+    lp->turn_left = SCHED_OPT(lottery_turn);
     p->hart = c->id;
     return p;
 }
 
 static void lot_blocked(struct proc *p) { saw_stop(p); }
 static void lot_exited(struct proc *p) { saw_stop(p); }
-static void lot_abandoned(struct proc *p) {}   /* proc_new took nothing */
 
 static void lot_tick(struct cpu *c)
 {
@@ -134,18 +131,15 @@ static void lot_tick(struct cpu *c)
 const struct sched_class lottery_class = {
     .order = 110,
     .name = "lottery",
-    .options = { { .name = "lottery_turn", .min = 1, .max = 100, .def = 1,
-                   .help = "quanta a winner runs before the next draw" } },
-    .job_keys = { { .name = "tickets", .min = 1, .max = 10000, .def = 10, .help = "the job's share of the draws" } },
-    .init = lot_init,
+    .options = SCHED_OPTION_TABLE(OPTIONS),
+    .job_keys = SCHED_OPTION_TABLE(JOB_KEYS),
+    /* no init, proc_new (not bound: p->hart is set when picked) or abandoned: nothing to do there */
     .job_admit = lot_job_admit,
     .job_done = lot_job_done,
-    .proc_new = lot_proc_new,
     .enqueue = lot_enqueue,
     .pick_next = lot_pick_next,
     .blocked = lot_blocked,
     .exited = lot_exited,
-    .abandoned = lot_abandoned,
     .tick = lot_tick,
 };
 SCHED_CLASS(lottery_class);

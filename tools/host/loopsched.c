@@ -1,5 +1,5 @@
 /*
- * loopsched - the loop schedulers of lib/loopsched.c, simulated deterministically on the host.
+ * loopsched - the loop schedulers of lib/loops/loopsched.c, simulated deterministically on the host.
  *
  *   build/host/loopsched --sched static|ss|gss|factoring|trapezoid|afs|mod-factoring|best-static --n N --p P [--k K] [--quiet]
  *
@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "loopsched.h"
+#include "loops/loopsched.h"
 
-/* The spinlock's yield: this tool links lib/loopsched.c alone, without the host backend. */
+/* The spinlock's yield: this tool links lib/loops/loopsched.c alone, without the host backend. */
 long
 sl_sys_yield(void)
 {

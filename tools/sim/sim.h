@@ -1,7 +1,8 @@
 /*
  * sim.h - the schedlab simulator: the kernel's own policies (kernel/sched/<policy>.c, slots.c, allot.c,
- * classes.c) and scenario parser (kernel/scenario.c) and trace dump (kernel/trace.c), unchanged, on a
- * simulated core and a discrete-event engine.
+ * classes.c), process and job state machine (kernel/sched/life.[ch]), console lines (kernel/contract.c),
+ * scenario parser (kernel/scenario.c) and trace dump (kernel/trace.c), unchanged, on simulated harts
+ * (sim_core.c: the hart side of the core) and a discrete-event engine.
  *
  * The model (read this first)
  *   time      one global virtual clock in ns (timebase 1 GHz); each hart also keeps the time of the last
@@ -26,7 +27,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include "../../kernel/sched/sched.h"
-#include "../../lib/rng.h"
+#include "../../lib/base/rng.h"
 
 /* ---- calibration (sim_calib.c): ns unless named otherwise ---- */
 struct calib {
@@ -53,6 +54,11 @@ struct sim_event {
 };
 
 void sim_post(uint64_t t, int kind, int hart, struct sproc *sp, struct job *j);
+
+/* t0, the scenario's time 0, on the simulated clock: 1 ns, not 0, because the core takes a zero time as
+   "not yet" (life.h: a job's start is set at its first dispatch if it is still 0), as the kernel's clock,
+   running since boot, never reads 0 at t0. Every line prints times relative to it. */
+#define SIM_T0 1UL
 
 /* How sim_run ended: every job done, the scenario's timeout= (simulated time), the host-time budget, or
    stuck: nothing but ticks can happen and for SIM_STUCK_QUANTA quanta no hart got a process to run. */
@@ -136,8 +142,9 @@ int core_running(const struct sproc *sp);
 uint64_t core_unblock_ns(void);                               /* a woken sleeper's way back from futex_wait */
 void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, uint64_t seed);
 void core_admit(struct job *j, uint64_t t);                   /* admit j and create its process 0 */
-void core_spawn(struct job *j, int idx, uint64_t t);          /* create process idx (proc_create) */
+void core_spawn(struct job *j, uint64_t t);                   /* create its next process (proc_create) */
 extern uint64_t sim_makespan, sim_events;
-extern void (*sim_job_done)(struct job *j);
+void sim_job_done(struct job *j);                             /* sim_main.c: RESULT, and SUMMARY after the last */
+void sim_unwait(struct proc *p);                              /* sim_core.c: a killed waiter's timeout made stale */
 
 #endif

@@ -1,22 +1,24 @@
 # tools/sim/sim.mk - the simulator (tools/sim/sim.h). Included from the top Makefile.
 #
-#   make sim             build/sim/schedlab-sim: every kernel/sched/*.c but the core (so a new policy file is
-#                        in with no edit), slots/allot/classes, kernel/scenario.c and kernel/trace.c, built
-#                        for the host with -DSCHEDLAB_SIM against tools/sim's core. A policy that calls a
+#   make sim             build/sim/schedlab-sim: every kernel/sched/*.c but core.c, the kernel's harts (so a
+#                        new policy file is in with no edit; life.c, the portable core, is in too),
+#                        slots/allot/classes, kernel/scenario.c, kernel/trace.c and kernel/contract.c, built
+#                        for the host with -DSCHEDLAB_SIM against tools/sim's harts. A policy that calls a
 #                        kernel service the simulated core lacks fails here, at link time, naming it. It runs
 #                        with the apps and the kernel ELF it stands for (their specs, the kernel's free memory:
 #                        tools/sim/sim_elf.c), so it builds those too.
 #   make sim-asan        the same under ASan/UBSan (build/sim-asan), which make test runs (tests/test_sim.py)
-#   make sim-calibrate   measure the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
-#   make sim-validate    tools/sim/validate.py: QEMU vs simulator slowdowns (a quiet machine only)
-#   make sim-reproduce   tools/sim/reproduce.py: the 16-processor results -> docs/sim-16.md
+#   make sim-calibrate   schedlab calibrate: the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
+#   make sim-validate    schedlab validate: QEMU vs simulator slowdowns (a quiet machine only)
+#   make sim-reproduce   schedlab reproduce --only 'sim16-*': the 16-processor results -> docs/results.md, docs/sim-16.md
 
 SIM_OUT    ?= $(B)/sim
 SIM_SAN    ?=
 SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSCHEDLAB_SIM -DSCHEDLAB_HOST \
               -D_GNU_SOURCE -Itools/sim -Ikernel -Iinclude
 SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c)) $(EXTRA_POLICIES) \
-              kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c
+              kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \
+              kernel/contract.c
 SIM_SRC    := $(wildcard tools/sim/*.c)
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
 SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
@@ -38,11 +40,11 @@ sim-asan:
 	    SIM_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 sim-calibrate: all
-	$(PYTHON) tools/sim/calibrate.py --name $(SIM_CALIB_NAME)
+	$(SCHEDLAB) calibrate --name $(SIM_CALIB_NAME)
 
 # The simulator against QEMU (a quiet machine only), and the 16-processor results (docs/sim-16.md).
-sim-validate: all sim
-	$(PYTHON) tools/sim/validate.py
+sim-validate: all
+	$(SCHEDLAB) validate
 
 sim-reproduce: sim
-	$(PYTHON) tools/sim/reproduce.py
+	$(SCHEDLAB) reproduce --only 'sim16-*'

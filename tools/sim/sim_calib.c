@@ -1,6 +1,6 @@
 /*
  * sim_calib.c - the simulator's costs: a flat JSON object of numbers in ns (tools/sim/calib/<name>.json,
- * written by `make sim-calibrate`, tools/sim/calibrate.py), with a "name" string and a "sources" object
+ * written by `make sim-calibrate`, `schedlab calibrate`), with a "name" string and a "sources" object
  * that says where each number came from (ignored here). Every key below must be present: a calibration
  * that lacks one is refused, never filled with a guess.
  */

@@ -1,7 +1,10 @@
 /*
- * sim_core.c - the simulated scheduling core: the services kernel/sched/core.h promises the policies
- * (sched_preempt, sched_kick, sched_ipi, sched_rand, sched_restart_tick), the dispatch a hart does on its
- * way back to user, and the discrete-event engine that drives it (see sim.h for the model).
+ * sim_core.c - the simulated harts: the services kernel/sched/core.h promises the policies (sched_preempt,
+ * sched_kick, sched_ipi, sched_rand, sched_restart_tick), the hart operation the portable core asks for
+ * (hart_leave, kernel/sched/life.h), the dispatch a hart does on its way back to user, and the
+ * discrete-event engine that drives it (see sim.h for the model). The life of processes and jobs - their
+ * states, counts, deadlock detection, memory accounting - is the kernel's own kernel/sched/life.[ch],
+ * called with sched_lock held where the kernel holds it.
  *
  * Only the services the policies call are defined here, with the kernel's semantics: a policy file that
  * calls anything else of the core (or of the kernel) fails to link in `make sim`, naming the symbol.
@@ -15,10 +18,12 @@
 #include <time.h>
 #include "sim.h"
 #include "../../kernel/info.h"
+#include "../../kernel/sched/life.h"
+#include "../../kernel/ticks.h"
 
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus;
-struct spinlock sched_lock = SPINLOCK_INIT("sched");
+struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
@@ -28,7 +33,6 @@ uintptr_t sim_tp;
 uint64_t sim_now;
 uint64_t sim_makespan, sim_events;
 int sim_all_done;
-void (*sim_job_done)(struct job *j);
 
 static uint64_t tick_posted[SL_MAX_HARTS]; /* the time of the tick event posted for each hart */
 
@@ -170,70 +174,88 @@ void panic(const char *fmt, ...)
     exit(3);
 }
 
+/* A lock rule broken (kernel/spinlock.h): the simulator takes the kernel's locks where the kernel does. */
+void spin_panic(const struct spinlock *l, const char *what) { panic("lock %s: %s", l->name, what); }
+void spin_acquire_contended(struct spinlock *l) { spin_panic(l, "contended on the simulator's one thread"); }
+
+uint64_t time_us(uint64_t ticks) { return ticks_to_us_tb(ticks, plat.timebase_hz); }
+uint64_t us_to_ticks(uint64_t us) { return us_to_ticks_tb(us, plat.timebase_hz); }
+
+/* The core's hooks (life.h): a done job's RESULT (sim_main.c); a killed waiter's timeout made stale. */
+void sim_unwait(struct proc *p)
+{
+    sproc_of(p)->gen++;
+    p->fx_result = SL_EINVAL;
+}
+
 /* ---- dispatch: what a hart does on its way back to user ---- */
 
-static void account_run(struct proc *p, uint64_t t)
+/* The hart operation of life.h: p's state is set and its run time accounted; its compute segment stops
+   advancing and its hart is free. sched_lock held. */
+void hart_leave(struct proc *p)
 {
-    p->run_ticks += t > p->dispatched_at ? t - p->dispatched_at : 0;
     struct sproc *sp = sproc_of(p);
+    struct cpu *c = p->on_cpu;
     if (sp->act == A_COMPUTE) {
-        uint64_t done = t > sp->seg_start ? t - sp->seg_start : 0;
+        uint64_t done = sim_now > sp->seg_start ? sim_now - sp->seg_start : 0;
         sp->left -= done < sp->left ? done : sp->left;
     }
     sp->gen++;
-}
-
-/* c's process leaves it still runnable (how: ENQ_PREEMPT or ENQ_YIELD). */
-static void leave(struct cpu *c, uint64_t t, enum enq_how how)
-{
-    struct proc *p = c->cur;
-    account_run(p, t);
     c->cur = 0;
+    c->need_resched = 0;
     p->on_cpu = 0;
-    p->state = P_READY;
-    if (how == ENQ_PREEMPT)
-        p->npreempt++;
-    trace_proc(how == ENQ_PREEMPT ? TR_PRE : TR_YLD, p, 0);
-    sched->enqueue(p, how);
-    work_descheduled(sproc_of(p), t);
+    work_descheduled(sp, sim_now);
 }
 
 static void dispatch(struct cpu *c, uint64_t t)
 {
-    struct proc *p = sched->pick_next(c);
+    acquire(&sched_lock);
+    struct proc *p = hook_pick_next(c);
     if (!p) {
         if (c->idle == IDLE_NOT) {
             c->idle = IDLE_HALT;
             c->idle_since = t;
             trace_rec(c->id, TR_IDLE, 0, -1, 0);
         }
+        release(&sched_lock);
         return;
     }
-    if (p->state != P_READY)
-        panic("policy %s picked %d.%d in state %d on hart %d", sched->name, p->job->id, p->idx, p->state, c->id);
     c->idle = IDLE_NOT;
     c->poked = 0;
-    c->cur = p;
-    p->state = P_RUNNING;
-    p->on_cpu = c;
-    p->hart = p->hart < 0 ? c->id : p->hart;
-    p->dispatched_at = t;
-    p->nswitch++;
-    if (!sjobs[p->job->id - 1].started) { /* its first dispatch, which may be at t = 0 */
-        sjobs[p->job->id - 1].started = 1;
-        p->job->start = t;
-    }
-    trace_proc(TR_RUN, p, p->slot);
+    life_run(c, p, t);
+    release(&sched_lock);
     struct sproc *sp = sproc_of(p);
     sp->gen++;
-    work_dispatched(sp, t + switch_ns());
+    if (p->killed) /* its job was killed while it waited: it exits on its way back to user */
+        core_compute(sp, t, switch_ns());
+    else
+        work_dispatched(sp, t + switch_ns());
+}
+
+/* A job found stuck for good (life.h: a hart's stuck_job) is reported and ended, as the kernel's scheduler
+   loop does once it has dropped sched_lock. */
+static void end_stuck_jobs(void)
+{
+    for (int h = 0; h < ncpus; h++) {
+        struct job *j = cpus[h].stuck_job;
+        if (j) {
+            cpus[h].stuck_job = 0;
+            job_deadlocked(j);
+        }
+    }
 }
 
 static void after_event(struct cpu *c, uint64_t t)
 {
     on_hart(c->id, t);
-    if (c->cur && c->need_resched)
-        leave(c, t, ENQ_PREEMPT);
+    end_stuck_jobs();
+    if (c->cur && c->cur->killed) /* as usertrap: a killed process exits at its next return to user */
+        core_exit(sproc_of(c->cur), t);
+    if (c->cur && c->need_resched) {
+        acquire(&sched_lock);
+        life_requeue(c->cur, ENQ_PREEMPT);
+        release(&sched_lock);
+    }
     c->need_resched = 0;
     if (!c->cur)
         dispatch(c, t);
@@ -260,22 +282,19 @@ void core_release_spinner(struct sproc *sp, uint64_t t)
         sim_post(t, EV_STEP, -1, sp, 0);
 }
 
+/* The running sp waits on a futex, for ever or until timeout_ns have passed. The simulator has no user
+   addresses: its futex words are 0x0 (in the deadlock report too), so the run stays the same bytes. */
 void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns)
 {
     struct proc *p = &sp->p;
-    struct cpu *c = p->on_cpu;
-    account_run(p, t);
-    c->cur = 0;
-    p->on_cpu = 0;
-    p->state = P_BLOCKED;
-    p->nblock++;
-    p->blocked_at = t;
+    p->fx_deadline = timeout_ns ? t + timeout_ns : 0;
+    p->fx_addr = 0;
     sp->act = A_BLOCKED;
-    trace_proc(TR_BLK, p, 0);
-    sched->blocked(p);
+    acquire(&sched_lock);
+    life_block(p);
+    release(&sched_lock);
     if (timeout_ns)
         sim_post(t + timeout_ns, EV_TIMEOUT, -1, sp, 0);
-    work_descheduled(sp, t);
 }
 
 int core_wake(struct sproc *sp, uint64_t t)
@@ -284,11 +303,10 @@ int core_wake(struct sproc *sp, uint64_t t)
     uint64_t sent = ipis_sent;
     if (p->state != P_BLOCKED)
         return 0;
-    p->blocked_ticks += t - p->blocked_at;
-    p->state = P_READY;
     sp->gen++;
-    trace_proc(TR_WAKE, p, p->hart);
-    sched->enqueue(p, ENQ_WAKE);
+    acquire(&sched_lock);
+    life_ready(p, ENQ_WAKE);
+    release(&sched_lock);
     return ipis_sent != sent;
 }
 
@@ -296,24 +314,13 @@ void core_exit(struct sproc *sp, uint64_t t)
 {
     struct proc *p = &sp->p;
     struct job *j = p->job;
-    account_run(p, t);
-    p->on_cpu->cur = 0;
-    p->on_cpu = 0;
-    p->state = P_ZOMBIE;
     sp->act = A_EXIT;
-    trace_proc(TR_EXIT, p, 0);
-    sched->exited(p);
-    j->cpu_ticks += p->run_ticks;
-    j->blocked_ticks += p->blocked_ticks;
-    j->nswitch += p->nswitch;
-    j->nblock += p->nblock;
-    j->npreempt += p->npreempt;
-    if (--j->nlive == 0) {
-        j->end = t;
-        j->state = J_DONE;
-        sched->job_done(j);
+    acquire(&sched_lock);
+    life_exit(p);
+    release(&sched_lock);
+    if (life_reap(p)) {
         sim_makespan = t;
-        sim_job_done(j);
+        life_job_finish(j);
     }
 }
 
@@ -321,42 +328,35 @@ void core_exit(struct sproc *sp, uint64_t t)
 
 void core_admit(struct job *j, uint64_t t)
 {
-    j->arrive = t;
-    j->state = J_RUNNING;
-    if (sched->job_admit(j) < 0) {
-        snprintf(j->kill_reason, sizeof j->kill_reason, "reason=no-room");
-        j->killed = 1;
-        j->end = t;
-        j->state = J_DONE;
-        sched->job_done(j);
-        sim_job_done(j);
-        return;
-    }
-    core_spawn(j, 0, t);
+    life_arrive(j);
+    if (life_admit(j) == 0)
+        core_spawn(j, t);
 }
 
-/* Process idx of j comes to life at t: at admission (0) or by process 0's proc_create (the others). */
-void core_spawn(struct job *j, int idx, uint64_t t)
+/* The next process of j comes to life at t: at admission (process 0) or by process 0's proc_create (the
+   others), as kernel/proc.c's proc_create does it, minus the machine. */
+void core_spawn(struct job *j, uint64_t t)
 {
+    acquire(&j->lock);
+    if (!life_may_create(j)) {
+        release(&j->lock);
+        return; /* killed meanwhile: the kernel's SL_ELIMIT */
+    }
     struct sproc *sp = calloc(1, sizeof *sp);
     if (!sp)
         panic("sim: out of memory for processes");
-    struct proc *p = &sp->p;
-    p->job = j;
-    p->idx = idx;
-    p->hart = -1;
-    p->slot = -1;
-    p->fpu_cpu = -1;
-    j->procs[idx] = p;
-    sprocs[j->id - 1][idx] = sp;
-    j->ncreated++;
-    j->nlive++;
-    j->nactive++;
-    sched->proc_new(p);
-    trace_proc(TR_NEW, p, p->hart);
-    p->state = P_READY;
+    long why = life_proc_new(j, &sp->p);
+    if (why) {
+        int idx = sp->p.idx;
+        release(&j->lock);
+        free(sp);
+        return life_create_failed(j, idx, why);
+    }
+    life_proc_start(&sp->p);
+    release(&j->lock);
+    sprocs[j->id - 1][sp->p.idx] = sp;
     work_start(sp, t);
-    sched->enqueue(p, ENQ_NEW);
+    life_start(&sp->p);
 }
 
 /* ---- the engine ---- */
@@ -372,13 +372,14 @@ void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, ui
         cpus[i].id = i;
         cpus[i].hartid = (uint64_t)i;
         cpus[i].idle = IDLE_HALT;
-        cpus[i].next_tick =
-            sched->one_timer ? (i ? ~0UL : sched_quantum) : sched_quantum + sched_rand() % sched_quantum;
+        cpus[i].idle_since = SIM_T0;
+        cpus[i].next_tick = sched->one_timer ? (i ? ~0UL : SIM_T0 + sched_quantum)
+                                             : SIM_T0 + sched_quantum + sched_rand() % sched_quantum;
         if (cpus[i].next_tick != ~0UL)
             post_tick(i);
     }
-    on_hart(0, 0);
-    sched->init();
+    on_hart(0, SIM_T0);
+    hook_init();
 }
 
 static void handle(const struct sim_event *e)
@@ -392,11 +393,11 @@ static void handle(const struct sim_event *e)
         on_hart(e->hart, e->t);
         while (c->next_tick <= e->t)
             c->next_tick += sched_quantum;
-        if (c->cur) { /* run_ticks current in the hook, as the kernel's (proc.h); its work progress is not */
-            c->cur->run_ticks += e->t > c->cur->dispatched_at ? e->t - c->cur->dispatched_at : 0;
-            c->cur->dispatched_at = e->t > c->cur->dispatched_at ? e->t : c->cur->dispatched_at;
-        }
-        sched->tick(c);
+        acquire(&sched_lock);
+        if (c->cur) /* run_ticks current in the hook, as the kernel's (proc.h); its work progress is not */
+            life_account(c->cur, e->t);
+        hook_tick(c);
+        release(&sched_lock);
         post_tick(e->hart);
         after_event(c, e->t);
         return;
@@ -404,8 +405,11 @@ static void handle(const struct sim_event *e)
         c = &cpus[e->hart];
         on_hart(e->hart, e->t);
         c->poked = 0;
-        if (sched->ipi)
-            sched->ipi(c);
+        if (sched->ipi) {
+            acquire(&sched_lock);
+            hook_ipi(c);
+            release(&sched_lock);
+        }
         after_event(c, e->t);
         return;
     case EV_STEP:
@@ -415,7 +419,10 @@ static void handle(const struct sim_event *e)
         on_hart(c->id, e->t);
         if (e->sp->act == A_COMPUTE)
             e->sp->left = 0;
-        work_step(e->sp, e->t);
+        if (e->sp->p.killed)
+            core_exit(e->sp, e->t);
+        else
+            work_step(e->sp, e->t);
         after_event(c, e->t);
         return;
     case EV_TIMEOUT:

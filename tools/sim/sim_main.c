@@ -8,8 +8,9 @@
  * kernel's own parser (kernel/scenario.c) in the environment the kernel's launcher gives it (sim_elf.c:
  * its apps and their specs, its free memory) and the policies linked in (kernel/sched/classes.c). The
  * output is the kernel's console contract - BOOT, one RESULT per job, TRACE with trace=on, SUMMARY, ERROR,
- * PANIC - with an extra key on BOOT, RESULT and SUMMARY, sim=<calibration name>, so no simulated line
- * passes for a measured one. Exit status, as the kernel's (kernel/launcher.c):
+ * PANIC - formatted by the kernel's own kernel/contract.c, with an extra key on BOOT, RESULT and SUMMARY,
+ * sim=<calibration name>, so no simulated line passes for a measured one (BOOT says timer=sim ipi=sim
+ * clock=sim). Exit status, as the kernel's (kernel/launcher.c):
  *   0  every job's check is ok                    1  a job failed
  *   2  a bad scenario: `ERROR <the parser's message>`, the kernel's very line, before any BOOT; also a
  *      job the simulator cannot model (`ERROR job=<app>: ...`); a bad command line says why on stderr only
@@ -21,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
-#include "../../kernel/syncstat.h"
+#include "../../kernel/contract.h"
+#include "../../kernel/sched/life.h"
 
 void *kalloc_page(int node) { return aligned_alloc(PAGE_SIZE, PAGE_SIZE); }
 
@@ -39,43 +41,24 @@ static struct scenario scen;
 static int ndone, nfailed;
 static char calib_name[64];
 
-static void print_result(struct job *j)
+/* The core's job_done hook (kernel/sched/life.h): the kernel's lines (kernel/contract.c), sim= on each. */
+void sim_job_done(struct job *j)
 {
-    char keys[SL_ARGS_MAX];
-    snprintf(keys, sizeof keys, "%s", j->scen->args);
-    for (char *c = keys; *c; c++)
-        if (*c == ',')
-            *c = ' ';
-    struct sjob *w = &sjobs[j->id - 1];
-    uint64_t start = w->started ? j->start : j->arrive;
-    int ok = !j->killed;
-    if (ok && w->bar && w->par_t1 >= w->par_t0) { /* the barrier apps report their parallel part */
-        size_t n = strlen(keys);
-        snprintf(keys + n, sizeof keys - n, "%spar_us=%lu", n ? " " : "", (w->par_t1 - w->par_t0) / 1000);
-    }
-    char extra[160] = "";
-    if (sched_result_extra) /* the policy's own per-job keys (kernel/syncstat.h) */
-        sched_result_extra(j, extra, sizeof extra);
-    printf("RESULT job=%d app=%s policy=%s harts=%d procs=%d arrive_us=%lu start_us=%lu end_us=%lu "
-           "elapsed_us=%lu cpu_us=%lu check=%s%s%s%s%s switches=%lu preempts=%lu blocks=%lu blocked_us=%lu "
-           "adapt=%s migrations=%lu mem_kb=%lu%s%s%s%s sim=%s\n",
-           j->id, j->scen->app, sched->name, ncpus, j->nprocs, j->arrive / 1000, start / 1000, j->end / 1000,
-           (j->end - start) / 1000, j->cpu_ticks / 1000, ok ? "ok" : "FAIL", keys[0] ? " " : "", keys, ok ? "" : " ",
-           ok ? "" : j->kill_reason, j->nswitch, j->npreempt, j->nblock, j->blocked_ticks / 1000,
-           j->adaptive ? "yes" : "no", j->nmigrate, j->scen->mem_bytes >> 10, j->scen->pargs[0] ? " " : "",
-           j->scen->pargs, extra[0] ? " " : "", extra, calib_name);
+    char why[200], line[2048], extra[240];
+    hook_result(j, extra, sizeof extra - 80); /* the policy's own keys (sched.h result) */
+    snprintf(extra + strlen(extra), 80, " sim=%s", calib_name);
+    int ok = contract_verdict(j, why, sizeof why);
+    if (contract_failure(line, sizeof line, j))
+        printf("%s\n", line);
+    contract_result(line, sizeof line, j, sched->name, ncpus, SIM_T0, ok, why, extra);
+    printf("%s\n", line);
     nfailed += !ok;
-}
-
-static void job_done(struct job *j)
-{
-    print_result(j);
     if (!j->background)
         fg_live--;
     if (++ndone == njobs) {
-        trace_dump(0, sched->name, scen.quantum_us);
-        printf("SUMMARY policy=%s harts=%d jobs=%d failed=%d makespan_us=%lu sim=%s\n", sched->name, ncpus, njobs,
-               nfailed, sim_makespan / 1000, calib_name);
+        trace_dump(SIM_T0, sched->name, scen.quantum_us);
+        contract_summary(line, sizeof line, sched->name, ncpus, njobs, nfailed, time_us(sim_makespan - SIM_T0), extra);
+        printf("%s\n", line);
         sim_all_done = 1;
     }
 }
@@ -112,7 +95,7 @@ static int stopped(enum sim_end end, double host_limit)
         printf("ERROR timeout: the run passed timeout=%lu%s; jobs not finished:%s\n",
                scen.timeout_us % 1000 ? scen.timeout_us : scen.timeout_us / 1000, scen.timeout_us % 1000 ? "us" : "ms",
                left);
-        trace_dump(0, sched->name, scen.quantum_us);
+        trace_dump(SIM_T0, sched->name, scen.quantum_us);
         return 4;
     }
     if (end == SIM_HOST_LIMIT) {
@@ -120,7 +103,7 @@ static int stopped(enum sim_end end, double host_limit)
                "time %lu us; jobs not finished:%s. Not the scenario's timeout= (simulated time) and not stuck: it is "
                "slow to simulate (spinning waits on many harts are the slowest): give --host-limit more, or make "
                "the scenario shorter\n",
-               host_limit, sim_now / 1000, left);
+               host_limit, (sim_now - SIM_T0) / 1000, left);
         return 4;
     }
     int ready = 0, blocked = 0;
@@ -133,13 +116,14 @@ static int stopped(enum sim_end end, double host_limit)
            "that could change it was pending (no arrival, compute step or timeout; only ticks, if any), with %d "
            "processes ready and %d blocked; jobs not finished:%s. A policy (%s) that never picks its ready "
            "processes, or a wake-up the simulator lost: a bug, not the scenario\n",
-           sim_now / 1000, SIM_STUCK_QUANTA, ready, blocked, left, sched->name);
+           (sim_now - SIM_T0) / 1000, SIM_STUCK_QUANTA, ready, blocked, left, sched->name);
     return 3;
 }
 
 int main(int argc, char **argv)
 {
     int harts = 2, stats = 0;
+    life_hooks = (struct life_hooks){ .job_done = sim_job_done, .unwait = sim_unwait }; /* the core's (life.h) */
     const char *calib_path = "tools/sim/calib/default.json", *apps = "build/apps", *kernel = 0, *bootargs = 0;
     uint64_t mem_mb = 256;
     double host_limit = 3600;
@@ -198,7 +182,6 @@ int main(int argc, char **argv)
     for (int k = 0; k < SCEN_MAX_OPTS; k++)
         sched_opt[k] = scen.popt[k];
     core_init(harts, cls, scen.quantum_us * 1000, scen.seed);
-    sim_job_done = job_done;
     njobs = scen.njobs;
     for (int i = 0; i < njobs; i++) {
         struct job *j = &jobs[i];
@@ -213,16 +196,23 @@ int main(int argc, char **argv)
     }
     if (scen.trace && trace_init(err, sizeof err) < 0)
         return refuse(err);
-    printf("BOOT harts=%d nodes=1 mem_mb=%lu policies=%s apps=%s boot_hart=0 boot_us=0 background=hog options=%s "
-           "jobkeys=%s sim=%s\n",
-           harts, mem_mb, sched_class_names(), work_models(), sched_option_list(), sched_job_key_list(), calib_name);
+    char line[2048], extra[80];
+    snprintf(extra, sizeof extra, " sim=%s", calib_name);
+    struct contract_boot b = {
+        .harts = harts, .nodes = 1, .mem_mb = mem_mb, .policies = sched_class_names(), .apps = work_models(),
+        .boot_hart = 0, .boot_us = 0, .background = "hog", .options = sched_option_list(), .timer = "sim",
+        .ipi = "sim", .clock = "sim", .jobkeys = sched_job_key_list(), .idle = "auto", .model = "none",
+        .cycle_ps = 0, .checks = "on", .extra = extra,
+    };
+    contract_boot(line, sizeof line, &b);
+    printf("%s\n", line);
     for (int i = 0; i < njobs; i++)
-        sim_post(jobs[i].scen->at_us * 1000, EV_ARRIVE, 0, 0, &jobs[i]);
-    enum sim_end end = sim_run(scen.timeout_us ? scen.timeout_us * 1000 : ~0UL, host_limit);
+        sim_post(SIM_T0 + jobs[i].scen->at_us * 1000, EV_ARRIVE, 0, 0, &jobs[i]);
+    enum sim_end end = sim_run(scen.timeout_us ? SIM_T0 + scen.timeout_us * 1000 : ~0UL, host_limit);
     if (end != SIM_DONE)
         return stopped(end, host_limit);
     if (stats) {
-        fprintf(stderr, "sim: %lu events, simulated %lu us\n", sim_events, sim_makespan / 1000);
+        fprintf(stderr, "sim: %lu events, simulated %lu us\n", sim_events, (sim_makespan - SIM_T0) / 1000);
         work_stats(stderr);
     }
     work_free();

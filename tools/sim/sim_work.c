@@ -14,6 +14,9 @@
  *            parallelism far beyond 64 harts). Under process control every batch is a safe point: a
  *            process beyond the allotment sleeps, one below it wakes a sleeper; no barrier, no sync
  *            statistics but its start                                             (apps/knary.c)
+ *   chaos    mode=deadlock: every process waits for ever on a futex nobody wakes; mode=exit-blocked:
+ *            process 0 creates the others, reports blocked=P-1 and exits while they wait for ever
+ *            (apps/chaos.c). The kernel's core (life.c) finds and ends the deadlock, as on QEMU.
  * The barrier programs first meet at the barrier once; process 0 leaving it starts the clock of par_us and
  * process 0 leaving the last one stops it, as the apps time their parallel part.
  *
@@ -23,7 +26,7 @@
  * loaded hart" sees the other jobs' processes created meanwhile, as on QEMU), then hands the workers out
  * (workers_start) while the others, already running, sleep until it has (their first futex_wait). At the
  * end, process 0 joins: it sleeps until the others have exited, then runs its check and report (proc_end)
- * and exits. The three costs are measured from traces (tools/sim/calibrate.py).
+ * and exits. The three costs are measured from traces (`schedlab calibrate`).
  *
  * The barrier (lib/barrier*.c, lib/wait*.c): the last of n to arrive releases the episode. The others
  * wait by their kind:
@@ -52,23 +55,26 @@
  *
  * Sync statistics (abi.h struct sl_sync, kernel/syncstat.h; policy=adaptive reads them): each process
  * publishes what lib/barrier.h and lib/wait.h would - episodes (the workers it hosts, at each arrival), and
- * for every wait but the last arrival's, one wait with its ticks from arrival to release, the part of them
- * asleep (futex_wait to the return from it), and in_wait while it waits - so the policy runs unchanged.
+ * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait while
+ * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
  *
  * Not modelled yet: oddeven's sched= loop schedulers and gauss variant=fine (refused with a message),
- * memory and caches.
+ * memory and caches (RESULT's mem_kb is what the core charged: the processes' stacks, not the apps'
+ * sl_alloc), and the keys an app reports about its own computation (maxerr=, sorted=...): process 0
+ * reports check=ok with par_us= for the barrier apps and chaos's blocked=.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
-#include "../../lib/rng.h"
-#include "../../lib/wait_bounds.h"
+#include "../../lib/base/rng.h"
+#include "../../lib/wait/wait_bounds.h"
 #include "../../kernel/syncstat.h"
 
-enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_KNARY, NAPPS };
-static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "knary" };
+enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_KNARY, NAPPS };
+static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "knary" };
+enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
     int n, arrived, shape;
@@ -80,11 +86,11 @@ struct sbar {
 
 struct sjob sjobs[NJOB];
 static struct sl_sync syncs[NJOB][SL_MAX_PROCS];   /* the sync statistics pages (the header) */
-static uint64_t wait_from[NJOB][SL_MAX_PROCS], sleep_from[NJOB][SL_MAX_PROCS];
+static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "gauss,hog,knary,oddeven,sleeper,synth"; }
+const char *work_models(void) { return "chaos,gauss,hog,knary,oddeven,sleeper,synth"; }
 
 static int64_t key(const char *args, const char *k)
 {
@@ -129,12 +135,22 @@ int work_setup(struct job *j, char *err, size_t errlen)
         return snprintf(err, errlen, "job=knary: mode=%s is not modelled in the simulator (steal only)", v), -1;
     if (w->app == APP_GAUSS && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
         return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse only)", v), -1;
+    if (w->app == APP_CHAOS && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "deadlock") &&
+        strcmp(v, "exit-blocked"))
+        return snprintf(err, errlen, "job=chaos: mode=%s is not modelled in the simulator (deadlock and exit-blocked "
+                                     "only)", v),
+               -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { "h", "d", "work" }
+        { 0, 0, 0 }, { "h", "d", "work" }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
+    if (w->app == APP_CHAOS) {
+        w->k[0] = scenario_arg(a, "mode", v, sizeof v) == 0 && !strcmp(v, "deadlock") ? CHAOS_DEADLOCK
+                                                                                        : CHAOS_EXIT_BLOCKED;
+        w->go = 1; /* no workers to hand out: its other processes run their program at once */
+    }
     w->wait = choice(a, "barrier", waits, 4);
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
@@ -159,9 +175,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
 
 /* ---- the sync statistics' services (kernel/syncstat.h) ---- */
 
-int syncstat_enabled;
-void (*sched_result_extra)(struct job *j, char *buf, unsigned long len);
-volatile struct sl_sync *syncstat_of(struct job *j) { return syncstat_enabled ? syncs[j->id - 1] : 0; }
+volatile struct sl_sync *syncstat_of(struct job *j) { return sched->syncstat ? syncs[j->id - 1] : 0; }
 uint64_t sched_wake_cost_ns(void) { return (uint64_t)calib.futex_cross; } /* kbench's cross-hart hand-off */
 uint64_t sched_reload_cost_ns(void) { return 0; }                         /* no caches modelled */
 
@@ -217,7 +231,6 @@ static uint64_t nbar_waits, nbar_wakes;
 static void begin_block(struct sproc *sp, uint64_t t)
 {
     nbar_waits++;
-    sleep_from[sp->p.job->id - 1][sp->p.idx] = t;
     sp->pending_block = 1; /* the futex_wait system call */
     core_compute(sp, t, (uint64_t)calib.syscall);
 }
@@ -401,9 +414,14 @@ static int start(struct sproc *sp, struct sjob *w, uint64_t t)
         return 1;
     case L_SPAWN:
         if (w->spawned < j->nprocs) {
-            core_spawn(j, w->spawned++, t);
+            w->spawned++;
+            core_spawn(j, t);
             core_compute(sp, t, (uint64_t)calib.syscall);
             return 1;
+        }
+        if (w->app == APP_CHAOS) { /* sl_sys_proc_create, no workers: straight to its program */
+            sp->life = L_PROGRAM;
+            return 0;
         }
         sp->life = L_HANDOUT;
         core_compute(sp, t, (uint64_t)calib.workers_start);
@@ -423,17 +441,28 @@ static int start(struct sproc *sp, struct sjob *w, uint64_t t)
     }
 }
 
+/* Process 0's sl_report: check=ok (the models compute nothing to check) with the keys the model knows. */
+static void __attribute__((format(printf, 2, 3))) report(struct job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->result_keys, sizeof j->result_keys, fmt, ap);
+    va_end(ap);
+    j->result_set = j->result_ok = 1;
+}
+
 /* sp's program is over at t: exit, or for process 0 join the others, check, and exit. */
 static void finish(struct sproc *sp, uint64_t t)
 {
     struct job *j = sp->p.job;
     struct sjob *w = &sjobs[j->id - 1];
     if (sp->p.idx != 0) {
-        core_exit(sp, t);
-        if (j->nlive == 1 && w->joiner) {
+        if (j->nlive == 2 && w->joiner) { /* the last to exit wakes the joiner first (the library's join
+                                             counter): exiting first would leave only a sleeper, a deadlock */
             core_wake(w->joiner, t);
             w->joiner = 0;
         }
+        core_exit(sp, t);
         return;
     }
     if (sp->life == L_PROGRAM && j->nlive > 1) {
@@ -443,6 +472,10 @@ static void finish(struct sproc *sp, uint64_t t)
     }
     if (sp->life != L_CHECK) {
         sp->life = L_CHECK;
+        if (w->bar && w->par_t1 >= w->par_t0) /* the barrier apps report their parallel part */
+            report(j, "par_us=%lu", (w->par_t1 - w->par_t0) / 1000);
+        else
+            report(j, "%s", "");
         return core_compute(sp, t, (uint64_t)calib.proc_end);
     }
     core_exit(sp, t);
@@ -482,6 +515,15 @@ static void proceed(struct sproc *sp, uint64_t t)
     if (start(sp, w, t))
         return;
     switch (w->app) {
+    case APP_CHAOS:
+        if (sp->p.idx != 0 || w->k[0] == CHAOS_DEADLOCK)
+            return core_block(sp, t, 0); /* wait_forever: a word nobody changes or wakes */
+        if (sp->life != L_CHECK) { /* exit-blocked: process 0 reports, then returns from main */
+            sp->life = L_CHECK;
+            report(sp->p.job, "blocked=%d", sp->p.job->nprocs - 1);
+            return core_compute(sp, t, (uint64_t)calib.proc_end);
+        }
+        return core_exit(sp, t);
     case APP_HOG:
         if (fg_live == 0 && sp->iter > 0)
             return finish(sp, t);
@@ -572,8 +614,6 @@ void work_dispatched(struct sproc *sp, uint64_t t)
             sim_post(t, EV_STEP, -1, sp, 0);
         return;
     case A_BLOCKED:
-        if (sp->waiting) /* back from a barrier's futex_wait: asleep since it entered it */
-            sync_of(sp)->sleep_ticks += t - sleep_from[sp->p.job->id - 1][sp->p.idx];
         sp->act = A_COMPUTE; /* back from futex_wait: the rest of the block path (core_unblock_ns) */
         sp->left = core_unblock_ns();
         sim_post(t + sp->left, EV_STEP, -1, sp, 0);
