@@ -259,3 +259,14 @@ def test_sim_a_job_at_the_threshold_does_not_flap(var):
     assert synth["regime_moves"] <= 2, synth
     run = sim_ok(8, f"policy=adaptive quantum={QUANTUM_MS}ms window=1 confirm=1 margin=0 {job}")
     assert_regime_accounting(run.results, 1, 1)
+
+
+def test_the_experiment_is_a_subcommand_and_judges_adaptive(capsys):
+    """``schedlab experiment adaptive`` (through the executor, on the simulator): a row per policy, adaptive's
+    row with each job's regime and a verdict against the fixed policies."""
+    from schedlab.experiments import main as experiment
+    assert experiment(["adaptive", "--sim", "--harts", "4", "--seeds", "1", "--mixes", "fine+hog",
+                       "--quantum", "2ms", "--policies", "partition,adaptive"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| fine+hog | 4 |")]
+    assert [r.split("|")[3].strip() for r in rows] == ["partition", "adaptive"], rows
+    assert "hog#2=fill" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie", "/ loses to partition")), rows
