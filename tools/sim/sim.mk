@@ -19,9 +19,9 @@ SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSC
 SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c)) $(EXTRA_POLICIES) \
               kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \
               kernel/contract.c
-SIM_SRC    := $(wildcard tools/sim/*.c)
+SIM_SRC    := $(wildcard tools/sim/*.c) tools/model/cache.c
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
-SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
+SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h tools/model/cache.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 
 .PHONY: sim sim-asan sim-calibrate sim-validate sim-reproduce

@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "sim_mem.h"
 #include "../../lib/base/rng.h"
 #include "../../lib/wait/wait_bounds.h"
 
@@ -148,6 +149,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
         w->bar->wait = w->wait;
         w->bar->shape = w->shape;
     }
+    touch_setup(j); /* what its work touches under --model (sim_touch.c) */
     return 0;
 }
 
@@ -333,12 +335,12 @@ static uint64_t worker_work(struct sproc *sp, struct sjob *w, int idx, int *last
 static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
 {
     if (!w->adaptive)
-        return worker_work(sp, w, sp->p.idx, last);
+        return worker_work(sp, w, sp->p.idx, last) + touch_iteration(sp, w->k[0], sp->p.idx);
     uint64_t ns = 0;
     *last = last_iteration(w, sp->iter);
     for (int v = 0; v < sp->p.job->nprocs; v++)
         if (w->host[v] == sp->p.idx)
-            ns += worker_work(sp, w, v, last);
+            ns += worker_work(sp, w, v, last) + touch_iteration(sp, w->k[0], v);
     return ns;
 }
 
