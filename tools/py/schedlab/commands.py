@@ -98,7 +98,7 @@ def _model_tag(args: Namespace, cpus: int) -> str:
 
 def _boot(args: Namespace, cpus: int, tokens) -> Run:
     if getattr(args, "sim", False):
-        return sim_boot(cpus, " ".join(tokens), timeout=args.timeout)
+        return sim_boot(cpus, " ".join(tokens), timeout=args.timeout, model=getattr(args, "model", None))
     run = boot(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
                extra=args.qemu_extra or (), deterministic=args.deterministic, model=getattr(args, "model", None))
     busy.assess(run)

@@ -1,0 +1,83 @@
+"""Memory in the simulator (issue 28, tools/sim/sim_mem.[ch], sim_touch.c): the plugin's cache model
+(tools/model/cache.c, whose own host tests check it against a reference) on simulated harts, fed by the same
+profile files; these tests check the simulator's use of it. Correctness only, never timings."""
+
+import os
+import subprocess
+
+import pytest
+
+from schedlab.console import parse_console
+from schedlab.qemu import REPO_ROOT
+from schedlab.sim import ensure_sim, sim_argv, sim_boot
+
+ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
+if ASAN.is_file():
+    os.environ.setdefault("SCHEDLAB_SIM", str(ASAN))
+
+MIX = "policy=gang quantum=5ms job=gauss:procs=2,n=64 job=oddeven:procs=2,n=512"
+
+
+def model_jobs(run):
+    assert run.ok, run.console[-2000:]
+    assert run.parsed.model_end is not None and not run.parsed.malformed, run.console[-2000:]
+    return run.parsed.model_jobs
+
+
+def test_a_simulated_run_under_a_model_is_the_same_bytes_twice():
+    ensure_sim()
+    argv = sim_argv(2, MIX, model="modern")
+    outs = [subprocess.run(argv, capture_output=True, check=True).stdout for _ in range(2)]
+    assert outs[0] == outs[1]
+    assert b"\nMODEL end profile=modern " in outs[0]
+
+
+def test_model_lines_parse_and_join_the_results_as_a_qemu_boots_do():
+    run = sim_boot(2, MIX, model="iris")
+    jobs = model_jobs(run)
+    assert run.model.startswith("iris,line_b=16,") and run.boot["model"] == run.model
+    assert set(jobs) == {r["job"] for r in run.results}         # gauss and oddeven both touch memory
+    for j in jobs.values():                                     # the plugin's identity (tools/model/README.md)
+        assert j["misses"] == j["llc_hits"] + j["coherence"] + j["local"] + j["remote"]
+        assert 0 < j["misses"] < j["accesses"]
+    assert run.parsed.model_end["accesses"] == sum(j["accesses"] for j in jobs.values())
+
+
+def test_without_caches_every_access_is_served_by_memory_local_or_remote():
+    jobs = model_jobs(sim_boot(2, MIX, model="butterfly"))
+    for j in jobs.values():
+        assert j["misses"] == j["accesses"] == j["local"] + j["remote"]
+        assert j["remote"] > 0 and j["local"] > 0             # two nodes: each hart reads the other's half
+
+
+def test_misses_cost_simulated_time():
+    plain = sim_boot(2, MIX)
+    slow = sim_boot(2, MIX, model="butterfly")
+    assert plain.ok and slow.ok and plain.parsed.model_end is None
+    for r in plain.results:
+        s = next(x for x in slow.results if x["job"] == r["job"])
+        assert s["cpu_us"] > r["cpu_us"]
+
+
+def test_a_competing_job_that_thrashes_the_cache_adds_misses():
+    """oddeven's 8 KB of keys stay in iris's 64 KB L1 alone; a gauss of 260 KB on the same hart evicts them
+    at every switch (CPUS=1, short quanta), so oddeven misses more (with no L2 behind the L1 to catch them)."""
+    spec = "iris,l2_kb=0,l2_ways=0"
+    alone = model_jobs(sim_boot(1, "policy=timeslice quantum=1ms job=oddeven:procs=1,n=2048", model=spec))
+    mixed = model_jobs(sim_boot(1, "policy=timeslice quantum=1ms job=oddeven:procs=1,n=2048 "
+                                   "job=gauss:procs=1,n=180", model=spec))
+    assert mixed[1]["accesses"] == alone[1]["accesses"]
+    assert mixed[1]["misses"] > alone[1]["misses"]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("nosuch", "cannot read profile"),
+    ("iris,l1_kb=x", "l1_kb"),
+    ("iris,bogus=1", "bogus"),
+])
+def test_a_bad_model_is_refused_with_the_key_named(spec, message):
+    ensure_sim()
+    argv = [a for a in sim_argv(2, MIX)]
+    argv[-1:-1] = ["--model", spec]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr and proc.stdout == ""
