@@ -2,12 +2,13 @@
 (tools/model/cache.c, whose own host tests check it against a reference) on simulated harts, fed by the same
 profile files; these tests check the simulator's use of it. Correctness only, never timings."""
 
+import json
 import os
 import subprocess
 
 import pytest
 
-from schedlab.console import parse_console
+from helpers import schedlab_cmd
 from schedlab.qemu import REPO_ROOT
 from schedlab.sim import ensure_sim, sim_argv, sim_boot
 
@@ -81,3 +82,31 @@ def test_a_bad_model_is_refused_with_the_key_named(spec, message):
     argv[-1:-1] = ["--model", spec]
     proc = subprocess.run(argv, capture_output=True, text=True)
     assert proc.returncode == 2 and message in proc.stderr and proc.stdout == ""
+
+
+# ---------------------------------------------------------------- the validation pipeline (deterministic QEMU)
+
+@pytest.mark.qemu
+def test_validation_pipeline_fits_and_pairs_on_deterministic_qemu(tmp_path):
+    """validate --tiny --deterministic: the first set's tiny mix and the spin-beside-block pairing under gang,
+    each app's unit fitted to QEMU's run alone (so the simulator's alone run is QEMU's within a few %)."""
+    out = schedlab_cmd("validate", "--tiny", "--deterministic", "--cpus", "2", "--json", str(tmp_path / "v.json"),
+                       timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = json.loads((tmp_path / "v.json").read_text())
+    pair = [r for r in rows if r["quantum"] == "5ms"]
+    assert {r["job"].split(":")[0] for r in pair} == {"job=oddeven", "job=synth"}
+    assert all(r["policy"] == "gang" and r["qemu"] and r["sim"] for r in pair)
+    assert "cases within 15 %" in out.stdout
+
+
+@pytest.mark.qemu
+def test_validation_under_the_model_reports_time_and_misses_side_by_side(tmp_path):
+    out = schedlab_cmd("validate", "--tiny", "--deterministic", "--model", "iris", "--cpus", "1", "--json",
+                       str(tmp_path / "m.json"), timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = json.loads((tmp_path / "m.json").read_text())
+    assert {r["case"] for r in rows} == {"ch2", "fig3.2"} and all(r["profile"] == "iris" for r in rows)
+    for r in rows:
+        assert r["misses_alone"]["qemu"] > 0 and r["misses_alone"]["sim"] > 0   # both under the model
+    assert "Not modelled in the simulator" in out.stdout and "sor" in out.stdout

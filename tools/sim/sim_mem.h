@@ -61,5 +61,8 @@ struct job;
 struct sproc;
 void touch_setup(struct job *j);
 uint64_t touch_iteration(struct sproc *sp, int64_t n, int idx); /* stall ns; n: the job's n= */
+uint64_t touch_start(struct sproc *sp, int64_t n);               /* process 0's set-up: stall ns */
+uint64_t touch_gen(struct sproc *sp, int64_t n, int idx);       /* a worker's input, before the first barrier */
+uint64_t touch_end(struct sproc *sp, int64_t n);                 /* process 0's check after the last barrier */
 
 #endif

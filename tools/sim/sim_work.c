@@ -363,7 +363,7 @@ static int start(struct sproc *sp, struct sjob *w, uint64_t t)
     case L_SETUP:
         sp->life = L_SPAWN;
         w->spawned = 1;
-        core_compute(sp, t, (uint64_t)calib.proc_start);
+        core_compute(sp, t, (uint64_t)calib.proc_start + touch_start(sp, w->k[0]));
         return 1;
     case L_SPAWN:
         if (w->spawned < j->nprocs) {
@@ -429,7 +429,7 @@ static void finish(struct sproc *sp, uint64_t t)
             report(j, "par_us=%lu", (w->par_t1 - w->par_t0) / 1000);
         else
             report(j, "%s", "");
-        return core_compute(sp, t, (uint64_t)calib.proc_end);
+        return core_compute(sp, t, (uint64_t)calib.proc_end + touch_end(sp, w->k[0]));
     }
     core_exit(sp, t);
 }
@@ -468,7 +468,14 @@ static void proceed(struct sproc *sp, uint64_t t)
         return core_block(sp, t, (uint64_t)w->k[1] * 1000);
     default:
         if (sp->starting) { /* every worker waits at the barrier once before process 0 starts the clock */
-            if (sp->phase == 0) {
+            if (sp->phase == 0) { /* under --model: its input's generation first (sim_touch.c) */
+                uint64_t gen = touch_gen(sp, w->k[0], sp->p.idx);
+                if (gen) {
+                    sp->phase = 3;
+                    return core_compute(sp, t, gen);
+                }
+            }
+            if (sp->phase == 0 || sp->phase == 3) {
                 sp->phase = 1;
                 sp->bar = w->bar;
                 return arrive(sp, t);
