@@ -47,10 +47,11 @@
  * last release wakes the suspended processes to exit. The library decides at each process's own safe point,
  * so its reaction can come up to an episode earlier.
  *
- * Not modelled yet: oddeven's sched= loop schedulers and gauss variant=fine (refused with a message),
- * memory and caches (RESULT's mem_kb is what the core charged: the processes' stacks, not the apps'
- * sl_alloc), and the keys an app reports about its own computation (maxerr=, sorted=...): process 0
- * reports check=ok with par_us= for the barrier apps and chaos's blocked=.
+ * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
+ * call it); sim_mem.h has the cache model. Not modelled yet: oddeven's sched= loop schedulers and gauss
+ * variant=fine (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
+ * the processes' stacks), and the keys an app reports about its own computation (maxerr=, sorted=...):
+ * process 0 reports check=ok with par_us= for the barrier apps and chaos's blocked=.
  */
 #include <math.h>
 #include <stdio.h>
