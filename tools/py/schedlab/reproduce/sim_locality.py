@@ -50,17 +50,20 @@ def misses(r, app: str) -> int:
     return int((r.parsed.model_jobs.get(res["job"]) or {}).get("misses", 0))
 
 
-def ch2_speedups() -> dict:
-    """Coarse-grain Gauss n=256 alone, procs = harts = 1..64, under each profile: speedup of par_us."""
+def ch2_speedups(quick: bool = False) -> dict:
+    """Coarse-grain Gauss n=256 alone, procs = harts = 1..64, under each profile: speedup of par_us (quick:
+    the cheapest and the dearest miss, to 16 harts)."""
     curves, rows = {}, []
-    for profile in PROFILES:
+    harts = HARTS[:5] if quick else HARTS
+    for profile in ("symmetry", "ksr1") if quick else PROFILES:
         t = {p: par(run(p, f"seed=1 job=gauss:n=256,variant=coarse,sync=barrier,procs={p}", _spec(profile, p)))
-             for p in HARTS}
-        curves[profile] = {p: t[1] / t[p] for p in HARTS}
-        peak = max(HARTS, key=lambda p: curves[profile][p])
+             for p in harts}
+        curves[profile] = {p: t[1] / t[p] for p in harts}
+        peak = max(harts, key=lambda p: curves[profile][p])
         paper = "poor (Fig. 2.2)" if profile == "ksr1" else "almost linear (Fig. 2.2)"
-        rows.append({"case": f"{profile}: S(16), S(64); peak at P", "paper": None, "sim": curves[profile][16],
-                     "model": None, "extra": f"S(64) {curves[profile][64]:.2f}, peak S({peak}) = "
+        rows.append({"case": f"{profile}: S(16), S({harts[-1]}); peak at P", "paper": None,
+                     "sim": curves[profile][16], "model": None,
+                     "extra": f"S({harts[-1]}) {curves[profile][harts[-1]]:.2f}, peak S({peak}) = "
                                              f"{curves[profile][peak]:.2f}; the thesis: {paper}"})
     return {"title": "Markatos Fig. 2.2: coarse-grain Gauss's speedup to 64 harts per profile, simulated",
             "model": "none closed-form; markatos-ch2's T(P) = (T(1) - M(1))/P + M(P)/P is the QEMU section's",
@@ -72,7 +75,7 @@ def ch2_speedups() -> dict:
                     "thesis's Butterfly programs placed rows locally. Fine grain is not modelled."}
 
 
-def fig32_caches16() -> dict:
+def fig32_caches16(quick: bool = False) -> dict:
     """Fig. 3.2 at 16 harts with caches: coarse Gauss (n=384, 16 processes) with a 16-process hog, slowdown
     against alone (timeslice), per policy of the build and profile; extra misses in the mix."""
     from ..sim_validate import build_policies
@@ -80,7 +83,7 @@ def fig32_caches16() -> dict:
     tokens = lambda pol, bg: (f"seed=1 policy={pol} quantum=1ms job=gauss:n=384,variant=coarse,sync=barrier,procs={h}"
                               + (f" job=hog:procs={h}" if bg else ""))
     paper = {"timeslice": 3.43, "partition": 1.97}
-    for profile in ("none", "iris", "modern"):
+    for profile in ("none", "modern") if quick else ("none", "iris", "modern"):
         model = None if profile == "none" else profile
         alone = run(h, tokens("timeslice", False), model)
         slow = {}
@@ -108,7 +111,7 @@ def fig32_caches16() -> dict:
                     "the job runs 8 processes (process control), and fewer caches read each pivot row."}
 
 
-def tucker_gupta_cache16() -> dict:
+def tucker_gupta_cache16(quick: bool = False) -> dict:
     """Tucker & Gupta at 16 harts with caches (modern): sim16's three spinning jobs, global against partition
     with process control; slowdown and the first job's misses in each."""
     apps = ["gauss:n=256,barrier=spin", "synth:iters=4000,grain=2000,barrier=spin",
@@ -133,7 +136,7 @@ EXPERIMENTS = {ch2_speedups: ("simloc-ch2", "Markatos Fig. 2.2 coarse Gauss to 6
 
 
 def run_section(fn, ctx) -> Section:
-    exp = fn()
+    exp = fn(ctx.quick)
     name, title = EXPERIMENTS[fn]
     figures = []
     try:
@@ -151,4 +154,5 @@ def run_section(fn, ctx) -> Section:
 
 
 for _k, (_fn, (_name, _title)) in enumerate(EXPERIMENTS.items()):
-    experiment(_name, _title, order=100 + _k, quick_seconds=10, full_seconds=20)(functools.partial(run_section, _fn))
+    experiment(_name, _title, order=100 + _k, quick_seconds=1, full_seconds=(5, 5, 1)[_k])(
+        functools.partial(run_section, _fn))
