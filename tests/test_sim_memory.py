@@ -137,3 +137,27 @@ def test_pairings_cover_every_policy_of_the_build_with_a_spinner_beside_a_blocke
     assert [p for p, _ in pairs] == list(policies)
     for _, jobs in pairs:
         assert any("barrier=spin" in j for j in jobs) and any("barrier=block" in j for j in jobs)
+
+
+# ---------------------------------------------------------------- sor: the library's loop schedulers, under a model
+
+def test_sor_takes_its_chunks_from_the_librarys_loop_schedulers():
+    """static: one grab per process per loop; ss: one per row; every scheduler ends with check=ok and par_us."""
+    n, iters = 66, 3
+    for sched, grabs in [("static", 2 * 2 * iters), ("ss", 2 * iters * (n - 2))]:
+        run = sim_boot(2, f"seed=1 job=sor:procs=2,n={n},iters={iters},sched={sched}")
+        assert run.ok, run.console[-1500:]
+        r = run.results[0]
+        assert r["grabs"] == grabs and r["loops"] == 2 * iters and r["par_us"] > 0
+    for sched in ("gss", "factoring", "trapezoid", "afs", "mod-factoring", "best-static"):
+        assert sim_boot(2, f"seed=1 job=sor:procs=2,n={n},iters={iters},sched={sched}").ok
+
+
+def test_sor_keeps_its_rows_in_cache_under_static_and_loses_them_under_self_scheduling():
+    """Markatos ch. 5's point: a scheduler that hands a hart the same rows every loop (static, afs) keeps them
+    in its cache; self-scheduling deals rows anew each loop, so they come from the other hart (coherence)."""
+    misses = {}
+    for sched in ("static", "afs", "ss"):
+        jobs = model_jobs(sim_boot(2, f"seed=1 job=sor:procs=2,n=128,iters=4,sched={sched}", model="iris"))
+        misses[sched] = jobs[1]["coherence"]
+    assert misses["ss"] > 4 * misses["static"] and misses["ss"] > 4 * misses["afs"]

@@ -38,6 +38,7 @@ struct calib {
     double proc_start, workers_start, proc_end; /* process 0's serial parts: see sim_work.c's header */
     double wake_poll, wake_halt; /* a wake to the woken running on an idle hart, polling / halted (kbench) */
     double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
+    double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);

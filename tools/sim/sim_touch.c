@@ -10,6 +10,9 @@
  *            whole); in phase p worker idx's slice [m idx/P, m (idx+1)/P) of the m = (n - p%2)/2 pairs
  *            covers keys 2 lo + p%2 .. 2 hi + p%2 - 1, read and written; at the end process 0 reads them
  *            all (its check, touch_end).
+ *   sor      two n x n grids, ref then a (apps/sor.c): process 0's set-up writes a and copies it to ref
+ *            (touch_start); the chunks' rows are sim_loops.c's; its check redoes every half-sweep on ref
+ *            and compares the grids (touch_end).
  *   synth, hog, sleeper: their work is kept in registers (apps/synth.c, hog.c: an LCG step, a block of
  *            register arithmetic): nothing is touched; they take the hart, not the cache.
  *   chaos    nothing.
@@ -17,14 +20,14 @@
  * the kernel's sys_alloc with node -1, the caller's hart's node). A hart that once held a line another hart
  * wrote since finds its tag with the directory bit clear: a coherence miss, as on QEMU (cache.h).
  *
- * Not modelled (refused by sim_work.c before this file sees them): the locality issue's sor, tclosure,
+ * Not modelled (refused by sim_work.c before this file sees them): the locality issue's tclosure,
  * adjoint, msort, grassfire, gauss variant=fine and oddeven's sched= loop schedulers.
  */
 #include <string.h>
 #include "sim.h"
 #include "sim_mem.h"
 
-enum tkind { T_NONE, T_GAUSS, T_ODDEVEN };
+enum tkind { T_NONE, T_GAUSS, T_ODDEVEN, T_SOR };
 
 static struct {
     int kind;
@@ -34,7 +37,9 @@ static struct {
 void touch_setup(struct job *j)
 {
     const char *app = j->scen->app;
-    tj[j->id - 1].kind = !strcmp(app, "gauss") ? T_GAUSS : !strcmp(app, "oddeven") ? T_ODDEVEN : T_NONE;
+    tj[j->id - 1].kind = !strcmp(app, "gauss") ? T_GAUSS : !strcmp(app, "oddeven") ? T_ODDEVEN
+                         : !strcmp(app, "sor")   ? T_SOR
+                                                 : T_NONE;
     tj[j->id - 1].base = 0;
 }
 
@@ -50,7 +55,29 @@ static uint64_t array_base(struct job *j, uint64_t bytes, int hart)
 
 static uint64_t array_bytes(int kind, int64_t n)
 {
-    return kind == T_GAUSS ? (uint64_t)n * (uint64_t)(n + 1) * 8 : (uint64_t)n * 4;
+    return kind == T_GAUSS ? (uint64_t)n * (uint64_t)(n + 1) * 8 : kind == T_SOR ? (uint64_t)n * (uint64_t)n * 8
+                                                                    : (uint64_t)n * 4;
+}
+
+/* sor's two grids: ref (the check's copy) first, then a, as apps/sor.c allocates them; whole pages each. */
+static uint64_t sor_pages(uint64_t bytes) { return (bytes + 4095) & ~4095UL; }
+
+uint64_t touch_array(struct sproc *sp, uint64_t bytes)
+{
+    uint64_t base = array_base(sp->p.job, 2 * sor_pages(bytes), sp->p.on_cpu ? sp->p.on_cpu->id : 0);
+    return base + sor_pages(bytes);
+}
+
+/* sor's check on ref (row by row as relax_row, nloops times), then a and ref compared. Stall ns. */
+static uint64_t sor_check(struct job *j, int h, int64_t n, int64_t nloops)
+{
+    uint64_t rowb = (uint64_t)n * 8, bytes = rowb * (uint64_t)n, ref = tj[j->id - 1].base, ns = 0;
+    for (int64_t L = 0; L < nloops; L++)
+        for (int64_t r = 1; r < n - 1; r++) {
+            ns += mem_touch(j->id, h, ref + (uint64_t)(r - 1) * rowb, 3 * rowb, 8, 0);
+            ns += mem_touch(j->id, h, ref + (uint64_t)r * rowb, rowb, 8, 1);
+        }
+    return ns + mem_touch(j->id, h, ref + sor_pages(bytes), bytes, 8, 0) + mem_touch(j->id, h, ref, bytes, 8, 0);
 }
 
 /* Process 0's set-up: the array allocated; oddeven's keys generated (written whole). Stall ns. */
@@ -61,7 +88,13 @@ uint64_t touch_start(struct sproc *sp, int64_t n)
     if (!mem_on() || !sp->p.on_cpu || kind == T_NONE || sp->p.idx != 0 || n <= 0)
         return 0;
     int h = sp->p.on_cpu->id;
-    uint64_t bytes = array_bytes(kind, n), a = array_base(j, bytes, h);
+    uint64_t bytes = array_bytes(kind, n);
+    if (kind == T_SOR) { /* init_grid writes a, memcpy copies it to ref */
+        uint64_t a = touch_array(sp, bytes), ref = tj[j->id - 1].base;
+        return mem_touch(j->id, h, a, bytes, 8, 1) + mem_touch(j->id, h, a, bytes, 8, 0) +
+               mem_touch(j->id, h, ref, bytes, 8, 1);
+    }
+    uint64_t a = array_base(j, bytes, h);
     return kind == T_ODDEVEN ? mem_touch(j->id, h, a, bytes, 4, 1) : 0;
 }
 
@@ -79,14 +112,16 @@ uint64_t touch_gen(struct sproc *sp, int64_t n, int idx)
 }
 
 /* Process 0's check after the last barrier: gauss's back-substitution reads the upper triangle, oddeven's
-   digest every key. Stall ns. */
-uint64_t touch_end(struct sproc *sp, int64_t n)
+   digest every key, sor's half-sweeps again on ref (k1: its iters). Stall ns. */
+uint64_t touch_end(struct sproc *sp, int64_t n, int64_t k1)
 {
     struct job *j = sp->p.job;
     int kind = tj[j->id - 1].kind;
     if (!mem_on() || !sp->p.on_cpu || kind == T_NONE || sp->p.idx != 0 || n <= 0 || !tj[j->id - 1].base)
         return 0;
     int h = sp->p.on_cpu->id;
+    if (kind == T_SOR)
+        return sor_check(j, h, n, 2 * k1);
     uint64_t a = tj[j->id - 1].base, rowb = (uint64_t)(n + 1) * 8, ns = 0;
     if (kind == T_ODDEVEN)
         return mem_touch(j->id, h, a, array_bytes(kind, n), 4, 0);
@@ -99,7 +134,7 @@ uint64_t touch_end(struct sproc *sp, int64_t n)
 uint64_t touch_iteration(struct sproc *sp, int64_t n, int idx)
 {
     struct job *j = sp->p.job;
-    if (!mem_on() || !sp->p.on_cpu || tj[j->id - 1].kind == T_NONE)
+    if (!mem_on() || !sp->p.on_cpu || tj[j->id - 1].kind == T_NONE || tj[j->id - 1].kind == T_SOR)
         return 0;
     int P = j->nprocs, h = sp->p.on_cpu->id, id = j->id;
     uint64_t i = sp->iter, ns = 0;

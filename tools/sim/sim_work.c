@@ -62,8 +62,8 @@
 #include "../../lib/base/rng.h"
 #include "../../lib/wait/wait_bounds.h"
 
-enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, NAPPS };
-static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos" };
+enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, NAPPS };
+static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor" };
 enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
@@ -78,7 +78,10 @@ struct sjob sjobs[NJOB];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "chaos,gauss,hog,oddeven,sleeper,synth"; }
+const char *work_models(void) { return "chaos,gauss,hog,oddeven,sleeper,sor,synth"; }
+
+/* A program of barrier episodes: iterations of work, a barrier after each (sor: a loop's chunks). */
+static int barrier_app(int app) { return app <= APP_GAUSS || app == APP_SOR; }
 
 static int64_t key(const char *args, const char *k)
 {
@@ -127,7 +130,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
                -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { 0, 0, 0 }
+        { 0, 0, 0 }, { "n", "iters", 0 }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
@@ -136,6 +139,8 @@ int work_setup(struct job *j, char *err, size_t errlen)
                                                                                         : CHAOS_EXIT_BLOCKED;
         w->go = 1; /* no workers to hand out: its other processes run their program at once */
     }
+    if (w->app == APP_SOR && loops_setup(j, scenario_arg(a, "sched", v, sizeof v) == 0 ? v : "", err, errlen) < 0)
+        return -1;
     w->wait = choice(a, "barrier", waits, 4);
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
@@ -144,7 +149,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->active = j->nprocs;
     for (int v = 0; v < SL_MAX_PROCS; v++)
         w->host[v] = (int16_t)v;
-    if (w->app <= APP_GAUSS) {
+    if (barrier_app(w->app)) {
         w->bar = calloc(1, sizeof *w->bar);
         w->bar->n = j->nprocs;
         w->bar->wait = w->wait;
@@ -262,7 +267,9 @@ static void arrive(struct sproc *sp, uint64_t t)
 
 static int last_iteration(const struct sjob *w, uint64_t i)
 {
-    return w->app == APP_SYNTH ? i + 1 >= (uint64_t)w->k[2] : i + 1 >= (uint64_t)w->k[0];
+    return w->app == APP_SYNTH ? i + 1 >= (uint64_t)w->k[2]
+         : w->app == APP_SOR   ? i + 1 >= 2 * (uint64_t)w->k[1]
+                               : i + 1 >= (uint64_t)w->k[0];
 }
 
 /* At the release of the episode of iteration releaser->iter: suspend or resume processes to match the
@@ -426,11 +433,18 @@ static void finish(struct sproc *sp, uint64_t t)
     }
     if (sp->life != L_CHECK) {
         sp->life = L_CHECK;
-        if (w->bar && w->par_t1 >= w->par_t0) /* the barrier apps report their parallel part */
+        uint64_t grabs = 0, remote = 0;
+        if (w->app == APP_SOR)
+            loops_counts(j, &grabs, &remote);
+        if (w->app == APP_SOR && w->par_t1 >= w->par_t0)
+            report(j, "par_us=%lu loops=%ld grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, 2 * w->k[1], grabs,
+                   remote);
+        else if (w->bar && w->par_t1 >= w->par_t0) /* the barrier apps report their parallel part */
             report(j, "par_us=%lu", (w->par_t1 - w->par_t0) / 1000);
         else
             report(j, "%s", "");
-        return core_compute(sp, t, (uint64_t)calib.proc_end + touch_end(sp, w->k[0]));
+        uint64_t check = w->app == APP_SOR ? loops_sor_check_ns(w->k[0], w->k[1]) : 0; /* its own, sequential */
+        return core_compute(sp, t, (uint64_t)calib.proc_end + check + touch_end(sp, w->k[0], w->k[1]));
     }
     core_exit(sp, t);
 }
@@ -487,6 +501,16 @@ static void proceed(struct sproc *sp, uint64_t t)
                 w->par_t0 = t;
             return proceed(sp, t);
         }
+        if (sp->phase == 0 && w->app == APP_SOR) { /* the loop's chunks one grab at a time, then its barrier */
+            uint64_t ns;
+            int more = loops_sor_chunk(sp, w->k[0], &ns);
+            if (more)
+                return core_compute(sp, t, ns);
+            sp->phase = 3; /* its last, empty grab, then the barrier */
+            return core_compute(sp, t, ns);
+        }
+        if (sp->phase == 3)
+            sp->phase = 1;
         if (sp->phase == 0) {
             sp->phase = 1;
             return core_compute(sp, t, barrier_work(sp, w, &last));
@@ -573,6 +597,7 @@ void work_stats(FILE *f)
 
 void work_free(void)
 {
+    loops_free();
     for (int j = 0; j < NJOB; j++) {
         free(sjobs[j].bar);
         sjobs[j].bar = 0;
