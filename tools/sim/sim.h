@@ -108,6 +108,7 @@ struct sjob {                /* a job's workload, beside its struct job */
     int fg;                  /* counts as foreground */
     int allot;               /* partition's allotment (info_set_allotment) */
     int adaptive;            /* process control (adapt=yes under a policy that allots harts) */
+    int loops;               /* gauss sched= other than static: its rows from a loop scheduler (sim_loops.c) */
     int active;              /* adaptive: processes not suspended */
     int16_t host[SL_MAX_PROCS]; /* adaptive: worker -> the process that runs it */
     int started;             /* dispatched once: job->start is set */

@@ -9,6 +9,8 @@
  *            calib.sor_cell; row by row it reads rows r-1..r+1 and writes row r (sim_mem.h charges the misses);
  *            a grab reads and writes the loop's queue word (a central one, or the process's own queue for
  *            static and afs, a victim's for a theft), so under a model a remote grab costs its coherence miss.
+ *   gauss    sched= other than static (apps/gauss/coarse.c solve_sched): step k's loop over rows k+1..n-1,
+ *            each row n - k row ops reading the pivot row and reading and writing its own.
  * Not modelled here: tclosure, adjoint (their input-dependent iteration costs), process control (adapt=) of a
  * loop app: its workers are pinned one to a process.
  */
@@ -58,29 +60,37 @@ void loops_free(void)
     }
 }
 
-/* sp's next chunk of loop sp->iter over [0, rows): 1 and the chunk's cost in *ns, or 0 (the loop is done for
-   it: on to the barrier). The loop is started anew by its first grab (every process passed the barrier after
-   the last one, as the app's process 0 resets it). */
-int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns)
+/* sp's next chunk of loop sp->iter over [lo, hi): 1 with the chunk in *c, or 0 (the loop is done for it: on
+   to the barrier); *ns gets the grab's cost. The loop is started anew by its first grab (every process
+   passed the barrier after the last one, as the app's process 0 resets it). */
+static int grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uint64_t *ns)
 {
     struct job *j = sp->p.job;
     int id = j->id, h = sp->p.on_cpu ? sp->p.on_cpu->id : 0, P = j->nprocs;
-    struct sl_chunk c;
     if (jl[id - 1].cur != (int64_t)sp->iter) {
-        sl_loop_start(jl[id - 1].l, 0, n - 2);
+        sl_loop_start(jl[id - 1].l, lo, hi);
         jl[id - 1].cur = (int64_t)sp->iter;
     }
     if (mem_on() && !jl[id - 1].qbase)
         jl[id - 1].qbase = mem_alloc(id, (uint64_t)(P + 1) * 64, mem_node_of_hart(h));
-    int got = sl_loop_next(jl[id - 1].l, sp->p.idx, &c);
+    int got = sl_loop_next(jl[id - 1].l, sp->p.idx, c);
     /* the grab: the queue it took from, or its own found empty */
-    uint64_t qword = jl[id - 1].qbase + (uint64_t)(c.local || !got ? sp->p.idx : P) * 64;
+    uint64_t qword = jl[id - 1].qbase + (uint64_t)(c->local || !got ? sp->p.idx : P) * 64;
     *ns = (uint64_t)calib.empty_call + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
                                                  : 0);
-    if (!got)
+    if (got) {
+        jl[id - 1].grabs++;
+        jl[id - 1].remote += !c->local;
+    }
+    return got;
+}
+
+int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns)
+{
+    struct sl_chunk c;
+    int id = sp->p.job->id, h = sp->p.on_cpu ? sp->p.on_cpu->id : 0;
+    if (!grab(sp, 0, n - 2, &c, ns))
         return 0;
-    jl[id - 1].grabs++;
-    jl[id - 1].remote += !c.local;
     uint64_t rowb = (uint64_t)n * 8, cells = sor_cells(n, sp->iter);
     *ns += (uint64_t)((double)((uint64_t)c.len * cells) * calib.sor_cell);
     if (mem_on()) {
@@ -88,6 +98,28 @@ int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns)
         for (int64_t r = c.start + 1; r <= c.start + c.len; r++) { /* row by row, as relax_row goes */
             *ns += mem_touch(id, h, a + (uint64_t)(r - 1) * rowb, 3 * rowb, 8, 0);
             *ns += mem_touch(id, h, a + (uint64_t)r * rowb, rowb, 8, 1);
+        }
+    }
+    return 1;
+}
+
+/* gauss sched= (not static; apps/gauss/coarse.c solve_sched): step k's loop over the rows k+1..n-1, each row
+   (n - k) row ops; under a model each row reads the pivot row's columns k..n and reads and writes its own. */
+int loops_gauss_chunk(struct sproc *sp, int64_t n, uint64_t *ns)
+{
+    struct sl_chunk c;
+    int64_t k = (int64_t)sp->iter;
+    int id = sp->p.job->id, h = sp->p.on_cpu ? sp->p.on_cpu->id : 0;
+    if (k + 1 >= n || !grab(sp, k + 1, n, &c, ns))
+        return 0;
+    *ns += (uint64_t)((double)((uint64_t)c.len * (uint64_t)(n - k)) * calib.gauss_rowop);
+    if (mem_on()) {
+        uint64_t rowb = (uint64_t)(n + 1) * 8, a = touch_gauss(sp, n), off = (uint64_t)k * 8,
+                 len = (uint64_t)(n + 1 - k) * 8;
+        for (int64_t r = c.start; r < c.start + c.len; r++) {
+            *ns += mem_touch(id, h, a + (uint64_t)k * rowb + off, len, 8, 0);
+            *ns += mem_touch(id, h, a + (uint64_t)r * rowb + off, len, 8, 0);
+            *ns += mem_touch(id, h, a + (uint64_t)r * rowb + off, len, 8, 1);
         }
     }
     return 1;

@@ -64,11 +64,13 @@ uint64_t touch_iteration(struct sproc *sp, int64_t n, int idx); /* stall ns; n: 
 uint64_t touch_start(struct sproc *sp, int64_t n);               /* process 0's set-up: stall ns */
 uint64_t touch_gen(struct sproc *sp, int64_t n, int idx);       /* a worker's input, before the first barrier */
 uint64_t touch_end(struct sproc *sp, int64_t n, int64_t k1);     /* process 0's check after the last barrier */
-uint64_t touch_array(struct sproc *sp, uint64_t bytes);          /* the job's array (allocated at first use) */
+uint64_t touch_array(struct sproc *sp, uint64_t bytes);          /* sor's grid a (allocated at first use) */
+uint64_t touch_gauss(struct sproc *sp, int64_t n);               /* gauss's matrix (allocated at first use) */
 
 /* sim_loops.c: the loop-scheduled apps (its header) */
 int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);
 int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
+int loops_gauss_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
 void loops_counts(struct job *j, uint64_t *grabs, uint64_t *remote);
 uint64_t loops_sor_check_ns(int64_t n, int64_t iters); /* sor's check: the half-sweeps again, sequentially */
 void loops_free(void);

@@ -59,6 +59,11 @@ static uint64_t array_bytes(int kind, int64_t n)
                                                                     : (uint64_t)n * 4;
 }
 
+uint64_t touch_gauss(struct sproc *sp, int64_t n)
+{
+    return array_base(sp->p.job, array_bytes(T_GAUSS, n), sp->p.on_cpu ? sp->p.on_cpu->id : 0);
+}
+
 /* sor's two grids: ref (the check's copy) first, then a, as apps/sor.c allocates them; whole pages each. */
 static uint64_t sor_pages(uint64_t bytes) { return (bytes + 4095) & ~4095UL; }
 

@@ -139,13 +139,16 @@ int work_setup(struct job *j, char *err, size_t errlen)
                                                                                         : CHAOS_EXIT_BLOCKED;
         w->go = 1; /* no workers to hand out: its other processes run their program at once */
     }
-    if (w->app == APP_SOR && loops_setup(j, scenario_arg(a, "sched", v, sizeof v) == 0 ? v : "", err, errlen) < 0)
+    if (w->app == APP_GAUSS && scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
+        w->loops = 1; /* coarse.c's solve_sched: chunks from a loop scheduler (sim_loops.c) */
+    if ((w->app == APP_SOR || w->loops) &&
+        loops_setup(j, scenario_arg(a, "sched", v, sizeof v) == 0 ? v : "", err, errlen) < 0)
         return -1;
     w->wait = choice(a, "barrier", waits, 4);
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
     w->rng.s = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
-    w->adaptive = j->adaptive && sched->allots && w->app <= APP_GAUSS;
+    w->adaptive = j->adaptive && sched->allots && w->app <= APP_GAUSS && !w->loops;
     w->active = j->nprocs;
     for (int v = 0; v < SL_MAX_PROCS; v++)
         w->host[v] = (int16_t)v;
@@ -434,9 +437,11 @@ static void finish(struct sproc *sp, uint64_t t)
     if (sp->life != L_CHECK) {
         sp->life = L_CHECK;
         uint64_t grabs = 0, remote = 0;
-        if (w->app == APP_SOR)
+        if (w->app == APP_SOR || w->loops)
             loops_counts(j, &grabs, &remote);
-        if (w->app == APP_SOR && w->par_t1 >= w->par_t0)
+        if (w->loops && w->par_t1 >= w->par_t0)
+            report(j, "par_us=%lu grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, grabs, remote);
+        else if (w->app == APP_SOR && w->par_t1 >= w->par_t0)
             report(j, "par_us=%lu loops=%ld grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, 2 * w->k[1], grabs,
                    remote);
         else if (w->bar && w->par_t1 >= w->par_t0) /* the barrier apps report their parallel part */
@@ -501,9 +506,10 @@ static void proceed(struct sproc *sp, uint64_t t)
                 w->par_t0 = t;
             return proceed(sp, t);
         }
-        if (sp->phase == 0 && w->app == APP_SOR) { /* the loop's chunks one grab at a time, then its barrier */
-            uint64_t ns;
-            int more = loops_sor_chunk(sp, w->k[0], &ns);
+        if (sp->phase == 0 && (w->app == APP_SOR || w->loops)) { /* a loop's chunks one grab at a time, then
+                                                                     its barrier (sim_loops.c) */
+            uint64_t ns = 0;
+            int more = w->app == APP_SOR ? loops_sor_chunk(sp, w->k[0], &ns) : loops_gauss_chunk(sp, w->k[0], &ns);
             if (more)
                 return core_compute(sp, t, ns);
             sp->phase = 3; /* its last, empty grab, then the barrier */
