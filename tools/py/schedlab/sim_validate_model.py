@@ -22,8 +22,7 @@ import tempfile
 from pathlib import Path
 
 from . import sim_validate as sv
-from .qemu import boot
-from .sim import sim_boot
+from .executor import boot, sim_run as sim_boot      # through --jobs/--executor (executor.py)
 
 GAUSS = "variant=coarse,sync=barrier"
 
