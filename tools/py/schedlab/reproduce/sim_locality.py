@@ -20,7 +20,7 @@ import functools
 
 from . import ReproError, Row, Section, experiment
 from .sim16 import _fmt, _plot
-from ..sim import sim_boot
+from ..executor import sim_run as sim_boot      # through --jobs/--executor (executor.py)
 
 PREFIX = "simloc-"
 PROFILES = ("symmetry", "butterfly", "iris", "ksr1")        # markatos_ch2.PROFILES' order
