@@ -38,9 +38,10 @@ struct context {
 /* Words of private storage a policy has in every struct proc and struct job (SCHED_PRIV, sched.h). */
 #define SCHED_PRIV_WORDS 8
 
-/* P_READY is 0 so that dispatch's check of a policy's pick (sched/life.h, life_run) is a load and a branch;
-   a slot is P_FREE from proc_free on, and nothing reads the state of a slot no job holds. */
-enum pstate { P_READY, P_FREE, P_RUNNING, P_BLOCKED, P_ZOMBIE };
+/* P_FREE is 0: a zeroed struct proc (proc_create's memset, a static table) is FREE, never READY. (Making
+   P_READY 0 saved one instruction in life_run's check and let a zeroed slot read as READY: a deterministic
+   gang boot at 4 harts dispatched one and crashed on its garbage context.) */
+enum pstate { P_FREE, P_READY, P_RUNNING, P_BLOCKED, P_ZOMBIE };
 
 struct cpu;
 

@@ -285,7 +285,7 @@ def test_compare_without_a_model_has_no_misses_columns(fake, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "--model", "bogus", "job=gauss"], "unknown model profile 'bogus'"),
-    (["run", "--sim", "--model", "modern", "job=gauss"], "--sim has no machine model"),
+    (["run", "--sim", "--model", "bogus", "job=gauss"], "unknown model profile 'bogus'"),
     (["run", "job=gauss", "model=modern"], "choose the machine model with --model"),
     (["sweep", "--vary", "model=iris,modern", "job=gauss"], "the machine model is not a key to vary"),
     (["compare", "--model", "modern,l2_kb=x"], "l2_kb=x is not a non-negative decimal integer"),

@@ -19,9 +19,9 @@ SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSC
 SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c)) $(EXTRA_POLICIES) \
               kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \
               kernel/contract.c
-SIM_SRC    := $(wildcard tools/sim/*.c)
+SIM_SRC    := $(wildcard tools/sim/*.c) tools/model/cache.c lib/loops/loopsched.c
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
-SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h
+SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h tools/model/cache.h lib/loops/loopsched.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 
 .PHONY: sim sim-asan sim-calibrate sim-validate sim-reproduce
@@ -33,6 +33,9 @@ $(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld
 $(SIM_OUT)/obj/%.o: %.c $(SIM_HDRS)
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$<)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Ikernel/sched -c -o $@ $<
+
+# The loop-scheduled apps link the library's own loop schedulers (sim_loops.c): lib's include root for them.
+$(SIM_OUT)/obj/tools/sim/sim_loops.o $(SIM_OUT)/obj/lib/loops/loopsched.o: SIM_CFLAGS += -Ilib
 
 # The build make test runs (tests/test_sim.py prefers it): the same sources under ASan/UBSan.
 sim-asan:

@@ -2,7 +2,8 @@
  * sim_main.c - the simulator's command line and console (see sim.h for the model).
  *
  *   build/sim/schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--kernel ELF] [--mem MB]
- *                          [--host-limit SECONDS] [--stats] "<bootargs>"
+ *                          [--host-limit SECONDS] [--stats] [--model PROFILE[,key=value...]]
+ *                          [--profiles DIR] [--cycle-ps N] "<bootargs>"
  *
  * The bootargs are the kernel's scenario (policy=, quantum=, seed=, trace=on, job=...), validated by the
  * kernel's own parser (kernel/scenario.c) in the environment the kernel's launcher gives it (sim_elf.c:
@@ -15,6 +16,9 @@
  *   2  a bad scenario: `ERROR <the parser's message>`, the kernel's very line, before any BOOT; also a
  *      job the simulator cannot model (`ERROR job=<app>: ...`); a bad command line says why on stderr only
  *   3  a bug (a policy's or the simulator's): `PANIC <hart> <cause> 0x0 0x0 ...`, never bad input
+ * --model runs the machine model's caches (sim_mem.h) with a profile of --profiles (default
+ * tools/model/profiles beside the apps' build: <apps>/../../tools/model/profiles): BOOT says model=<canonical
+ * spec> cycle_ps=<n>, and the plugin's MODEL end / MODEL job= lines follow the last line, as on QEMU.
  *   4  a watchdog: the scenario's timeout= in simulated time (`ERROR timeout: ...`, the kernel's line),
  *      or the simulator's own host-time budget, --host-limit (`ERROR host-time limit: ...`)
  */
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "sim_mem.h"
 #include "../../kernel/contract.h"
 #include "../../kernel/sched/life.h"
 
@@ -66,7 +71,8 @@ void sim_job_done(struct job *j)
 static void usage(void)
 {
     fprintf(stderr, "usage: schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--kernel ELF] [--mem MB] "
-                    "[--host-limit SECONDS] [--stats] \"<bootargs>\"\n");
+                    "[--host-limit SECONDS] [--stats] [--model PROFILE[,key=value...]] [--profiles DIR] "
+                    "[--cycle-ps N] \"<bootargs>\"\n");
     exit(2);
 }
 
@@ -125,6 +131,8 @@ int main(int argc, char **argv)
     int harts = 2, stats = 0;
     life_hooks = (struct life_hooks){ .job_done = sim_job_done, .unwait = sim_unwait }; /* the core's (life.h) */
     const char *calib_path = "tools/sim/calib/default.json", *apps = "build/apps", *kernel = 0, *bootargs = 0;
+    const char *model = 0, *profiles = 0;
+    uint64_t cycle_ps = 0;
     uint64_t mem_mb = 256;
     double host_limit = 3600;
     for (int i = 1; i < argc; i++) {
@@ -140,6 +148,12 @@ int main(int argc, char **argv)
             mem_mb = strtoull(argv[++i], 0, 10);
         else if (!strcmp(argv[i], "--host-limit") && i + 1 < argc)
             host_limit = strtod(argv[++i], 0);
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc)
+            model = argv[++i];
+        else if (!strcmp(argv[i], "--profiles") && i + 1 < argc)
+            profiles = argv[++i];
+        else if (!strcmp(argv[i], "--cycle-ps") && i + 1 < argc)
+            cycle_ps = strtoull(argv[++i], 0, 10);
         else if (!strcmp(argv[i], "--stats"))
             stats = 1;
         else if (argv[i][0] != '-' && !bootargs)
@@ -163,6 +177,15 @@ int main(int argc, char **argv)
     uint64_t free_bytes;
     if (calib_load(calib_path, err, sizeof err) < 0 ||
         sim_free_bytes(kernel, mem_mb << 20, harts, &free_bytes, err, sizeof err) < 0) {
+        fprintf(stderr, "schedlab-sim: %s\n", err);
+        return 2;
+    }
+    char pdir[600];
+    if (!profiles) { /* the profiles of the tree the apps were built in: build/apps -> tools/model/profiles */
+        snprintf(pdir, sizeof pdir, "%s/../../tools/model/profiles", apps);
+        profiles = pdir;
+    }
+    if (model && strcmp(model, "none") && mem_init(model, profiles, harts, mem_mb, cycle_ps, err, sizeof err) < 0) {
         fprintf(stderr, "schedlab-sim: %s\n", err);
         return 2;
     }
@@ -199,23 +222,29 @@ int main(int argc, char **argv)
     char line[2048], extra[80];
     snprintf(extra, sizeof extra, " sim=%s", calib_name);
     struct contract_boot b = {
-        .harts = harts, .nodes = 1, .mem_mb = mem_mb, .policies = sched_class_names(), .apps = work_models(),
+        .harts = harts, .nodes = mem_nodes(), .mem_mb = mem_mb, .policies = sched_class_names(), .apps = work_models(),
         .boot_hart = 0, .boot_us = 0, .background = "hog", .options = sched_option_list(), .timer = "sim",
-        .ipi = "sim", .clock = "sim", .jobkeys = sched_job_key_list(), .idle = "auto", .model = "none",
-        .cycle_ps = 0, .checks = "on", .extra = extra,
+        .ipi = "sim", .clock = "sim", .jobkeys = sched_job_key_list(), .idle = "auto", .model = mem_canonical(),
+        .cycle_ps = mem_cycle_ps(), .checks = "on", .extra = extra,
     };
     contract_boot(line, sizeof line, &b);
     printf("%s\n", line);
     for (int i = 0; i < njobs; i++)
         sim_post(SIM_T0 + jobs[i].scen->at_us * 1000, EV_ARRIVE, 0, 0, &jobs[i]);
     enum sim_end end = sim_run(scen.timeout_us ? SIM_T0 + scen.timeout_us * 1000 : ~0UL, host_limit);
-    if (end != SIM_DONE)
-        return stopped(end, host_limit);
+    if (end != SIM_DONE) {
+        int rc = stopped(end, host_limit);
+        mem_report(stdout); /* the plugin reports at QEMU's exit, whatever ended the run */
+        return rc;
+    }
+    mem_report(stdout);
     if (stats) {
         fprintf(stderr, "sim: %lu events, simulated %lu us\n", sim_events, (sim_makespan - SIM_T0) / 1000);
         work_stats(stderr);
+        mem_stats(stderr);
     }
     work_free();
+    mem_free();
     for (int h = 0; h < ncpus; h++)
         for (int i = 0; i < TRACE_MAX_PAGES; i++)
             free(trace_rings[h].page[i]);

@@ -58,22 +58,24 @@
  * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait while
  * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
  *
- * Not modelled yet: oddeven's sched= loop schedulers and gauss variant=fine (refused with a message),
- * memory and caches (RESULT's mem_kb is what the core charged: the processes' stacks, not the apps'
- * sl_alloc), and the keys an app reports about its own computation (maxerr=, sorted=...): process 0
- * reports check=ok with par_us= for the barrier apps and chaos's blocked=.
+ * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
+ * call it); sim_mem.h has the cache model. Not modelled yet: oddeven's sched= loop schedulers and gauss
+ * variant=fine (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
+ * the processes' stacks), and the keys an app reports about its own computation (maxerr=, sorted=...):
+ * process 0 reports check=ok with par_us= for the barrier apps and chaos's blocked=.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "sim_mem.h"
 #include "../../lib/base/rng.h"
 #include "../../lib/wait/wait_bounds.h"
 #include "../../kernel/syncstat.h"
 
-enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_KNARY, NAPPS };
-static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "knary" };
+enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, NAPPS };
+static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary" };
 enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
@@ -90,7 +92,10 @@ static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "chaos,gauss,hog,knary,oddeven,sleeper,synth"; }
+const char *work_models(void) { return "chaos,gauss,hog,knary,oddeven,sleeper,sor,synth"; }
+
+/* A program of barrier episodes: iterations of work, a barrier after each (sor: a loop's chunks). */
+static int barrier_app(int app) { return app <= APP_GAUSS || app == APP_SOR; }
 
 static int64_t key(const char *args, const char *k)
 {
@@ -142,7 +147,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
                -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { 0, 0, 0 }, { "h", "d", "work" }
+        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
@@ -151,11 +156,16 @@ int work_setup(struct job *j, char *err, size_t errlen)
                                                                                         : CHAOS_EXIT_BLOCKED;
         w->go = 1; /* no workers to hand out: its other processes run their program at once */
     }
+    if (w->app == APP_GAUSS && scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
+        w->loops = 1; /* coarse.c's solve_sched: chunks from a loop scheduler (sim_loops.c) */
+    if ((w->app == APP_SOR || w->loops) &&
+        loops_setup(j, scenario_arg(a, "sched", v, sizeof v) == 0 ? v : "", err, errlen) < 0)
+        return -1;
     w->wait = choice(a, "barrier", waits, 4);
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
     w->rng.s = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
-    w->adaptive = j->adaptive && sched->allots && (w->app <= APP_GAUSS || w->app == APP_KNARY);
+    w->adaptive = j->adaptive && sched->allots && ((w->app <= APP_GAUSS && !w->loops) || w->app == APP_KNARY);
     if (w->app == APP_KNARY) { /* k[3]: nodes left in the pool, k[4]: a batch */
         for (int64_t l = 0, level = 1; l < w->k[0]; l++, level *= w->k[1])
             w->k[3] += level;
@@ -164,12 +174,13 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->active = j->nprocs;
     for (int v = 0; v < SL_MAX_PROCS; v++)
         w->host[v] = (int16_t)v;
-    if (w->app <= APP_GAUSS) {
+    if (barrier_app(w->app)) {
         w->bar = calloc(1, sizeof *w->bar);
         w->bar->n = j->nprocs;
         w->bar->wait = w->wait;
         w->bar->shape = w->shape;
     }
+    touch_setup(j); /* what its work touches under --model (sim_touch.c) */
     return 0;
 }
 
@@ -307,7 +318,9 @@ static void arrive(struct sproc *sp, uint64_t t)
 
 static int last_iteration(const struct sjob *w, uint64_t i)
 {
-    return w->app == APP_SYNTH ? i + 1 >= (uint64_t)w->k[2] : i + 1 >= (uint64_t)w->k[0];
+    return w->app == APP_SYNTH ? i + 1 >= (uint64_t)w->k[2]
+         : w->app == APP_SOR   ? i + 1 >= 2 * (uint64_t)w->k[1]
+                               : i + 1 >= (uint64_t)w->k[0];
 }
 
 /* At the release of the episode of iteration releaser->iter: suspend or resume processes to match the
@@ -382,12 +395,12 @@ static uint64_t worker_work(struct sproc *sp, struct sjob *w, int idx, int *last
 static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
 {
     if (!w->adaptive)
-        return worker_work(sp, w, sp->p.idx, last);
+        return worker_work(sp, w, sp->p.idx, last) + touch_iteration(sp, w->k[0], sp->p.idx);
     uint64_t ns = 0;
     *last = last_iteration(w, sp->iter);
     for (int v = 0; v < sp->p.job->nprocs; v++)
         if (w->host[v] == sp->p.idx)
-            ns += worker_work(sp, w, v, last);
+            ns += worker_work(sp, w, v, last) + touch_iteration(sp, w->k[0], v);
     return ns;
 }
 
@@ -410,7 +423,7 @@ static int start(struct sproc *sp, struct sjob *w, uint64_t t)
     case L_SETUP:
         sp->life = L_SPAWN;
         w->spawned = 1;
-        core_compute(sp, t, (uint64_t)calib.proc_start);
+        core_compute(sp, t, (uint64_t)calib.proc_start + touch_start(sp, w->k[0]));
         return 1;
     case L_SPAWN:
         if (w->spawned < j->nprocs) {
@@ -472,11 +485,20 @@ static void finish(struct sproc *sp, uint64_t t)
     }
     if (sp->life != L_CHECK) {
         sp->life = L_CHECK;
-        if (w->bar && w->par_t1 >= w->par_t0) /* the barrier apps report their parallel part */
+        uint64_t grabs = 0, remote = 0;
+        if (w->app == APP_SOR || w->loops)
+            loops_counts(j, &grabs, &remote);
+        if (w->loops && w->par_t1 >= w->par_t0)
+            report(j, "par_us=%lu grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, grabs, remote);
+        else if (w->app == APP_SOR && w->par_t1 >= w->par_t0)
+            report(j, "par_us=%lu loops=%ld grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, 2 * w->k[1], grabs,
+                   remote);
+        else if (w->bar && w->par_t1 >= w->par_t0) /* the barrier apps report their parallel part */
             report(j, "par_us=%lu", (w->par_t1 - w->par_t0) / 1000);
         else
             report(j, "%s", "");
-        return core_compute(sp, t, (uint64_t)calib.proc_end);
+        uint64_t check = w->app == APP_SOR ? loops_sor_check_ns(w->k[0], w->k[1]) : 0; /* its own, sequential */
+        return core_compute(sp, t, (uint64_t)calib.proc_end + check + touch_end(sp, w->k[0], w->k[1]));
     }
     core_exit(sp, t);
 }
@@ -543,7 +565,14 @@ static void proceed(struct sproc *sp, uint64_t t)
         return core_block(sp, t, (uint64_t)w->k[1] * 1000);
     default:
         if (sp->starting) { /* every worker waits at the barrier once before process 0 starts the clock */
-            if (sp->phase == 0) {
+            if (sp->phase == 0) { /* under --model: its input's generation first (sim_touch.c) */
+                uint64_t gen = touch_gen(sp, w->k[0], sp->p.idx);
+                if (gen) {
+                    sp->phase = 3;
+                    return core_compute(sp, t, gen);
+                }
+            }
+            if (sp->phase == 0 || sp->phase == 3) {
                 sp->phase = 1;
                 sp->bar = w->bar;
                 return arrive(sp, t);
@@ -554,6 +583,17 @@ static void proceed(struct sproc *sp, uint64_t t)
                 w->par_t0 = t;
             return proceed(sp, t);
         }
+        if (sp->phase == 0 && (w->app == APP_SOR || w->loops)) { /* a loop's chunks one grab at a time, then
+                                                                     its barrier (sim_loops.c) */
+            uint64_t ns = 0;
+            int more = w->app == APP_SOR ? loops_sor_chunk(sp, w->k[0], &ns) : loops_gauss_chunk(sp, w->k[0], &ns);
+            if (more)
+                return core_compute(sp, t, ns);
+            sp->phase = 3; /* its last, empty grab, then the barrier */
+            return core_compute(sp, t, ns);
+        }
+        if (sp->phase == 3)
+            sp->phase = 1;
         if (sp->phase == 0) {
             sp->phase = 1;
             return core_compute(sp, t, barrier_work(sp, w, &last));
@@ -641,6 +681,7 @@ void work_stats(FILE *f)
 
 void work_free(void)
 {
+    loops_free();
     for (int j = 0; j < NJOB; j++) {
         free(sjobs[j].bar);
         sjobs[j].bar = 0;

@@ -210,9 +210,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--grace must not be negative")
     if getattr(args, "sim", False) and getattr(args, "deterministic", False):
         parser.error("--deterministic picks how QEMU runs; --sim boots no QEMU: use one of them")
-    if getattr(args, "sim", False) and getattr(args, "model", None) not in (None, "", "none"):
-        parser.error("--sim has no machine model yet (the simulator models no memory; a later issue adds it): "
-                     "drop --model, or --sim to boot QEMU under the model")
     if getattr(args, "jobs", 1) < 1:
         parser.error("--jobs must be at least 1")
     if getattr(args, "reserve_cores", None) is not None and args.reserve_cores < 0:

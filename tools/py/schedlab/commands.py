@@ -99,7 +99,7 @@ def _model_tag(args: Namespace, cpus: int) -> str:
 def _task(args: Namespace, cpus: int, tokens) -> executor.Task:
     """One boot of the command as a task (executor.py runs it where --jobs/--executor say, judging the host)."""
     if getattr(args, "sim", False):
-        return executor.sim_task(cpus, " ".join(tokens), timeout=args.timeout)
+        return executor.sim_task(cpus, " ".join(tokens), timeout=args.timeout, model=getattr(args, "model", None))
     return executor.qemu_task(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
                               extra=args.qemu_extra or (), deterministic=args.deterministic,
                               model=getattr(args, "model", None))

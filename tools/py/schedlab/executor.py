@@ -72,6 +72,7 @@ class Task:
     timeout: float = DEFAULT_TIMEOUT
     extra: tuple[str, ...] = ()
     calib: str | None = None        # the simulator's calibration file (sim)
+    cycle_ps: int | None = None     # the simulator's ps per instruction under a model (sim; None: its default)
 
     @property
     def seed(self) -> str:
@@ -126,14 +127,15 @@ def qemu_task(cpus: int, bootargs, kernel=None, timeout: float = DEFAULT_TIMEOUT
                 bool(deterministic), float(timeout), extra)
 
 
-def sim_task(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None) -> Task:
+def sim_task(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None, model: str | None = None,
+             cycle_ps: int | None = None) -> Task:
     """The task of ``sim.sim_boot(cpus, bootargs, ...)``; builds the simulator here if it is missing."""
     from .sim import ensure_sim
     tokens = bootargs if isinstance(bootargs, str) else " ".join(bootargs)
     binary = ensure_sim()
     calib_path = calib or str(qemu.REPO_ROOT / "tools" / "sim" / "calib" / "default.json")
-    return Task("sim", cpus, tokens, str(binary), file_hash(binary, calib_path), None, False, float(timeout),
-                (), calib)
+    return Task("sim", cpus, tokens, str(binary), file_hash(binary, calib_path), model, False, float(timeout),
+                (), calib, cycle_ps)
 
 
 # ---------------------------------------------------------------- running one task on this host
@@ -150,7 +152,8 @@ def run_task(task: Task, pool: affinity.CorePool | None = None, stop=None) -> Ru
     try:
         if task.kind == "sim":
             from .sim import sim_boot
-            run = sim_boot(task.cpus, task.tokens, timeout=task.timeout, calib=task.calib, affinity=cores)
+            run = sim_boot(task.cpus, task.tokens, timeout=task.timeout, calib=task.calib, model=task.model,
+                           cycle_ps=task.cycle_ps, affinity=cores)
         else:
             # only what differs from qemu.boot's defaults is passed (a test's stand-in for it takes no more)
             given = {"kernel": task.image, "extra": task.extra, "deterministic": task.deterministic,
@@ -472,9 +475,10 @@ def boot(cpus: int, bootargs, kernel=None, timeout: float = DEFAULT_TIMEOUT, ext
     return current().run(qemu_task(cpus, bootargs, kernel, timeout, extra, deterministic, model))
 
 
-def sim_run(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None) -> Run:
+def sim_run(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None, model: str | None = None,
+            cycle_ps: int | None = None) -> Run:
     """``sim.sim_boot`` through the current executor."""
-    return current().run(sim_task(cpus, bootargs, timeout, calib))
+    return current().run(sim_task(cpus, bootargs, timeout, calib, model, cycle_ps))
 
 
 def with_image(task: Task, image: bytes | None) -> Task:

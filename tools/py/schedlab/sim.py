@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from .affinity import pinned
+from . import model as machine
 from .build import ensure
 from .console import parse_console
 from .qemu import REPO_ROOT, HarnessError, Run
@@ -34,29 +35,39 @@ def ensure_sim() -> Path:
     return sim_binary()
 
 
-def sim_argv(cpus: int, bootargs: str, calib: str | None = None) -> list[str]:
+def sim_argv(cpus: int, bootargs: str, calib: str | None = None, model: str | None = None,
+             cycle_ps: int | None = None) -> list[str]:
+    """The simulator's command line; ``model`` a --model spec (passed canonical: every key, nodes clamped,
+    validated here as for a boot), ``cycle_ps`` the time of a cycle (QEMU's BOOT cycle_ps= to compare with)."""
     argv = [str(sim_binary()), "--cpus", str(cpus), "--apps", str(REPO_ROOT / "build" / "apps")]
     argv += ["--calib", calib or str(REPO_ROOT / "tools" / "sim" / "calib" / "default.json")]
+    spec = machine.canonical(model, cpus)
+    if spec != machine.NONE:
+        argv += ["--model", spec, "--profiles", str(machine.PROFILE_DIR)]
+        if cycle_ps:
+            argv += ["--cycle-ps", str(int(cycle_ps))]
     return argv + [bootargs]
 
 
 def sim_boot(cpus: int, bootargs: str | list[str], timeout: float = 600.0, calib: str | None = None,
-             affinity=None) -> Run:
-    """One simulated run as a ``Run`` (exit status and console as a boot's); ``affinity``: host cores to pin
-    it to (executor.py)."""
+             model: str | None = None, cycle_ps: int | None = None, affinity=None) -> Run:
+    """One simulated run as a ``Run`` (exit status and console as a boot's); under ``model`` its console
+    ends with the plugin's MODEL lines, which parse as a QEMU boot's do; ``affinity``: host cores to pin it
+    to (executor.py)."""
     if not isinstance(bootargs, str):
         bootargs = " ".join(bootargs)
     ensure_sim()
-    argv = sim_argv(cpus, bootargs, calib)
+    argv = sim_argv(cpus, bootargs, calib, model, cycle_ps)
     started = time.monotonic()
     try:
         proc = subprocess.run(pinned(argv, affinity), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
                               check=False)
     except subprocess.TimeoutExpired:
         return Run(cpus=cpus, bootargs=bootargs, argv=argv, console="", exit_code=None, timed_out=True,
-                   seconds=time.monotonic() - started, parsed=parse_console("", complete=False))
+                   seconds=time.monotonic() - started, parsed=parse_console("", complete=False),
+                   model=machine.canonical(model, cpus))
     if proc.returncode == 2 and not proc.stdout:
         raise HarnessError(proc.stderr.decode(errors="replace").strip() or "the simulator refused its arguments")
     text = proc.stdout.decode("utf-8", errors="replace")
     return Run(cpus=cpus, bootargs=bootargs, argv=argv, console=text, exit_code=proc.returncode,
-               seconds=time.monotonic() - started, parsed=parse_console(text))
+               seconds=time.monotonic() - started, parsed=parse_console(text), model=machine.canonical(model, cpus))

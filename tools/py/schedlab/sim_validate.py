@@ -14,8 +14,32 @@ futex_wake_kick_ns). This host's cross-hart wake-up switches between about 1.3 a
 2.9 us over minutes (two QEMU host threads, placed by the host), and a blocking barrier's phase moves with
 it: a calibration from another hour predicts another machine.
 
+The apps' speed (issue 28, item 2): one synth unit's ratio does not scale every app alike (QEMU's oddeven,
+all loads and stores through its soft MMU, moved differently from synth's register loop: alone 16.6 ms
+simulated against 18.7-23.6 on QEMU), and under gang a job that lasts a few quanta alone has a slowdown that
+steps with its length against its partner's. So each seed's simulator calibration is also *fitted*: each
+foreground app's work unit is scaled until the simulator's run alone takes QEMU's par_us alone of the same
+seed (a few simulator runs; --no-fit turns it off), and the table reports how far the unfitted run alone
+was (alone error). The slowdown then compares the scheduling model, not the host's speed per app.
+
+Pairings (issue 28, item 2): under every policy of the build, a spinning oddeven beside a synth with blocking
+barriers, quantum 5 ms, no hog - the mix the first validation set missed.
+
+Under the machine model (issue 28, item 3; --model PROFILE, repeatable): the locality sections' cases the
+simulator models (markatos-ch2's coarse Gauss alone at 1 hart and at CPUS; markatos-fig3.2-caches' coarse
+Gauss with a hog under every policy; markatos-ch5's SOR under static, ss and afs), at each --cpus, on QEMU with --model and in the simulator with the same
+profile and QEMU's own cycle (BOOT's cycle_ps): time alone and in the mix, misses per job, slowdown, side by
+side (target 15 %). The locality apps the simulator does not model (tclosure, adjoint, msort, grassfire,
+gauss variant=fine) are listed as such, not skipped silently.
+
+--deterministic boots QEMU with instruction-counted time (valid on a busy host; its clock sums every hart's
+instructions, so a blocked hart's time does not pass as on a real machine: compare schedules with it, and
+the slowdowns of jobs that never block). Under --model it runs the plugin with charge=off, so only the
+misses compare there, not the times.
+
     schedlab validate                 # the full set: a quiet machine, ~300 short boots
     schedlab validate --tiny          # the pipeline only (make test): one small mix at CPUS=2
+    schedlab validate --model iris --model modern --cpus 2 --cpus 1    # under the machine model
 
 QEMU timings mean something only on a quiet machine with harts <= host cores: run the full set there.
 """
@@ -34,9 +58,14 @@ from . import executor
 from .executor import boot, sim_run as sim_boot      # through --jobs/--executor (executor.py)
 from .qemu import REPO_ROOT
 
+#: Which calibration unit scales each foreground app's work (the fit; hog and sleeper follow synth's speed).
+UNIT_OF = {"synth": "synth_unit_ns", "oddeven": "oddeven_cx_ns", "gauss": "gauss_rowop_ns"}
+#: The locality apps (issue 26) the simulator does not model yet: listed in the model validation's report.
+UNMODELLED = ("tclosure", "adjoint", "msort", "grassfire", "gauss variant=fine")
+
 DEFAULT_CALIB = REPO_ROOT / "tools" / "sim" / "calib" / "default.json"
 WAKE_BENCH = "job=kbench:procs=2,what=futex,ops=1000,delay_us=20"  # calibrate.py's wake_poll_ns bench
-POLICIES = ("timeslice", "gang", "partition", "global")
+POLICIES = ("timeslice", "gang", "partition", "global")  # the first set's order; build_policies() is the build's
 WAITS = ("spin", "block", "twophase", "adaptive")
 
 
@@ -46,11 +75,59 @@ def jobs(wait: str) -> list[str]:
     return [f"job=synth:procs=2,iters=3000,grain=2000,barrier={wait}", f"job=oddeven:procs=2,n=4096,barrier={wait}"]
 
 
+def build_policies() -> list[str]:
+    """Every policy of the build, from the simulator's BOOT line (it links the kernel's policy files)."""
+    run = sim_boot(1, "job=synth:procs=1,iters=1")
+    if not run.boot or not run.boot.get("policies"):
+        raise RuntimeError(f"the simulator's BOOT line has no policies=:\n{run.console[-500:]}")
+    policies = run.boot["policies"]
+    return list(policies) if isinstance(policies, (list, tuple)) else str(policies).split(",")
+
+
 def mixes(tiny: bool, waits=WAITS) -> list[tuple[str, list[str]]]:
     """(policy, foreground job tokens); every mix also has a hog."""
     if tiny:
         return [("timeslice", ["job=synth:procs=2,iters=40,grain=2000,barrier=spin"])]
-    return [(p, jobs(w)) for p in POLICIES for w in waits]
+    return [(p, jobs(w)) for p in build_policies() for w in waits]
+
+
+PAIR_QUANTUM = "5ms"
+
+
+def pairings(tiny: bool = False) -> list[tuple[str, list[str]]]:
+    """A spinning job beside a blocking one under every policy of the build (issue 28 item 2), no hog."""
+    if tiny:
+        return [("gang", ["job=oddeven:procs=2,n=512,barrier=spin", "job=synth:procs=2,iters=100,grain=2000,"
+                          "barrier=block"])]
+    return [(p, ["job=oddeven:procs=2,n=5500,barrier=spin", "job=synth:procs=2,iters=3000,grain=2000,barrier=block"])
+            for p in build_policies()]
+
+
+def app_of(token: str) -> str:
+    return token.split("=", 1)[1].split(":", 1)[0]
+
+
+def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, calib: str | None, where: Path,
+              model: str | None = None, cycle_ps: int | None = None, rounds: int = 3) -> tuple[str, dict]:
+    """`calib` with each foreground app's work unit scaled until the simulator's run alone takes QEMU's
+    (qemu_alone: token -> par_us); returns the new file and, per token, the unfitted run's error alone."""
+    data = json.loads(Path(calib or DEFAULT_CALIB).read_text())
+    path = where / f"fit-{len(list(where.iterdir()))}.json"
+    unfitted = {}
+    for k in range(rounds):
+        for token in jobs:
+            unit = UNIT_OF.get(app_of(token))
+            if not unit:
+                continue
+            path.write_text(json.dumps(data))
+            got = timed(sim_boot(cpus, " ".join(head + [token]), calib=str(path), model=model, cycle_ps=cycle_ps),
+                        app_of(token))
+            if k == 0:
+                unfitted[token] = got / qemu_alone[token] - 1.0
+            data[unit] *= qemu_alone[token] / got
+    data["name"] = f"{data['name']}.fit"
+    path.write_text(json.dumps(data))
+    return str(path), unfitted
 
 
 def timed(run, app: str) -> float:
@@ -65,12 +142,12 @@ def timed(run, app: str) -> float:
 WORK_UNITS = ("synth_unit_ns", "oddeven_cx_ns", "gauss_rowop_ns", "hog_unit_ns", "sleeper_unit_ns")
 
 
-def wake_calib(cpus: int, where: Path) -> tuple[str | None, dict]:
+def wake_calib(cpus: int, where: Path, deterministic: bool = False) -> tuple[str | None, dict]:
     """default.json with this host's costs measured now, by one kbench boot at CPUS=2 right before a seed's
     runs, written under `where`: the host's compute speed (its CALIB card's synth_unit_ns scales the apps'
     work units, at any CPUS) and, at CPUS >= 2, the cross-hart wake-up costs (nothing is woken across harts
     at CPUS=1)."""
-    run = boot(2, WAKE_BENCH, timeout=300)
+    run = boot(2, WAKE_BENCH, timeout=300, deterministic=deterministic)
     if not run.ok:
         raise RuntimeError(f"the wake-up bench failed: {WAKE_BENCH}\n{run.console[-1500:]}")
     got = {}
@@ -92,29 +169,36 @@ def wake_calib(cpus: int, where: Path) -> tuple[str | None, dict]:
     return str(path), got
 
 
-def one_case(cpus: int, policy: str, jobs: list[str], quantum: str, seeds=(1,)) -> list[dict]:
+def one_case(cpus: int, policy: str, jobs: list[str], quantum: str, seeds=(1,), hog: bool = True,
+             fit: bool = True, deterministic: bool = False) -> list[dict]:
     """Each foreground job's slowdown (mix over alone, same seed) on QEMU and in the simulator, per seed; the
     error compares the medians over the seeds (a timeslice slowdown depends on the harts' tick phases, which
-    the seed draws: one seed against one seed compares two draws, not two models)."""
+    the seed draws: one seed against one seed compares two draws, not two models). With `fit`, the
+    simulator's apps run alone as long as QEMU's (fit_calib), and `alone_error` says how far they were."""
     rows = {token: {"cpus": cpus, "policy": policy, "job": token, "quantum": quantum, "seeds": list(seeds),
-                    "qemu": [], "sim": [], "wake": []} for token in jobs}
+                    "qemu": [], "sim": [], "wake": [], "alone_error": []} for token in jobs}
+    kinds = ("qemu", "sim")
     with tempfile.TemporaryDirectory(prefix="schedlab-validate-") as tmp:
         for seed in seeds:
-            calib, wake = wake_calib(cpus, Path(tmp))
-            runners = {"qemu": lambda args: boot(cpus, args, timeout=900),
-                       "sim": lambda args: sim_boot(cpus, args, calib=calib)}
+            calib, wake = wake_calib(cpus, Path(tmp), deterministic)
             head = [f"policy={policy}", f"quantum={quantum}", f"seed={seed}"]
-            mix = " ".join(head + jobs + [f"job=hog:procs={cpus}"])
-            for kind, run_of in runners.items():
-                mixed = run_of(mix)
-                for token in jobs:
-                    app = token.split("=", 1)[1].split(":", 1)[0]
-                    alone = run_of(" ".join(head + [token]))
-                    rows[token][kind].append(timed(mixed, app) / timed(alone, app))
+            mix = " ".join(head + jobs + ([f"job=hog:procs={cpus}"] if hog else []))
+            qemu_of = lambda args: boot(cpus, args, timeout=900, deterministic=deterministic)
+            qemu_alone = {token: timed(qemu_of(" ".join(head + [token])), app_of(token)) for token in jobs}
+            if fit:
+                calib, unfitted = fit_calib(cpus, head, jobs, qemu_alone, calib, Path(tmp))
+            qemu_mix = qemu_of(mix)
+            sim_mix = sim_boot(cpus, mix, calib=calib)
             for token in jobs:
+                app = app_of(token)
+                sim_alone = timed(sim_boot(cpus, " ".join(head + [token]), calib=calib), app)
+                rows[token]["qemu"].append(timed(qemu_mix, app) / qemu_alone[token])
+                rows[token]["sim"].append(timed(sim_mix, app) / sim_alone)
                 rows[token]["wake"].append(wake)
+                rows[token]["alone_error"].append(unfitted[token] if fit and token in unfitted
+                                                  else sim_alone / qemu_alone[token] - 1.0)
     for row in rows.values():
-        for kind in runners:
+        for kind in kinds:
             row[f"{kind}_slowdown"] = statistics.median(row[kind])
             row[f"{kind}_min"], row[f"{kind}_max"] = min(row[kind]), max(row[kind])
         row["error"] = row["sim_slowdown"] / row["qemu_slowdown"] - 1.0
@@ -131,15 +215,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N per case (default 3; --tiny: 1)")
     ap.add_argument("--json", metavar="FILE", help="write every row as JSON")
     executor.add_options(ap)
+    ap.add_argument("--no-fit", dest="fit", action="store_false",
+                    help="do not fit the apps' work units to QEMU's runs alone (the first validation's way)")
+    ap.add_argument("--no-pairs", dest="pairs", action="store_false",
+                    help="leave out the spinning-beside-blocking pairings (issue 28)")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="QEMU with instruction-counted time (a busy host; see above for what it can show)")
+    ap.add_argument("--model", action="append", metavar="PROFILE",
+                    help="validate under the machine model instead (repeatable): the locality cases")
     args = ap.parse_args(argv)
     cpus_list = args.cpus or ([2] if args.tiny else [2, 1])
-    rows = []
     seeds = range(1, (1 if args.tiny else args.seeds) + 1)
-    cases = [functools.partial(one_case, cpus, policy, jobs, args.quantum, seeds)
-             for cpus in cpus_list for policy, jobs in mixes(args.tiny)]
+    if args.model:
+        return _main_model(args, cpus_list, seeds)
+    rows = []
+    print(f"{'cpus':>4} {'policy':<10} {'job':<48} {'slowdown qemu (min..max)':>26} {'sim':>7} {'error':>7} "
+          f"{'alone error':>11}")
+    sets = [(mixes(args.tiny), args.quantum, True)] + ([(pairings(args.tiny), PAIR_QUANTUM, False)]
+                                                       if args.pairs else [])
+    cases = [functools.partial(one_case, cpus, policy, jobs, quantum, seeds, hog=hog, fit=args.fit,
+                               deterministic=args.deterministic)
+             for cpus in cpus_list for set_cases, quantum, hog in sets for policy, jobs in set_cases]
     with executor.use(executor.from_args(args, cpus=max(cpus_list))) as ex:
         done = executor.cooperative(cases, ex.slots)       # cases side by side with --jobs; printed in order
-    print(f"{'cpus':>4} {'policy':<10} {'job':<48} {'slowdown qemu (min..max)':>26} {'sim':>7} {'error':>7}")
     for case, (found, error) in zip(cases, done):
         if error is not None:
             raise error
@@ -148,10 +246,22 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             miss = "" if abs(row["error"]) <= 0.15 else "  MISS (>15 %)"
             qemu = f"{row['qemu_slowdown']:.2f} ({row['qemu_min']:.2f}..{row['qemu_max']:.2f})"
+            alone = 100 * statistics.median(row["alone_error"])
             print(f"{cpus:>4} {policy:<10} {row['job'][4:]:<48} {qemu:>26} "
-                  f"{row['sim_slowdown']:>7.2f} {row['error'] * 100:>6.1f}%{miss}", flush=True)
+                  f"{row['sim_slowdown']:>7.2f} {row['error'] * 100:>6.1f}% {alone:>10.1f}%{miss}", flush=True)
     within = sum(abs(r["error"]) <= 0.15 for r in rows)
-    print(f"{within} of {len(rows)} cases within 15 % (simulated with the calibration named in each RESULT's sim=)")
+    print(f"{within} of {len(rows)} cases within 15 % (simulated with the calibration named in each RESULT's sim=; "
+          f"alone error: the simulator's run alone against QEMU's before the fit)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def _main_model(args, cpus_list, seeds) -> int:
+    from . import sim_validate_model as vm
+    rows = [vm.run_case(profile, cpus, policy, n, seeds, args.deterministic)
+            for profile, cpus, policy, n in vm.cases(args.model, cpus_list, args.tiny)]
+    print(vm.report(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -1,0 +1,78 @@
+/*
+ * sim_mem.h - memory in the simulator (issue 28): the QEMU plugin's own cache model (tools/model/cache.c,
+ * linked as is) fed by the same profile files (tools/model/profiles/<name>.conf), driven by the lines the
+ * app models say each unit of work touches (sim_touch.c), charged in simulated time with the profile's
+ * latencies.
+ *
+ * The model (read this first)
+ *   caches     line level, per hart, exactly as the plugin has them (private L1/L2 per hart, an LLC per
+ *              node, a directory for coherence on stores by another hart, NUMA local/remote memory).
+ *              Why line level and not a reload-transient model (Thiebaut & Stone 1987): the plugin is line
+ *              level, so validating one against the other needs the same mechanism, and a process that
+ *              loses its hart loses exactly the lines the next one evicts - the footprint loss falls out of
+ *              the caches themselves, for any mix, with no fitted parameter. The cost is one model_access
+ *              per line touched (not per word): cheap enough for 16-64 harts (--stats prints it).
+ *   when       a compute segment's touches run through the caches of the hart it starts on, all at its
+ *              start, and their stall is added to the segment (a preempted segment keeps its stall; the
+ *              lines it would have touched after the preemption are touched before it).
+ *   words      a line's first word goes through the model; the other words of the line hit L1 if there
+ *              is one (0 cycles), and are served where the first was if there is not (butterfly: every
+ *              word to memory). accesses= counts words; a miss counts per line with an L1, per word
+ *              without (as the plugin, which sees every word, counts them).
+ *   time       a cycle is cycle_ps picoseconds: --cycle-ps, else SIM_CYCLE_PS_DEFAULT (the plugin
+ *              measures QEMU's time per instruction at boot - BOOT's cycle_ps= - the simulator cannot, so
+ *              it takes it as given; `schedlab validate` passes the QEMU boot's).
+ *   memory     a job's arrays are placed where the app places them: sl_malloc/sl_alloc_node(-1) on the node
+ *              of the hart its process runs on at the time (the kernel's sys_alloc), per-node bump
+ *              allocation in RAM split evenly between nodes as the plugin splits it.
+ */
+#ifndef SIM_MEM_H
+#define SIM_MEM_H
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIM_CYCLE_PS_DEFAULT 1500 /* ~QEMU TCG's time per guest instruction on the calibration host */
+
+/* Set up the model from spec "<profile>[,key=value...]" (profile: a name in profile_dir, as the harness's
+   --model takes it). 0, or -1 with a message naming the profile or key. */
+int mem_init(const char *spec, const char *profile_dir, int harts, uint64_t mem_mb, uint64_t cycle_ps,
+             char *err, size_t errlen);
+int mem_on(void);                 /* a model is in use */
+const char *mem_canonical(void);  /* the canonical spec (every key, nodes clamped), for BOOT's model= */
+uint64_t mem_cycle_ps(void);
+int mem_nodes(void);
+int mem_node_of_hart(int hart);
+
+/* bytes of RAM for job (1..) on node (-1: node 0); the physical address of its first byte (line aligned). */
+uint64_t mem_alloc(int job, uint64_t bytes, int node);
+
+/* Job job's process on hart reads (store 0) or writes (store 1) bytes from pa in elem_b-byte words;
+   returns the stall in simulated ns (0 without a model). */
+uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, int store);
+
+/* The plugin's report (tools/model/README.md, "What a boot under the model gets", 4): MODEL end, then one
+   MODEL job= line per job that touched memory. */
+void mem_report(FILE *f);
+void mem_stats(FILE *f); /* --stats: the model's host cost */
+void mem_free(void);
+
+/* sim_touch.c: the app models' touches (its header lists them) */
+struct job;
+struct sproc;
+void touch_setup(struct job *j);
+uint64_t touch_iteration(struct sproc *sp, int64_t n, int idx); /* stall ns; n: the job's n= */
+uint64_t touch_start(struct sproc *sp, int64_t n);               /* process 0's set-up: stall ns */
+uint64_t touch_gen(struct sproc *sp, int64_t n, int idx);       /* a worker's input, before the first barrier */
+uint64_t touch_end(struct sproc *sp, int64_t n, int64_t k1);     /* process 0's check after the last barrier */
+uint64_t touch_array(struct sproc *sp, uint64_t bytes);          /* sor's grid a (allocated at first use) */
+uint64_t touch_gauss(struct sproc *sp, int64_t n);               /* gauss's matrix (allocated at first use) */
+
+/* sim_loops.c: the loop-scheduled apps (its header) */
+int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);
+int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
+int loops_gauss_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
+void loops_counts(struct job *j, uint64_t *grabs, uint64_t *remote);
+uint64_t loops_sor_check_ns(int64_t n, int64_t iters); /* sor's check: the half-sweeps again, sequentially */
+void loops_free(void);
+
+#endif
