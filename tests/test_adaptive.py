@@ -168,9 +168,7 @@ def assert_regime_accounting(results, window_quanta, confirm):
         assert r["regime_moves"] <= windows / (confirm + 1) + 1, r
 
 
-# 4 harts is left out: there, with trace=on, grassfire as filler (its processes rebound to each hart that
-# picks them, as the policy contract asks) stops making progress in this mix - reported, not yet fixed
-@pytest.mark.parametrize("cpus", [1, 2, 3])
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
 def test_churn_every_app(boot, cpus):
     apps = boot(1, "calib=off job=synth:procs=1,iters=1").boot["apps"]
     run = boot(cpus, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 {churn_jobs(apps)}",
