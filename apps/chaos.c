@@ -16,6 +16,10 @@
  *                 PANIC, ERROR and BOOT lines (some after a '\r')
  *   faults        every process faults at the same moment, kinds load, store, exec and illegal dealt
  *                 round-robin (see apps/fault.c): one ERROR line for the job, check=FAIL with the reason
+ *   syncstat      every process writes seeded garbage over the whole sync statistics page (abi.h struct
+ *                 sl_sync: every record, counts running backwards, times beyond any window) `calls` times,
+ *                 yielding between rounds, where the kernel mapped one (policy=adaptive; elsewhere it only
+ *                 yields): the policy must stay correct for everyone (reports garbage= rounds written)
  *
  * Only partial-line and spoof run on the host build; the other modes need the schedlab kernel.
  */
@@ -23,7 +27,7 @@
 
 SL_APP(.about = "stresses the kernel from user mode (seeded); see mode=", .mem_const = 1024 * 1024,
        .mem_per_proc = 64 * 1024 + 4096,
-       SL_KEYS(SL_ENUM("mode", "random|deadlock|exit-blocked|partial-line|spoof|faults", 0),
+       SL_KEYS(SL_ENUM("mode", "random|deadlock|exit-blocked|partial-line|spoof|faults|syncstat", 0),
                SL_INT("seed", 0, INT64_MAX, 0), SL_INT("calls", 1, 10000000, 1000), SL_INT("lines", 1, 100000, 20)));
 
 #define KERNEL_VA    0x80200000UL /* the kernel image: mapped, but not for U-mode */
@@ -70,6 +74,7 @@ struct chaos {
     uint64_t memtotal;
     struct tally *t;
     uint32_t late; /* process 1 sleeps on it with an "infinite" timeout; 0 wakes it */
+    uint32_t garbage; /* mode=syncstat: rounds of garbage written */
     long late_r;
     uint32_t arrived; /* faults: processes at the starting line */
 };
@@ -425,6 +430,28 @@ static void run_lines(const char *mode, int64_t lines)
     sl_report(1, "rounds=%ld", (long)lines); /* not lines=: the scenario key is in RESULT already */
 }
 
+/* mode=syncstat: garbage over every record of the sync statistics page, round after round. */
+static void syncstat_worker(void *arg, int id)
+{
+    struct chaos *z = arg;
+    struct sl_rng r;
+    int mapped = (sl_info()->flags & SL_INFO_SYNCSTAT) != 0;
+    volatile struct sl_sync *page = (volatile struct sl_sync *)SL_SYNC_VA;
+    sl_rng_seed(&r, z->seed, (uint64_t)id);
+    for (int64_t i = 0; i < z->calls; i++) {
+        for (int k = 0; mapped && k < SL_MAX_PROCS; k++) {
+            uint64_t v = sl_rng_u64(&r);
+            page[k].episodes = (uint32_t)(v & 7 ? v : 0);   /* often backwards, sometimes zero */
+            page[k].waits = (uint32_t)(v >> 32);
+            page[k].in_wait = (uint32_t)(v >> 17);
+            page[k].wait_ticks = v & 1 ? ~0UL : sl_rng_u64(&r); /* beyond any window, or anything */
+        }
+        if (mapped)
+            __atomic_add_fetch(&z->garbage, 1, __ATOMIC_RELAXED);
+        sl_sys_yield();
+    }
+}
+
 int main(void)
 {
     const char *mode = sl_arg_str("mode");
@@ -444,6 +471,10 @@ int main(void)
         sl_run_procs(wait_forever, 0);
     } else if (!strcmp(mode, "exit-blocked")) {
         return run_exit_blocked();
+    } else if (!strcmp(mode, "syncstat")) {
+        sl_run_procs(syncstat_worker, &z);
+        sl_report(1, "garbage=%ld", (long)z.garbage);
+        return 0;
     } else if (!strcmp(mode, "faults")) {
         sl_run_procs(fault_worker, &z);
         sl_report(0, "fault=none"); /* the kernel failed to stop every fault (reason= is the kernel's key) */

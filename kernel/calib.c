@@ -36,6 +36,7 @@
 #include "sched/core.h"
 #include "intr.h"
 #include "schedlab/model.h"
+#include "syncstat.h"
 
 #define CALIB_ROUNDS      2000
 #define CALIB_IPI_ROUNDS  200
@@ -176,6 +177,9 @@ void calib_run(void)
     int64_t v[5] = { (int64_t)measure_trap(), (int64_t)measure_switch(), measure_ipi(), (int64_t)measure_tick(),
                      (int64_t)measure_synth() };
     char s[5][24];
+    /* what a blocking wait costs, for policy=adaptive (syncstat.h); an IPI slower than 20 us is a busy
+       host's (tools/py/schedlab/busy.py), not this machine's */
+    syncstat_set_wake_cost(v[2] >= 0 ? (uint64_t)(2 * v[0] + 2 * v[1] + MIN(v[2], 2000000)) : 0);
     for (int i = 0; i < 5; i++)
         fmt_centins(s[i], sizeof s[i], v[i]);
     kprintf("CALIB syscall_ns=%s switch_ns=%s ipi_ns=%s tick_ns=%s synth_unit_ns=%s cost_us=%lu\n", s[0], s[1], s[2],

@@ -16,6 +16,7 @@
  * follow the verdict: no RESULT, no second dump, no other verdict.
  */
 #include "sched/sched.h"
+#include "sched/hooks.h"
 #include "scenario.h"
 #include "info.h"
 #include "trace.h"
@@ -178,7 +179,9 @@ void launcher_job_done(struct job *j)
     acquire(&done_lock); /* after the watchdog's verdict, never granted: QEMU exits first */
     if (contract_failure(line, sizeof line, j)) /* other failures said why when they happened (job_kill...) */
         kprintf("%s\n", line);
-    contract_result(line, sizeof line, j, sched->name, ncpus, t0, ok, why, "");
+    char extra[160] = ""; /* the policy's own RESULT keys (sched.h result: adaptive's time per regime) */
+    hook_result(j, extra, sizeof extra);
+    contract_result(line, sizeof line, j, sched->name, ncpus, t0, ok, why, extra);
     kprintf("%s\n", line);
     reported[j->id - 1] = 1;
     ndone++;

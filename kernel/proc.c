@@ -12,6 +12,7 @@
 #include "sched/life.h"
 #include "info.h"
 #include "ulog.h"
+#include "syncstat.h"
 
 struct job jobs[NJOB];
 int njobs;
@@ -127,6 +128,7 @@ void proc_reap(struct proc *p)
 void job_put_pagetable(struct job *j)
 {
     ulog_job_unmap(j); /* the library's logs outlive the job until the trace dump */
+    syncstat_job_put(j); /* its sync statistics page is a leaf of the table: it goes with it */
     uvm_free(j->pt);   /* the info page is a leaf of it and goes too */
     j->pt = 0;
     j->info = 0;
@@ -163,6 +165,7 @@ void job_admit(struct job *j)
     j->heap_next = SL_HEAP_VA;
     info_init(j);
     ulog_job_init(j);
+    syncstat_job_init(j);
     uint64_t entry = elf_load(j->pt, j->app, 0, err, sizeof err);
     if (!entry) {
         job_fail_early(j, "reason=load-failed", "%s", err);

@@ -17,6 +17,8 @@
  *   slot / early   this hart started a gang slot switch to slot arg, at the quantum's end / early
  *   ack    this hart acted on the switch to slot arg
  *   rep    (partition) job's allotment became arg harts
+ *   regime (adaptive) job moved from regime proc (0 part, 1 gang, 2 fill) to arg & 3; arg >> 2 & 127 is its
+ *          wait as a percent of compute + wait, arg >> 9 its grain t_p in us (4194303: none or more)
  */
 #ifndef TRACE_H
 #define TRACE_H
@@ -25,7 +27,7 @@
 #include "schedlab/model.h"
 
 enum trace_ev { TR_RUN, TR_PRE, TR_YLD, TR_BLK, TR_EXIT, TR_NEW, TR_WAKE, TR_IDLE, TR_SLOT, TR_EARLY, TR_ACK,
-                TR_REP, TR_NEVENTS };
+                TR_REP, TR_REGIME, TR_NEVENTS };
 
 struct trace_rec {
     uint64_t t;         /* time CSR */

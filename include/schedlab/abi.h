@@ -67,6 +67,7 @@
 /* ---- user address space (Sv39, one per job, shared by its processes) ------ */
 #define SL_USER_BASE   0x40000000UL   /* user space is [SL_USER_BASE, SL_USER_TOP) */
 #define SL_INFO_VA     0x40000000UL   /* the job info page, read-only */
+#define SL_SYNC_VA     0x40008000UL   /* the library's sync statistics (policy=adaptive only): see "sync statistics" */
 #define SL_TEXT_VA     0x40010000UL   /* apps are linked here (linker/app.ld) */
 #define SL_ULOG_VA     0x47000000UL   /* the library's event logs (trace=on only): see "the library's event log" */
 #define SL_HEAP_VA     0x48000000UL   /* SYS_alloc hands out memory upward from here */
@@ -112,6 +113,27 @@ struct sl_info {
 #define SL_INFO_VIRTUAL_CLOCK 4u /* deterministic mode (clock=virtual): the `time` CSR counts instructions of all
                                   harts (QEMU -icount, one host thread); spin loops hand the host thread over
                                   with SYS_relax */
+#define SL_INFO_SYNCSTAT 16u     /* the kernel mapped the sync statistics page at SL_SYNC_VA (policy=adaptive) */
+
+/* ---- sync statistics: the info page's reverse direction ---------------------- */
+/*
+ * Spinning is invisible to the kernel, so a policy that chooses per job between coscheduling and space
+ * sharing (kernel/sched/adaptive.c) needs the library to say how the job synchronizes. Where the info page
+ * has SL_INFO_SYNCSTAT, one read/write page at SL_SYNC_VA holds one record per process; only process i
+ * writes record i (plain stores, no lock), each field only grows. The kernel reads each field once per
+ * measurement window and trusts nothing: a record that runs backwards or claims more time than the window
+ * had is clamped or ignored, and what a job writes there decides only its own regime (adaptive.c). How
+ * much of a wait was asleep the kernel knows itself (each process's blocked time): not published.
+ */
+struct sl_sync {
+    uint32_t episodes;        /* barrier arrivals by the workers this process ran (sl_barrier_wait); wraps */
+    uint32_t waits;           /* waits of any object that reached a wait kind (barriers, flags, joins); wraps */
+    uint32_t in_wait;         /* waits in progress now (user-level threads may nest them): the kernel takes a
+                                 process preempted while it is non-zero as preempted inside a wait */
+    uint32_t pad;
+    uint64_t wait_ticks;      /* `time` CSR ticks inside those waits (spinning, asleep, parked, or preempted) */
+};
+_Static_assert(sizeof(struct sl_sync) * SL_MAX_PROCS <= 4096, "the sync statistics fit one page");
 
 /* ---- the library's event log ------------------------------------------------ */
 /*

@@ -174,4 +174,15 @@ static inline void hook_ipi(struct cpu *c)
     hook_leave(c);
 }
 
+/* Done job j's RESULT line: the policy's own keys, with a leading space, or "" (no sched_lock: sched.h). */
+static inline void hook_result(const struct job *j, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (!sched->result || len < 2)
+        return;
+    sched->result(j, buf + 1, len - 1);
+    if (buf[1])
+        buf[0] = ' ';
+}
+
 #endif

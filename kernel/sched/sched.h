@@ -24,7 +24,7 @@
  *
  * What a hook may call: the services of core.h that say "sched_lock held" (sched_preempt, sched_kick,
  * sched_ipi, sched_rand, sched_restart_tick), trace_proc / trace_rec, info_set_allotment (a policy with
- * allots), the helpers of runq.h, slots.h and allot.h, its own static functions, and panic. Not: acquire
+ * allots), syncstat_of and the cost estimates of ../syncstat.h (a policy with syncstat), the helpers of runq.h, slots.h and allot.h, its own static functions, and panic. Not: acquire
  * or release any lock (sched_lock is held; the lock order, spinlock.h, forbids the ones before it),
  * sched_make_ready / sched_block / sched_yield / sched_exit (the core's, which call hooks themselves),
  * kprintf, or anything that waits.
@@ -51,6 +51,10 @@
  *                         NULL: the quantum never preempts (run to block, yield or exit)
  *   ipi(c)                an IPI the policy sent (sched_ipi) arrived on hart c; NULL: nothing (the IPI only
  *                         woke the hart, which then looks at pick_next)
+ *   result(j, buf, len)   done job j's RESULT line is being printed: the policy's own keys about it
+ *                         ("key=value ..." into buf, each key listed in resultkeys.h), after its job keys.
+ *                         Runs after job_done(j), without sched_lock (j is no longer the policy's: it
+ *                         reads only what it kept of j); may not block. NULL: no keys
  *
  * What a policy may keep and read:
  *   options               settings for the whole run (quantum-like: name=value tokens), each a choice list
@@ -68,6 +72,9 @@
  *                         policy's key is an ERROR), shown in the job's RESULT line. At most
  *                         SCEN_MAX_JOB_KEYS (4). Names: at most 23 characters, C identifiers, not
  *                         procs/at/adapt/mem nor an app's key name; choice lists at most 63 characters.
+ *   syncstat              set to 1: every job gets the library's sync statistics page (kernel/syncstat.h,
+ *                         abi.h "sync statistics"), which the policy reads with syncstat_of(j); 0: no job
+ *                         has one, and the library publishes nothing (its waits cost what they did)
  *   private storage       SCHED_PRIV(p, struct mine) and SCHED_PRIV(j, struct mine): SCHED_PRIV_WORDS
  *                         words in every struct proc and struct job that only the running policy uses,
  *                         zero when proc_new(p) / job_admit(j) is called (a larger struct fails to compile).
@@ -89,6 +96,7 @@ struct sched_class {
     struct scen_option job_keys[SCEN_MAX_JOB_KEYS];   /* SCHED_OPTION_TABLE: its per-job keys (SCHED_JOB_KEY) */
     int one_timer;                          /* only hart 0 has the quantum timer */
     int allots;                             /* sets each job's allotment (info page); adapt=yes jobs follow it */
+    int syncstat;                           /* maps each job's sync statistics page (kernel/syncstat.h) */
     /* the hooks (see the header for when each runs and what NULL means; called only through hooks.h) */
     void (*init)(void);                                 /* optional */
     int (*job_admit)(struct job *j);                    /* optional: admit */
@@ -101,6 +109,7 @@ struct sched_class {
     void (*abandoned)(struct proc *p);                  /* optional without proc_new, else mandatory */
     void (*tick)(struct cpu *c);                        /* optional: no preemption by the quantum */
     void (*ipi)(struct cpu *c);                         /* optional */
+    void (*result)(const struct job *j, char *buf, size_t len); /* optional: RESULT keys, no sched_lock */
 };
 
 extern const struct sched_class *sched;

@@ -5,6 +5,7 @@
  */
 #include "schedlab.h"
 #include "barriers/barrier_impl.h"
+#include "base/syncstat.h"
 
 static const struct sl_barrier_shape *const shapes[] = {
     &sl_barrier_central,
@@ -25,10 +26,48 @@ const struct sl_barrier_shape *sl_barrier_shape_at(unsigned i)
     return i < sizeof shapes / sizeof shapes[0] ? shapes[i] : 0;
 }
 
+/* ---- the counting shapes (sync statistics: base/syncstat.h) ----
+   Each shape of the table wrapped so that every arrival is one episode in the arriving process's record.
+   Built by sl_barrier_stats_start (process 0, at start-up) only where the job publishes; a barrier made
+   after that with a table shape gets the counting one. Elsewhere counted[] stays empty and a barrier's
+   wait is the shape's own, as it was. */
+#define NSHAPES (sizeof shapes / sizeof shapes[0])
+static struct sl_barrier_shape counted[NSHAPES];
+
+static void counted_wait(unsigned i, struct sl_barrier *b, uint32_t id)
+{
+    sl_sync_episode();
+    shapes[i]->wait(b, id);
+}
+static void counted_0(struct sl_barrier *b, uint32_t id) { counted_wait(0, b, id); }
+static void counted_1(struct sl_barrier *b, uint32_t id) { counted_wait(1, b, id); }
+static void counted_2(struct sl_barrier *b, uint32_t id) { counted_wait(2, b, id); }
+_Static_assert(NSHAPES == 3, "a counted wrapper per shape");
+static void (*const counted_fns[NSHAPES])(struct sl_barrier *, uint32_t) = { counted_0, counted_1, counted_2 };
+
+void sl_barrier_stats_start(void)
+{
+    if (!sl_sync_published() || counted[0].wait)
+        return;
+    for (unsigned i = 0; i < NSHAPES; i++) {
+        counted[i] = *shapes[i];
+        counted[i].wait = counted_fns[i];
+    }
+}
+
+static const struct sl_barrier_shape *counting(const struct sl_barrier_shape *shape)
+{
+    for (unsigned i = 0; i < NSHAPES && counted[i].wait; i++)
+        if (shape == shapes[i])
+            return &counted[i];
+    return shape;
+}
+
 void sl_barrier_init_shape(struct sl_barrier *b, const struct sl_barrier_shape *shape, uint32_t n, enum sl_wait wait)
 {
     if (n == 0 || n > SL_WAIT_VALUE / 8 || (unsigned)wait >= SL_NWAITS || !shape)
         sl_die("barrier_init: bad arguments (n=%u, wait=%d)", n, (int)wait);
+    shape = counting(shape);
     b->shape = shape;
     b->state = 0;
     b->n = n;

@@ -64,6 +64,9 @@ void sl_barrier_init_shape(struct sl_barrier *b, const struct sl_barrier_shape *
    `wait_key` (e.g. "shape", "barrier"); sl_die on an unknown name. */
 void sl_barrier_init_args(struct sl_barrier *b, uint32_t n, const char *shape_key, const char *wait_key);
 void sl_barrier_destroy(struct sl_barrier *b);
+/* Where the job publishes sync statistics (base/syncstat.h: policy=adaptive), barriers made from now on
+   count each arrival as an episode; elsewhere nothing changes. Process 0, at start-up. */
+void sl_barrier_stats_start(void);
 /* The shape named `name` ("central", "tree", "combination"), or 0. */
 const struct sl_barrier_shape *sl_barrier_shape_find(const char *name);
 /* Shape number i (0, 1, ...), or 0 past the last: for listing them all. */

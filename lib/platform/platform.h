@@ -45,6 +45,7 @@ struct sl_proc {
     struct sl_ulog *ulog;   /* this process's event log (trace=on), or NULL: eventlog.h */
     uint32_t ulog_mask;     /* its capacity - 1 */
     uint32_t ulog_cycles;   /* its records carry the cycle CSR (SL_INFO_ULOG_CYCLES), not time */
+    struct sl_sync *sync;   /* this process's sync statistics (policy=adaptive), or NULL: syncstat.h */
 };
 
 /* ---- raw syscalls (abi.h) ---- */

@@ -7,6 +7,8 @@
 #ifdef SL_TARGET_KERNEL
 
 #include "schedlab.h"
+#include "wait/wait.h"
+#include "barriers/barrier.h"
 
 int main(void);
 
@@ -14,6 +16,8 @@ __attribute__((noreturn)) void sl_start0(void)
 {
     sl_plat_proc0();
     sl_lib_init();
+    if (sl_wait_stats_start()) /* policy=adaptive: the waits and barriers publish (base/syncstat.h) */
+        sl_barrier_stats_start();
     sl_sys_exit(main());
 }
 

@@ -182,7 +182,7 @@ extern const struct sl_waitops sl_wait_twophase_ops, sl_wait_adaptive_ops;
 static const struct sl_waitops spin_ops = { "spin", spin_wait, spin_wake };
 static const struct sl_waitops block_ops = { "block", block_wait, sl_wake_word };
 
-const struct sl_waitops *const sl_waits[SL_NWAITS] = {
+const struct sl_waitops *sl_waits[SL_NWAITS] = {
     [SL_WAIT_SPIN] = &spin_ops,
     [SL_WAIT_BLOCK] = &block_ops,
     [SL_WAIT_TWOPHASE] = &sl_wait_twophase_ops,

@@ -88,7 +88,12 @@ struct sl_waitops {
     void (*wake)(const uint32_t *word);
 };
 
-extern const struct sl_waitops *const sl_waits[SL_NWAITS];
+/* The kinds, by enum sl_wait. Written once, by sl_wait_stats_start, before any process but 0 exists. */
+extern const struct sl_waitops *sl_waits[SL_NWAITS];
+
+/* Where the job publishes sync statistics (base/syncstat.h: policy=adaptive), make every kind count its
+   waits there (wait_stats.c); elsewhere nothing changes. Process 0, at start-up. 1 if counting. */
+int sl_wait_stats_start(void);
 
 /* The kind named `name`, or -1. */
 int sl_wait_parse(const char *name);

@@ -49,8 +49,9 @@ static char calib_name[64];
 /* The core's job_done hook (kernel/sched/life.h): the kernel's lines (kernel/contract.c), sim= on each. */
 void sim_job_done(struct job *j)
 {
-    char why[200], line[2048], extra[80];
-    snprintf(extra, sizeof extra, " sim=%s", calib_name);
+    char why[200], line[2048], extra[240];
+    hook_result(j, extra, sizeof extra - 80); /* the policy's own keys (sched.h result) */
+    snprintf(extra + strlen(extra), 80, " sim=%s", calib_name);
     int ok = contract_verdict(j, why, sizeof why);
     if (contract_failure(line, sizeof line, j))
         printf("%s\n", line);

@@ -8,6 +8,12 @@
  *                                                                          (apps/gauss/coarse.c, barrier)
  *   hog      blocks of `block` units until no foreground job is left                  (apps/hog.c)
  *   sleeper  iters x { work units; sleep sleep_us (a futex timeout) }                 (apps/sleeper.c)
+ *   knary    mode=steal: N = 1 + d + ... + d^(h-1) nodes of `work` units and a user-level switch each, in
+ *            one pool the processes take batches of N/(256 P) from until it is empty: work stealing as a
+ *            perfectly balanced pool (s, the serial children, is left out: the default s=1 leaves
+ *            parallelism far beyond 64 harts). Under process control every batch is a safe point: a
+ *            process beyond the allotment sleeps, one below it wakes a sleeper; no barrier, no sync
+ *            statistics but its start                                             (apps/knary.c)
  *   chaos    mode=deadlock: every process waits for ever on a futex nobody wakes; mode=exit-blocked:
  *            process 0 creates the others, reports blocked=P-1 and exits while they wait for ever
  *            (apps/chaos.c). The kernel's core (life.c) finds and ends the deadlock, as on QEMU.
@@ -47,6 +53,11 @@
  * last release wakes the suspended processes to exit. The library decides at each process's own safe point,
  * so its reaction can come up to an episode earlier.
  *
+ * Sync statistics (abi.h struct sl_sync, kernel/syncstat.h; policy=adaptive reads them): each process
+ * publishes what lib/barrier.h and lib/wait.h would - episodes (the workers it hosts, at each arrival), and
+ * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait while
+ * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
+ *
  * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
  * call it); sim_mem.h has the cache model. Not modelled yet: oddeven's sched= loop schedulers and gauss
  * variant=fine (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
@@ -61,9 +72,10 @@
 #include "sim_mem.h"
 #include "../../lib/base/rng.h"
 #include "../../lib/wait/wait_bounds.h"
+#include "../../kernel/syncstat.h"
 
-enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, NAPPS };
-static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor" };
+enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, NAPPS };
+static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary" };
 enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
@@ -75,10 +87,12 @@ struct sbar {
 };
 
 struct sjob sjobs[NJOB];
+static struct sl_sync syncs[NJOB][SL_MAX_PROCS];   /* the sync statistics pages (the header) */
+static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "chaos,gauss,hog,oddeven,sleeper,sor,synth"; }
+const char *work_models(void) { return "chaos,gauss,hog,knary,oddeven,sleeper,sor,synth"; }
 
 /* A program of barrier episodes: iterations of work, a barrier after each (sor: a loop's chunks). */
 static int barrier_app(int app) { return app <= APP_GAUSS || app == APP_SOR; }
@@ -108,6 +122,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
     struct sjob *w = &sjobs[j->id - 1];
     const char *a = j->scen->args;
     memset(w, 0, sizeof *w);
+    memset(syncs[j->id - 1], 0, sizeof syncs[0]);
     w->app = -1;
     for (int i = 0; i < NAPPS; i++)
         if (!strcmp(j->scen->app, app_names[i]))
@@ -121,6 +136,8 @@ int work_setup(struct job *j, char *err, size_t errlen)
     char v[32];
     if (w->app == APP_ODDEVEN && scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
         return snprintf(err, errlen, "job=oddeven: sched=%s is not modelled in the simulator (static only)", v), -1;
+    if (w->app == APP_KNARY && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "steal"))
+        return snprintf(err, errlen, "job=knary: mode=%s is not modelled in the simulator (steal only)", v), -1;
     if (w->app == APP_GAUSS && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
         return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse only)", v), -1;
     if (w->app == APP_CHAOS && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "deadlock") &&
@@ -130,7 +147,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
                -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { 0, 0, 0 }, { "n", "iters", 0 }
+        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
@@ -148,7 +165,12 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
     w->rng.s = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
-    w->adaptive = j->adaptive && sched->allots && w->app <= APP_GAUSS && !w->loops;
+    w->adaptive = j->adaptive && sched->allots && ((w->app <= APP_GAUSS && !w->loops) || w->app == APP_KNARY);
+    if (w->app == APP_KNARY) { /* k[3]: nodes left in the pool, k[4]: a batch */
+        for (int64_t l = 0, level = 1; l < w->k[0]; l++, level *= w->k[1])
+            w->k[3] += level;
+        w->k[4] = w->k[3] / (256 * j->nprocs) > 0 ? w->k[3] / (256 * j->nprocs) : 1;
+    }
     w->active = j->nprocs;
     for (int v = 0; v < SL_MAX_PROCS; v++)
         w->host[v] = (int16_t)v;
@@ -160,6 +182,27 @@ int work_setup(struct job *j, char *err, size_t errlen)
     }
     touch_setup(j); /* what its work touches under --model (sim_touch.c) */
     return 0;
+}
+
+/* ---- the sync statistics' services (kernel/syncstat.h) ---- */
+
+volatile struct sl_sync *syncstat_of(struct job *j) { return sched->syncstat ? syncs[j->id - 1] : 0; }
+uint64_t sched_wake_cost_ns(void) { return (uint64_t)calib.futex_cross; } /* kbench's cross-hart hand-off */
+uint64_t sched_reload_cost_ns(void) { return 0; }                         /* no caches modelled */
+
+static struct sl_sync *sync_of(const struct sproc *sp) { return &syncs[sp->p.job->id - 1][sp->p.idx]; }
+
+/* The wait sp was in is over at t (released, or resumed by process control: not a wait then). */
+static void sync_waited(struct sproc *sp, uint64_t t, int count)
+{
+    struct sl_sync *s = sync_of(sp);
+    if (!s->in_wait)
+        return;
+    s->in_wait = 0;
+    if (count) {
+        s->waits++;
+        s->wait_ticks += t - wait_from[sp->p.job->id - 1][sp->p.idx];
+    }
 }
 
 /* ---- the barrier ---- */
@@ -232,7 +275,12 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
 static void arrive(struct sproc *sp, uint64_t t)
 {
     struct sbar *b = sp->bar;
+    struct sjob *w = &sjobs[sp->p.job->id - 1];
+    for (int v = 0; v < (w->adaptive ? sp->p.job->nprocs : 1); v++)
+        sync_of(sp)->episodes += !w->adaptive || w->host[v] == sp->p.idx; /* each worker it hosts arrives */
     if (++b->arrived < b->n) {
+        sync_of(sp)->in_wait = 1;
+        wait_from[sp->p.job->id - 1][sp->p.idx] = t;
         sp->episode = b->episode;
         sp->waiting = 1;
         sp->spin_until = t + SL_TWOPHASE_SPIN_NS;
@@ -303,6 +351,7 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
         o->phase = 2;
         o->waiting = 0;
         o->pending_block = 0;
+        sync_waited(o, t, 0);
         if (o->act == A_BLOCKED && o->p.state == P_BLOCKED)
             core_wake(o, t); /* asleep since its suspension */
     }
@@ -454,6 +503,32 @@ static void finish(struct sproc *sp, uint64_t t)
     core_exit(sp, t);
 }
 
+/* knary: the next batch of nodes from the pool, or process control's sleep, or the end. */
+static void knary_step(struct sproc *sp, struct sjob *w, uint64_t t)
+{
+    struct job *j = sp->p.job;
+    int P = j->nprocs, want = w->adaptive && w->allot > 0 && w->allot < P ? w->allot : P;
+    if (w->k[3] > 0 && w->adaptive && sp->p.idx >= want && sp->p.idx != 0) {
+        sp->suspended = 1;
+        w->active--;
+        return core_block(sp, t, 0); /* suspended at a safe point until a resume */
+    }
+    sp->suspended = 0;
+    for (int i = 1; i < P && (w->active < want || w->k[3] == 0); i++) {
+        struct sproc *o = sprocs[j->id - 1][i];
+        if (o && o->suspended && o->act == A_BLOCKED && o->p.state == P_BLOCKED) {
+            o->suspended = 0;
+            w->active++;
+            core_wake(o, t);
+        }
+    }
+    if (w->k[3] == 0)
+        return finish(sp, t);
+    int64_t n = w->k[3] < w->k[4] ? w->k[3] : w->k[4];
+    w->k[3] -= n;
+    return core_compute(sp, t, (uint64_t)((double)n * ((double)w->k[2] * calib.synth_unit + calib.uthread_yield)));
+}
+
 /* The program's next action from t (phase 0: the iteration's work; 1: its wait; 2: the wait is over). */
 static void proceed(struct sproc *sp, uint64_t t)
 {
@@ -476,6 +551,8 @@ static void proceed(struct sproc *sp, uint64_t t)
             return finish(sp, t);
         sp->iter++;
         return core_compute(sp, t, (uint64_t)((double)w->k[0] * calib.hog_unit));
+    case APP_KNARY:
+        return knary_step(sp, w, t);
     case APP_SLEEPER:
         if (sp->phase == 0) {
             if (sp->iter >= (uint64_t)w->k[0])
@@ -558,6 +635,7 @@ void work_step(struct sproc *sp, uint64_t t)
             return wait_turn(sp, t); /* twophase's bound passed, adaptive re-decides, or a spurious wake */
         }
         sp->waiting = 0;
+        sync_waited(sp, t, 1);
         sp->phase = 2;
     }
     proceed(sp, t);

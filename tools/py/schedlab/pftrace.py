@@ -19,7 +19,8 @@ hart: ``swapper -> thread`` at its start and ``thread -> swapper`` at its end
 by a second ``run`` hands over directly).  Gang slot switches (``slot``,
 ``early``) and each hart's ``ack`` are instant events on a track of their own,
 "gang slot switches"; partition changes (``rep``) are instants on a
-"partition" track plus one counter track per job with its allotment in harts.
+"partition" track plus one counter track per job with its allotment in harts; policy=adaptive's moves
+(``regime``) are instants on a "regime" track, named with the job, both regimes and the measurements.
 The library's own events (``ULOG``, tools/py/schedlab/ulog.py) go on a
 track of each thread, "library": barrier waits (arrive to release), sleeps in
 a wait (block to unblock) and process-control suspensions as slices, steals,
@@ -33,7 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .qemu import HarnessError
-from .trace import LEAVE_EVENTS, SWITCH_EVENTS, Trace, app_name, intervals
+from .trace import LEAVE_EVENTS, SWITCH_EVENTS, Trace, app_name, intervals, regime_move
 from .ulog import LibRecord, roles
 
 NO_PERFETTO = "the .pftrace needs the perfetto package: pip install perfetto or make deps"
@@ -42,7 +43,7 @@ NO_PERFETTO = "the .pftrace needs the perfetto package: pip install perfetto or 
 PREV_STATE = {"pre": 0, "yld": 0, "run": 0, "end": 0, "blk": 1, "exit": 0x10}
 #: The trusted sequence of the track events (slot switches, partition changes).
 SEQUENCE = 1
-SWITCH_TRACK, PARTITION_TRACK, COUNTER_TRACK_BASE, LIB_TRACK_BASE = 1, 2, 100, 1 << 32
+SWITCH_TRACK, PARTITION_TRACK, REGIME_TRACK, COUNTER_TRACK_BASE, LIB_TRACK_BASE = 1, 2, 3, 100, 1 << 32
 
 
 def pid_of(job: int) -> int:
@@ -150,9 +151,16 @@ def _event_tracks(trace_pb, builder, trace: Trace, apps: dict[int, str], first: 
         _track(trace_pb, builder, PARTITION_TRACK, "partition")
         for job in sorted({r.job for r in reps}):
             _track(trace_pb, builder, COUNTER_TRACK_BASE + job, f"{app_name(apps, job)}#{job} allotment", True)
+    if any(r.event == "regime" for r in trace.records):
+        _track(trace_pb, builder, REGIME_TRACK, "regime")
     for r in trace.records:
         ns = _ns(r.time_us)
-        if r.event in SWITCH_EVENTS:
+        if r.event == "regime":
+            old, new, wait, grain = regime_move(r)
+            what = f"grain {grain} us, wait {wait} %" if grain is not None else "no barrier"
+            _instant(trace_pb, builder, ns, REGIME_TRACK, f"{app_name(apps, r.job)}#{r.job}: {old} -> {new} ({what})",
+                     first)
+        elif r.event in SWITCH_EVENTS:
             what = "early switch" if r.event == "early" else "slot switch"
             _instant(trace_pb, builder, ns, SWITCH_TRACK, f"{what} to {r.arg} (hart {r.hart})", first)
         elif r.event == "ack":

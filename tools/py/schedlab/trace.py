@@ -33,6 +33,8 @@ Events, by what they say about process P of job J:
   to row S because the quantum ended / early (nothing of the current row left
   to run); ``ack 0 -1 S``: this hart acted on that switch (every hart records
   one, the initiator too).  ``rep J 0 n``: job J's allotment became n harts.
+  ``regime J old arg`` (policy=adaptive): job J moved from regime ``old`` to
+  ``arg & 3`` (``REGIMES``), with its measurements packed in arg (``regime_move``).
 
 What is derived from them:
 
@@ -69,7 +71,16 @@ from .ulog import LibLog, parse_ulog
 LEAVE_EVENTS = frozenset({"pre", "yld", "blk", "exit"})
 #: Events that start a slot switch.
 SWITCH_EVENTS = frozenset({"slot", "early"})
-KNOWN_EVENTS = LEAVE_EVENTS | SWITCH_EVENTS | {"run", "new", "wake", "idle", "ack", "rep"}
+KNOWN_EVENTS = LEAVE_EVENTS | SWITCH_EVENTS | {"run", "new", "wake", "idle", "ack", "rep", "regime"}
+#: policy=adaptive's regimes, by the number a ``regime`` record carries (kernel/trace.h).
+REGIMES = ("part", "gang", "fill")
+
+
+def regime_move(r) -> tuple[str, str, int, int | None]:
+    """(old, new, wait %, grain us or None) of a ``regime J old arg`` record (kernel/trace.h's packing)."""
+    grain = r.arg >> 9
+    return (REGIMES[r.proc] if 0 <= r.proc < 3 else "?", REGIMES[r.arg & 3] if r.arg & 3 < 3 else "?",
+            r.arg >> 2 & 127, None if grain >= (1 << 22) - 1 else grain)
 #: Header keys of ``TRACE begin``.
 HEADER_KEYS = ("harts", "timebase_hz", "policy", "quantum_us")
 #: What the kernel can print, and so all the parser accepts (kernel/trace.c; anything else is not a dump of

@@ -7,7 +7,8 @@ Each module is one experiment with its own ``main(argv)`` and ``--help``:
 * ``determinism``: deterministic mode across the apps and policies, and its wall-time cost;
 * ``cache-corruption``: Tucker & Gupta's cache corruption with and without the machine model;
 * ``model-overhead``: what the machine model costs per app;
-* ``parallel-timing``: the same compare sequentially and with ``--jobs``: does side by side change the times.
+* ``parallel-timing``: the same compare sequentially and with ``--jobs``: does side by side change the times;
+* ``adaptive``: policy=adaptive against every fixed policy on named mixes (simulator or QEMU).
 
 Timings mean something only on an idle machine with harts <= host cores (README, "Measuring").
 """
@@ -25,6 +26,7 @@ EXPERIMENTS = {
     "cache-corruption": ("cache_corruption", "two working sets time-sliced on one hart, with and without the model"),
     "model-overhead": ("model_overhead", "what the machine model costs: each app with no, a zero-cost and a real model"),
     "parallel-timing": ("parallel_timing", "one compare sequential and with --jobs: the ratio of every median"),
+    "adaptive": ("adaptive", "policy=adaptive against every fixed policy on named mixes (--sim or --qemu)"),
 }
 
 

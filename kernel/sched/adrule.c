@@ -1,0 +1,127 @@
+/*
+ * adrule.c - policy=adaptive's rule (adrule.h; the regimes' mechanics are adaptive.c): from one window of a job's statistics, its grain t_p and wait per episode t_w, the loss per
+ * episode where it is against the loss elsewhere, and the hysteresis. Pure: it trusts nothing it is given
+ * (the library's counts are the job's to scribble on) - sums that run backwards void the window, the wait
+ * is clamped to processes x window and the sleep to the wait.
+ *
+ * Measurement (per job, every window= quanta, on hart 0's tick). The kernel counts each process's run time
+ * (run_ticks) itself; spinning is invisible to it, so the library publishes per process, in the job's sync
+ * statistics page (abi.h struct sl_sync, syncstat.h): barrier episodes, waits and ticks waited; the part
+ * of them asleep is the kernel's own blocked time (p->blocked_ticks). Over the window, summed over the job's processes:
+ *   e   = episodes (worker barrier arrivals)     W = ticks waited, S = of those asleep (not burning a hart)
+ *   t_p = (run - (W - S)) / e   compute per worker between synchronizations (the grain: F&R's t_p)
+ *   t_w = W / e                 wait per episode (F&R's t_w: the imbalance a gang spins away)
+ *
+ * The rule and its models. Per window, the job's loss per synchronization episode where it is is compared
+ * with what it would lose elsewhere:
+ *   - No barrier episode in the window: fill. A job that does not synchronize loses nothing to being
+ *     time-shared (F&R: only synchronizing gangs suffer uncoordinated scheduling; Blumofe & Papadopoulos:
+ *     work stealing with yields runs well multiprogrammed), so it fills what the others leave.
+ *   - A job in a partition with process control (adapt=yes) folds its workers onto as many processes as it
+ *     has harts: a waiting worker hands its process to the next by a user-level switch, no process spins
+ *     on a descheduled partner, and folding recovers the imbalance a gang would spin away - Markatos 3.5.3
+ *     (partitions win on sublinear speedup, no cache corruption) and 3.6.2 (coscheduling pays only for
+ *     "very fine-grain, linear-speedup" applications, where the two tie). A job whose share covers its
+ *     processes runs dedicated. Either way a gang row could only add the other rows' time and the refills:
+ *     such a job stays in part.
+ *   - A job that cannot fold (adapt=no) and has fewer harts than processes time-shares them: each episode
+ *     it loses t_w to partners that are not running (F&R eq. 8 when it spins), where blocking would lose
+ *     omega = alpha tau_s, the block + cross-hart wake the calibration measured (sched_wake_cost_ns: 2
+ *     syscalls + 2 switches + an IPI; eq. 12). When t_w > omega, a gang row (eq. 6: all partners run, only
+ *     the job's own imbalance is lost) is worth it: gang.
+ *   - In a gang row the job loses gang_loss = t_w + t_p R / tau_q per episode: its imbalance spun away and,
+ *     after every other slot, the refill of the private cache the other rows corrupted (Tucker & Gupta's
+ *     cause 4: R = the machine model's lines x miss cycles, sched_reload_cost_ns; 0 without a model; R /
+ *     tau_q of its compute). When gang_loss > omega, blocking in a partition loses less (F&R's crossover,
+ *     eqs. 15/16: gang + spin wins while t_w is below alpha tau_s): part. When t_w > t_p the imbalance is
+ *     the job's own (F&R: blocking then beats spinning): it leaves and never comes back (sticky, so it
+ *     cannot cycle). A job of more processes than harts is never gang (a gang cannot exceed H: F&R), nor
+ *     any job on one hart.
+ *   Each job remembers the loss it last measured in gang and in part, and returns to a regime only if that
+ *   loss was higher than what it loses now (by the margin): a job that loses in both settles in the lesser
+ *   instead of cycling. An arrival or departure forgets the memories (the mix, and so the losses, changed).
+ *   The grain enters through t_w (an imbalance grows with the work between barriers) and the refill term.
+ * Hysteresis. A move needs the comparison past the threshold by margin= percent (t_w > omega (1+m) to
+ * enter gang, gang_loss > omega (1+m) to leave it) in confirm= consecutive windows with evidence; the
+ * count restarts after every move, and the window after a move is skipped (it straddles two regimes and
+ * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
+ * measurements do. A window in which the job ran less than a quarter of a window, or whose statistics ran
+ * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning).
+ *
+ * Hostile statistics. The page is the job's to scribble on: each field is read once, deltas that run
+ * backwards void the window, W is clamped to processes x window and S to W. Whatever it writes, a job can
+ * only move itself between regimes, each of which gives it at most a fair share (one row of the round, or
+ * a fair share of the SPACE slot), and at most once per confirm= windows.
+ */
+#include "adrule.h"
+
+static uint64_t min_u(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct)
+{
+    const struct ad_sums *o = &r->last;
+    int back = now->wait < o->wait || now->sleep < o->sleep || now->run < o->run || now->off < o->off;
+    uint64_t drun = now->run - o->run, dwt = now->wait - o->wait, dsl = now->sleep - o->sleep;
+    uint64_t dep = (uint32_t)(now->episodes - o->episodes), doff = now->off - o->off;
+    r->last = *now;
+    if (back || drun < e->wticks / 4 || r->settle) {
+        r->settle = 0;
+        return -1;
+    }
+    uint64_t cap = (uint64_t)e->nprocs * e->wticks;
+    dwt = min_u(dwt, cap);
+    dsl = min_u(dsl, dwt);
+    doff = min_u(doff, dwt - dsl);
+    dwt -= doff; /* on-hart waiting only */
+    dep = min_u(dep, cap);
+    if (dep == 0)
+        return R_FILL;
+    /* Folded (a part job running fewer processes than workers): a waiting worker first runs the others of
+       its process, so its wait holds their compute, not spinning - t_w cannot be told apart, and the run
+       time is compute (an upper bound of it) */
+    int folded = r->regime == R_PART && e->adaptive && e->harts < e->nprocs;
+    uint64_t spin = folded ? 0 : dwt - dsl, compute = drun > spin ? drun - spin : 0;
+    uint64_t tp = compute / dep, tw = folded ? 0 : dwt / dep, m = 100 + (uint64_t)e->margin;
+    *tp_us = e->timebase_hz ? tp * 1000000 / e->timebase_hz : 0;
+    *wait_pct = (int)(tw * 100 / (tp + tw + 1));
+    /* Losses per episode: a gang row's is t_w + t_p R / tau_q; a partition's is what the job measures
+       there now, t_w, against omega, the block + wake it could pay instead. */
+    uint64_t gang_loss = tw + tp * e->reload / (e->quantum + 1);
+    if (r->regime == R_GANG) {
+        r->imbalanced = tw * 100 > tp * m; /* its own imbalance: partitions recover it (F&R 15/16) */
+        r->loss[R_GANG] = gang_loss;
+        int worse = gang_loss * 100 > e->omega * m && (!r->loss[R_PART] || gang_loss * 100 > r->loss[R_PART] * m);
+        return r->imbalanced || worse ? R_PART : R_GANG;
+    }
+    int timeshared = !e->adaptive && e->harts < e->nprocs;
+    if (!timeshared || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
+        return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
+    r->loss[R_PART] = tw;
+    return tw * 100 > e->omega * m && (!r->loss[R_GANG] || tw * 100 > r->loss[R_GANG] * m) ? R_GANG : R_PART;
+}
+
+int ad_confirm(struct ad_rule *r, int c, int confirm)
+{
+    if (c < 0)
+        return 0;
+    if (c == (int)r->regime) {
+        r->streak = 0;
+        return 0;
+    }
+    if (c == (int)r->cand && r->streak > 0) {
+        r->streak++;
+    } else {
+        r->cand = (enum ad_regime)c;
+        r->streak = 1;
+    }
+    return r->streak >= confirm;
+}
+
+void ad_moved(struct ad_rule *r, enum ad_regime from, enum ad_regime to)
+{
+    r->demoted |= from == R_GANG && to == R_PART && r->imbalanced;
+    r->regime = to;
+    r->moves++;
+    r->streak = 0;
+    r->settle = 1;
+}

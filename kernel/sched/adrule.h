@@ -1,0 +1,59 @@
+/*
+ * adrule.h - policy=adaptive's measurement and decision rule (adrule.c), apart from its mechanics
+ * (adaptive.c): pure arithmetic on one job's window of statistics, no lock, no clock, no hart, so it is
+ * unit-tested on the host (tests/host/test_adrule.c, ASan/UBSan). adaptive.c's header explains the rule.
+ */
+#ifndef ADRULE_H
+#define ADRULE_H
+
+#include <stdint.h>
+
+enum ad_regime { R_PART, R_GANG, R_FILL, NREGIMES };
+
+/* One job's sums over its processes, read at a window's end (ticks of the time CSR; counts wrap). */
+struct ad_sums {
+    uint64_t run;      /* its processes' run time, exited ones included (the kernel's count) */
+    uint32_t episodes; /* barrier arrivals (the library's: wraps) */
+    uint64_t wait;     /* ticks inside waits (the library's) */
+    uint64_t sleep;    /* ticks blocked in the kernel (the kernel's count) */
+    uint64_t off;      /* ticks its processes waited for a hart after a preemption inside a wait */
+};
+
+/* What the rule needs to know about the job and the machine this window. */
+struct ad_env {
+    uint64_t wticks;         /* a window: window= quanta, in ticks */
+    uint64_t quantum;        /* ticks */
+    uint64_t omega;          /* a block + cross-hart wake, ticks (sched_wake_cost_ns) */
+    uint64_t reload;         /* refilling a hart's private cache, ticks (sched_reload_cost_ns) */
+    uint64_t timebase_hz;
+    int margin;              /* margin= percent */
+    int nprocs, ncpus;
+    int harts;               /* harts it holds now: its share (part) */
+    int adaptive;            /* adapt=yes: it folds its workers onto its share */
+};
+
+/* One job's rule state: its regime, the last window's sums, and the hysteresis. Zero it at admission
+   (regime part). */
+struct ad_rule {
+    enum ad_regime regime, cand;
+    int streak, moves;
+    int settle;     /* windows to skip: they straddle a move (process control still catching up) */
+    int imbalanced; /* the current candidate is part because of t_w > t_p in a gang row */
+    int demoted;    /* left a gang row for its own imbalance: never returns */
+    uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
+                                mix last changed): it returns only to a regime that lost less */
+    struct ad_sums last;
+};
+
+/* One window of the job: its candidate regime, or -1 when the window carries no evidence. Sets *tp_us
+   (its grain t_p) and *wait_pct (t_w as a percent of t_p + t_w) when it returns a regime. */
+int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct);
+
+/* The hysteresis: after a judged window with candidate c, 1 if the job moves to c now (confirm=
+   consecutive windows agreeing). */
+int ad_confirm(struct ad_rule *r, int c, int confirm);
+
+/* The job moved from regime `from` to `to` (adaptive.c has moved it). */
+void ad_moved(struct ad_rule *r, enum ad_regime from, enum ad_regime to);
+
+#endif

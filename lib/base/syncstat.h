@@ -1,0 +1,42 @@
+/*
+ * syncstat.h - publishing how this process synchronizes, for a policy that chooses per job between
+ * coscheduling and space sharing (abi.h "sync statistics", kernel/sched/adaptive.c): spinning is invisible
+ * to the kernel, so the library says it.
+ *
+ * Where the info page has SL_INFO_SYNCSTAT (policy=adaptive), process i's record is at SL_SYNC_VA + i
+ * (the platform attaches it: sl_proc.sync). Nothing on the hot paths asks whether it is there: at start-up
+ * (lib/start/rv_start.c) the wait layer swaps its kinds for counting ones (wait/wait_stats.c) and the
+ * barrier layer its shapes (barriers/barrier.c), each only when the flag is set - under every other policy
+ * and on the host the library runs exactly the code it runs without this. The counts:
+ *   episodes   a worker arrived at a barrier (the counting shapes' wait)
+ *   waits, wait_ticks, in_wait   around a wait kind's wait (the counting kinds'); in_wait says the process
+ *              is inside one (the kernel subtracts its preemptions there)
+ * The time asleep is the kernel's to count (each process's blocked time), not published.
+ * Layer: base (lib/LAYERS) - it calls only the platform, so the wait and barrier layers may use it.
+ */
+#ifndef SL_SYNCSTAT_H
+#define SL_SYNCSTAT_H
+
+#include <stdint.h>
+#include "schedlab/abi.h"
+#include "platform/platform.h"
+
+/* 1 when this job publishes (policy=adaptive on the schedlab kernel). */
+static inline int sl_sync_published(void) { return (sl_plat_info()->flags & SL_INFO_SYNCSTAT) != 0; }
+
+/* This process's record, or NULL (a host thread that is no process, or nothing published). */
+static inline struct sl_sync *sl_sync_rec(void)
+{
+    struct sl_proc *p = sl_plat_proc();
+    return p ? p->sync : 0;
+}
+
+/* A worker of this process arrived at a barrier. */
+static inline void sl_sync_episode(void)
+{
+    struct sl_sync *s = sl_sync_rec();
+    if (s)
+        __atomic_add_fetch(&s->episodes, 1, __ATOMIC_RELAXED);
+}
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * wait_stats.c - the counting wait kinds: each kind of sl_waits[] wrapped so that a wait publishes itself
+ * in the process's sync statistics record (base/syncstat.h, abi.h "sync statistics"): one wait, the ticks
+ * it took (spinning, asleep, parked or preempted) and in_wait while inside it.
+ *
+ * Installed by sl_wait_stats_start (the start code, process 0, before the app's main and before any other
+ * process or thread exists) only where the kernel mapped the page (policy=adaptive); then sl_waits[k]
+ * points at counted[k], which calls the kind it replaced. Under every other policy the table is never
+ * touched and a wait costs exactly what it did: the publication is paid by the policy that reads it.
+ *
+ * A user-level thread may wait on one process and be resumed on another (work stealing, process control):
+ * the wait is counted in the record of the process it began on, with atomic adds, so in_wait stays
+ * balanced whichever process ends it.
+ */
+#include "schedlab.h"
+#include "wait/wait.h"
+#include "base/syncstat.h"
+
+static const struct sl_waitops *inner[SL_NWAITS]; /* the kinds the counted ones wrap */
+static struct sl_waitops counted[SL_NWAITS];
+
+static void counted_wait(int k, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
+{
+    struct sl_sync *s = sl_sync_rec();
+    if (!s) {
+        inner[k]->wait(word, old, wf);
+        return;
+    }
+    __atomic_add_fetch(&s->in_wait, 1, __ATOMIC_RELAXED);
+    uint64_t t0 = sl_plat_ticks();
+    inner[k]->wait(word, old, wf);
+    __atomic_add_fetch(&s->wait_ticks, sl_plat_ticks() - t0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&s->waits, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&s->in_wait, 1, __ATOMIC_RELAXED);
+}
+
+#define COUNTED(k) \
+    static void counted_##k(const uint32_t *w, uint32_t old, const struct sl_waitfor *wf) { counted_wait(k, w, old, wf); }
+COUNTED(0)
+COUNTED(1)
+COUNTED(2)
+COUNTED(3)
+_Static_assert(SL_NWAITS == 4, "a counted wrapper per wait kind");
+static void (*const counted_fns[SL_NWAITS])(const uint32_t *, uint32_t, const struct sl_waitfor *) = {
+    counted_0, counted_1, counted_2, counted_3,
+};
+
+int sl_wait_stats_start(void)
+{
+    if (!sl_sync_published() || inner[0])
+        return inner[0] != 0;
+    for (int k = 0; k < SL_NWAITS; k++) {
+        inner[k] = sl_waits[k];
+        counted[k] = *inner[k];
+        counted[k].wait = counted_fns[k];
+        sl_waits[k] = &counted[k];
+    }
+    return 1;
+}

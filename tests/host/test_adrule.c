@@ -1,0 +1,106 @@
+/*
+ * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adrule.c) under ASan/UBSan:
+ * no barrier -> fill; a timeshared job that cannot fold and waits more than a block + wake -> gang; a
+ * gang job with its own imbalance -> part for good; folded and dedicated jobs stay in part; windows that
+ * run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis
+ * moves only after confirm= agreeing windows; counts wrap.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "check.h"
+#include "sched/adrule.h"
+
+#define HZ 10000000UL
+#define Q  20000UL /* 2 ms */
+
+static struct ad_env env(int nprocs, int harts, int adaptive)
+{
+    return (struct ad_env){ .wticks = 4 * Q, .quantum = Q, .omega = 200, .reload = 0, .timebase_hz = HZ,
+                            .margin = 25, .nprocs = nprocs, .ncpus = 4, .harts = harts, .adaptive = adaptive };
+}
+
+/* A window after `prev` with the given deltas. */
+static struct ad_sums next(const struct ad_sums *prev, uint64_t run, uint32_t ep, uint64_t wait, uint64_t sleep)
+{
+    return (struct ad_sums){ prev->run + run, prev->episodes + ep, prev->wait + wait, prev->sleep + sleep, prev->off };
+}
+
+static int judge(struct ad_rule *r, struct ad_sums *s, const struct ad_env *e, uint64_t run, uint32_t ep,
+                 uint64_t wait, uint64_t sleep)
+{
+    uint64_t tp = 0;
+    int pct = 0;
+    *s = next(s, run, ep, wait, sleep);
+    return ad_judge(r, s, e, &tp, &pct);
+}
+
+int main(void)
+{
+    struct ad_rule r;
+    struct ad_sums s;
+    struct ad_env e = env(4, 2, 0); /* adapt=no, 4 processes on 2 harts: timeshared */
+
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_FILL); /* no barrier */
+    CHECK(judge(&r, &s, &e, 10, 100, 0, 0) == -1);      /* ran less than a quarter window */
+    /* spinning 1000 ticks per episode, far above omega = 200: gang */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_GANG);
+    /* the same wait asleep is not spinning; t_w counts the whole wait still: gang */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 40000) == R_GANG);
+    /* waiting 1 tick per episode: below omega, stays part */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40, 0) == R_PART);
+
+    /* the hysteresis: confirm=2 needs two agreeing windows; a window for the current regime resets */
+    memset(&r, 0, sizeof r);
+    CHECK(!ad_confirm(&r, R_GANG, 2));
+    CHECK(!ad_confirm(&r, R_PART, 2));
+    CHECK(!ad_confirm(&r, R_GANG, 2));
+    CHECK(ad_confirm(&r, R_GANG, 2));
+    CHECK(!ad_confirm(&r, -1, 2));
+    ad_moved(&r, R_PART, R_GANG);
+    CHECK(r.regime == R_GANG && r.moves == 1 && r.settle == 1 && r.streak == 0);
+    /* the window after a move is skipped */
+    memset(&s, 0, sizeof s);
+    r.last = s;
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == -1);
+    /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 3 * Q, 0) == R_PART && r.imbalanced);
+    ad_moved(&r, R_GANG, R_PART);
+    CHECK(r.demoted && r.regime == R_PART);
+    s = r.last;
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40, 0) == -1); /* settle */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_PART); /* demoted: stays */
+
+    /* folded (adapt=yes on fewer harts than processes) and dedicated jobs stay in part */
+    struct ad_env folded = env(4, 2, 1), dedicated = env(2, 2, 0), one = env(2, 1, 0);
+    one.ncpus = 1;
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &folded, 4 * Q, 40, 4 * Q, 0) == R_PART);
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &dedicated, 4 * Q, 40, 4 * Q, 0) == R_PART);
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &one, 4 * Q, 40, 4 * Q, 0) == R_PART);
+
+    /* hostile sums: backwards voids the window; huge waits are clamped, never overflow (UBSan) */
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    s.wait = 1000;
+    r.last = s;
+    s.wait = 10;
+    uint64_t tp = 0;
+    int pct = 0;
+    CHECK(ad_judge(&r, &s, &e, &tp, &pct) == -1);
+    s = next(&s, 4 * Q, 7, ~0UL / 2, ~0UL / 3);
+    int c = ad_judge(&r, &s, &e, &tp, &pct);
+    CHECK((c == R_GANG || c == R_PART) && pct >= 0 && pct <= 100);
+    /* episodes wrap modulo 2^32: a delta of 40 across the wrap */
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    s.episodes = 0xfffffff0u;
+    r.last = s;
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_GANG);
+
+    /* a job that lost more in gang than it now loses in part does not return (the memories) */
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    r.loss[R_GANG] = 5000; /* ticks per episode it lost in gang */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_PART); /* t_w 1000 < 5000 */
+    return check_done("test_adrule");
+}

@@ -1,0 +1,270 @@
+"""policy=adaptive (kernel/sched/adaptive.c): each job in a gang row, a partition with process control, or filler,
+moved by its measured synchronization - checked from the schedule trace and the RESULT lines, never by timings.
+
+Under churn (every app of the build, arriving 3 ms apart and leaving as they finish, 1..4 harts, deterministic
+mode) the regimes' invariants hold: a gang job's processes are coscheduled within its row (outside slot-switch
+windows and a dispatch grace), part jobs hold disjoint harts in the space-sharing slot, no filler process waits
+ready while a hart idles, every job's time per regime adds up to its life, and no job moves more often than the
+hysteresis allows (one move per confirm= + 1 windows). A job writing garbage into its sync statistics hurts
+nobody, and only policy=adaptive maps that page at all. The simulator runs the same file: there its regime
+decisions are deterministic, so a job sitting at the threshold is checked not to flap.
+"""
+
+import bisect
+import dataclasses
+
+import pytest
+
+from schedlab import trace as tr
+from schedlab.sim import sim_boot
+from helpers import assert_all_ok
+
+GRACE_US = 500.0
+QUANTUM_MS = 2
+#: Small work for the apps this test knows; an app it does not know (a new one) runs with its defaults.
+SMALL = {
+    "gauss": "n=64,barrier=spin", "oddeven": "n=300,barrier=spin", "synth": "grain=200,var=200,iters=300",
+    "msort": "n=2000,leaf=16", "grassfire": "n=48", "sor": "n=24,iters=3,barrier=spin",
+    "tclosure": "n=40,barrier=block", "adjoint": "n=12", "knary": "h=5", "memwalk": "kb=16,passes=2",
+    "sleeper": "iters=5,sleep_us=500", "fault": "kind=badptr", "scribble": "mode=partial,lines=4,gap_us=50",
+    "chaos": "mode=random,calls=200", "kbench": "what=syscall,ops=200", "bbench": "ms=1,batches=1",
+    "tbench": "batches=1,ops=50", "hog": "",
+}
+
+
+def churn_jobs(apps):
+    jobs = []
+    for i, app in enumerate(apps):
+        keys = ",".join(k for k in (SMALL.get(app, ""), f"at={3 * i}ms") if k)
+        jobs.append(f"job={app}:{keys}")
+    return " ".join(jobs)
+
+
+def regimes(trace):
+    """job -> [(time_us, regime)] from its admission (part) through its moves."""
+    out = {}
+    for r in trace.records:
+        if r.event == "regime":
+            out.setdefault(r.job, [(0.0, "part")]).append((r.time_us, tr.regime_move(r)[1]))
+    return out
+
+
+def regime_at(timeline, job, t):
+    moves = timeline.get(job, [(0.0, "part")])
+    i = bisect.bisect_right([m[0] for m in moves], t)
+    return moves[i - 1][1] if i else "part"
+
+
+def regime_periods(timeline, job, regime, end_us):
+    moves = timeline.get(job, [(0.0, "part")]) + [(end_us, None)]
+    return [(t, nxt) for (t, r), (nxt, _) in zip(moves, moves[1:]) if r == regime]
+
+
+def clip(spans, periods):
+    return [(max(s, ps), min(e, pe)) for s, e in spans for ps, pe in periods if max(s, ps) < min(e, pe)]
+
+
+def admissions(trace, results):
+    """[(start, end)] of each job's admission: from its arrive_us to the creation of its process 0 (``new``). The
+    launcher hart loads the job in its timer interrupt, so meanwhile it takes no tick (no slot switch) and no IPI."""
+    first = {}
+    for r in trace.records:
+        if r.event == "new":
+            first.setdefault(r.job, r.time_us)
+    return [(r["arrive_us"], first.get(r["job"], r["arrive_us"]) + GRACE_US) for r in results]
+
+
+def subtract(span, holes):
+    pieces = [span]
+    for hs, he in holes:
+        pieces = [p for s, e in pieces for p in ((s, min(e, hs)), (max(s, he), e)) if p[0] < p[1]]
+    return pieces
+
+
+def assert_gang_rows_coscheduled(trace, timeline, results):
+    """While a job is in the gang regime, none of its processes runs in its row while another waits ready for
+    that row - outside slot-switch windows (test_gang.py's invariant), the first GRACE_US of each wait, and a
+    job's admission (the switching hart is busy loading it)."""
+    holes = sorted([(s.time_us, s.window_end_us) for s in tr.switch_stats(trace).switches
+                    if s.window_end_us > s.time_us] + admissions(trace, results))
+    runs, waits = tr.intervals(trace), tr._waits(trace)
+    for job in timeline:
+        periods = regime_periods(timeline, job, "gang", trace.end_us)
+        procs = {i.proc for i in runs if i.job == job}
+        for p in procs:
+            ran = clip([(i.start_us, i.end_us) for i in runs if i.job == job and i.proc == p and i.slot >= 0], periods)
+            for q in procs - {p}:
+                wait = clip([(w.start_us + GRACE_US, w.end_us) for w in waits.get((job, q), [])
+                             if w.row is not None and w.row >= 0 and w.start_us + GRACE_US < w.end_us], periods)
+                both = [(max(a, c), min(b, d)) for a, b in ran for c, d in wait if max(a, c) < min(b, d)]
+                bad = [piece for span in both for piece in subtract(span, holes)]
+                assert not bad, (job, p, q, bad[:3])
+
+
+def space_periods(trace):
+    """[(start, end)] of the space-sharing slot (a switch to slot -1) from the slot-switch records."""
+    switches = [r for r in trace.records if r.event in tr.SWITCH_EVENTS]
+    out = []
+    for s, nxt in zip(switches, switches[1:] + [None]):
+        if s.arg == -1:
+            out.append((s.time_us, nxt.time_us if nxt else trace.end_us))
+    return out
+
+
+def assert_partitions_disjoint(trace, timeline, harts, results):
+    """In a space-sharing period with no repartition and no move inside, each hart runs part processes of at
+    most one job - unless more part and fill jobs live than harts (then one-hart partitions are shared)."""
+    changes = sorted(r.time_us for r in trace.records if r.event in ("rep", "regime"))
+    runs = tr.intervals(trace)
+    for start, end in space_periods(trace):
+        if bisect.bisect_right(changes, end + GRACE_US) != bisect.bisect_left(changes, start - GRACE_US):
+            continue
+        live = [r for r in results if r["arrive_us"] <= start and r["end_us"] >= end]
+        if sum(regime_at(timeline, r["job"], start) != "gang" for r in live) > harts:
+            continue
+        per_hart = {}
+        for i in runs:
+            if i.start_us >= start + GRACE_US and i.end_us <= end and regime_at(timeline, i.job, i.start_us) == "part":
+                per_hart.setdefault(i.hart, set()).add(i.job)
+        assert all(len(jobs) <= 1 for jobs in per_hart.values()), (start, per_hart)
+
+
+def idle_periods(trace, harts):
+    """Per hart, [(start, end)] from an ``idle`` record to its next ``run`` (a hart busy in the kernel - printing a
+    RESULT, reaping - is not idle: only the scheduler loop's idle record says so)."""
+    out = {h: [] for h in range(harts)}
+    since = {}
+    for r in trace.records:
+        if r.event == "idle":
+            since.setdefault(r.hart, r.time_us)
+        elif r.event == "run" and r.hart in since:
+            out[r.hart].append((since.pop(r.hart), r.time_us))
+    for h, t in since.items():
+        out[h].append((t, trace.end_us))
+    return out
+
+
+def assert_filler_served(trace, timeline, harts):
+    """No filler process waits ready (past the grace) while a hart idles: every hart takes filler in a hole."""
+    idle = idle_periods(trace, harts)
+    for (job, proc), waits in tr._waits(trace).items():
+        for w in waits:
+            start = w.start_us + GRACE_US
+            if start >= w.end_us or regime_at(timeline, job, w.start_us) != "fill" \
+                    or regime_at(timeline, job, w.end_us) != "fill":
+                continue
+            for h, spans in idle.items():
+                for s, e in spans:
+                    # an idle stretch wholly inside the wait, longer than the grace (kick to dispatch)
+                    assert not (s >= start and e <= w.end_us and e - s > GRACE_US), \
+                        f"hart {h} idle {s:.0f}..{e:.0f} us while filler {job}.{proc} waited {w.start_us:.0f}..{w.end_us:.0f}"
+
+
+def assert_regime_accounting(results, window_quanta, confirm):
+    for r in results:
+        total = r["gang_us"] + r["part_us"] + r["fill_us"]
+        assert r["elapsed_us"] - 2 <= total <= r["end_us"] - r["arrive_us"] + 2, r
+        windows = (r["end_us"] - r["arrive_us"]) / (window_quanta * QUANTUM_MS * 1000)
+        assert r["regime_moves"] <= windows / (confirm + 1) + 1, r
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
+def test_churn_every_app(boot, cpus):
+    apps = boot(1, "calib=off job=synth:procs=1,iters=1").boot["apps"]
+    run = boot(cpus, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 {churn_jobs(apps)}",
+               timeout=600, deterministic=True)
+    assert_all_ok(run)
+    trace = tr.parse_trace(run.console)
+    assert trace.complete and not any(trace.dropped.values()), "the ring overflowed: make the run shorter"
+    timeline = regimes(trace)
+    assert {r["app"] for r in run.results} == set(apps)
+    assert_gang_rows_coscheduled(trace, timeline, run.results)
+    assert_partitions_disjoint(trace, timeline, cpus, run.results)
+    assert_filler_served(trace, timeline, cpus)
+    assert_regime_accounting(run.results, 1, 1)
+
+
+def test_a_gang_and_its_filler(boot):
+    """A balanced fine-grain job that cannot fold (adapt=no: a partition would make it block) next to a hog:
+    the job goes to a gang row and stays coscheduled there, the hog fills."""
+    run = boot(2, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 "
+                  "job=synth:grain=300,iters=3000,adapt=no job=hog", timeout=600, deterministic=True)
+    assert_all_ok(run)
+    by_app = {r["app"]: r for r in run.results}
+    assert by_app["synth"]["gang_us"] > 0 and by_app["hog"]["fill_us"] > 0, by_app
+    trace = tr.parse_trace(run.console)
+    timeline = regimes(trace)
+    assert_gang_rows_coscheduled(trace, timeline, run.results)
+    assert_filler_served(trace, timeline, 2)
+    assert_regime_accounting(run.results, 1, 1)
+
+
+def test_garbage_statistics_hurt_nobody(boot):
+    """chaos mode=syncstat scribbles over its sync statistics all the time; its neighbours finish correct, the
+    kernel survives, and the scribbler moves no more often than the hysteresis allows."""
+    run = boot(2, f"policy=adaptive quantum={QUANTUM_MS}ms window=1 confirm=1 job=chaos:mode=syncstat,calls=2000 "
+                  "job=gauss:n=96,barrier=spin job=synth:grain=300,iters=3000,adapt=no job=hog",
+               timeout=600, deterministic=True)
+    assert_all_ok(run)
+    chaos = next(r for r in run.results if r["app"] == "chaos")
+    assert chaos["garbage"] > 0
+    assert_regime_accounting(run.results, 1, 1)
+
+
+def test_only_adaptive_maps_the_statistics(boot, policy):
+    """The page exists under policy=adaptive only; elsewhere the library publishes nothing (chaos finds no
+    page to scribble on) and RESULT has no regime keys."""
+    run = boot(2, f"policy={policy} job=chaos:mode=syncstat,calls=20", deterministic=True)  # no busy-host stalls
+    assert_all_ok(run)
+    r = run.results[0]
+    assert (r["garbage"] > 0) == (policy == "adaptive"), r
+    assert ("regime" in r) == (policy == "adaptive"), r
+
+
+# ---- the simulator runs the same file ----
+
+def sim_ok(harts, bootargs):
+    run = sim_boot(harts, bootargs)
+    assert_all_ok(run)
+    return run
+
+
+def test_sim_regimes_add_up_and_are_traced():
+    run = sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=synth:grain=500,iters=20000,adapt=no "
+                    "job=gauss:n=256 job=knary:h=9,work=1000 job=hog")
+    trace = tr.parse_trace(run.console)
+    timeline = regimes(trace)
+    by_app = {r["app"]: r for r in run.results}
+    assert by_app["synth"]["regime"] == "gang" and by_app["knary"]["regime"] == "fill", by_app
+    assert by_app["hog"]["regime"] == "fill" and by_app["gauss"]["regime"] == "part", by_app
+    for r in run.results:  # simulated time: exact
+        assert r["gang_us"] + r["part_us"] + r["fill_us"] in range(r["end_us"] - r["arrive_us"] - 1,
+                                                                     r["end_us"] - r["arrive_us"] + 1), r
+        moves = [m for m in timeline.get(r["job"], [])[1:]]
+        assert len(moves) == r["regime_moves"], (r, moves)
+    assert_gang_rows_coscheduled(trace, timeline, run.results)
+    assert_partitions_disjoint(trace, timeline, 8, run.results)
+
+
+@pytest.mark.parametrize("var", [600, 800, 950, 1100, 1300])
+def test_sim_a_job_at_the_threshold_does_not_flap(var):
+    """synth with adapt=no has gang_loss = its imbalance t_w, which var moves across omega (the calibrated
+    block + wake): at every var, default hysteresis, it moves at most twice (into a gang row, and out of it
+    for good); with no margin and confirm=1 it still moves at most once per two windows."""
+    job = f"job=synth:grain=2000,var={var},iters=6000,adapt=no job=hog"
+    run = sim_ok(8, f"policy=adaptive quantum={QUANTUM_MS}ms {job}")
+    synth = next(r for r in run.results if r["app"] == "synth")
+    assert synth["regime_moves"] <= 2, synth
+    run = sim_ok(8, f"policy=adaptive quantum={QUANTUM_MS}ms window=1 confirm=1 margin=0 {job}")
+    assert_regime_accounting(run.results, 1, 1)
+
+
+def test_the_experiment_is_a_subcommand_and_judges_adaptive(capsys):
+    """``schedlab experiment adaptive`` (through the executor, on the simulator): a row per policy, adaptive's
+    row with each job's regime and a verdict against the fixed policies."""
+    from schedlab.experiments import main as experiment
+    assert experiment(["adaptive", "--sim", "--harts", "4", "--seeds", "1", "--mixes", "fine+hog",
+                       "--quantum", "2ms", "--policies", "partition,adaptive"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| fine+hog | 4 |")]
+    assert [r.split("|")[3].strip() for r in rows] == ["partition", "adaptive"], rows
+    assert "hog#2=fill" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie", "/ loses to partition")), rows
