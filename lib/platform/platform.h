@@ -2,7 +2,7 @@
  * platform.h - the one interface between lib/ and what lies beneath it.
  *
  * Two implementations exist, chosen by the build, never by #ifdef in callers:
- *   rv_*.c, rv_*.S     the schedlab kernel: ecall stubs per abi.h, rdtime,
+ *   rv_*.c, rv_*.S     the schedlab kernel: ecall wrappers per abi.h, rdtime,
  *                      the info page at SL_INFO_VA (built with -DSL_TARGET_KERNEL)
  *   host_*.c, host_*.S Linux: pthreads play processes, futex(2), mmap, an
  *                      info page emulated in memory (host.h; lib/start/host_main.c

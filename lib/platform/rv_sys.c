@@ -1,5 +1,5 @@
 /*
- * rv_sys.c - the platform layer on the schedlab kernel: ecall stubs, the
+ * rv_sys.c - the platform layer on the schedlab kernel: ecall wrappers, the
  * `time` CSR, the info page, and each process's own state: process 0's
  * (sl_plat_proc0, for the start code) and every other's (sl_proc_start,
  * the C half of sl_proc_trampoline).
