@@ -262,13 +262,22 @@ void life_create_failed(struct job *j, int idx, long why)
 /* j was found stuck (c->stuck_job) on the way into a hart's scheduler loop: report it and end it. */
 void job_deadlocked(struct job *j)
 {
-    char where[96] = "";
+    /* every blocked process and its word, as many as fit (a process@word is at most 24 characters):
+       where each one waits is what tells a lost wake-up from a program that waits for itself */
+    char where[400] = "";
+    int shown = 0, blocked = 0;
     acquire(&sched_lock);
-    for (int i = 0, n = 0; i < j->ncreated && n < 4; i++) {
+    for (int i = 0; i < j->ncreated; i++) {
         struct proc *q = j->procs[i];
-        if (q && q->job == j && q->state == P_BLOCKED)
-            n++, snprintf(where + strlen(where), sizeof where - strlen(where), " %d@0x%lx", i, q->fx_addr);
+        if (!q || q->job != j || q->state != P_BLOCKED)
+            continue;
+        blocked++;
+        size_t used = strlen(where);
+        if (used + 24 < sizeof where - 16)
+            shown++, snprintf(where + used, sizeof where - used, " %d@0x%lx", i, q->fx_addr);
     }
+    if (shown < blocked)
+        snprintf(where + strlen(where), sizeof where - strlen(where), " +%d more", blocked - shown);
     int stuck = sched_job_stuck(j); /* nothing can have changed, but never kill a job that moves */
     release(&sched_lock);
     if (stuck && job_kill(j, "reason=deadlock"))
