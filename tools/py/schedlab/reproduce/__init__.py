@@ -409,9 +409,11 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
     for s in sections:
         lines += [f"## {s.title}", "", f"*{s.source}*  (`--only {s.name}`, {s.seconds:.0f} s)", ""]
         if s.busy_boots:
+            # the reasons are this run's; a section kept from an earlier run has only its count
+            why = f"; this run's reasons: {'; '.join(ctx.busy_reasons[:3])}" if ctx.busy_reasons else ""
             lines += [f"**BUSY HOST: {s.busy_boots} of {s.boots} boots of this section ran on a busy host or a "
-                      "checked kernel** (tools/py/schedlab/busy.py; the run's reasons: "
-                      f"{'; '.join(ctx.busy_reasons[:3])}): its times do not measure the plain kernel.", ""]
+                      f"checked kernel** (tools/py/schedlab/busy.py{why}): its times do not measure the plain "
+                      "kernel.", ""]
         if s.error:
             lines += ["This section failed to run:", "", "```", s.error.strip(), "```", ""]
             continue
