@@ -123,8 +123,10 @@ def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, cal
             unit = UNIT_OF.get(app_of(token))
             if not unit:
                 continue
-            if unit not in data and unit in UNIT_DEFAULT:
-                data[unit] = UNIT_DEFAULT[unit](data)
+            if unit not in data and unit in UNIT_DEFAULT: # before "sources": the simulator reads no key after it
+                items = list(data.items())
+                at = next((i for i, (key, _) in enumerate(items) if key == "sources"), len(items))
+                data = dict(items[:at] + [(unit, UNIT_DEFAULT[unit](data))] + items[at:])
             path.write_text(json.dumps(data))
             got = timed(sim_boot(cpus, " ".join(head + [token]), calib=str(path), model=model, cycle_ps=cycle_ps),
                         app_of(token))
