@@ -38,9 +38,14 @@ def fig32_tokens(policy: str, h: int, n: int, background: bool = False) -> str:
     return tokens(policy, GAUSS, h, n, background)
 
 
-def _misses(run, app: str) -> int | None:
+def _model_job(run, app: str) -> dict | None:
+    """The MODEL job= line of the run's `app` job, if the model printed one."""
     r = next((r for r in run.results if r["app"] == app), None)
-    job = run.parsed.model_jobs.get(r["job"]) if r else None
+    return run.parsed.model_jobs.get(r["job"]) if r else None
+
+
+def _misses(run, app: str) -> int | None:
+    job = _model_job(run, app)
     return job.get("misses") if job else None
 
 
@@ -56,8 +61,7 @@ def _compute_us(run, cpus: int, app: str = "gauss") -> float:
     """The job's time alone less what the plugin charged it for misses: its stall_us over its processes,
     which run side by side (a job alone: cpus processes on cpus harts). Nothing is charged with charge=off."""
     par = _par(run, app)
-    r = next((r for r in run.results if r["app"] == app), None)
-    job = run.parsed.model_jobs.get(r["job"]) if r else None
+    job = _model_job(run, app)
     if not job or (run.parsed.model_end or {}).get("charge") != "on":
         return par
     return max(par - float(job.get("stall_us", 0)) / max(cpus, 1), par * 0.05)
