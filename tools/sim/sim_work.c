@@ -43,15 +43,19 @@
  * release_ns per shape grows with P as the shape does: central P/2 x (the 2-process cost), tree and
  * combination log2 P x.
  *
- * Process control (adapt=yes under a policy that allots harts; lib/procctl.c, lib/workers.c): the job's
- * work is P workers (worker v does what process v does without control) on its processes. At every release
- * of a barrier episode - a safe point of every worker at once - the job compares its active processes with
- * its allotment (info_set_allotment): too many, and the highest-numbered active ones suspend (they sleep,
- * leaving the barrier's participants); too few, and suspended ones resume. The workers are then dealt
- * round robin over the active processes, and a process's iteration is the work of the workers it hosts
- * (the library runs them one after another by user-level switches; their switch cost is left out). The
- * last release wakes the suspended processes to exit. The library decides at each process's own safe point,
- * so its reaction can come up to an episode earlier.
+ * Process control (adapt=yes under a policy that allots harts; lib/threads/procctl.c, lib/workers): the
+ * job's work is P workers (worker v does what process v does without control) on its processes. A barrier
+ * arrival that waits is a safe point (the library's sl_thread_pause): a process arriving while the job has
+ * more active processes than its allotment (info_set_allotment) suspends itself there - it sleeps instead
+ * of waiting, its workers' arrivals counted - as procctl.c's sl_pc_safe_point does; the start barrier is one
+ * too, so a job admitted into a share smaller than its processes folds during its first episode instead of
+ * time-sharing its share for whole quanta. Which process suspends is whichever arrives first (the library's
+ * CAS), except process 0: the simulator keeps it active (it hosts worker 0, whose clock par_us is, and joins
+ * the others), where the library may suspend it and run worker 0 elsewhere. At every release the job
+ * resumes suspended processes while it has fewer active ones than its allotment, deals the workers round
+ * robin over the active processes, and the next episode's participants are those; a process's iteration is
+ * the work of the workers it hosts (the library runs them one after another by user-level switches; their
+ * switch cost is left out). The last release wakes the suspended processes to exit.
  *
  * Sync statistics (abi.h struct sl_sync, kernel/syncstat.h; policy=adaptive reads them): each process
  * publishes what lib/barrier.h and lib/wait.h would - episodes (the workers it hosts, at each arrival), and
@@ -271,6 +275,15 @@ static void wait_turn(struct sproc *sp, uint64_t t)
 
 static void proceed(struct sproc *sp, uint64_t t);
 static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *releaser);
+static int last_iteration(const struct sjob *w, uint64_t i);
+
+/* sp arrives at a barrier that it will wait at (not the last arrival): a safe point. Too many active
+   processes for the allotment, and it suspends (process 0 never does: the header). */
+static int safe_point_suspends(const struct sproc *sp, const struct sjob *w)
+{
+    int allot = w->allot > 0 ? w->allot : ncpus;
+    return w->adaptive && sp->p.idx != 0 && w->active > allot && !last_iteration(w, sp->iter);
+}
 
 static void arrive(struct sproc *sp, uint64_t t)
 {
@@ -279,6 +292,12 @@ static void arrive(struct sproc *sp, uint64_t t)
     for (int v = 0; v < (w->adaptive ? sp->p.job->nprocs : 1); v++)
         sync_of(sp)->episodes += !w->adaptive || w->host[v] == sp->p.idx; /* each worker it hosts arrives */
     if (++b->arrived < b->n) {
+        if (safe_point_suspends(sp, w)) {
+            sp->suspended = 1; /* asleep until control() resumes it; its workers' arrivals are counted */
+            w->active--;
+            sp->episode = b->episode;
+            return core_block(sp, t, 0);
+        }
         sync_of(sp)->in_wait = 1;
         wait_from[sp->p.job->id - 1][sp->p.idx] = t;
         sp->episode = b->episode;
@@ -308,8 +327,7 @@ static void arrive(struct sproc *sp, uint64_t t)
     b->nwait = 0;
     nbar_wakes += wake_cost != 0;
     sp->episode = b->episode;
-    if (!sp->starting)
-        control(sp->p.job, b, t, sp);
+    control(sp->p.job, b, t, sp);
     core_compute(sp, t, rel + wake_cost); /* the releaser's own cost, then its program goes on */
     sp->phase = 2;
 }
@@ -330,15 +348,9 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
     struct sjob *w = &sjobs[j->id - 1];
     if (!w->adaptive)
         return;
-    int P = j->nprocs, allot = w->allot > 0 ? w->allot : ncpus, last = last_iteration(w, releaser->iter);
-    int want = last ? 0 : (allot < P ? allot : P);
-    for (int i = P - 1; i >= 0 && w->active > want && w->active > 1 && !last; i--) {
-        struct sproc *o = sprocs[j->id - 1][i];
-        if (!o->suspended && o->act != A_EXIT) {
-            o->suspended = 1; /* it sleeps when it goes on from this episode (proceed) */
-            w->active--;
-        }
-    }
+    int P = j->nprocs, allot = w->allot > 0 ? w->allot : ncpus, last = !releaser->starting &&
+                                                                       last_iteration(w, releaser->iter);
+    int want = allot < P ? allot : P;
     for (int i = 0; i < P && (w->active < want || last); i++) {
         struct sproc *o = sprocs[j->id - 1][i];
         if (!o->suspended)
@@ -348,6 +360,7 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
         /* it goes on from this episode, whatever iteration it was suspended at (it may not even have
            reached its sleep yet, if its hart was busy since) */
         o->iter = releaser->iter;
+        o->starting = releaser->starting; /* released from the start barrier: iteration 0 is next */
         o->phase = 2;
         o->waiting = 0;
         o->pending_block = 0;
