@@ -285,6 +285,15 @@ static void move(struct job *j, enum ad_regime to, uint64_t tp_us, int wait_pct)
 
 /* ---- measuring and deciding ---- */
 
+/* Another live job holds a gang row. */
+static int gang_row_besides(const struct job *j)
+{
+    for (int i = 0; i < nlive; i++)
+        if (live[i] != j && aj(live[i])->rule.regime == R_GANG)
+            return 1;
+    return 0;
+}
+
 /* One window of job j (adrule.c decides): its sums now, the kernel's run and blocked time and the
    library's counts, each field of the page read once (the job may be rewriting it). */
 static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
@@ -308,7 +317,7 @@ static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
         .wticks = (uint64_t)SCHED_OPT(window) * sched_quantum, .quantum = sched_quantum,
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
         .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin), .nprocs = j->nprocs,
-        .ncpus = ncpus, .harts = popc(a->mask), .adaptive = j->adaptive,
+        .ncpus = ncpus, .harts = popc(a->mask), .adaptive = j->adaptive, .holes = gang_row_besides(j),
     };
     return ad_judge(&a->rule, &now, &e, tp_us, wait_pct);
 }

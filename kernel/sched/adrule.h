@@ -30,6 +30,7 @@ struct ad_env {
     int nprocs, ncpus;
     int harts;               /* harts it holds now: its share (part) */
     int adaptive;            /* adapt=yes: it folds its workers onto its share */
+    int holes;               /* another job holds a gang row: there are holes for a filler to fill */
 };
 
 /* One job's rule state: its regime, the last window's sums, and the hysteresis. Zero it at admission

@@ -1,6 +1,6 @@
 /*
  * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adrule.c) under ASan/UBSan:
- * no barrier -> fill; a timeshared job that cannot fold and waits more than a block + wake -> gang; a
+ * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more than a block + wake -> gang; a
  * gang job with its own imbalance -> part for good; folded and dedicated jobs stay in part; windows that
  * run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis
  * moves only after confirm= agreeing windows; counts wrap.
@@ -41,7 +41,10 @@ int main(void)
     struct ad_env e = env(4, 2, 0); /* adapt=no, 4 processes on 2 harts: timeshared */
 
     memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
-    CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_FILL); /* no barrier */
+    CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_PART); /* no barrier, no gang row to fill: a share */
+    e.holes = 1;
+    CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_FILL); /* no barrier beside a gang row: filler */
+    e.holes = 0;
     CHECK(judge(&r, &s, &e, 10, 100, 0, 0) == -1);      /* ran less than a quarter window */
     /* spinning 1000 ticks per episode, far above omega = 200: gang */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_GANG);
