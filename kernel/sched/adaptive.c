@@ -139,6 +139,8 @@ static void place_ready(struct proc *p)
             sched_preempt(c); /* its own share's slot: a hole's filler gives way */
         else
             sched_kick(p->hart);
+        if (cur_slot == SPACE && (c->cur || q[p->hart].head != p)) /* busy: an idle hart of its share pulls it */
+            sched_kick_idle(a->mask & ~(1UL << p->hart));
         if (cur_slot == SPACE)
             idle_mask &= ~(1UL << p->hart);
     } else {

@@ -131,6 +131,22 @@ void sched_kick(int hart)
         sched_ipi(1UL << hart);
 }
 
+/* One hart of the mask that idles and nobody has kicked since: a policy that queued work a busy hart cannot
+   take at once wakes one idle hart per such process to pull it (repeated calls spread over the idle ones). */
+int sched_kick_idle(uint64_t mask)
+{
+    ASSERT_HELD(&sched_lock, "sched_kick_idle");
+    for (int h = 0; h < ncpus; h++) {
+        struct cpu *c = &cpus[h];
+        if (!(mask >> h & 1) || h == mycpu()->id || __atomic_load_n(&c->idle, __ATOMIC_RELAXED) == IDLE_NOT ||
+            __atomic_load_n(&c->poked, __ATOMIC_RELAXED))
+            continue;
+        sched_kick(h);
+        return h;
+    }
+    return -1;
+}
+
 void sched_restart_tick(int hart)
 {
     ASSERT_HELD(&sched_lock, "sched_restart_tick");

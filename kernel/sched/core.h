@@ -16,6 +16,7 @@ extern struct spinlock sched_lock;
 /* services (sched_lock held) */
 void sched_preempt(struct cpu *c);          /* end c's current process's turn at its next return to user */
 void sched_kick(int hart);                  /* make an idle hart look at its queue again */
+int sched_kick_idle(uint64_t hart_mask);    /* sched_kick one idle, not yet kicked hart of the mask: its id, or -1 */
 void sched_ipi(uint64_t hart_mask);         /* send the policy's IPI to those harts */
 uint64_t sched_rand(void);                  /* seeded PRNG (splitmix64) */
 void sched_restart_tick(int hart);          /* hart's next tick a full quantum from now */

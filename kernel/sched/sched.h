@@ -22,7 +22,7 @@
  *     c->id). Anything else (a process still running on a hart, a blocked one, one bound elsewhere) panics
  *     naming the policy, the process and its state.
  *
- * What a hook may call: the services of core.h that say "sched_lock held" (sched_preempt, sched_kick,
+ * What a hook may call: the services of core.h that say "sched_lock held" (sched_preempt, sched_kick, sched_kick_idle,
  * sched_ipi, sched_rand, sched_restart_tick), trace_proc / trace_rec, info_set_allotment (a policy with
  * allots), syncstat_of and the cost estimates of ../syncstat.h (a policy with syncstat), the helpers of runq.h, slots.h and allot.h, its own static functions, and panic. Not: acquire
  * or release any lock (sched_lock is held; the lock order, spinlock.h, forbids the ones before it),

@@ -144,6 +144,17 @@ void sched_kick(int hart)
     sim_post(sim_now + ((uint64_t)wake > sw ? (uint64_t)wake - sw : 0), EV_IPI, hart, 0, 0);
 }
 
+/* The kernel's sched_kick_idle (kernel/sched/core.c): one idle hart of the mask not kicked yet. */
+int sched_kick_idle(uint64_t mask)
+{
+    for (int h = 0; h < ncpus; h++)
+        if ((mask >> h & 1) && h != mycpu()->id && cpus[h].idle != IDLE_NOT && !cpus[h].poked) {
+            sched_kick(h);
+            return h;
+        }
+    return -1;
+}
+
 static void post_tick(int h)
 {
     if (tick_posted[h] != cpus[h].next_tick) {
