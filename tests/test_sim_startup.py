@@ -25,7 +25,8 @@ HEAP = {"synth": 216, "hog": 152}   # sim_start.c's table, KiB, + 16 KiB (a work
 
 
 def stats(cpus, bootargs, model):
-    """The run's stdout and its `sim: start-up` lines as {job: {heap_kb, stacks_kb, table_pages}}."""
+    """The run's stdout, its `sim: start-up` lines as {job: {heap_kb, stacks_kb, table_pages}} and the bytes of
+    a process's kernel state (its trap frame and context) it says."""
     ensure_sim()
     p = subprocess.run(sim_argv(cpus, bootargs, model=model) + ["--stats"], capture_output=True, text=True,
                        check=True)
@@ -33,7 +34,13 @@ def stats(cpus, bootargs, model):
     for m in re.finditer(r"^sim: start-up job=(\d+) heap_kb=(\d+) stacks_kb=(\d+) table_pages=(\d+)$", p.stderr,
                          re.M):
         got[int(m[1])] = {"heap_kb": int(m[2]), "stacks_kb": int(m[3]), "table_pages": int(m[4])}
-    return p.stdout, got
+    kstate = int(re.search(r"^sim: kernel state (\d+) bytes a process", p.stderr, re.M)[1])
+    return p.stdout, got, kstate
+
+
+def result(stdout, job):
+    line = re.search(rf"^RESULT job={job} .*$", stdout, re.M)[0]
+    return dict(kv.split("=", 1) for kv in line.split()[1:])
 
 
 def table_pages(procs, heap_bytes):
@@ -51,23 +58,40 @@ def model_line(stdout, job):
 @pytest.mark.parametrize("profile, line_b", [("iris", 16), ("modern", 64), ("ksr1", 128)])
 @pytest.mark.parametrize("procs", [1, 2, 3, 4])
 def test_start_up_misses_are_the_lines_the_model_zeroes(profile, line_b, procs):
-    """synth touches nothing but its start-up: every zeroed line is a cold miss, and nothing else misses."""
-    out, got = stats(2, f"job=synth:procs={procs},iters=20", profile)
+    """synth touches nothing but its start-up and its processes' kernel state: every zeroed line is a cold
+    miss, and each process's kernel state misses once, on the hart it stays on (timeslice binds it)."""
+    out, got, kstate = stats(2, f"job=synth:procs={procs},iters=20", profile)
     heap = (HEAP["synth"] + 16 * procs) * KIB
     want = {"heap_kb": heap // KIB, "stacks_kb": 64 * (procs - 1), "table_pages": table_pages(procs, heap)}
     assert got == {1: want}
+    assert result(out, 1)["migrations"] == "0"
     zeroed = heap + (procs - 1) * STACK + want["table_pages"] * 4096
     accesses, misses = model_line(out, 1)
-    assert misses == zeroed // line_b
-    assert accesses == zeroed // 8            # the kernel's memset: 8-byte stores
+    assert misses == zeroed // line_b + procs * -(-kstate // line_b)
+    assert (accesses - zeroed // 8) % (kstate // 8) == 0  # the rest: whole kernel states read or written
 
 
 def test_a_hog_under_the_model_gets_its_start_up_misses():
     """A hog keeps its work in registers: before, it had no MODEL line at all; QEMU counts its start-up."""
-    out, got = stats(2, "policy=timeslice quantum=1ms job=synth:procs=1,iters=200 job=hog:procs=2", "modern")
+    out, got, kstate = stats(2, "policy=timeslice quantum=1ms job=synth:procs=1,iters=200 job=hog:procs=2",
+                             "modern")
     heap = (HEAP["hog"] + 16 * 2) * KIB
     assert got[2] == {"heap_kb": heap // KIB, "stacks_kb": 64, "table_pages": 1}
-    assert model_line(out, 2)[1] == (heap + STACK + 4096) // 64
+    assert result(out, 2)["migrations"] == "0"
+    assert model_line(out, 2)[1] == (heap + STACK + 4096) // 64 + 2 * -(-kstate // 64)
+
+
+def test_a_process_that_changes_harts_meets_its_kernel_state_in_the_other_harts_cache():
+    """Under global, 3 blocking processes on 2 harts go back to whichever hart is free: beyond its cold
+    lines, a process's kernel state is a coherence miss each time it comes back on the other hart."""
+    out, got, kstate = stats(2, "policy=global quantum=1ms job=synth:procs=3,iters=500,barrier=block", "modern")
+    heap = (HEAP["synth"] + 16 * 3) * KIB
+    assert got[1] == {"heap_kb": heap // KIB, "stacks_kb": 128, "table_pages": 2}
+    cold = (heap + 2 * STACK + 2 * 4096) // 64 + 3 * -(-kstate // 64)
+    m = re.search(r"^MODEL job=1 accesses=\d+ misses=(\d+) .* coherence=(\d+) ", out, re.M)
+    assert int(m[2]) > 0 and int(m[1]) > cold
+    quiet, _, _ = stats(2, "policy=timeslice quantum=1ms job=synth:procs=2,iters=500,barrier=block", "modern")
+    assert re.search(r"^MODEL job=1 .* coherence=0 ", quiet, re.M)   # bound to their harts: none
 
 
 def test_start_up_is_deterministic():
@@ -101,6 +125,6 @@ def test_start_up_lands_before_the_apps_clock():
 def test_the_heap_sizes_are_the_builds(boot, bootargs):
     q = boot(2, bootargs, timeout=120, deterministic=True)
     assert q.ok, q.console[-2000:]
-    _, got = stats(2, bootargs, "modern")
+    _, got, _ = stats(2, bootargs, "modern")
     for r in q.results:
         assert got[r["job"]]["heap_kb"] == r["mem_kb"] - 64 * r["procs"], (r["app"], got)

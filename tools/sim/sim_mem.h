@@ -77,6 +77,8 @@ uint64_t start_heap(struct sproc *sp);                          /* process 0's s
 uint64_t start_heap_grow(struct job *j, int hart, uint64_t bytes); /* a SYS_alloc's page tables: stall ns */
 uint64_t start_stack(struct sproc *creator, struct sproc *p);   /* proc_create of p: stall ns */
 void start_stats(FILE *f);                                      /* --stats: what was zeroed per job */
+uint64_t start_dispatch(struct sproc *sp, int hart);            /* its kernel state read: stall ns */
+void start_leave(struct sproc *sp, int hart);                   /* its kernel state written */
 
 /* sim_loops.c: the loop-scheduled apps (its header) */
 int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);

@@ -1,6 +1,7 @@
 /*
  * sim_start.c - a job's start-up in memory (issue 28, item 3): the pages the kernel zeroes on the job's
- * behalf, which QEMU's plugin counts as the job's misses (sim_mem.h has the cache model).
+ * behalf, which QEMU's plugin counts as the job's misses, and its processes' kernel state at their switches
+ * (sim_mem.h has the cache model).
  *
  * What the plugin charges a job (tools/model/plugin.c, "Attribution"): every access a hart makes between the
  * kernel's mark of the job's dispatch and the mark of its leaving - the app, the library and the kernel's
@@ -28,19 +29,25 @@
  * The stall of the zeroing goes into process 0's set-up and proc_create segments, before the apps start
  * their clocks (par_us), as on QEMU.
  *
- * Not modelled: the kernel's own data on the job's behalf (its trap frames, kernel stack, the scheduler's
- * structures: 0-2 % of a job's misses with large caches, 3-7 % on iris, whose direct-mapped L2 the arrays
- * sweep them out of between traps, 20-45 % of a hog's time-sliced on 2 harts, which meets its kernel lines
- * on the other hart), the library's after its start (barrier words, user stacks: about 350 lines a further
- * process), code fetches (the plugin does not count them), and the image's copy and process 0's stack (job
- * 0's, see above).
+ * And after the start, the job's part of the kernel's own data that is per process (bottom of this file):
+ *   switches  each process's trap frame and context (the head of its struct proc), read by the hart that
+ *            dispatches it and written by the hart it leaves.
+ *
+ * Not modelled: the rest of the kernel's own data on the job's behalf (the kernel stack, the scheduler's
+ * shared structures; and the traps' re-misses where the app's arrays sweep the kernel's lines out of a
+ * direct-mapped cache between traps, as iris's L2: 3-7 % of a job's misses there, with the trap frame; on
+ * QEMU a hog time-sliced on 2 harts pays 20-45 % of its misses in the kernel), the library's after its
+ * start (barrier words, user stacks: about 350 lines a further process), code fetches (the plugin does not
+ * count them), and the image's copy and process 0's stack (job 0's, see above).
  */
+#include <stddef.h>
 #include <string.h>
 #include "sim.h"
 #include "sim_mem.h"
 
 /* lib/threads/uthread.h's SL_THREAD_STACK on the kernel target (this file builds for the host, where it is 4x) */
 #define KERNEL_THREAD_STACK (16 * 1024)
+#define KSTATE_B offsetof(struct proc, job) /* a process's kernel state at a switch: trap frame, context */
 #define PT_SPAN (2UL << 20) /* user addresses one page-table page maps (Sv39 level 0: 512 x 4 KiB) */
 
 /* The library's heap per app, KiB = base + per_proc x P (+ KERNEL_THREAD_STACK per process: the workers'
@@ -137,10 +144,46 @@ uint64_t start_stack(struct sproc *creator, struct sproc *p)
    behalf. */
 void start_stats(FILE *f)
 {
+    fprintf(f, "sim: kernel state %zu bytes a process (its trap frame and context)\n",
+            KSTATE_B);
     for (int i = 0; i < NJOB; i++) {
         uint64_t *z = sj[i].zeroed;
         if (sj[i].heap_va + z[Z_STACK] + z[Z_TABLE])
             fprintf(f, "sim: start-up job=%d heap_kb=%lu stacks_kb=%lu table_pages=%lu\n", i + 1, sj[i].heap_va >> 10,
                     z[Z_STACK] >> 10, z[Z_TABLE] >> 12);
     }
+}
+
+/* ---- the kernel's state of a process, at its switches ----
+ * A process's trap frame and context (kernel/proc.h: the head of struct proc, KSTATE_B bytes of the kernel's
+ * own layout) are read by the hart that dispatches it (swtch loads the context, the way back to user the trap
+ * frame) and written by the hart it leaves (the trap's entry, swtch) - under the job's mark on QEMU both. They
+ * live in the kernel's procs[] (node 0); a process that changes harts meets them in the other hart's cache:
+ * coherence misses. The rest of struct proc (FP registers, saved only when dirty, the policy's words) is
+ * left out: with it, global's blocking synth (procs=3 on 2 harts) missed 2x QEMU's there; with the head only,
+ * the job's misses are 20 % over QEMU's, whose user-level misses (barrier words) are not modelled. */
+static uint64_t kstate_pa[NJOB][SL_MAX_PROCS];
+
+static uint64_t kstate(struct sproc *sp)
+{
+    uint64_t *pa = &kstate_pa[sp->p.job->id - 1][sp->p.idx];
+    if (!*pa)
+        *pa = mem_alloc(sp->p.job->id, KSTATE_B, 0);
+    return *pa;
+}
+
+/* sp is dispatched on hart: stall ns (it goes before the process's own work). */
+uint64_t start_dispatch(struct sproc *sp, int hart)
+{
+    if (!mem_on())
+        return 0;
+    return mem_touch(sp->p.job->id, hart, kstate(sp), KSTATE_B, 8, 0);
+}
+
+/* sp leaves hart: its state saved there. The stall is the hart's on its way to the next dispatch, and is
+   left out of simulated time (a few lines a switch). */
+void start_leave(struct sproc *sp, int hart)
+{
+    if (mem_on())
+        mem_touch(sp->p.job->id, hart, kstate(sp), KSTATE_B, 8, 1);
 }
