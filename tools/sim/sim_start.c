@@ -83,7 +83,8 @@ uint64_t start_heap_bytes(const char *app, int procs)
 {
     for (size_t i = 0; i < sizeof heap_kb / sizeof heap_kb[0]; i++)
         if (!strcmp(heap_kb[i].app, app))
-            return ((uint64_t)heap_kb[i].base_kb << 10) + (uint64_t)heap_kb[i].workers * KERNEL_THREAD_STACK * procs;
+            return ((uint64_t)heap_kb[i].base_kb << 10) +
+                   (uint64_t)heap_kb[i].workers * KERNEL_THREAD_STACK * (uint64_t)procs;
     return 0;
 }
 
@@ -144,13 +145,12 @@ uint64_t start_stack(struct sproc *creator, struct sproc *p)
    behalf. */
 void start_stats(FILE *f)
 {
-    fprintf(f, "sim: kernel state %zu bytes a process (its trap frame and context)\n",
-            KSTATE_B);
+    fprintf(f, "sim: kernel state %zu bytes a process (its trap frame and context)\n", KSTATE_B);
     for (int i = 0; i < NJOB; i++) {
         uint64_t *z = sj[i].zeroed;
         if (sj[i].heap_va + z[Z_STACK] + z[Z_TABLE])
-            fprintf(f, "sim: start-up job=%d heap_kb=%lu stacks_kb=%lu table_pages=%lu\n", i + 1, sj[i].heap_va >> 10,
-                    z[Z_STACK] >> 10, z[Z_TABLE] >> 12);
+            fprintf(f, "sim: start-up job=%d heap_kb=%lu stacks_kb=%lu table_pages=%lu\n", i + 1,
+                    sj[i].heap_va >> 10, z[Z_STACK] >> 10, z[Z_TABLE] >> 12);
     }
 }
 

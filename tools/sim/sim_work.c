@@ -61,7 +61,7 @@
  * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
  * call it); sim_mem.h has the cache model. Not modelled yet: oddeven's sched= loop schedulers and gauss
  * variant=fine (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
- * the processes' stacks; under --model their zeroing is sim_start.c's), and the keys an app reports about its own computation (maxerr=, sorted=...):
+ * the processes' stacks), and the keys an app reports about its own computation (maxerr=, sorted=...):
  * process 0 reports check=ok with par_us= for the barrier apps and chaos's blocked=.
  */
 #include <math.h>
