@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include "sim.h"
+#include "sim_mem.h"
 #include "../../kernel/info.h"
 #include "../../kernel/sched/life.h"
 #include "../../kernel/ticks.h"
@@ -212,6 +213,7 @@ void hart_leave(struct proc *p)
         sp->left -= done < sp->left ? done : sp->left;
     }
     sp->gen++;
+    start_leave(sp, c->id); /* its kernel state saved (sim_start.c) */
     c->cur = 0;
     c->need_resched = 0;
     p->on_cpu = 0;
@@ -240,7 +242,7 @@ static void dispatch(struct cpu *c, uint64_t t)
     if (p->killed) /* its job was killed while it waited: it exits on its way back to user */
         core_compute(sp, t, switch_ns());
     else
-        work_dispatched(sp, t + switch_ns());
+        work_dispatched(sp, t + switch_ns() + start_dispatch(sp, c->id)); /* its kernel state read */
 }
 
 /* A job found stuck for good (life.h: a hart's stuck_job) is reported and ended, as the kernel's scheduler

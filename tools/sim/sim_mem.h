@@ -22,6 +22,10 @@
  *   time       a cycle is cycle_ps picoseconds: --cycle-ps, else SIM_CYCLE_PS_DEFAULT (the plugin
  *              measures QEMU's time per instruction at boot - BOOT's cycle_ps= - the simulator cannot, so
  *              it takes it as given; `schedlab validate` passes the QEMU boot's).
+ *   start-up   the pages the kernel zeroes in the job's own system calls - the library's heap, the further
+ *              processes' stacks, page-table pages - on the hart and node that zero them (sim_start.c): on
+ *              QEMU they are most of a job's misses. The kernel's own lines (trap frames, kernel stacks,
+ *              the scheduler's) are not modelled.
  *   memory     a job's arrays are placed where the app places them: sl_malloc/sl_alloc_node(-1) on the node
  *              of the hart its process runs on at the time (the kernel's sys_alloc), per-node bump
  *              allocation in RAM split evenly between nodes as the plugin splits it.
@@ -66,6 +70,15 @@ uint64_t touch_gen(struct sproc *sp, int64_t n, int idx);       /* a worker's in
 uint64_t touch_end(struct sproc *sp, int64_t n, int64_t k1);     /* process 0's check after the last barrier */
 uint64_t touch_array(struct sproc *sp, uint64_t bytes);          /* sor's grid a (allocated at first use) */
 uint64_t touch_gauss(struct sproc *sp, int64_t n);               /* gauss's matrix (allocated at first use) */
+
+/* sim_start.c: a job's start-up, the pages the kernel zeroes on its behalf (its header) */
+uint64_t start_heap_bytes(const char *app, int procs);          /* the library's heap, bytes */
+uint64_t start_heap(struct sproc *sp);                          /* process 0's set-up: stall ns */
+uint64_t start_heap_grow(struct job *j, int hart, uint64_t bytes); /* a SYS_alloc's page tables: stall ns */
+uint64_t start_stack(struct sproc *creator, struct sproc *p);   /* proc_create of p: stall ns */
+void start_stats(FILE *f);                                      /* --stats: what was zeroed per job */
+uint64_t start_dispatch(struct sproc *sp, int hart);            /* its kernel state read: stall ns */
+void start_leave(struct sproc *sp, int hart);                   /* its kernel state written */
 
 /* sim_loops.c: the loop-scheduled apps (its header) */
 int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);

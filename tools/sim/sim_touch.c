@@ -57,7 +57,7 @@ static uint64_t array_base(struct job *j, uint64_t bytes, int hart)
         int h = p0 && p0->on_cpu ? p0->on_cpu->id : hart;
         uint64_t pages = (bytes + 4095) & ~4095UL;
         tj[j->id - 1].base = mem_alloc(j->id, pages, mem_node_of_hart(h));
-        zero_ns = mem_touch(j->id, h, tj[j->id - 1].base, pages, 8, 1);
+        zero_ns = start_heap_grow(j, h, pages) + mem_touch(j->id, h, tj[j->id - 1].base, pages, 8, 1);
     }
     return tj[j->id - 1].base;
 }
@@ -99,17 +99,18 @@ uint64_t touch_start(struct sproc *sp, int64_t n)
 {
     struct job *j = sp->p.job;
     int kind = tj[j->id - 1].kind;
+    uint64_t heap = start_heap(sp); /* the library's heap first, as its start-up takes it (sim_start.c) */
     if (!mem_on() || !sp->p.on_cpu || kind == T_NONE || sp->p.idx != 0 || n <= 0)
-        return 0;
+        return heap;
     int h = sp->p.on_cpu->id;
     uint64_t bytes = array_bytes(kind, n);
     if (kind == T_SOR) { /* init_grid writes a, memcpy copies it to ref */
         uint64_t a = touch_array(sp, bytes), ref = tj[j->id - 1].base, zero = zero_ns;
-        return zero + mem_touch(j->id, h, a, bytes, 8, 1) + mem_touch(j->id, h, a, bytes, 8, 0) +
+        return heap + zero + mem_touch(j->id, h, a, bytes, 8, 1) + mem_touch(j->id, h, a, bytes, 8, 0) +
                mem_touch(j->id, h, ref, bytes, 8, 1);
     }
     uint64_t a = array_base(j, bytes, h), zero = zero_ns;
-    return zero + (kind == T_ODDEVEN ? mem_touch(j->id, h, a, bytes, 4, 1) : 0);
+    return heap + zero + (kind == T_ODDEVEN ? mem_touch(j->id, h, a, bytes, 4, 1) : 0);
 }
 
 /* Worker idx before the first barrier: gauss generates its rows. Stall ns. */

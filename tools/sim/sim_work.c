@@ -441,8 +441,8 @@ static int start(struct sproc *sp, struct sjob *w, uint64_t t)
     case L_SPAWN:
         if (w->spawned < j->nprocs) {
             w->spawned++;
-            core_spawn(j, t);
-            core_compute(sp, t, (uint64_t)calib.syscall);
+            core_spawn(j, t); /* its stack zeroed in the system call (sim_start.c) */
+            core_compute(sp, t, (uint64_t)calib.syscall + start_stack(sp, sprocs[j->id - 1][w->spawned - 1]));
             return 1;
         }
         if (w->app == APP_CHAOS) { /* sl_sys_proc_create, no workers: straight to its program */
