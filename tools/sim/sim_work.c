@@ -8,6 +8,8 @@
  *                                                                          (apps/gauss/coarse.c, barrier)
  *   hog      blocks of `block` units until no foreground job is left                  (apps/hog.c)
  *   sleeper  iters x { work units; sleep sleep_us (a futex timeout) }                 (apps/sleeper.c)
+ *   sor, tclosure, adjoint  a loop's chunks from the library's loop schedulers, a barrier after each loop
+ *            (sim_loops.c, sim_loopapps.c: tclosure n loops, adjoint one)
  *   knary    mode=steal: N = 1 + d + ... + d^(h-1) nodes of `work` units and a user-level switch each, in
  *            one pool the processes take batches of N/(256 P) from until it is empty: work stealing as a
  *            perfectly balanced pool (s, the serial children, is left out: the default s=1 leaves
