@@ -159,7 +159,7 @@ def cases(profiles, cpus_list, tiny: bool = False) -> list[tuple[str, int, str |
     ch5's SOR alone under static, ss and afs, tclosure and adjoint under static, ss, gss and afs."""
     n = 48 if tiny else 256
     policies = ["gang"] if tiny else sv.build_policies()
-    ch5 = ["sor:afs"] if tiny else ["sor:static", "sor:ss", "sor:afs"] + [
+    ch5 = ["sor:afs", "tclosure:afs"] if tiny else ["sor:static", "sor:ss", "sor:afs"] + [
         f"{app}:{s}" for app in ("tclosure", "adjoint") for s in ("static", "ss", "gss", "afs")]
     return [(p, c, pol, n) for p in profiles for c in cpus_list for pol in [None, *policies, *ch5]]
 
