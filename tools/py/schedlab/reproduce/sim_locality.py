@@ -148,9 +148,10 @@ TC_IRIS = [("GSS the slowest of all (its first chunk holds 2/P of the work)", la
            ("AFS and MOD-FACTORING ahead of FACTORING and TRAPEZOID, by at most 15 %",
             lambda t: _ahead(t, ("afs", "mod-factoring"), ("factoring", "trapezoid"), 1.15),
             "TRAPEZOID's chunks (N/2P rows down to 1) leave the clique's last rows to one processor, a load "
-            "imbalance of chunk sizes and input that shows without a model too; FACTORING moves rows every step, "
-            "and a moved row's misses weigh more against its compute here than on the Iris (a profile cycle is "
-            "one QEMU instruction's time)"),
+            "imbalance of chunk sizes and input that shows without a model too; FACTORING, level with AFS "
+            "without a model, moves rows every step, and a moved row's misses likely weigh more against its "
+            "compute here than on the Iris: a profile cycle is one QEMU instruction's time, and the R3000 took "
+            "more than a cycle an instruction"),
            ("BEST-STATIC ahead of AFS (it spreads the clique and keeps affinity)",
             lambda t: t["best-static"] < t["afs"], "")]
 TC_KSR = [("AFS the fastest", lambda t: t["afs"] <= min(t.values()),
@@ -167,7 +168,8 @@ ADJ = [("FACTORING, MOD-FACTORING, TRAPEZOID and AFS ahead of GSS and STATIC (lo
         lambda t: _ahead(t, ("factoring", "mod-factoring", "trapezoid", "afs"), ("gss", "static")), ""),
        ("SS behind the balancing schedulers (a grab per iteration)",
         lambda t: _ahead(t, ("factoring", "mod-factoring", "trapezoid", "afs"), ("ss",)),
-        CHEAP_GRAB + ", against an iteration of M/2 multiply-adds on average")]
+        CHEAP_GRAB + ", against an iteration of M/2 multiply-adds on average; under iris the others' first chunks "
+        "are slow besides (the note)")]
 THESIS = {("iris", "tclosure"): ("Fig. 5.6 (640 nodes, a clique of 320, Iris)", TC_IRIS),
           ("ksr1", "tclosure"): ("Fig. 5.16 (1024 nodes, 40 % a clique, KSR-1)", TC_KSR),
           ("iris", "adjoint"): ("Fig. 5.7 (N = 75, Iris)", ADJ),
