@@ -40,6 +40,7 @@ struct calib {
     double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
     double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
     double tclosure_step, adjoint_madd; /* tclosure's inner step, adjoint's multiply-add; optional, as sor_cell */
+    double loop_grab;            /* a loop scheduler's grab in the app (sim_loops.c); optional, as sor_cell */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);

@@ -79,6 +79,10 @@ int calib_load(const char *path, char *err, size_t errlen)
         calib.tclosure_step = calib.gauss_rowop * (6.04 / 7.53);
     if (number(text, "adjoint_madd_ns", &calib.adjoint_madd) < 0)
         calib.adjoint_madd = calib.gauss_rowop * (7.016 / 7.53);
+    /* a grab: sched=ss less static at procs=1, per grab, 70.8 instructions on sor (n=256, iters=10) and on
+       tclosure (n=256, clique=40) alike */
+    if (number(text, "loop_grab_ns", &calib.loop_grab) < 0)
+        calib.loop_grab = calib.gauss_rowop * (70.8 / 7.53);
     const char *p = strstr(text, "\"name\"");
     if (!p || sscanf(strchr(p + 6, '"') ? strchr(p + 6, '"') + 1 : "", "%63[A-Za-z0-9_.-]", calib.name) != 1)
         return snprintf(err, errlen, "%s: no \"name\" (letters, digits, . _ -)", path), -1;

@@ -8,7 +8,8 @@
  *            loops (red and black half-sweeps), each over the interior rows 1..n-2 (iteration t is row
  *            t + 1), a barrier after each. A chunk of rows [s, s+len) costs len x (n-2)/2 cells of
  *            calib.sor_cell; row by row it reads rows r-1..r+1 and writes row r (sim_mem.h charges the misses);
- *            a grab reads and writes the loop's queue word (a central one, or the process's own queue for
+ *            a grab costs calib.loop_grab (the app's sl_loop_grab and its chunk loop, measured on ss: sim_calib.c),
+ *            and reads and writes the loop's queue word (a central one, or the process's own queue for
  *            static and afs, a victim's for a theft), so under a model a remote grab costs its coherence miss.
  *   gauss    sched= other than static (apps/gauss/coarse.c solve_sched): step k's loop over rows k+1..n-1,
  *            each row n - k row ops reading the pivot row and reading and writing its own.
@@ -91,7 +92,7 @@ int loops_grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uin
     int got = sl_loop_next(jl[id - 1].l, sp->p.idx, c);
     /* the grab: the queue it took from, or its own found empty */
     uint64_t qword = jl[id - 1].qbase + (uint64_t)(c->local || !got ? sp->p.idx : P) * 64;
-    *ns = (uint64_t)calib.empty_call + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
+    *ns = (uint64_t)calib.loop_grab + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
                                                  : 0);
     if (got) {
         jl[id - 1].grabs++;
