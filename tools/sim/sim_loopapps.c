@@ -29,7 +29,8 @@
  *             put 3/5 before and 2/5 after the loop as the passes over the matrix go (gen_graph and
  *             keep_edges' two; the check's memset and compare), random's draws 11.0 more a cell (density=0
  *             against skewed clique=0), and the check's breadth-first search 10.3 a visited edge (clique=40
- *             and 100).
+ *             and 100). Checked on inputs not fitted: graph=random at density=8 and 2 (n=256, procs=1) take
+ *             6.50 and 4.56 times the skewed graph's par_us in the simulator, 6.51 and 4.56 on QEMU.
  *   adjoint   n=30 and 50 (par_us 2863, 21986 us): a multiply-add 7.016 (ADJ_MADD), an iteration 20.2 more
  *             (ADJ_ITER); set-up and check 146 an element beyond the check's multiply-adds (elapsed less
  *             par_us), the check's share its iterations' overhead and the compare (ADJ_ITER + 15).
