@@ -154,6 +154,9 @@ TC_IRIS = [("GSS the slowest of all (its first chunk holds 2/P of the work)", la
             "more than a cycle an instruction"),
            ("BEST-STATIC ahead of AFS (it spreads the clique and keeps affinity)",
             lambda t: t["best-static"] < t["afs"], "")]
+TC_RANDOM = [("AFS, STATIC and MOD-FACTORING ahead of GSS, FACTORING, SS and TRAPEZOID (the load is even: "
+              "affinity first)", lambda t: _ahead(t, ("afs", "static", "mod-factoring"),
+                                                  ("gss", "factoring", "ss", "trapezoid")), "")]
 TC_KSR = [("AFS the fastest", lambda t: t["afs"] <= min(t.values()),
            "the skewed closure's steps K < C are alike (the same clique rows to do) and simulated processors never "
            "drift apart, so every scheduler deals each step out as the one before and keeps its affinity, even "
@@ -171,6 +174,7 @@ ADJ = [("FACTORING, MOD-FACTORING, TRAPEZOID and AFS ahead of GSS and STATIC (lo
         CHEAP_GRAB + ", against an iteration of M/2 multiply-adds on average; under iris the others' first chunks "
         "are slow besides (the note)")]
 THESIS = {("iris", "tclosure"): ("Fig. 5.6 (640 nodes, a clique of 320, Iris)", TC_IRIS),
+          ("iris", "tclosure-random"): ("Fig. 5.5 (512 nodes, about 8 % of the edges, Iris)", TC_RANDOM),
           ("ksr1", "tclosure"): ("Fig. 5.16 (1024 nodes, 40 % a clique, KSR-1)", TC_KSR),
           ("iris", "adjoint"): ("Fig. 5.7 (N = 75, Iris)", ADJ),
           ("ksr1", "adjoint"): ("no KSR-1 figure; Fig. 5.7's ranking, as 5.4.3's reasoning (no affinity, a "
@@ -195,8 +199,8 @@ def _thesis_row(profile: str, app: str, h: int, times: dict) -> dict | None:
 def ch5_loops(quick: bool = False) -> dict:
     """Chapter 5's loop schedulers: SOR at 8 harts under iris (Fig. 5.3: the affinity schedulers ahead), the
     KSR-1 table's Gauss at 16 harts under ksr1, ranked, with the table's times over AFS's; transitive closure
-    (skewed) and adjoint convolution at 8 (iris: Figs. 5.6, 5.7) and 16 (ksr1: Fig. 5.16), beside the thesis's
-    rankings (THESIS)."""
+    (skewed, and at 8 random) and adjoint convolution at 8 (iris: Figs. 5.5-5.7) and 16 (ksr1: Fig. 5.16), beside
+    the thesis's rankings (THESIS)."""
     from .markatos_loops import AFFINITY, KSR_TABLE, SCHEDS
     rows, out = [], {}
     cases = [("iris", 8, "sor:n=128,iters=2" if quick else "sor:n=512,iters=10", SCHEDS),
@@ -205,12 +209,15 @@ def ch5_loops(quick: bool = False) -> dict:
              # the thesis's own inputs: Fig. 5.6's 640 nodes with a 320-node clique, Fig. 5.16's 1024 with 40 %
              ("iris", 8, "tclosure:n=64,graph=skewed,clique=50" if quick else "tclosure:n=640,graph=skewed,clique=50",
               SCHEDS),
+             ("iris", 8, "tclosure:n=64,graph=random,density=8" if quick else
+              "tclosure:n=512,graph=random,density=8", SCHEDS),                     # Fig. 5.5's graph
              ("ksr1", 16, "tclosure:n=128,graph=skewed,clique=40" if quick else
               "tclosure:n=1024,graph=skewed,clique=40", SCHEDS),
              ("iris", 8, "adjoint:n=20" if quick else "adjoint:n=75", SCHEDS),       # Fig. 5.7's N
              ("ksr1", 16, "adjoint:n=20" if quick else "adjoint:n=75", SCHEDS)]
     for profile, h, app, scheds in cases:
         name = app.split(":")[0]
+        label = name + ("-random" if "graph=random" in app else "")        # the case's name in the rows
         times = {sc: par(run(h, f"seed=1 job={app},procs={h},sched={sc}", profile), name) for sc in scheds}
         out[f"{profile}-{app}"] = times
         order = sorted(times, key=times.get)
@@ -219,12 +226,12 @@ def ch5_loops(quick: bool = False) -> dict:
         holds = max(times[sc] for sc in aff) < min(times[sc] for sc in non)
         for sc in scheds:
             paper = KSR_TABLE[sc] / KSR_TABLE["afs"] if profile == "ksr1" and name == "gauss" else None
-            rows.append({"case": f"{name} {profile} P={h}: {sc} / afs", "paper": paper,
+            rows.append({"case": f"{label} {profile} P={h}: {sc} / afs", "paper": paper,
                          "sim": times[sc] / times["afs"], "model": None, "extra": ""})
-        thesis = _thesis_row(profile, name, h, times)
-        rows.append({"case": f"{name} {profile} P={h}: order {', '.join(order)}", "paper": None,
+        thesis = _thesis_row(profile, label, h, times)
+        rows.append({"case": f"{label} {profile} P={h}: order {', '.join(order)}", "paper": None,
                      "sim": None, "model": None,
-                     "extra": "fastest first; the thesis's ranking of this uneven loop is the next row" if thesis
+                     "extra": "fastest first; the thesis's ranking of this loop is the next row" if thesis
                      else ("the affinity schedulers (static, afs, mod-factoring, best-static) all ahead of gss, "
                            "factoring and trapezoid, as in the thesis" if holds else
                            "the affinity schedulers are NOT all ahead here, unlike the thesis")})
@@ -241,7 +248,8 @@ def ch5_loops(quick: bool = False) -> dict:
                     "software locks are not modelled, so GSS's central-queue cost (the table's 3.58) is "
                     "understated, and so is SS's grab per iteration (a grab costs one call and the queue word's "
                     "miss). Transitive closure and adjoint run the thesis's inputs (Figs. 5.6, 5.16: 640 nodes "
-                    "with a 320-node clique, 1024 with 40 %; Fig. 5.7: N = 75); their BEST-STATIC is the apps' "
+                    "with a 320-node clique, 1024 with 40 %; Fig. 5.5: 512 nodes, 8 % of the edges; Fig. 5.7: "
+                    "N = 75); their BEST-STATIC is the apps' "
                     "weighted split (adjoint's is balanced, so it is not one of Fig. 5.7's poor static methods). "
                     "Adjoint under iris: a long iteration's b[i..] and c[..M-1-i] (up to 90 KB) overflow the 64 KB "
                     "direct-mapped L1 where a short one's fit, so the long iterations cost more per multiply-add; "
