@@ -284,5 +284,5 @@ def run_section(fn, ctx) -> Section:
 
 
 for _k, (_fn, (_name, _title)) in enumerate(EXPERIMENTS.items()):
-    experiment(_name, _title, order=100 + _k, quick_seconds=1, full_seconds=(5, 5, 1, 100)[_k])(
+    experiment(_name, _title, order=100 + _k, quick_seconds=1, full_seconds=(5, 5, 1, 60)[_k])(
         functools.partial(run_section, _fn))
