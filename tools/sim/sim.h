@@ -39,6 +39,8 @@ struct calib {
     double wake_poll, wake_halt; /* a wake to the woken running on an idle hart, polling / halted (kbench) */
     double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
     double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
+    double tclosure_step, adjoint_madd; /* tclosure's inner step, adjoint's multiply-add; optional, as sor_cell */
+    double loop_grab;            /* a loop scheduler's grab in the app (sim_loops.c); optional, as sor_cell */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);
@@ -55,6 +57,7 @@ struct sim_event {
 };
 
 void sim_post(uint64_t t, int kind, int hart, struct sproc *sp, struct job *j);
+extern uint64_t sim_seed; /* the scenario's seed= (core_init): the apps' inputs derive from it */
 
 /* t0, the scenario's time 0, on the simulated clock: 1 ns, not 0, because the core takes a zero time as
    "not yet" (life.h: a job's start is set at its first dispatch if it is still 0), as the kernel's clock,

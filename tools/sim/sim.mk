@@ -35,7 +35,8 @@ $(SIM_OUT)/obj/%.o: %.c $(SIM_HDRS)
 	$(call quiet,HOSTCC,$<)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Ikernel/sched -c -o $@ $<
 
 # The loop-scheduled apps link the library's own loop schedulers (sim_loops.c): lib's include root for them.
-$(SIM_OUT)/obj/tools/sim/sim_loops.o $(SIM_OUT)/obj/lib/loops/loopsched.o: SIM_CFLAGS += -Ilib
+$(SIM_OUT)/obj/tools/sim/sim_loops.o $(SIM_OUT)/obj/tools/sim/sim_loopapps.o $(SIM_OUT)/obj/lib/loops/loopsched.o: \
+	SIM_CFLAGS += -Ilib
 
 # The build make test runs (tests/test_sim.py prefers it): the same sources under ASan/UBSan.
 sim-asan:

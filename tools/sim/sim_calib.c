@@ -74,6 +74,15 @@ int calib_load(const char *path, char *err, size_t errlen)
        job=gauss:procs=1,n=160: 7.53 a row op). */
     if (number(text, "sor_cell_ns", &calib.sor_cell) < 0)
         calib.sor_cell = calib.gauss_rowop * (14.35 / 7.53);
+    /* tclosure's inner step and adjoint's multiply-add likewise (sim_loopapps.c: 6.04 and 7.016 instructions) */
+    if (number(text, "tclosure_step_ns", &calib.tclosure_step) < 0)
+        calib.tclosure_step = calib.gauss_rowop * (6.04 / 7.53);
+    if (number(text, "adjoint_madd_ns", &calib.adjoint_madd) < 0)
+        calib.adjoint_madd = calib.gauss_rowop * (7.016 / 7.53);
+    /* a grab: sched=ss less static at procs=1, per grab, 70.8 instructions on sor (n=256, iters=10) and on
+       tclosure (n=256, clique=40) alike */
+    if (number(text, "loop_grab_ns", &calib.loop_grab) < 0)
+        calib.loop_grab = calib.gauss_rowop * (70.8 / 7.53);
     const char *p = strstr(text, "\"name\"");
     if (!p || sscanf(strchr(p + 6, '"') ? strchr(p + 6, '"') + 1 : "", "%63[A-Za-z0-9_.-]", calib.name) != 1)
         return snprintf(err, errlen, "%s: no \"name\" (letters, digits, . _ -)", path), -1;

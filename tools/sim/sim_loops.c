@@ -1,18 +1,20 @@
 /*
  * sim_loops.c - the loop-scheduled apps (Markatos chapter 5): their chunks come from the library's own loop
  * schedulers (lib/loops/loopsched.c, linked as is: static, ss, gss, factoring, trapezoid, afs,
- * mod-factoring, best-static with static's shares), one grab at a time as the process runs.
+ * mod-factoring, best-static: static's shares for sor, the app's weighted split for tclosure and adjoint
+ * (loops_split)), one grab at a time as the process runs.
  *
  *   sor      (apps/sor.c) an n x n grid of doubles, written whole by process 0 in its set-up; 2 x iters
  *            loops (red and black half-sweeps), each over the interior rows 1..n-2 (iteration t is row
  *            t + 1), a barrier after each. A chunk of rows [s, s+len) costs len x (n-2)/2 cells of
  *            calib.sor_cell; row by row it reads rows r-1..r+1 and writes row r (sim_mem.h charges the misses);
- *            a grab reads and writes the loop's queue word (a central one, or the process's own queue for
+ *            a grab costs calib.loop_grab (the app's sl_loop_grab and its chunk loop, measured on ss: sim_calib.c),
+ *            and reads and writes the loop's queue word (a central one, or the process's own queue for
  *            static and afs, a victim's for a theft), so under a model a remote grab costs its coherence miss.
  *   gauss    sched= other than static (apps/gauss/coarse.c solve_sched): step k's loop over rows k+1..n-1,
  *            each row n - k row ops reading the pivot row and reading and writing its own.
- * Not modelled here: tclosure, adjoint (their input-dependent iteration costs), process control (adapt=) of a
- * loop app: its workers are pinned one to a process.
+ *   tclosure, adjoint  sim_loopapps.c's (their iterations' costs from the input), through loops_grab.
+ * Not modelled here: process control (adapt=) of a loop app: its workers are pinned one to a process.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +54,22 @@ int loops_setup(struct job *j, const char *sched, char *err, size_t errlen)
     return 0;
 }
 
+/* best-static's parts from the app's weights of its n iterations (sl_loop_split_weighted), as tclosure and
+   adjoint set them (sl_loop_set_split); other schedulers ignore them. */
+void loops_split(struct job *j, const uint64_t *w, int64_t n)
+{
+    struct sl_loop *l = jl[j->id - 1].l;
+    int64_t first[SL_MAX_PROCS + 1];
+    if (l->kind != SL_LOOP_BESTSTATIC)
+        return;
+    sl_loop_split_weighted(w, n, j->nprocs, first);
+    if (sl_loop_set_split(l, first) < 0)
+        panic("sim: sl_loop_split_weighted gave a split sl_loop_set_split refuses");
+}
+
 void loops_free(void)
 {
+    lapps_free();
     for (int i = 0; i < NJOB; i++) {
         free(jl[i].l);
         jl[i].l = 0;
@@ -63,7 +79,7 @@ void loops_free(void)
 /* sp's next chunk of loop sp->iter over [lo, hi): 1 with the chunk in *c, or 0 (the loop is done for it: on
    to the barrier); *ns gets the grab's cost. The loop is started anew by its first grab (every process
    passed the barrier after the last one, as the app's process 0 resets it). */
-static int grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uint64_t *ns)
+int loops_grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uint64_t *ns)
 {
     struct job *j = sp->p.job;
     int id = j->id, h = sp->p.on_cpu ? sp->p.on_cpu->id : 0, P = j->nprocs;
@@ -76,7 +92,7 @@ static int grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, ui
     int got = sl_loop_next(jl[id - 1].l, sp->p.idx, c);
     /* the grab: the queue it took from, or its own found empty */
     uint64_t qword = jl[id - 1].qbase + (uint64_t)(c->local || !got ? sp->p.idx : P) * 64;
-    *ns = (uint64_t)calib.empty_call + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
+    *ns = (uint64_t)calib.loop_grab + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
                                                  : 0);
     if (got) {
         jl[id - 1].grabs++;
@@ -89,7 +105,7 @@ int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns)
 {
     struct sl_chunk c;
     int id = sp->p.job->id, h = sp->p.on_cpu ? sp->p.on_cpu->id : 0;
-    if (!grab(sp, 0, n - 2, &c, ns))
+    if (!loops_grab(sp, 0, n - 2, &c, ns))
         return 0;
     uint64_t rowb = (uint64_t)n * 8, cells = sor_cells(n, sp->iter);
     *ns += (uint64_t)((double)((uint64_t)c.len * cells) * calib.sor_cell);
@@ -110,7 +126,7 @@ int loops_gauss_chunk(struct sproc *sp, int64_t n, uint64_t *ns)
     struct sl_chunk c;
     int64_t k = (int64_t)sp->iter;
     int id = sp->p.job->id, h = sp->p.on_cpu ? sp->p.on_cpu->id : 0;
-    if (k + 1 >= n || !grab(sp, k + 1, n, &c, ns))
+    if (k + 1 >= n || !loops_grab(sp, k + 1, n, &c, ns))
         return 0;
     *ns += (uint64_t)((double)((uint64_t)c.len * (uint64_t)(n - k)) * calib.gauss_rowop);
     if (mem_on()) {

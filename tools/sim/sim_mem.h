@@ -85,7 +85,18 @@ int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);
 int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
 int loops_gauss_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
 void loops_counts(struct job *j, uint64_t *grabs, uint64_t *remote);
+struct sl_chunk;
+int loops_grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uint64_t *ns); /* 0: loop done */
+void loops_split(struct job *j, const uint64_t *w, int64_t n); /* best-static's weighted parts */
 uint64_t loops_sor_check_ns(int64_t n, int64_t iters); /* sor's check: the half-sweeps again, sequentially */
 void loops_free(void);
+
+/* sim_loopapps.c: tclosure and adjoint (its header) */
+int lapps_setup(struct job *j, char *err, size_t errlen);    /* after loops_setup: the input on the host */
+int lapps_chunk(struct sproc *sp, uint64_t *ns);             /* the next chunk of loop sp->iter: 0 at its end */
+uint64_t lapps_start_ns(struct sproc *sp);                   /* process 0's set-up: compute and stall ns */
+uint64_t lapps_check_ns(struct sproc *sp);                   /* process 0's check: compute and stall ns */
+void lapps_result(struct job *j, uint64_t par_us, char *buf, size_t len); /* RESULT's keys */
+void lapps_free(void);
 
 #endif

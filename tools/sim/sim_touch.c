@@ -21,8 +21,9 @@
  * pages it maps. A hart that once held a line another hart
  * wrote since finds its tag with the directory bit clear: a coherence miss, as on QEMU (cache.h).
  *
- * Not modelled (refused by sim_work.c before this file sees them): the locality issue's tclosure,
- * adjoint, msort, grassfire, gauss variant=fine and oddeven's sched= loop schedulers.
+ * tclosure and adjoint touch what sim_loopapps.c says (T_NONE here). Not modelled (refused by sim_work.c before
+ * this file sees them): the locality issue's msort, grassfire, gauss variant=fine and oddeven's sched= loop
+ * schedulers.
  */
 #include <string.h>
 #include "sim.h"

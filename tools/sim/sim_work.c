@@ -8,6 +8,8 @@
  *                                                                          (apps/gauss/coarse.c, barrier)
  *   hog      blocks of `block` units until no foreground job is left                  (apps/hog.c)
  *   sleeper  iters x { work units; sleep sleep_us (a futex timeout) }                 (apps/sleeper.c)
+ *   sor, tclosure, adjoint  a loop's chunks from the library's loop schedulers, a barrier after each loop
+ *            (sim_loops.c, sim_loopapps.c: tclosure n loops, adjoint one)
  *   knary    mode=steal: N = 1 + d + ... + d^(h-1) nodes of `work` units and a user-level switch each, in
  *            one pool the processes take batches of N/(256 P) from until it is empty: work stealing as a
  *            perfectly balanced pool (s, the serial children, is left out: the default s=1 leaves
@@ -78,8 +80,10 @@
 #include "../../lib/wait/wait_bounds.h"
 #include "../../kernel/syncstat.h"
 
-enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, NAPPS };
-static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary" };
+enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, APP_TCLOSURE,
+             APP_ADJOINT, NAPPS };
+static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary",
+                                              "tclosure", "adjoint" };
 enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
@@ -96,10 +100,12 @@ static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "chaos,gauss,hog,knary,oddeven,sleeper,sor,synth"; }
+const char *work_models(void) { return "adjoint,chaos,gauss,hog,knary,oddeven,sleeper,sor,synth,tclosure"; }
 
-/* A program of barrier episodes: iterations of work, a barrier after each (sor: a loop's chunks). */
-static int barrier_app(int app) { return app <= APP_GAUSS || app == APP_SOR; }
+/* A program of barrier episodes: iterations of work, a barrier after each (sor, tclosure, adjoint: a loop's
+   chunks, sim_loops.c and sim_loopapps.c). */
+static int loop_app(int app) { return app == APP_SOR || app == APP_TCLOSURE || app == APP_ADJOINT; }
+static int barrier_app(int app) { return app <= APP_GAUSS || loop_app(app); }
 
 static int64_t key(const char *args, const char *k)
 {
@@ -151,7 +157,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
                -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }
+        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }, { "n", 0, 0 }, { "n", 0, 0 }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
@@ -162,8 +168,10 @@ int work_setup(struct job *j, char *err, size_t errlen)
     }
     if (w->app == APP_GAUSS && scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
         w->loops = 1; /* coarse.c's solve_sched: chunks from a loop scheduler (sim_loops.c) */
-    if ((w->app == APP_SOR || w->loops) &&
+    if ((loop_app(w->app) || w->loops) &&
         loops_setup(j, scenario_arg(a, "sched", v, sizeof v) == 0 ? v : "", err, errlen) < 0)
+        return -1;
+    if ((w->app == APP_TCLOSURE || w->app == APP_ADJOINT) && lapps_setup(j, err, errlen) < 0)
         return -1;
     w->wait = choice(a, "barrier", waits, 4);
     w->shape = choice(a, "shape", shapes, 3);
@@ -338,6 +346,7 @@ static int last_iteration(const struct sjob *w, uint64_t i)
 {
     return w->app == APP_SYNTH ? i + 1 >= (uint64_t)w->k[2]
          : w->app == APP_SOR   ? i + 1 >= 2 * (uint64_t)w->k[1]
+         : w->app == APP_ADJOINT ? 1 /* one loop; tclosure's n are gauss's n steps */
                                : i + 1 >= (uint64_t)w->k[0];
 }
 
@@ -436,7 +445,7 @@ static int start(struct sproc *sp, struct sjob *w, uint64_t t)
     case L_SETUP:
         sp->life = L_SPAWN;
         w->spawned = 1;
-        core_compute(sp, t, (uint64_t)calib.proc_start + touch_start(sp, w->k[0]));
+        core_compute(sp, t, (uint64_t)calib.proc_start + touch_start(sp, w->k[0]) + lapps_start_ns(sp));
         return 1;
     case L_SPAWN:
         if (w->spawned < j->nprocs) {
@@ -501,7 +510,10 @@ static void finish(struct sproc *sp, uint64_t t)
         uint64_t grabs = 0, remote = 0;
         if (w->app == APP_SOR || w->loops)
             loops_counts(j, &grabs, &remote);
-        if (w->loops && w->par_t1 >= w->par_t0)
+        if ((w->app == APP_TCLOSURE || w->app == APP_ADJOINT) && w->par_t1 >= w->par_t0)
+            lapps_result(j, (w->par_t1 - w->par_t0) / 1000, j->result_keys, sizeof j->result_keys),
+                j->result_set = j->result_ok = 1;
+        else if (w->loops && w->par_t1 >= w->par_t0)
             report(j, "par_us=%lu grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, grabs, remote);
         else if (w->app == APP_SOR && w->par_t1 >= w->par_t0)
             report(j, "par_us=%lu loops=%ld grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, 2 * w->k[1], grabs,
@@ -510,7 +522,7 @@ static void finish(struct sproc *sp, uint64_t t)
             report(j, "par_us=%lu", (w->par_t1 - w->par_t0) / 1000);
         else
             report(j, "%s", "");
-        uint64_t check = w->app == APP_SOR ? loops_sor_check_ns(w->k[0], w->k[1]) : 0; /* its own, sequential */
+        uint64_t check = w->app == APP_SOR ? loops_sor_check_ns(w->k[0], w->k[1]) : lapps_check_ns(sp); /* its own */
         return core_compute(sp, t, (uint64_t)calib.proc_end + check + touch_end(sp, w->k[0], w->k[1]));
     }
     core_exit(sp, t);
@@ -596,10 +608,12 @@ static void proceed(struct sproc *sp, uint64_t t)
                 w->par_t0 = t;
             return proceed(sp, t);
         }
-        if (sp->phase == 0 && (w->app == APP_SOR || w->loops)) { /* a loop's chunks one grab at a time, then
+        if (sp->phase == 0 && (loop_app(w->app) || w->loops)) { /* a loop's chunks one grab at a time, then
                                                                      its barrier (sim_loops.c) */
             uint64_t ns = 0;
-            int more = w->app == APP_SOR ? loops_sor_chunk(sp, w->k[0], &ns) : loops_gauss_chunk(sp, w->k[0], &ns);
+            int more = w->app == APP_SOR ? loops_sor_chunk(sp, w->k[0], &ns)
+                     : w->loops          ? loops_gauss_chunk(sp, w->k[0], &ns)
+                                         : lapps_chunk(sp, &ns);
             if (more)
                 return core_compute(sp, t, ns);
             sp->phase = 3; /* its last, empty grab, then the barrier */

@@ -27,11 +27,12 @@ barriers, quantum 5 ms, no hog - the mix the first validation set missed.
 
 Under the machine model (issue 28, item 3; --model PROFILE, repeatable): the locality sections' cases the
 simulator models (markatos-ch2's coarse Gauss alone at 1 hart and at CPUS; markatos-fig3.2-caches' coarse
-Gauss with a hog under every policy; markatos-ch5's SOR under static, ss and afs), at each --cpus, on QEMU with --model and in the simulator with the same
+Gauss with a hog under every policy; markatos-ch5's SOR under static, ss and afs, its transitive closure and
+adjoint convolution under static, ss, gss and afs), at each --cpus, on QEMU with --model and in the simulator with the same
 profile and QEMU's own cycle (BOOT's cycle_ps), each app's unit fitted to QEMU's run alone under the model
 less the stalls the plugin charged it (the plugin's lookups tax every access, which no profile charges):
-time alone and in the mix, misses per job, slowdown, side by side (target 15 %). The locality apps the simulator does not model (tclosure, adjoint, msort, grassfire,
-gauss variant=fine) are listed as such, not skipped silently.
+time alone and in the mix, misses per job, slowdown, side by side (target 15 %). The locality apps the simulator
+does not model (msort, grassfire, gauss variant=fine) are listed as such, not skipped silently.
 
 --deterministic boots QEMU with instruction-counted time (valid on a busy host; its clock sums every hart's
 instructions, so a blocked hart's time does not pass as on a real machine: compare schedules with it, and
@@ -60,12 +61,15 @@ from .executor import boot, sim_run as sim_boot      # through --jobs/--executor
 from .qemu import REPO_ROOT
 
 #: Which calibration unit scales each foreground app's work (the fit; hog and sleeper follow synth's speed).
-UNIT_OF = {"synth": "synth_unit_ns", "oddeven": "oddeven_cx_ns", "gauss": "gauss_rowop_ns", "sor": "sor_cell_ns"}
+UNIT_OF = {"synth": "synth_unit_ns", "oddeven": "oddeven_cx_ns", "gauss": "gauss_rowop_ns", "sor": "sor_cell_ns",
+           "tclosure": "tclosure_step_ns", "adjoint": "adjoint_madd_ns"}
 #: A unit a calibration may leave out, and what the simulator uses then (tools/sim/sim_calib.c: sor's cell is
 #: gauss's row op times their instruction counts' ratio, 14.35 / 7.53, from deterministic QEMU boots).
-UNIT_DEFAULT = {"sor_cell_ns": lambda d: d["gauss_rowop_ns"] * 14.35 / 7.53}
+UNIT_DEFAULT = {"sor_cell_ns": lambda d: d["gauss_rowop_ns"] * 14.35 / 7.53,
+                "tclosure_step_ns": lambda d: d["gauss_rowop_ns"] * 6.04 / 7.53,   # sim_loopapps.c's counts
+                "adjoint_madd_ns": lambda d: d["gauss_rowop_ns"] * 7.016 / 7.53}
 #: The locality apps (issue 26) the simulator does not model yet: listed in the model validation's report.
-UNMODELLED = ("tclosure", "adjoint", "msort", "grassfire", "gauss variant=fine")
+UNMODELLED = ("msort", "grassfire", "gauss variant=fine")
 
 DEFAULT_CALIB = REPO_ROOT / "tools" / "sim" / "calib" / "default.json"
 WAKE_BENCH = "job=kbench:procs=2,what=futex,ops=1000,delay_us=20"  # calibrate.py's wake_poll_ns bench
