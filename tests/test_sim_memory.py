@@ -172,3 +172,20 @@ def test_sor_keeps_its_rows_in_cache_under_static_and_loses_them_under_self_sche
         jobs = model_jobs(sim_boot(2, f"seed=1 job=sor:procs=2,n=128,iters=4,sched={sched}", model="iris"))
         misses[sched] = jobs[1]["coherence"]
     assert misses["ss"] > 4 * misses["static"] and misses["ss"] > 4 * misses["afs"]
+
+
+def test_charge_off_counts_the_misses_and_adds_no_time():
+    """Beside deterministic QEMU, whose plugin counts but cannot charge (charge=off), the simulator's model
+    does the same (sim_boot(charge=False), what validate --deterministic uses): the misses of a charged run,
+    the time of a run without a model."""
+    job = "job=gauss:procs=1,n=96"
+    charged, free = sim_boot(1, job, model="iris"), sim_boot(1, job, model="iris", charge=False)
+    bare = sim_boot(1, job)
+    assert charged.parsed.model_end["charge"] == "on" and free.parsed.model_end["charge"] == "off"
+    assert free.parsed.model_end["paid_us"] == 0 < charged.parsed.model_end["paid_us"]
+    assert model_jobs(free)[1]["misses"] == model_jobs(charged)[1]["misses"] > 0
+    assert free.results[0]["elapsed_us"] == bare.results[0]["elapsed_us"] < charged.results[0]["elapsed_us"]
+    argv = sim_argv(1, job, model="iris")
+    argv[argv.index("--model") + 1] += ",charge=maybe"
+    refused = subprocess.run(argv, capture_output=True, text=True)
+    assert refused.returncode != 0 and "charge=on or charge=off" in refused.stderr

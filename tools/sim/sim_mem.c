@@ -18,6 +18,7 @@ static struct model *m;
 static struct model_params prm;
 static char profile[64], canonical[400];
 static uint64_t cycle_ps;
+static int charge = 1; /* charge=off: count the misses, add no stall (the plugin's deterministic mode) */
 static uint64_t next_free[MODEL_MAX_HARTS]; /* per node: the next free byte (bump allocation) */
 static double host_ns;                      /* host time spent in mem_touch (--stats) */
 static uint64_t host_lines;                 /* model_access calls */
@@ -106,6 +107,13 @@ int mem_init(const char *spec, const char *profile_dir, int harts, uint64_t mem_
         if (!eq)
             return snprintf(err, errlen, "--model %s: %s is not key=value", spec, kv), -1;
         *eq = 0;
+        if (!strcmp(kv, "charge")) { /* the plugin's charge=on|off (tools/model/README.md), not a profile key */
+            if (strcmp(eq + 1, "on") && strcmp(eq + 1, "off"))
+                return snprintf(err, errlen, "--model %s: charge=%s: expected charge=on or charge=off", spec,
+                                eq + 1), -1;
+            charge = !strcmp(eq + 1, "on");
+            continue;
+        }
         if (model_param_set(&prm, kv, eq + 1, err, errlen) < 0)
             return -1;
     }
@@ -172,7 +180,7 @@ uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, i
     }
     host_ns += now_ns() - t0;
     s->stall_cycles += cycles;
-    return cycles * cycle_ps / 1000;
+    return charge ? cycles * cycle_ps / 1000 : 0;
 }
 
 static uint64_t stall_us(uint64_t cycles) { return cycles * cycle_ps / 1000000; }
@@ -184,11 +192,11 @@ void mem_report(FILE *f)
     uint64_t acc = 0, stall = 0;
     for (int j = 0; j <= NJOB; j++)
         acc += js[j].accesses, stall += js[j].stall_cycles;
-    /* paid_us = stall_us: the simulator adds each stall to simulated time exactly; the lookups cost no
-       simulated time (their host cost is --stats's) */
-    fprintf(f, "MODEL end profile=%s cycle_ps=%lu charge=on accesses=%lu stall_us=%lu paid_us=%lu lookup_ns=0.0 "
+    /* paid_us = stall_us: the simulator adds each stall to simulated time exactly (nothing with charge=off);
+       the lookups cost no simulated time (their host cost is --stats's) */
+    fprintf(f, "MODEL end profile=%s cycle_ps=%lu charge=%s accesses=%lu stall_us=%lu paid_us=%lu lookup_ns=0.0 "
                "miss_lookup_ns=0.0\n",
-            profile, cycle_ps, acc, stall_us(stall), stall_us(stall));
+            profile, cycle_ps, charge ? "on" : "off", acc, stall_us(stall), charge ? stall_us(stall) : 0);
     for (int j = 1; j <= NJOB; j++) {
         struct jobstat *s = &js[j];
         if (!s->accesses)

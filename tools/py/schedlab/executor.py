@@ -128,14 +128,16 @@ def qemu_task(cpus: int, bootargs, kernel=None, timeout: float = DEFAULT_TIMEOUT
 
 
 def sim_task(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None, model: str | None = None,
-             cycle_ps: int | None = None) -> Task:
-    """The task of ``sim.sim_boot(cpus, bootargs, ...)``; builds the simulator here if it is missing."""
+             cycle_ps: int | None = None, deterministic: bool = False) -> Task:
+    """The task of ``sim.sim_boot(cpus, bootargs, ...)``; builds the simulator here if it is missing.
+    ``deterministic``: the run stands beside a deterministic QEMU boot, whose model counts misses but charges
+    no stall (charge=off): the simulator's model does the same (its time is deterministic anyway)."""
     from .sim import ensure_sim
     tokens = bootargs if isinstance(bootargs, str) else " ".join(bootargs)
     binary = ensure_sim()
     calib_path = calib or str(qemu.REPO_ROOT / "tools" / "sim" / "calib" / "default.json")
-    return Task("sim", cpus, tokens, str(binary), file_hash(binary, calib_path), model, False, float(timeout),
-                (), calib, cycle_ps)
+    return Task("sim", cpus, tokens, str(binary), file_hash(binary, calib_path), model, deterministic,
+                float(timeout), (), calib, cycle_ps)
 
 
 # ---------------------------------------------------------------- running one task on this host
@@ -153,7 +155,7 @@ def run_task(task: Task, pool: affinity.CorePool | None = None, stop=None) -> Ru
         if task.kind == "sim":
             from .sim import sim_boot
             run = sim_boot(task.cpus, task.tokens, timeout=task.timeout, calib=task.calib, model=task.model,
-                           cycle_ps=task.cycle_ps, affinity=cores)
+                           cycle_ps=task.cycle_ps, affinity=cores, charge=not task.deterministic)
         else:
             # only what differs from qemu.boot's defaults is passed (a test's stand-in for it takes no more)
             given = {"kernel": task.image, "extra": task.extra, "deterministic": task.deterministic,
@@ -476,9 +478,9 @@ def boot(cpus: int, bootargs, kernel=None, timeout: float = DEFAULT_TIMEOUT, ext
 
 
 def sim_run(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None, model: str | None = None,
-            cycle_ps: int | None = None) -> Run:
-    """``sim.sim_boot`` through the current executor."""
-    return current().run(sim_task(cpus, bootargs, timeout, calib, model, cycle_ps))
+            cycle_ps: int | None = None, deterministic: bool = False) -> Run:
+    """``sim.sim_boot`` through the current executor (``deterministic``: sim_task's)."""
+    return current().run(sim_task(cpus, bootargs, timeout, calib, model, cycle_ps, deterministic))
 
 
 def with_image(task: Task, image: bytes | None) -> Task:

@@ -36,28 +36,29 @@ def ensure_sim() -> Path:
 
 
 def sim_argv(cpus: int, bootargs: str, calib: str | None = None, model: str | None = None,
-             cycle_ps: int | None = None) -> list[str]:
+             cycle_ps: int | None = None, charge: bool = True) -> list[str]:
     """The simulator's command line; ``model`` a --model spec (passed canonical: every key, nodes clamped,
-    validated here as for a boot), ``cycle_ps`` the time of a cycle (QEMU's BOOT cycle_ps= to compare with)."""
+    validated here as for a boot), ``cycle_ps`` the time of a cycle (QEMU's BOOT cycle_ps= to compare with),
+    ``charge`` False: the model counts misses but adds no stall, as the plugin in deterministic mode."""
     argv = [str(sim_binary()), "--cpus", str(cpus), "--apps", str(REPO_ROOT / "build" / "apps")]
     argv += ["--calib", calib or str(REPO_ROOT / "tools" / "sim" / "calib" / "default.json")]
     spec = machine.canonical(model, cpus)
     if spec != machine.NONE:
-        argv += ["--model", spec, "--profiles", str(machine.PROFILE_DIR)]
+        argv += ["--model", spec if charge else spec + ",charge=off", "--profiles", str(machine.PROFILE_DIR)]
         if cycle_ps:
             argv += ["--cycle-ps", str(int(cycle_ps))]
     return argv + [bootargs]
 
 
 def sim_boot(cpus: int, bootargs: str | list[str], timeout: float = 600.0, calib: str | None = None,
-             model: str | None = None, cycle_ps: int | None = None, affinity=None) -> Run:
+             model: str | None = None, cycle_ps: int | None = None, affinity=None, charge: bool = True) -> Run:
     """One simulated run as a ``Run`` (exit status and console as a boot's); under ``model`` its console
     ends with the plugin's MODEL lines, which parse as a QEMU boot's do; ``affinity``: host cores to pin it
-    to (executor.py)."""
+    to (executor.py); ``charge``: sim_argv's."""
     if not isinstance(bootargs, str):
         bootargs = " ".join(bootargs)
     ensure_sim()
-    argv = sim_argv(cpus, bootargs, calib, model, cycle_ps)
+    argv = sim_argv(cpus, bootargs, calib, model, cycle_ps, charge)
     started = time.monotonic()
     try:
         proc = subprocess.run(pinned(argv, affinity), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,

@@ -18,7 +18,8 @@ spread over its CPUS processes): the compute speed is the host's *under the plug
 access by a tax the model never charges (README, Machine model, Caveats: ~3x on coarse Gauss under `modern`),
 and the memory's cost is what is validated. Fitting to a run without the model, as this first did, left that
 tax out of the simulator and put every time alone 65-80 % low. In deterministic mode the plugin charges
-nothing (charge=off), so the whole time is compute there.
+nothing (charge=off), so the whole time is compute there, and the simulator runs charge=off too (its model
+counts the misses and adds no stall: sim_run's deterministic=).
 Errors are relative to QEMU's median over the seeds; the target is 15 %. Every case is reported, those that
 miss too, and the locality apps the simulator does not model are listed (sim_validate.UNMODELLED).
 """
@@ -109,7 +110,8 @@ def run_case(profile: str, cpus: int, policy: str | None, n: int, seeds, determi
             calib, _ = sv.fit_calib(cpus, head + rest, [job_tok], {job_tok: _compute_us(q_alone, cpus)}, None,
                                     Path(tmp))
             cps = _cycle_ps(q_alone)
-            s_alone = sim_boot(cpus, " ".join(head + [alone_tok]), calib=calib, model=profile, cycle_ps=cps)
+            s_alone = sim_boot(cpus, " ".join(head + [alone_tok]), calib=calib, model=profile, cycle_ps=cps,
+                               deterministic=deterministic)
             got["alone_q"].append(_par(q_alone))
             got["alone_s"].append(_par(s_alone))
             got["miss_alone_q"].append(_misses(q_alone, "gauss"))
@@ -118,7 +120,7 @@ def run_case(profile: str, cpus: int, policy: str | None, n: int, seeds, determi
                 continue
             mix = " ".join(head + [fig32_tokens(policy, cpus, n, background=True)])
             q_mix = boot(cpus, mix, timeout=900, deterministic=deterministic, model=profile)
-            s_mix = sim_boot(cpus, mix, calib=calib, model=profile, cycle_ps=cps)
+            s_mix = sim_boot(cpus, mix, calib=calib, model=profile, cycle_ps=cps, deterministic=deterministic)
             got["mix_q"].append(_par(q_mix))
             got["mix_s"].append(_par(s_mix))
             for kind, run in (("q", q_mix), ("s", s_mix)):
@@ -144,7 +146,8 @@ def _run_alone(profile: str, cpus: int, token: str, case: str, policy, n: int, s
             head = [f"seed={seed}"]
             q = boot(cpus, " ".join(head + [token]), timeout=900, deterministic=deterministic, model=profile)
             calib, _ = sv.fit_calib(cpus, head, [token], {token: _compute_us(q, cpus, app)}, None, Path(tmp))
-            s = sim_boot(cpus, " ".join(head + [token]), calib=calib, model=profile, cycle_ps=_cycle_ps(q))
+            s = sim_boot(cpus, " ".join(head + [token]), calib=calib, model=profile, cycle_ps=_cycle_ps(q),
+                         deterministic=deterministic)
             got["alone_q"].append(_par(q, app))
             got["alone_s"].append(_par(s, app))
             got["miss_alone_q"].append(_misses(q, app) or 0)
