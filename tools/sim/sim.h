@@ -39,6 +39,7 @@ struct calib {
     double wake_poll, wake_halt; /* a wake to the woken running on an idle hart, polling / halted (kbench) */
     double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
     double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
+    double thread_create, thread_run, copy_call, copy_double; /* user-level threads (sim_threads.c); optional */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);
@@ -109,6 +110,7 @@ struct sjob {                /* a job's workload, beside its struct job */
     int allot;               /* partition's allotment (info_set_allotment) */
     int adaptive;            /* process control (adapt=yes under a policy that allots harts) */
     int loops;               /* gauss sched= other than static: its rows from a loop scheduler (sim_loops.c) */
+    int threads;             /* a user-level thread program (sim_threads.c): gauss variant=fine */
     int active;              /* adaptive: processes not suspended */
     int16_t host[SL_MAX_PROCS]; /* adaptive: worker -> the process that runs it */
     int started;             /* dispatched once: job->start is set */

@@ -59,8 +59,8 @@
  * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
  *
  * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
- * call it); sim_mem.h has the cache model. Not modelled yet: oddeven's sched= loop schedulers and gauss
- * variant=fine (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
+ * call it); sim_mem.h has the cache model. gauss variant=fine is a thread program: sim_threads.c. Not
+ * modelled yet: oddeven's sched= loop schedulers (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
  * the processes' stacks), and the keys an app reports about its own computation (maxerr=, sorted=...):
  * process 0 reports check=ok with par_us= for the barrier apps and chaos's blocked=.
  */
@@ -70,6 +70,7 @@
 #include <string.h>
 #include "sim.h"
 #include "sim_mem.h"
+#include "sim_threads.h"
 #include "../../lib/base/rng.h"
 #include "../../lib/wait/wait_bounds.h"
 #include "../../kernel/syncstat.h"
@@ -138,8 +139,10 @@ int work_setup(struct job *j, char *err, size_t errlen)
         return snprintf(err, errlen, "job=oddeven: sched=%s is not modelled in the simulator (static only)", v), -1;
     if (w->app == APP_KNARY && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "steal"))
         return snprintf(err, errlen, "job=knary: mode=%s is not modelled in the simulator (steal only)", v), -1;
-    if (w->app == APP_GAUSS && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
-        return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse only)", v), -1;
+    if ((w->threads = threads_setup(j, err, errlen)) < 0) /* gauss variant=fine: sim_threads.c */
+        return -1;
+    if (w->app == APP_GAUSS && !w->threads && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
+        return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse, fine)", v), -1;
     if (w->app == APP_CHAOS && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "deadlock") &&
         strcmp(v, "exit-blocked"))
         return snprintf(err, errlen, "job=chaos: mode=%s is not modelled in the simulator (deadlock and exit-blocked "
@@ -174,7 +177,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->active = j->nprocs;
     for (int v = 0; v < SL_MAX_PROCS; v++)
         w->host[v] = (int16_t)v;
-    if (barrier_app(w->app)) {
+    if (barrier_app(w->app) && !w->threads) {
         w->bar = calloc(1, sizeof *w->bar);
         w->bar->n = j->nprocs;
         w->bar->wait = w->wait;
@@ -488,7 +491,9 @@ static void finish(struct sproc *sp, uint64_t t)
         uint64_t grabs = 0, remote = 0;
         if (w->app == APP_SOR || w->loops)
             loops_counts(j, &grabs, &remote);
-        if (w->loops && w->par_t1 >= w->par_t0)
+        if (w->threads)
+            report(j, "%s", threads_keys(j));
+        else if (w->loops && w->par_t1 >= w->par_t0)
             report(j, "par_us=%lu grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, grabs, remote);
         else if (w->app == APP_SOR && w->par_t1 >= w->par_t0)
             report(j, "par_us=%lu loops=%ld grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, 2 * w->k[1], grabs,
@@ -536,6 +541,11 @@ static void proceed(struct sproc *sp, uint64_t t)
     int last = 0;
     if (start(sp, w, t))
         return;
+    if (w->threads) { /* a thread program (sim_threads.c) */
+        if (!threads_step(sp, t))
+            finish(sp, t);
+        return;
+    }
     switch (w->app) {
     case APP_CHAOS:
         if (sp->p.idx != 0 || w->k[0] == CHAOS_DEADLOCK)
@@ -650,7 +660,7 @@ void work_dispatched(struct sproc *sp, uint64_t t)
         sim_post(t + sp->left, EV_STEP, -1, sp, 0);
         return;
     case A_SPIN:
-        if (released(sp) || sp->bar->wait != W_SPIN)
+        if (!sp->bar || released(sp) || sp->bar->wait != W_SPIN) /* no bar: a thread app's idle poll */
             sim_post(t, EV_STEP, -1, sp, 0);
         return;
     case A_BLOCKED:
@@ -682,6 +692,7 @@ void work_stats(FILE *f)
 void work_free(void)
 {
     loops_free();
+    threads_free();
     for (int j = 0; j < NJOB; j++) {
         free(sjobs[j].bar);
         sjobs[j].bar = 0;
