@@ -1,0 +1,97 @@
+"""The user-level thread apps of Markatos chapter 4 in the simulator (tools/sim/sim_threads.c): gauss
+variant=fine's threads created by main and placed by place=mcs|lb. Counts against the app's own on
+deterministic QEMU, the placements' invariants, determinism and the refusals. Correctness only, never timings."""
+
+import os
+import subprocess
+
+import pytest
+
+from schedlab.qemu import REPO_ROOT
+from schedlab.sim import ensure_sim, sim_argv, sim_boot
+
+ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
+if ASAN.is_file():
+    os.environ.setdefault("SCHEDLAB_SIM", str(ASAN))
+
+FINE = "variant=fine,sync=barrier,barrier=block"
+
+
+def gauss(cpus, n, place, model=None, extra=""):
+    run = sim_boot(cpus, f"job=gauss:procs={cpus},n={n},{FINE},place={place}{extra}", model=model)
+    assert run.ok and len(run.results) == 1, run.console[-2000:]
+    r = run.results[0]
+    assert r["check"] == "ok", run.console[-2000:]
+    return r
+
+
+def counts(r):
+    return {k: int(r[k]) for k in ("copies", "threads", "away")}
+
+
+@pytest.mark.parametrize("place", ["mcs", "lb"])
+def test_copies_and_threads_are_the_apps_own(boot, place):
+    """copies= and threads= as apps/gauss/fine.c counts them on deterministic QEMU (mcs: away= 0 there too)."""
+    n, cpus = 24, 2
+    q = boot(cpus, f"job=gauss:procs={cpus},n={n},{FINE},place={place}", deterministic=True, timeout=300)
+    assert q.ok, q.console[-2000:]
+    qr = next(r for r in q.results if r["app"] == "gauss")
+    s = gauss(cpus, n, place)
+    assert int(s["copies"]) == int(qr["copies"])
+    assert int(s["threads"]) == int(qr["threads"]) == n * (n - 1) // 2 + cpus + 1
+    if place == "mcs":
+        assert int(s["away"]) == int(qr["away"]) == 0
+
+
+@pytest.mark.parametrize("procs", [1, 2, 4, 8])
+def test_mcs_runs_every_thread_at_home_and_copies_a_pivot_once_per_process_and_column(procs):
+    n = 40
+    r = counts(gauss(procs, n, "mcs"))
+    assert r["away"] == 0
+    # column k's pivot row goes to every other process that holds a row i > k
+    want = sum(len({i % procs for i in range(k + 1, n)} - {k % procs}) for k in range(n - 1))
+    assert r["copies"] == want
+    assert r["threads"] == n * (n - 1) // 2 + procs + 1
+
+
+def test_lb_copies_three_rows_a_thread_and_balances_the_load():
+    n, P = 64, 4
+    r = counts(gauss(P, n, "lb"))
+    assert r["copies"] == 3 * n * (n - 1) // 2
+    # the least loaded process: threads land everywhere, so about (P-1)/P of them away from their row's home
+    share = r["away"] / (n * (n - 1) / 2)
+    assert 0.5 < share < 0.95, share
+
+
+def test_lb_at_one_process_is_never_away():
+    assert counts(gauss(1, 32, "lb"))["away"] == 0
+
+
+def test_under_the_model_mcs_reads_fewer_remote_words_than_lb():
+    """butterfly (two nodes, no caches): lb copies both rows of every update across nodes; mcs only pivots."""
+    def remote(place):
+        run = sim_boot(4, f"job=gauss:procs=4,n=48,{FINE},place={place}", model="butterfly")
+        assert run.ok, run.console[-2000:]
+        job = run.parsed.model_jobs[run.results[0]["job"]]
+        assert job["misses"] == job["local"] + job["remote"]
+        return job["remote"]
+    assert remote("mcs") < remote("lb")
+
+
+def test_same_scenario_same_bytes():
+    ensure_sim()
+    argv = sim_argv(4, f"seed=3 job=gauss:procs=4,n=48,{FINE},place=lb", model="iris")
+    outs = [subprocess.run(argv, capture_output=True, check=True).stdout for _ in range(2)]
+    assert outs[0] == outs[1] and b"copies=" in outs[0]
+
+
+@pytest.mark.parametrize("bootargs,says", [
+    ("job=gauss:procs=2,n=32,variant=fine,sync=cond", "sync=cond is not modelled"),
+    ("job=gauss:procs=2,n=32,variant=fine,place=xx", "place=xx, expected mcs or lb"),
+    ("policy=partition job=gauss:procs=2,n=32,variant=fine,adapt=yes", "is not modelled"),
+    ("job=grassfire:procs=2", "no model of app grassfire"),
+])
+def test_what_is_not_modelled_is_refused(bootargs, says):
+    run = sim_boot(2, bootargs)
+    assert run.exit_code == 2 and len(run.errors) == 1 and says in run.errors[0], run.console
+    assert not run.panics
