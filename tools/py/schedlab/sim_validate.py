@@ -64,6 +64,9 @@ UNIT_OF = {"synth": "synth_unit_ns", "oddeven": "oddeven_cx_ns", "gauss": "gauss
 #: A unit a calibration may leave out, and what the simulator uses then (tools/sim/sim_calib.c: sor's cell is
 #: gauss's row op times their instruction counts' ratio, 14.35 / 7.53, from deterministic QEMU boots).
 UNIT_DEFAULT = {"sor_cell_ns": lambda d: d["gauss_rowop_ns"] * 14.35 / 7.53}
+#: The thread apps' costs (tools/sim/sim_calib.c's optional keys and their defaults, deterministic QEMU's): the
+#: emulated instructions of the thread library, so a fit scales them with the app's unit (one host speed).
+THREAD_UNITS = {"thread_create_ns": 200.0, "thread_run_ns": 430.0, "copy_call_ns": 53.0, "copy_double_ns": 5.0}
 #: The locality apps (issue 26) the simulator does not model yet: listed in the model validation's report.
 UNMODELLED = ("tclosure", "adjoint", "msort", "grassfire", "gauss variant=fine,sync=cond")
 
@@ -123,16 +126,20 @@ def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, cal
             unit = UNIT_OF.get(app_of(token))
             if not unit:
                 continue
-            if unit not in data and unit in UNIT_DEFAULT: # before "sources": the simulator reads no key after it
+            scaled = [unit] + (list(THREAD_UNITS) if "variant=fine" in token else [])
+            missing = [(u, UNIT_DEFAULT[u](data) if u in UNIT_DEFAULT else THREAD_UNITS[u]) for u in scaled
+                       if u not in data and (u in UNIT_DEFAULT or u in THREAD_UNITS)]
+            if missing:  # before "sources": the simulator reads no key after it
                 items = list(data.items())
                 at = next((i for i, (key, _) in enumerate(items) if key == "sources"), len(items))
-                data = dict(items[:at] + [(unit, UNIT_DEFAULT[unit](data))] + items[at:])
+                data = dict(items[:at] + missing + items[at:])
             path.write_text(json.dumps(data))
             got = timed(sim_boot(cpus, " ".join(head + [token]), calib=str(path), model=model, cycle_ps=cycle_ps),
                         app_of(token))
             if k == 0:
                 unfitted[token] = got / qemu_alone[token] - 1.0
-            data[unit] *= qemu_alone[token] / got
+            for u in scaled:
+                data[u] *= qemu_alone[token] / got
     data["name"] = f"{data['name']}.fit"
     path.write_text(json.dumps(data))
     return str(path), unfitted
