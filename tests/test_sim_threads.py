@@ -1,5 +1,5 @@
-"""The user-level thread apps of Markatos chapter 4 in the simulator (tools/sim/sim_threads.c): gauss
-variant=fine's threads created by main and placed by place=mcs|lb. Counts against the app's own on
+"""The user-level thread apps of Markatos chapter 4 in the simulator (tools/sim/sim_threads.c, sim_tapps.c):
+gauss variant=fine's and grassfire's threads created by main and placed by place=mcs|lb. Counts against the app's own on
 deterministic QEMU, the placements' invariants, determinism and the refusals. Correctness only, never timings."""
 
 import os
@@ -86,12 +86,61 @@ def test_same_scenario_same_bytes():
 
 
 @pytest.mark.parametrize("bootargs,says", [
-    ("job=gauss:procs=2,n=32,variant=fine,sync=cond", "sync=cond is not modelled"),
+    ("job=gauss:procs=2,n=32,variant=fine,sync=cond", "variant=fine with sync=cond (only sync=barrier"),
     ("job=gauss:procs=2,n=32,variant=fine,place=xx", "place=xx, expected mcs or lb"),
     ("policy=partition job=gauss:procs=2,n=32,variant=fine,adapt=yes", "is not modelled"),
-    ("job=grassfire:procs=2", "no model of app grassfire"),
+    ("job=grassfire:procs=2,n=32,variant=coarse,place=lb", "place=lb needs variant=fine"),
+    ("job=msort:procs=2", "no model of app msort"),
 ])
 def test_what_is_not_modelled_is_refused(bootargs, says):
     run = sim_boot(2, bootargs)
     assert run.exit_code == 2 and len(run.errors) == 1 and says in run.errors[0], run.console
     assert not run.panics
+
+
+def grassfire(cpus, n, variant, seed=1, model=None):
+    grain = "variant=coarse" if variant == "coarse" else f"variant=fine,place={variant}"
+    run = sim_boot(cpus, f"seed={seed} job=grassfire:procs={cpus},n={n},{grain}", model=model)
+    assert run.ok and len(run.results) == 1, run.console[-2000:]
+    assert run.results[0]["check"] == "ok", run.console[-2000:]
+    return run.results[0]
+
+
+GF_KEYS = ("sweeps", "depth", "threads", "local", "away", "copies")
+
+
+@pytest.mark.parametrize("variant,seed", [("coarse", 1), ("mcs", 2), ("lb", 3)])
+def test_grassfire_sweeps_and_counts_are_the_apps_own(boot, variant, seed):
+    """The image comes from the seed as the app draws it: sweeps= and depth= equal QEMU's, and so do the
+    counts that do not depend on lb's random ties (lb: its local + away, every row of every sweep)."""
+    n, cpus = 48, 2
+    grain = "variant=coarse" if variant == "coarse" else f"variant=fine,place={variant}"
+    q = boot(cpus, f"seed={seed} job=grassfire:procs={cpus},n={n},{grain}", deterministic=True, timeout=300)
+    assert q.ok, q.console[-2000:]
+    qr = next(r for r in q.results if r["app"] == "grassfire")
+    s = grassfire(cpus, n, variant, seed)
+    exact = GF_KEYS if variant != "lb" else ("sweeps", "depth", "threads")
+    assert {k: int(s[k]) for k in exact} == {k: int(qr[k]) for k in exact}
+    assert int(s["sweeps"]) == int(s["depth"]) + 1
+    assert int(s["local"]) + int(s["away"]) == int(s["sweeps"]) * n
+
+
+@pytest.mark.parametrize("procs", [1, 3, 8])
+def test_grassfire_mcs_and_coarse_copy_only_across_block_edges(procs):
+    n = 64
+    for variant in ("mcs", "coarse"):
+        r = grassfire(procs, n, variant)
+        edges = 2 * (procs - 1)                                     # each inner block edge: a row each way
+        assert int(r["away"]) == 0 and int(r["copies"]) == edges * int(r["sweeps"])
+
+
+def test_grassfire_lb_sweeps_rows_away_and_copies_them():
+    r = grassfire(4, 64, "lb")
+    assert int(r["away"]) > int(r["local"])                          # 3/4 of the rows land away from home
+    assert int(r["copies"]) > 2 * int(r["away"])
+
+
+def test_grassfire_does_not_depend_on_the_processes_but_on_the_seed():
+    depth = {p: int(grassfire(p, 96, "mcs")["depth"]) for p in (1, 2, 5)}
+    assert len(set(depth.values())) == 1
+    assert {int(grassfire(2, 96, "mcs", seed=s)["depth"]) for s in range(1, 6)} != {depth[1]}

@@ -40,6 +40,7 @@ struct calib {
     double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
     double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
     double thread_create, thread_run, copy_call, copy_double; /* user-level threads (sim_threads.c); optional */
+    double grassfire_pixel;      /* grassfire: one pixel's step (sim_tapps.c); optional */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);
@@ -148,6 +149,7 @@ void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, ui
 void core_admit(struct job *j, uint64_t t);                   /* admit j and create its process 0 */
 void core_spawn(struct job *j, uint64_t t);                   /* create its next process (proc_create) */
 extern uint64_t sim_makespan, sim_events;
+extern uint64_t sim_seed;                                     /* the scenario's seed= */
 void sim_job_done(struct job *j);                             /* sim_main.c: RESULT, and SUMMARY after the last */
 void sim_unwait(struct proc *p);                              /* sim_core.c: a killed waiter's timeout made stale */
 

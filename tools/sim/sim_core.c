@@ -27,6 +27,7 @@ struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
 uint64_t sched_seed;
+uint64_t sim_seed; /* seed= itself (sched_seed advances as the policies draw from it) */
 long sched_opt[SCEN_MAX_OPTS];
 struct platform plat;
 uintptr_t sim_tp;
@@ -366,7 +367,7 @@ void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, ui
     ncpus = harts;
     sched = cls;
     sched_quantum = quantum_ns;
-    sched_seed = seed;
+    sched_seed = sim_seed = seed;
     plat.timebase_hz = 1000000000UL;
     for (int i = 0; i < ncpus; i++) {
         cpus[i].id = i;

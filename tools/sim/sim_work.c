@@ -75,8 +75,10 @@
 #include "../../lib/wait/wait_bounds.h"
 #include "../../kernel/syncstat.h"
 
-enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, NAPPS };
-static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary" };
+enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, APP_GRASSFIRE,
+             NAPPS };
+static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary",
+                                              "grassfire" };
 enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
@@ -93,7 +95,7 @@ static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "chaos,gauss,hog,knary,oddeven,sleeper,sor,synth"; }
+const char *work_models(void) { return "chaos,gauss,grassfire,hog,knary,oddeven,sleeper,sor,synth"; }
 
 /* A program of barrier episodes: iterations of work, a barrier after each (sor: a loop's chunks). */
 static int barrier_app(int app) { return app <= APP_GAUSS || app == APP_SOR; }
@@ -139,7 +141,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
         return snprintf(err, errlen, "job=oddeven: sched=%s is not modelled in the simulator (static only)", v), -1;
     if (w->app == APP_KNARY && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "steal"))
         return snprintf(err, errlen, "job=knary: mode=%s is not modelled in the simulator (steal only)", v), -1;
-    if ((w->threads = threads_setup(j, err, errlen)) < 0) /* gauss variant=fine: sim_threads.c */
+    if ((w->threads = threads_setup(j, err, errlen)) < 0) /* gauss variant=fine, grassfire: sim_threads.c */
         return -1;
     if (w->app == APP_GAUSS && !w->threads && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
         return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse, fine)", v), -1;
@@ -150,7 +152,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
                -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }
+        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }, { "n", 0, 0 }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
