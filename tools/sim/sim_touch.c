@@ -21,9 +21,9 @@
  * pages it maps. A hart that once held a line another hart
  * wrote since finds its tag with the directory bit clear: a coherence miss, as on QEMU (cache.h).
  *
- * gauss variant=fine's touches are sim_threads.c's (its home buffers, row copies and shared words).
+ * gauss variant=fine's and grassfire's touches are sim_tapps.c's (home buffers, row copies, shared words).
  * Not modelled (refused by sim_work.c before this file sees them): the locality issue's tclosure,
- * adjoint, msort, grassfire and oddeven's sched= loop schedulers.
+ * adjoint, msort and oddeven's sched= loop schedulers.
  */
 #include <string.h>
 #include "sim.h"

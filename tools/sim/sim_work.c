@@ -59,7 +59,8 @@
  * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
  *
  * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
- * call it); sim_mem.h has the cache model. gauss variant=fine is a thread program: sim_threads.c. Not
+ * call it); sim_mem.h has the cache model. gauss variant=fine and grassfire are thread programs:
+ * sim_threads.c (the mechanism), sim_tapps.c (the apps). Not
  * modelled yet: oddeven's sched= loop schedulers (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
  * the processes' stacks), and the keys an app reports about its own computation (maxerr=, sorted=...):
  * process 0 reports check=ok with par_us= for the barrier apps and chaos's blocked=.

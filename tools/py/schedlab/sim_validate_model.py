@@ -9,9 +9,9 @@ For each profile and --cpus, the locality sections' cases that the simulator mod
            scenario, markatos_partition.fig32_tokens): time alone and in the mix, misses of each job in
            both, slowdown
   ch5      markatos-ch5's SOR (n=256, iters=10) alone under static, ss and afs: time and misses
-  ch4      (butterfly, iris) markatos-ch4's Gauss, ``variant=fine,place=mcs|lb`` and ``variant=coarse`` with
-           ``sync=barrier,barrier=block``, n=256 under butterfly and 384 under iris: time and misses (the fit
-           scales the thread costs with the row op: sim_validate.THREAD_UNITS)
+  ch4      markatos-ch4's Gauss (butterfly n=256, iris n=384) and grassfire (iris n=384), each
+           ``variant=fine,place=mcs|lb`` and ``variant=coarse`` as markatos_ch4.tokens boots them: time and
+           misses (the fit scales the thread costs with the app's unit: sim_validate.THREAD_UNITS)
 
 Each seed first boots the case's job alone under the model on QEMU and fits the simulator's unit of that app
 (sim_validate.fit_calib) to its time less the stalls the plugin charged it (its MODEL job line's stall_us,
@@ -33,8 +33,8 @@ from . import sim_validate as sv
 from .executor import boot, sim_run as sim_boot      # through --jobs/--executor (executor.py)
 
 GAUSS = "variant=coarse,sync=barrier"
-#: ch4 (markatos-table4.1-butterfly, markatos-figs4.1-4.3): Gauss's n per profile, as markatos_ch4 boots it
-CH4_N = {"butterfly": 256, "iris": 384}
+#: ch4 (markatos-table4.1-butterfly, markatos-figs4.1-4.3): the apps' n per profile, as markatos_ch4 boots them
+CH4_N = {"butterfly": {"gauss": 256}, "iris": {"gauss": 384, "grassfire": 384}}
 
 
 def fig32_tokens(policy: str, h: int, n: int, background: bool = False) -> str:
@@ -85,10 +85,11 @@ def _pair(qemu: list[float], sim: list[float]) -> dict:
 def run_case(profile: str, cpus: int, policy: str | None, n: int, seeds, deterministic: bool = False) -> dict:
     """One case (policy None: ch2's Gauss alone; "sor:<sched>": ch5's SOR alone), seeds 1..: QEMU and
     simulator side by side."""
-    if policy and policy.startswith("ch4:"):  # Table 4.1 / Fig. 4.1's Gauss: coarse, or fine placed mcs|lb
-        grain = "variant=coarse" if policy == "ch4:coarse" else f"variant=fine,place={policy[4:]}"
-        return _run_alone(profile, cpus, f"job=gauss:n={n},{grain},sync=barrier,barrier=block,procs={cpus}", "ch4",
-                          policy, n, seeds, deterministic)
+    if policy and policy.startswith("ch4:"):  # "ch4:<app>:<variant>", as markatos_ch4.tokens boots it
+        _, app, variant = policy.split(":")
+        from .reproduce.markatos_ch4 import tokens
+        return _run_alone(profile, cpus, f"{tokens(app, variant, n)},procs={cpus}", "ch4", policy, n, seeds,
+                          deterministic)
     if policy and policy.startswith("sor:"):
         return _run_alone(profile, cpus, f"job=sor:n={n},iters=10,sched={policy[4:]},procs={cpus}", "ch5", policy,
                           n, seeds, deterministic)
@@ -159,8 +160,8 @@ def cases(profiles, cpus_list, tiny: bool = False) -> list[tuple[str, int, str |
     n = 48 if tiny else 256
     policies = ["gang"] if tiny else sv.build_policies()
     sor = ["sor:afs"] if tiny else ["sor:static", "sor:ss", "sor:afs"]
-    ch4 = [(p, c, f"ch4:{v}", 48 if tiny else CH4_N[p]) for p in profiles if p in CH4_N for c in cpus_list
-           for v in ("mcs", "lb", "coarse")]
+    ch4 = [(p, c, f"ch4:{app}:{v}", 48 if tiny else n) for p in profiles for app, n in CH4_N.get(p, {}).items()
+           for c in cpus_list for v in ("mcs", "lb", "coarse")]
     return [(p, c, pol, n) for p in profiles for c in cpus_list for pol in [None, *policies, *sor]] + ch4
 
 
