@@ -1,5 +1,6 @@
 """The user-level thread apps of Markatos chapter 4 in the simulator (tools/sim/sim_threads.c, sim_tapps.c):
-gauss variant=fine's and grassfire's threads created by main and placed by place=mcs|lb. Counts against the app's own on
+gauss variant=fine's, grassfire's and msort's threads created by main (or, msort, by the threads) and
+placed by place=mcs|lb. Counts against the app's own on
 deterministic QEMU, the placements' invariants, determinism and the refusals. Correctness only, never timings."""
 
 import os
@@ -90,7 +91,9 @@ def test_same_scenario_same_bytes():
     ("job=gauss:procs=2,n=32,variant=fine,place=xx", "place=xx, expected mcs or lb"),
     ("policy=partition job=gauss:procs=2,n=32,variant=fine,adapt=yes", "is not modelled"),
     ("job=grassfire:procs=2,n=32,variant=coarse,place=lb", "place=lb needs variant=fine"),
-    ("job=msort:procs=2", "no model of app msort"),
+    ("job=msort:procs=2,n=64,variant=coarse,place=lb", "place=lb needs variant=fine"),
+    ("job=msort:procs=4,n=2", "n=2 must be at least procs=4"),
+    ("job=tclosure:procs=2", "no model of app tclosure"),
 ])
 def test_what_is_not_modelled_is_refused(bootargs, says):
     run = sim_boot(2, bootargs)
@@ -144,3 +147,41 @@ def test_grassfire_does_not_depend_on_the_processes_but_on_the_seed():
     depth = {p: int(grassfire(p, 96, "mcs")["depth"]) for p in (1, 2, 5)}
     assert len(set(depth.values())) == 1
     assert {int(grassfire(2, 96, "mcs", seed=s)["depth"]) for s in range(1, 6)} != {depth[1]}
+
+
+def msort(cpus, n, variant, leaf=64, model=None):
+    grain = "variant=coarse" if variant == "coarse" else f"variant=fine,place={variant}"
+    run = sim_boot(cpus, f"job=msort:procs={cpus},n={n},leaf={leaf},{grain}", model=model)
+    assert run.ok and len(run.results) == 1, run.console[-2000:]
+    assert run.results[0]["check"] == "ok", run.console[-2000:]
+    return run.results[0]
+
+
+@pytest.mark.parametrize("variant", ["coarse", "mcs", "lb"])
+def test_msort_tree_and_counts_are_the_apps_own(boot, variant):
+    """The tree as the app builds it (threads=, leaves=), and where mcs and coarse run each node (local=,
+    remote_keys=); lb's placement is random, so only its totals."""
+    n, cpus = 3000, 3
+    grain = "variant=coarse" if variant == "coarse" else f"variant=fine,place={variant}"
+    q = boot(cpus, f"job=msort:procs={cpus},n={n},leaf=64,{grain}", deterministic=True, timeout=300)
+    assert q.ok, q.console[-2000:]
+    qr = next(r for r in q.results if r["app"] == "msort")
+    s = msort(cpus, n, variant)
+    exact = ("threads", "leaves") + (("local", "away", "remote_keys") if variant != "lb" else ())
+    assert {k: int(s[k]) for k in exact} == {k: int(qr[k]) for k in exact}
+    assert int(s["local"]) + int(s["away"]) == int(s["threads"]) - cpus - 1
+
+
+def test_msort_mcs_runs_every_node_at_home_and_lb_reads_more_remote_keys():
+    mcs, lb = msort(4, 8192, "mcs"), msort(4, 8192, "lb")
+    assert int(mcs["away"]) == 0 and int(lb["away"]) > 0
+    # mcs: only the merges above the chunks (2048 keys each) read another chunk's keys, at the home of their
+    # first chunk: the root 3 x 2048, its two children 2048 each
+    assert int(mcs["remote_keys"]) == 3 * 2048 + 2 * 2048
+    assert int(mcs["remote_keys"]) < int(lb["remote_keys"])
+
+
+def test_msort_leaf_size_sets_the_tree():
+    for leaf, leaves in ((64, 4096 // 64), (4096, 1)):
+        r = msort(1, 4096, "mcs", leaf=leaf)
+        assert int(r["leaves"]) == leaves and int(r["threads"]) == 2 * leaves - 1 + 2

@@ -41,6 +41,7 @@ struct calib {
     double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
     double thread_create, thread_run, copy_call, copy_double; /* user-level threads (sim_threads.c); optional */
     double grassfire_pixel;      /* grassfire: one pixel's step (sim_tapps.c); optional */
+    double msort_key;            /* msort: a key's share of a merge level (sim_tapps.c); optional */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);

@@ -83,6 +83,7 @@ int calib_load(const char *path, char *err, size_t errlen)
         { "thread_create_ns", &calib.thread_create, 200 }, { "thread_run_ns", &calib.thread_run, 430 },
         { "copy_call_ns", &calib.copy_call, 53 },          { "copy_double_ns", &calib.copy_double, 5.0 },
         { "grassfire_pixel_ns", &calib.grassfire_pixel, 19.0 }, /* sim_tapps.c GF_ROW_PIXELS says where */
+        { "msort_key_ns", &calib.msort_key, 17.6 },             /* sim_tapps.c MS_INSERT says where */
     };
     for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
         if (number(text, opt[i].key, opt[i].v) < 0)

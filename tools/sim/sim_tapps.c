@@ -1,5 +1,5 @@
 /*
- * sim_tapps.c - the thread apps of Markatos chapter 4 on sim_threads.c's mechanism (main, placement, the
+ * sim_tapps.c - the thread apps of Markatos chapter 4 (gauss variant=fine, grassfire, msort) on sim_threads.c's mechanism (main, placement, the
  * processes' loops): what their threads are, what each costs, which rows it copies and what it touches.
  *
  *   gauss variant=fine, sync=barrier (apps/gauss/fine.c, Markatos's version 2): before the run process 0
@@ -31,7 +31,18 @@
  *             whose rows changed adds to the shared count. The check: the two-pass transform on a new
  *             image of process 0's, then every result row read.
  *             RESULT: par_us sweeps= depth= threads= local= away= copies= as the app counts them.
- * Not modelled: gauss sync=cond (refused), the apps' check arithmetic (process 0's proc_end), msort.
+ *   msort     (apps/msort.c): the tree as the app builds it (split in proportion to the processes down to
+ *             one chunk each, then halved to leaves of `leaf` keys; coarse: a leaf per chunk); P chunks of
+ *             A and B, node-local, allocated by the set-up threads (A's keys generated). One round: main
+ *             makes every leaf's thread; the last child to finish makes its parent's (so threads are made
+ *             as the data is ready); placement mcs at the node's home (the process with most of its keys),
+ *             lb the least loaded, coarse on its home. A leaf sorts its slice with sort_to (insertion sorts
+ *             of 16, then merge levels alternating A and B, MS_INSERT + levels steps of calib.msort_key a key),
+ *             a node merges its children's halves from the other buffer into its own (MS_MERGE a key); each
+ *             key read and written where it lives (its chunk's node). Its node and its parent's pending count
+ *             (a shared line) too. The check reads A. RESULT: par_us threads= leaves= local= away=
+ *             remote_keys= as the app counts them.
+ * Not modelled: gauss sync=cond (refused), the apps' check arithmetic (process 0's proc_end).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +58,7 @@
 static int gf_home(const struct tjob *t, int i) { return (int)((int64_t)i * t->P / t->n); }
 static int gf_lo(const struct tjob *t, int p) { return (int)(((int64_t)p * t->n + t->P - 1) / t->P); }
 static int gs_home(const struct tjob *t, int i) { return i % t->P; }
+static int ms_setup(struct job *j, struct tjob *t, char *err, size_t errlen);
 
 /* ---- set-up ---- */
 
@@ -115,9 +127,9 @@ int tapp_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
     int gauss = !strcmp(app, "gauss");
     if (gauss && (scenario_arg(a, "variant", v, sizeof v) != 0 || strcmp(v, "fine")))
         return 0; /* coarse: a barrier program (sim_work.c) */
-    if (!gauss && strcmp(app, "grassfire"))
+    if (!gauss && strcmp(app, "grassfire") && strcmp(app, "msort"))
         return 0;
-    t->app = gauss ? TA_GAUSS : TA_GRASSFIRE;
+    t->app = gauss ? TA_GAUSS : !strcmp(app, "grassfire") ? TA_GRASSFIRE : TA_MSORT;
     t->place = scenario_arg(a, "place", v, sizeof v) == 0 && !strcmp(v, "lb") ? PL_LB : PL_MCS;
     t->n = scenario_arg(a, "n", v, sizeof v) == 0 ? atoi(v) : gauss ? 0 : 384; /* the apps' defaults */
     if (gauss) {
@@ -133,8 +145,87 @@ int tapp_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
     }
     t->coarse = scenario_arg(a, "variant", v, sizeof v) == 0 && !strcmp(v, "coarse");
     if (t->coarse && t->place == PL_LB)
-        return snprintf(err, errlen, "job=grassfire: place=lb needs variant=fine (as the app says)"), -1;
+        return snprintf(err, errlen, "job=%s: place=lb needs variant=fine (as the app says)", app), -1;
+    if (t->app == TA_MSORT)
+        return ms_setup(j, t, err, errlen);
     gf_depths(j, t);
+    return 1;
+}
+
+/* msort's tree, as apps/msort.c builds it (preorder; the left child is the next node). */
+struct msnode {
+    uint32_t lo, hi;
+    int32_t parent, right; /* right: -1 for a leaf */
+    uint32_t pending;      /* children not finished */
+    int16_t home;
+    uint8_t dst;           /* the buffer it delivers into: 0 A, 1 B */
+};
+
+static struct msnode *ms_nodes(const struct tjob *t) { return t->data; }
+static int *ms_leaves(const struct tjob *t) { return (int *)((struct msnode *)t->data + t->ncap); }
+
+static int ms_build(struct tjob *t, uint32_t lo, uint32_t hi, int p0, int p1, int parent, int dst)
+{
+    int me = t->nnodes++, pm = p0;
+    struct msnode *v = &ms_nodes(t)[me];
+    uint32_t mid;
+    *v = (struct msnode){ lo, hi, parent, -1, 0, (int16_t)p0, (uint8_t)dst };
+    if (p1 - p0 == 1) {
+        if (t->coarse || hi - lo <= (uint32_t)t->leaf) {
+            ms_leaves(t)[t->nleaves++] = me;
+            return me;
+        }
+        mid = lo + (hi - lo) / 2;
+    } else {
+        pm = p0 + (p1 - p0) / 2;
+        mid = lo + (uint32_t)((uint64_t)(hi - lo) * (uint64_t)(pm - p0) / (uint64_t)(p1 - p0));
+        t->clo[pm] = mid;
+    }
+    v->pending = 2;
+    ms_build(t, lo, mid, p0, p1 - p0 == 1 ? p1 : pm, me, !dst);
+    int right = ms_build(t, mid, hi, p1 - p0 == 1 ? p0 : pm, p1, me, !dst);
+    v = &ms_nodes(t)[me];
+    v->right = right;
+    if (p1 - p0 > 1) {
+        uint32_t best = 0;
+        for (int p = p0; p < p1; p++)
+            if (t->clo[p + 1] - t->clo[p] > best) {
+                best = t->clo[p + 1] - t->clo[p];
+                v->home = (int16_t)p;
+            }
+    }
+    return me;
+}
+
+static int ms_count(uint32_t len, int procs, int coarse, uint32_t leaf)
+{
+    if (procs == 1 && (coarse || len <= leaf))
+        return 1;
+    if (procs == 1)
+        return 1 + ms_count(len / 2, 1, coarse, leaf) + ms_count(len - len / 2, 1, coarse, leaf);
+    int pm = procs / 2;
+    uint32_t mid = (uint32_t)((uint64_t)len * (uint64_t)pm / (uint64_t)procs);
+    return 1 + ms_count(mid, pm, coarse, leaf) + ms_count(len - mid, procs - pm, coarse, leaf);
+}
+
+static int ms_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
+{
+    char v[32];
+    const char *a = j->scen->args;
+    t->n = scenario_arg(a, "n", v, sizeof v) == 0 ? atoi(v) : 131072; /* the app's defaults */
+    t->leaf = scenario_arg(a, "leaf", v, sizeof v) == 0 ? atoi(v) : 64;
+    if (t->n < j->nprocs)
+        return snprintf(err, errlen, "job=msort: n=%d must be at least procs=%d (as the app says)", t->n, j->nprocs),
+               -1;
+    t->ncap = ms_count((uint32_t)t->n, j->nprocs, t->coarse, (uint32_t)t->leaf);
+    t->data = malloc((size_t)t->ncap * (sizeof(struct msnode) + sizeof(int)));
+    if (!t->data)
+        panic("sim: out of memory for msort's tree");
+    t->P = j->nprocs; /* ms_build's homes need it before the mechanism sets it */
+    t->clo[0] = 0;
+    t->clo[j->nprocs] = (uint32_t)t->n;
+    ms_build(t, 0, (uint32_t)t->n, 0, j->nprocs, -1, 0);
+    t->rounds = 1;
     return 1;
 }
 
@@ -167,19 +258,38 @@ uint64_t tapp_alloc(struct job *j, struct tjob *t, int h)
         t->words = th_alloc_zeroed(j, h, (uint64_t)3 * (uint64_t)t->n * 4, &ns);
         if (t->place == PL_LB)
             t->mat = th_alloc_zeroed(j, h, (uint64_t)t->n * gs_rowb(t), &ns);
-    } else { /* the row pointers and disks; the shared count */
+    } else if (t->app == TA_GRASSFIRE) { /* the row pointers and disks; the shared count */
         t->words = th_alloc_zeroed(j, h, (uint64_t)t->n * 16 + 64, &ns);
+    } else { /* the tree */
+        t->words = th_alloc_zeroed(j, h, (uint64_t)t->nnodes * 24, &ns);
     }
     return ns;
 }
 
 int tapp_first(const struct tjob *t, int r) { return t->app == TA_GAUSS ? r + 1 : 0; }
-int tapp_end(const struct tjob *t, int r) { return t->app == TA_GAUSS || !t->coarse ? t->n : t->P; }
+
+int tapp_end(const struct tjob *t, int r)
+{
+    return t->app == TA_MSORT ? t->nleaves : t->app == TA_GAUSS || !t->coarse ? t->n : t->P;
+}
+
+/* msort's main makes the leaves' threads (i: a node); the others make their parents as they end. */
+struct uthr tapp_thread(const struct tjob *t, int idx, int r)
+{
+    return (struct uthr){ t->app == TA_MSORT ? ms_leaves(t)[idx] : idx, r };
+}
+
+uint32_t tapp_round_threads(const struct tjob *t, int r)
+{
+    return t->app == TA_MSORT ? (uint32_t)t->nnodes : (uint32_t)(tapp_end(t, r) - tapp_first(t, r));
+}
 
 int tapp_home(const struct tjob *t, int i, int r)
 {
     if (t->app == TA_GAUSS)
         return t->place == PL_MCS ? gs_home(t, i) : -1;
+    if (t->app == TA_MSORT)
+        return t->coarse || t->place == PL_MCS ? ms_nodes(t)[i].home : -1;
     return t->coarse ? i : t->place == PL_MCS ? gf_home(t, i) : -1;
 }
 
@@ -197,6 +307,13 @@ uint64_t tapp_setup_thread(struct job *j, struct tjob *t, int p, int h)
         for (int i = p; i < t->n; i += t->P)
             ns += mem_touch(j->id, h, gs_row(t, i), gs_rowb(t), 8, 1);
         return ns;
+    }
+    if (t->app == TA_MSORT) { /* its state, chunks A and B; A's keys generated */
+        uint64_t len = (uint64_t)(t->clo[p + 1] - t->clo[p]) * 4;
+        q->buf = th_alloc_zeroed(j, h, 64, &ns);
+        q->home = th_alloc_zeroed(j, h, len, &ns);
+        q->alt = th_alloc_zeroed(j, h, len, &ns);
+        return ns + mem_touch(j->id, h, q->home, len, 4, 1);
     }
     int lo = gf_lo(t, p), hi = gf_lo(t, p + 1);
     q->buf = th_alloc_zeroed(j, h, 4 * gf_rowb(t) + 64, &ns);
@@ -291,10 +408,83 @@ static uint64_t gf_sweep_row(struct job *j, struct tjob *t, int p, int h, int i,
     return ns;
 }
 
-uint64_t tapp_run(struct job *j, struct tjob *t, int p, int h, struct uthr u)
+/* ---- msort's node: a leaf's sort, or a merge, with the keys where they live ---- */
+
+/* msort's costs in sort_to's step (calib.msort_key: a key's share of one merge level of its recursion):
+   deterministic QEMU, job=msort:procs=1,variant=coarse at n=32768 and 131072 (7921 and 36281 us: 11 and 13
+   levels) fit 17.6 ns a key and level and 48.6 (2.77 steps) a key for its insertion sorts of 16;
+   variant=fine,leaf=1024 (7148 us) then 12.6 ns (0.72 steps) a key of a cursor merge (merge()). */
+#define MS_INSERT 2.77
+#define MS_MERGE  0.72
+#define MS_INSERT_MAX 16
+
+static int ms_levels(uint32_t len)
+{
+    int l = 0;
+    for (uint32_t m = len; m > MS_INSERT_MAX; m = (m + 1) / 2)
+        l++;
+    return l;
+}
+
+/* Touch positions [lo, hi) of buffer b (0 A, 1 B) chunk by chunk; stall ns. */
+static uint64_t ms_touch(struct job *j, const struct tjob *t, int h, int b, uint32_t lo, uint32_t hi, int store)
+{
+    uint64_t ns = 0;
+    for (int c = 0; c < t->P && lo < hi; c++) {
+        uint32_t a = t->clo[c] > lo ? t->clo[c] : lo, e = t->clo[c + 1] < hi ? t->clo[c + 1] : hi;
+        if (e > a)
+            ns += mem_touch(j->id, h, (b ? t->pr[c].alt : t->pr[c].home) + (uint64_t)(a - t->clo[c]) * 4,
+                            (uint64_t)(e - a) * 4, 4, store);
+    }
+    return ns;
+}
+
+static uint64_t ms_node(struct job *j, struct tjob *t, int p, int h, int i, struct uthr *next, int *spawn)
+{
+    struct msnode *v = &ms_nodes(t)[i];
+    struct tproc *q = &t->pr[p];
+    uint32_t len = v->hi - v->lo, a = t->clo[p] > v->lo ? t->clo[p] : v->lo;
+    uint32_t e = t->clo[p + 1] < v->hi ? t->clo[p + 1] : v->hi;
+    int m = mem_on(), lv = ms_levels(len);
+    uint64_t ns = (uint64_t)calib.thread_run;
+    if (v->right < 0) { /* sort_to: insertion sorts, then lv merge levels, ending in buffer dst */
+        ns += (uint64_t)((double)len * (MS_INSERT + lv) * calib.msort_key);
+        if (m) {
+            ns += ms_touch(j, t, h, 0, v->lo, v->hi, 0) + ms_touch(j, t, h, 0, v->lo, v->hi, 1);
+            for (int l = 0; l < lv; l++) /* each level reads one buffer and writes the other */
+                ns += ms_touch(j, t, h, (lv - l + v->dst) & 1, v->lo, v->hi, 0) +
+                      ms_touch(j, t, h, (lv - l + v->dst + 1) & 1, v->lo, v->hi, 1);
+            if (!lv && v->dst) /* an insertion-sorted slice copied to B */
+                ns += ms_touch(j, t, h, 1, v->lo, v->hi, 1);
+        }
+    } else { /* merge(): both halves from the other buffer into dst */
+        ns += (uint64_t)((double)len * MS_MERGE * calib.msort_key);
+        if (m)
+            ns += ms_touch(j, t, h, !v->dst, v->lo, v->hi, 0) + ms_touch(j, t, h, v->dst, v->lo, v->hi, 1);
+    }
+    q->local += v->home == p;
+    q->away += v->home != p;
+    q->copies += (uint64_t)len - (e > a ? e - a : 0); /* remote_keys: keys outside p's chunk */
+    if (m) { /* its node; its parent's pending (a shared line) */
+        ns += mem_touch(j->id, h, t->words + (uint64_t)i * 24, 24, 8, 0);
+        if (v->parent >= 0)
+            ns += mem_touch(j->id, h, t->words + (uint64_t)v->parent * 24 + 16, 4, 4, 0) +
+                  mem_touch(j->id, h, t->words + (uint64_t)v->parent * 24 + 16, 4, 4, 1);
+    }
+    if (v->parent >= 0 && --ms_nodes(t)[v->parent].pending == 0) { /* the last child makes its parent */
+        *next = (struct uthr){ v->parent, 0 };
+        *spawn = 1;
+        ns += (uint64_t)calib.thread_create;
+    }
+    return ns;
+}
+
+uint64_t tapp_run(struct job *j, struct tjob *t, int p, int h, struct uthr u, struct uthr *next, int *spawn)
 {
     if (t->app == TA_GAUSS)
         return gauss_update(j, t, p, h, u.i, u.k);
+    if (t->app == TA_MSORT)
+        return ms_node(j, t, p, h, u.i, next, spawn);
     int changed = 0;
     uint64_t ns = (uint64_t)calib.thread_run;
     if (t->coarse)
@@ -317,6 +507,8 @@ uint64_t tapp_check(struct job *j, struct tjob *t, int h)
             ns += mem_touch(j->id, h, gs_row(t, i) + (uint64_t)i * 8, (uint64_t)(t->n + 1 - i) * 8, 8, 0);
         return ns;
     }
+    if (t->app == TA_MSORT) /* check_sorted: A, in order */
+        return ms_touch(j, t, h, 0, 0, (uint32_t)t->n, 0);
     /* check_depths: a new image (gen, forward, backward), then every result row */
     uint64_t rb = gf_rowb(t), bytes = rb * (uint64_t)t->n, d = th_alloc_zeroed(j, h, bytes, &ns);
     ns += mem_touch(j->id, h, d, bytes, 4, 1) + mem_touch(j->id, h, d, bytes, 4, 0) +
@@ -336,6 +528,9 @@ void tapp_keys(const struct tjob *t, char *buf, size_t len)
     }
     if (t->app == TA_GAUSS)
         snprintf(buf, len, "par_us=%lu copies=%lu away=%lu threads=%lu suspends=0", us, copies, away, t->made);
+    else if (t->app == TA_MSORT)
+        snprintf(buf, len, "par_us=%lu threads=%lu leaves=%d local=%lu away=%lu remote_keys=%lu unsorted=0 "
+                           "suspends=0", us, t->made, t->nleaves, local, away, copies);
     else
         snprintf(buf, len, "par_us=%lu sweeps=%d depth=%d threads=%lu local=%lu away=%lu copies=%lu wrong=0 "
                            "suspends=0", us, t->rounds, t->depth, t->made, local, away, copies);

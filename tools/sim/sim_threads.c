@@ -5,9 +5,10 @@
  * The shared mechanism (one per job; read this first)
  *   main      the program's first thread. It runs on one process (process 0 at first): its allocations
  *             (tapp_alloc), a set-up thread pinned to each process, a join counter; then rounds (gauss's
- *             columns, grassfire's sweeps): it makes the round's threads one sl_place_spawn at a time
- *             (calib.thread_create each; a thread is placed when its creation ends) and waits until the
- *             round's last one has finished before the next round. A wait parks it (a join counter; a
+ *             columns, grassfire's sweeps, msort's one): it makes the round's threads one sl_place_spawn at a
+ *             time (calib.thread_create each; a thread is placed when its creation ends) and waits until the
+ *             round's threads have all finished before the next round. A thread may make one more as it
+ *             ends (msort: the last child makes its parent), placed then; the round counts it too. A wait parks it (a join counter; a
  *             blocking wait), and the thread that ends the wait pushes it on its own process's deque, so
  *             main goes on *there* (uthread.h: "whoever satisfies the wait pushes them onto its own
  *             deque"); a spinning wait (gauss's column words with barrier=spin, twophase, adaptive) keeps it
@@ -57,6 +58,7 @@ int threads_setup(struct job *j, char *err, size_t errlen)
 {
     struct tjob *t = tj_of(j);
     free(t->rowmax);
+    free(t->data);
     memset(t, 0, sizeof *t);
     int got = tapp_setup(j, t, err, errlen);
     if (got <= 0)
@@ -232,10 +234,11 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
             return 0;
         }
         if (t->i == tapp_first(t, t->k))
-            t->left = (uint32_t)(tapp_end(t, t->k) - t->i);
+            t->left = tapp_round_threads(t, t->k);
         {
-            int home = tapp_home(t, t->i, t->k);
-            ns = create(t, t->coarse ? home : place_of(j, t, home), (struct uthr){ t->i, t->k });
+            struct uthr u = tapp_thread(t, t->i, t->k);
+            int home = tapp_home(t, u.i, u.k);
+            ns = create(t, t->coarse ? home : place_of(j, t, home), u);
         }
         if (++t->i >= tapp_end(t, t->k))
             t->mphase = M_WAIT;
@@ -287,6 +290,11 @@ int threads_step(struct sproc *sp, uint64_t now)
         t->pend = 0;
         pin(j, t->pend_to, t->pu, now);
     }
+    if (sp->phase == R_THREAD && q->spawn) { /* the thread made one (msort's parent) as it ended */
+        int home = tapp_home(t, q->next.i, q->next.k);
+        q->spawn = 0;
+        pin(j, t->coarse ? home : place_of(j, t, home), q->next, now);
+    }
     if (sp->phase == R_THREAD) /* the thread it ran is over */
         thread_done(sp, t, now);
     if (sp->phase == R_CHECK)
@@ -311,7 +319,7 @@ int threads_step(struct sproc *sp, uint64_t now)
     if (fifo_pop(&q->q, &q->cur)) {
         q->idle = q->asleep = 0;
         sp->phase = R_THREAD;
-        uint64_t ns = q->cur.k < 0 ? tapp_setup_thread(j, t, p, h) : tapp_run(j, t, p, h, q->cur);
+        uint64_t ns = q->cur.k < 0 ? tapp_setup_thread(j, t, p, h) : tapp_run(j, t, p, h, q->cur, &q->next, &q->spawn);
         core_compute(sp, now, ns);
         return 1;
     }
@@ -341,7 +349,9 @@ void threads_free(void)
 {
     for (int i = 0; i < NJOB; i++) {
         free(tj[i].rowmax);
+        free(tj[i].data);
         tj[i].rowmax = 0;
+        tj[i].data = 0;
         for (int p = 0; p < SL_MAX_PROCS; p++) {
             free(tj[i].pr[p].q.v);
             tj[i].pr[p].q.v = 0;

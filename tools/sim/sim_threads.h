@@ -25,7 +25,7 @@ void threads_free(void);
 #define TH_WINDOW 2 /* apps/gauss/gauss.h FINE_WINDOW: the pivot rows a process keeps */
 
 enum { PL_MCS, PL_LB };
-enum { TA_GAUSS, TA_GRASSFIRE };
+enum { TA_GAUSS, TA_GRASSFIRE, TA_MSORT };
 
 struct uthr {
     int32_t i, k; /* gauss: thread (i, k); grassfire: row (or process, coarse) i of sweep k; k < 0: the set-up */
@@ -43,8 +43,11 @@ struct tproc {
     int idle, asleep;
     uint64_t idle_since;
     int pivcol[TH_WINDOW]; /* gauss mcs: the column each pivot copy holds (-1: none) */
-    uint64_t buf, home;   /* under a model: its buffers, its home rows */
-    uint64_t copies, away, local;
+    uint64_t buf, home;   /* under a model: its buffers, its home rows (msort: its chunk of A) */
+    uint64_t alt;         /* msort: its chunk of B */
+    uint64_t copies, away, local; /* msort: copies counts remote_keys */
+    struct uthr next;     /* the thread the running one makes as it ends */
+    int spawn;            /* ... if set */
 };
 
 struct tjob {
@@ -61,6 +64,9 @@ struct tjob {
     uint64_t mat, words;  /* under a model: one shared array (gauss lb's matrix), the shared words */
     int rounds, depth;    /* grassfire: sweeps (D + 1), D */
     int *rowmax;          /* grassfire: each row's largest depth */
+    void *data;           /* msort: its tree (sim_tapps.c) */
+    int leaf, nnodes, nleaves, ncap; /* msort: leaves of at most leaf keys; its nodes (of ncap allocated) */
+    uint32_t clo[SL_MAX_PROCS + 1]; /* msort: chunk p holds positions [clo[p], clo[p+1]) */
     struct tproc pr[SL_MAX_PROCS];
     char keys[200];
 };
@@ -68,11 +74,14 @@ struct tjob {
 /* sim_tapps.c: what each app is (its header has the models) */
 int tapp_setup(struct job *j, struct tjob *t, char *err, size_t errlen); /* t->app, n, place, coarse... */
 uint64_t tapp_alloc(struct job *j, struct tjob *t, int h);   /* main's allocations before the run: stall ns */
-int tapp_first(const struct tjob *t, int r);                 /* round r's threads are first..end-1 */
+int tapp_first(const struct tjob *t, int r);                 /* main makes round r's threads first..end-1 */
 int tapp_end(const struct tjob *t, int r);
+struct uthr tapp_thread(const struct tjob *t, int idx, int r); /* main's idx-th of round r */
+uint32_t tapp_round_threads(const struct tjob *t, int r);    /* round r's threads, those made by threads too */
 int tapp_home(const struct tjob *t, int i, int r);           /* the process holding thread i's data */
 uint64_t tapp_setup_thread(struct job *j, struct tjob *t, int p, int h);    /* ns */
-uint64_t tapp_run(struct job *j, struct tjob *t, int p, int h, struct uthr u); /* ns, and the counts */
+/* Thread u on process p (hart h): ns, its counts; *spawn set with *next: it makes that thread as it ends. */
+uint64_t tapp_run(struct job *j, struct tjob *t, int p, int h, struct uthr u, struct uthr *next, int *spawn);
 uint64_t tapp_check(struct job *j, struct tjob *t, int h);  /* process 0 after the run: stall ns */
 void tapp_keys(const struct tjob *t, char *buf, size_t len);
 /* The job's info->seed (kernel/info.c): seed= ^ its id x 0x9e3779b97f4a7c15 */

@@ -21,9 +21,9 @@
  * pages it maps. A hart that once held a line another hart
  * wrote since finds its tag with the directory bit clear: a coherence miss, as on QEMU (cache.h).
  *
- * gauss variant=fine's and grassfire's touches are sim_tapps.c's (home buffers, row copies, shared words).
- * Not modelled (refused by sim_work.c before this file sees them): the locality issue's tclosure,
- * adjoint, msort and oddeven's sched= loop schedulers.
+ * gauss variant=fine's, grassfire's and msort's touches are sim_tapps.c's (home buffers, row copies,
+ * shared words). Not modelled (refused by sim_work.c before this file sees them): the locality issue's
+ * tclosure, adjoint and oddeven's sched= loop schedulers.
  */
 #include <string.h>
 #include "sim.h"

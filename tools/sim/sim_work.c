@@ -59,7 +59,7 @@
  * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
  *
  * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
- * call it); sim_mem.h has the cache model. gauss variant=fine and grassfire are thread programs:
+ * call it); sim_mem.h has the cache model. gauss variant=fine, grassfire and msort are thread programs:
  * sim_threads.c (the mechanism), sim_tapps.c (the apps). Not
  * modelled yet: oddeven's sched= loop schedulers (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
  * the processes' stacks), and the keys an app reports about its own computation (maxerr=, sorted=...):
@@ -77,9 +77,9 @@
 #include "../../kernel/syncstat.h"
 
 enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, APP_GRASSFIRE,
-             NAPPS };
+             APP_MSORT, NAPPS };
 static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary",
-                                              "grassfire" };
+                                              "grassfire", "msort" };
 enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
@@ -96,7 +96,7 @@ static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "chaos,gauss,grassfire,hog,knary,oddeven,sleeper,sor,synth"; }
+const char *work_models(void) { return "chaos,gauss,grassfire,hog,knary,msort,oddeven,sleeper,sor,synth"; }
 
 /* A program of barrier episodes: iterations of work, a barrier after each (sor: a loop's chunks). */
 static int barrier_app(int app) { return app <= APP_GAUSS || app == APP_SOR; }
@@ -142,7 +142,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
         return snprintf(err, errlen, "job=oddeven: sched=%s is not modelled in the simulator (static only)", v), -1;
     if (w->app == APP_KNARY && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "steal"))
         return snprintf(err, errlen, "job=knary: mode=%s is not modelled in the simulator (steal only)", v), -1;
-    if ((w->threads = threads_setup(j, err, errlen)) < 0) /* gauss variant=fine, grassfire: sim_threads.c */
+    if ((w->threads = threads_setup(j, err, errlen)) < 0) /* gauss variant=fine, grassfire, msort: sim_threads.c */
         return -1;
     if (w->app == APP_GAUSS && !w->threads && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
         return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse, fine)", v), -1;
@@ -153,7 +153,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
                -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }, { "n", 0, 0 }
+        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }, { "n", 0, 0 }, { "n", 0, 0 }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;

@@ -30,9 +30,9 @@ simulator models (markatos-ch2's coarse Gauss alone at 1 hart and at CPUS; marka
 Gauss with a hog under every policy; markatos-ch5's SOR under static, ss and afs), at each --cpus, on QEMU with --model and in the simulator with the same
 profile and QEMU's own cycle (BOOT's cycle_ps), each app's unit fitted to QEMU's run alone under the model
 less the stalls the plugin charged it (the plugin's lookups tax every access, which no profile charges):
-time alone and in the mix, misses per job, slowdown, side by side (target 15 %). Chapter 4's Gauss (fine mcs|lb, coarse) and
-grassfire (fine mcs|lb, coarse) alone too. The locality apps the simulator does not model (tclosure, adjoint,
-msort, gauss variant=fine,sync=cond) are listed as such, not skipped silently.
+time alone and in the mix, misses per job, slowdown, side by side (target 15 %). Chapter 4's Gauss, grassfire and msort
+(fine mcs|lb, coarse) alone too. The locality apps the simulator does not model (tclosure, adjoint, gauss
+variant=fine,sync=cond) are listed as such, not skipped silently.
 
 --deterministic boots QEMU with instruction-counted time (valid on a busy host; its clock sums every hart's
 instructions, so a blocked hart's time does not pass as on a real machine: compare schedules with it, and
@@ -62,16 +62,17 @@ from .qemu import REPO_ROOT
 
 #: Which calibration unit scales each foreground app's work (the fit; hog and sleeper follow synth's speed).
 UNIT_OF = {"synth": "synth_unit_ns", "oddeven": "oddeven_cx_ns", "gauss": "gauss_rowop_ns", "sor": "sor_cell_ns",
-           "grassfire": "grassfire_pixel_ns"}
+           "grassfire": "grassfire_pixel_ns", "msort": "msort_key_ns"}
 #: A unit a calibration may leave out, and what the simulator uses then (tools/sim/sim_calib.c: sor's cell is
 #: gauss's row op times their instruction counts' ratio, 14.35 / 7.53, from deterministic QEMU boots).
 UNIT_DEFAULT = {"sor_cell_ns": lambda d: d["gauss_rowop_ns"] * 14.35 / 7.53,
-                "grassfire_pixel_ns": lambda d: 19.0}  # sim_tapps.c GF_ROW_PIXELS: deterministic QEMU
+                "grassfire_pixel_ns": lambda d: 19.0,  # sim_tapps.c GF_ROW_PIXELS: deterministic QEMU
+                "msort_key_ns": lambda d: 17.6}        # sim_tapps.c MS_INSERT: deterministic QEMU
 #: The thread apps' costs (tools/sim/sim_calib.c's optional keys and their defaults, deterministic QEMU's): the
 #: emulated instructions of the thread library, so a fit scales them with the app's unit (one host speed).
 THREAD_UNITS = {"thread_create_ns": 200.0, "thread_run_ns": 430.0, "copy_call_ns": 53.0, "copy_double_ns": 5.0}
 #: The locality apps (issue 26) the simulator does not model yet: listed in the model validation's report.
-UNMODELLED = ("tclosure", "adjoint", "msort", "gauss variant=fine,sync=cond")
+UNMODELLED = ("tclosure", "adjoint", "gauss variant=fine,sync=cond")
 
 DEFAULT_CALIB = REPO_ROOT / "tools" / "sim" / "calib" / "default.json"
 WAKE_BENCH = "job=kbench:procs=2,what=futex,ops=1000,delay_us=20"  # calibrate.py's wake_poll_ns bench
@@ -129,7 +130,7 @@ def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, cal
             unit = UNIT_OF.get(app_of(token))
             if not unit:
                 continue
-            threads = "variant=fine" in token or app_of(token) == "grassfire"  # a thread program
+            threads = "variant=fine" in token or app_of(token) in ("grassfire", "msort")  # a thread program
             scaled = [unit] + (list(THREAD_UNITS) if threads else [])
             missing = [(u, UNIT_DEFAULT[u](data) if u in UNIT_DEFAULT else THREAD_UNITS[u]) for u in scaled
                        if u not in data and (u in UNIT_DEFAULT or u in THREAD_UNITS)]
