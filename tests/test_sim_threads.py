@@ -93,7 +93,7 @@ def test_same_scenario_same_bytes():
     ("job=grassfire:procs=2,n=32,variant=coarse,place=lb", "place=lb needs variant=fine"),
     ("job=msort:procs=2,n=64,variant=coarse,place=lb", "place=lb needs variant=fine"),
     ("job=msort:procs=4,n=2", "n=2 must be at least procs=4"),
-    ("job=tclosure:procs=2", "no model of app tclosure"),
+    ("job=tbench:procs=2", "no model of app tbench"),
 ])
 def test_what_is_not_modelled_is_refused(bootargs, says):
     run = sim_boot(2, bootargs)
