@@ -59,6 +59,8 @@ int threads_setup(struct job *j, char *err, size_t errlen)
     struct tjob *t = tj_of(j);
     free(t->rowmax);
     free(t->data);
+    for (int p = 0; p < SL_MAX_PROCS; p++)
+        free(t->pr[p].q.v);
     memset(t, 0, sizeof *t);
     int got = tapp_setup(j, t, err, errlen);
     if (got <= 0)
