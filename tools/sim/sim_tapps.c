@@ -276,7 +276,7 @@ int tapp_end(const struct tjob *t, int r)
 /* msort's main makes the leaves' threads (i: a node); the others make their parents as they end. */
 struct uthr tapp_thread(const struct tjob *t, int idx, int r)
 {
-    return (struct uthr){ t->app == TA_MSORT ? ms_leaves(t)[idx] : idx, r };
+    return (struct uthr){ t->app == TA_MSORT ? ms_leaves(t)[idx] : idx, r, 0 };
 }
 
 uint32_t tapp_round_threads(const struct tjob *t, int r)
@@ -472,7 +472,7 @@ static uint64_t ms_node(struct job *j, struct tjob *t, int p, int h, int i, stru
                   mem_touch(j->id, h, t->words + (uint64_t)v->parent * 24 + 16, 4, 4, 1);
     }
     if (v->parent >= 0 && --ms_nodes(t)[v->parent].pending == 0) { /* the last child makes its parent */
-        *next = (struct uthr){ v->parent, 0 };
+        *next = (struct uthr){ v->parent, 0, 0 };
         *spawn = 1;
         ns += (uint64_t)calib.thread_create;
     }

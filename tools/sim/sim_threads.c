@@ -27,7 +27,8 @@
  *             of these apps is pinned, so there is nothing to steal.
  *   end       when main returns every process leaves the run; process 0 then checks (tapp_check) and
  *             reports (tapp_keys): par_us from the first round's start to the last round's end.
- * The apps' threads, copies and touches are sim_tapps.c's. Not modelled: process control of a thread app
+ * The apps' threads, copies and touches are sim_tapps.c's; the machinery's own memory (descriptors, the
+ * threads' stack words) is below (made_touch, run_touch). Not modelled: process control of a thread app
  * (adapt=: the thread library's suspensions and rescues, refused), the library's kernel yield every 32
  * failed polls.
  *
@@ -45,6 +46,10 @@
 
 #define SLEEP_AFTER_NS 2000000ULL /* lib/threads/uthread.c SLEEP_AFTER_US */
 #define SLEEP_NS       1000000ULL /* SLEEP_US */
+#define DESC_B         128        /* a thread descriptor (uthread_impl.h struct sl_thread, 112 bytes) */
+#define TH_DESCS       64         /* descriptors a process keeps (uthread_impl.h THREAD_CACHE) */
+#define STACK_WORDS    75         /* words a thread writes and reads back on its stack (below) */
+#define SL_THREAD_STACK_B (16 * 1024) /* lib/threads/uthread.h SL_THREAD_STACK on the kernel */
 
 enum { M_ALLOC, M_SETUP, M_SETUP_WAIT, M_ROUND, M_WAIT, M_DONE };            /* main's program */
 enum { R_NONE, R_MAIN, R_THREAD, R_CHECK };                                   /* what a process runs */
@@ -178,7 +183,43 @@ uint64_t th_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns)
     return a;
 }
 
-/* ---- main's program (gauss fine_main with sync=barrier, grassfire gf_main) ---- */
+/* ---- the thread machinery's own memory (under --model) ----
+   A thread's descriptor is written by its maker and read by the process that runs it; descriptors come from
+   a pool on main's first node, TH_DESCS a process, reused in turn (the library's per-process free lists
+   and sl_malloc recycle them). The runner's stack (the one its process keeps cached) gets STACK_WORDS words
+   written and read back: the context switch, the frames of the library's calls and the thread function's
+   spills. Deterministic QEMU under butterfly (every word an access) counts 184 words a thread more for
+   job=gauss:procs=1,n=256,variant=fine,place=mcs than for variant=coarse: 2 x 14 descriptor words, the
+   pin inbox's word, the rest the stack's 2 x 75. */
+
+static uint32_t desc_new(struct tjob *t) { return t->ndesc++ % (uint32_t)(TH_DESCS * t->P); }
+
+static uint64_t desc_at(const struct tjob *t, int32_t d) { return t->desc + (uint64_t)d * DESC_B; }
+
+/* The maker on hart h writes descriptor d and pushes it on process to's pin inbox. */
+static uint64_t made_touch(struct job *j, struct tjob *t, int h, int32_t d, int to)
+{
+    if (!mem_on() || !t->desc)
+        return 0;
+    uint64_t inbox = t->desc + (uint64_t)TH_DESCS * (uint64_t)t->P * DESC_B + (uint64_t)to * 64;
+    return mem_touch(j->id, h, desc_at(t, d), 112, 8, 1) + mem_touch(j->id, h, inbox, 8, 8, 1);
+}
+
+/* The runner on hart h takes descriptor d and runs on its stack. */
+static uint64_t run_touch(struct job *j, struct tjob *t, int p, int h, int32_t d)
+{
+    if (!mem_on() || !t->desc)
+        return 0;
+    struct tproc *q = &t->pr[p];
+    uint64_t ns = 0, top;
+    if (!q->stack)
+        q->stack = th_alloc_zeroed(j, h, SL_THREAD_STACK_B, &ns);
+    top = q->stack + SL_THREAD_STACK_B - STACK_WORDS * 8;
+    return ns + mem_touch(j->id, h, desc_at(t, d), 112, 8, 0) + mem_touch(j->id, h, top, STACK_WORDS * 8, 8, 1) +
+           mem_touch(j->id, h, top, STACK_WORDS * 8, 8, 0);
+}
+
+/* ---- main's program (gauss fine_main with sync=barrier, grassfire gf_main, msort ms_main) ---- */
 
 /* main starts making thread u for process `to`: its cost (the futex_wake too if `to` sleeps now). */
 static uint64_t create(struct tjob *t, int to, struct uthr u)
@@ -207,6 +248,8 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
     case M_ALLOC: /* the app's allocations before sl_threads_run (process 0) */
         t->made = 1; /* main itself */
         ns = tapp_alloc(j, t, hart_of(sp));
+        if (mem_on()) /* the descriptors, then the pin inboxes' words */
+            t->desc = th_alloc_zeroed(j, hart_of(sp), (uint64_t)TH_DESCS * (uint64_t)P * DESC_B + 64 * (uint64_t)P, &ns);
         t->mphase = M_SETUP;
         t->i = 0;
         break;
@@ -214,7 +257,8 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
         if (t->i < P) {
             if (t->i == 0)
                 t->left = (uint32_t)P;
-            ns = create(t, t->i, (struct uthr){ t->i, -1 });
+            ns = create(t, t->i, (struct uthr){ t->i, -1, (int32_t)desc_new(t) });
+            ns += made_touch(j, t, hart_of(sp), t->pu.d, t->i);
             t->i++;
             break;
         }
@@ -240,7 +284,9 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
         {
             struct uthr u = tapp_thread(t, t->i, t->k);
             int home = tapp_home(t, u.i, u.k);
+            u.d = (int32_t)desc_new(t);
             ns = create(t, t->coarse ? home : place_of(j, t, home), u);
+            ns += made_touch(j, t, hart_of(sp), u.d, t->pend_to);
         }
         if (++t->i >= tapp_end(t, t->k))
             t->mphase = M_WAIT;
@@ -322,6 +368,11 @@ int threads_step(struct sproc *sp, uint64_t now)
         q->idle = q->asleep = 0;
         sp->phase = R_THREAD;
         uint64_t ns = q->cur.k < 0 ? tapp_setup_thread(j, t, p, h) : tapp_run(j, t, p, h, q->cur, &q->next, &q->spawn);
+        ns += run_touch(j, t, p, h, q->cur.d);
+        if (q->spawn) { /* it makes its successor as it ends (msort): the descriptor now, placed at its end */
+            q->next.d = (int32_t)desc_new(t);
+            ns += made_touch(j, t, h, q->next.d, p);
+        }
         core_compute(sp, now, ns);
         return 1;
     }

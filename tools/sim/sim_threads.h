@@ -29,6 +29,7 @@ enum { TA_GAUSS, TA_GRASSFIRE, TA_MSORT };
 
 struct uthr {
     int32_t i, k; /* gauss: thread (i, k); grassfire: row (or process, coarse) i of sweep k; k < 0: the set-up */
+    int32_t d;    /* its descriptor's slot (sim_threads.c, under a model) */
 };
 
 struct fifo {
@@ -45,6 +46,7 @@ struct tproc {
     int pivcol[TH_WINDOW]; /* gauss mcs: the column each pivot copy holds (-1: none) */
     uint64_t buf, home;   /* under a model: its buffers, its home rows (msort: its chunk of A) */
     uint64_t alt;         /* msort: its chunk of B */
+    uint64_t stack;       /* under a model: the stack its threads run on (the library's cached one) */
     uint64_t copies, away, local; /* msort: copies counts remote_keys */
     struct uthr next;     /* the thread the running one makes as it ends */
     int spawn;            /* ... if set */
@@ -62,6 +64,8 @@ struct tjob {
     int checked;          /* process 0 has done its check */
     uint64_t t0, t1;
     uint64_t mat, words;  /* under a model: one shared array (gauss lb's matrix), the shared words */
+    uint64_t desc;        /* under a model: the thread descriptors (TH_DESCS a process, recycled) */
+    uint32_t ndesc;       /* descriptors handed out */
     int rounds, depth;    /* grassfire: sweeps (D + 1), D */
     int *rowmax;          /* grassfire: each row's largest depth */
     void *data;           /* msort: its tree (sim_tapps.c) */
