@@ -18,8 +18,9 @@ if ASAN.is_file():
 FINE = "variant=fine,sync=barrier,barrier=block"
 
 
-def gauss(cpus, n, place, model=None, extra=""):
-    run = sim_boot(cpus, f"job=gauss:procs={cpus},n={n},{FINE},place={place}{extra}", model=model)
+def gauss(cpus, n, place, model=None, sync="barrier", wait="block"):
+    run = sim_boot(cpus, f"job=gauss:procs={cpus},n={n},variant=fine,sync={sync},barrier={wait},place={place}",
+                   model=model)
     assert run.ok and len(run.results) == 1, run.console[-2000:]
     r = run.results[0]
     assert r["check"] == "ok", run.console[-2000:]
@@ -30,14 +31,16 @@ def counts(r):
     return {k: int(r[k]) for k in ("copies", "threads", "away")}
 
 
+@pytest.mark.parametrize("sync", ["barrier", "cond"])
 @pytest.mark.parametrize("place", ["mcs", "lb"])
-def test_copies_and_threads_are_the_apps_own(boot, place):
-    """copies= and threads= as apps/gauss/fine.c counts them on deterministic QEMU (mcs: away= 0 there too)."""
-    n, cpus = 24, 2
-    q = boot(cpus, f"job=gauss:procs={cpus},n={n},{FINE},place={place}", deterministic=True, timeout=300)
+def test_copies_and_threads_are_the_apps_own(boot, place, sync):
+    """copies= and threads= as apps/gauss/fine.c counts them on deterministic QEMU (mcs: away= 0 there too),
+    with the column barrier (version 2) and with the readiness waits (version 1)."""
+    n, cpus, fine = 24, 2, FINE.replace("sync=barrier", f"sync={sync}")
+    q = boot(cpus, f"job=gauss:procs={cpus},n={n},{fine},place={place}", deterministic=True, timeout=300)
     assert q.ok, q.console[-2000:]
     qr = next(r for r in q.results if r["app"] == "gauss")
-    s = gauss(cpus, n, place)
+    s = gauss(cpus, n, place, sync=sync)
     assert int(s["copies"]) == int(qr["copies"])
     assert int(s["threads"]) == int(qr["threads"]) == n * (n - 1) // 2 + cpus + 1
     if place == "mcs":
@@ -87,7 +90,6 @@ def test_same_scenario_same_bytes():
 
 
 @pytest.mark.parametrize("bootargs,says", [
-    ("job=gauss:procs=2,n=32,variant=fine,sync=cond", "variant=fine with sync=cond (only sync=barrier"),
     ("job=gauss:procs=2,n=32,variant=fine,place=xx", "place=xx, expected mcs or lb"),
     ("policy=partition job=gauss:procs=2,n=32,variant=fine,adapt=yes", "is not modelled"),
     ("job=grassfire:procs=2,n=32,variant=coarse,place=lb", "place=lb needs variant=fine"),
@@ -185,3 +187,13 @@ def test_msort_leaf_size_sets_the_tree():
     for leaf, leaves in ((64, 4096 // 64), (4096, 1)):
         r = msort(1, 4096, "mcs", leaf=leaf)
         assert int(r["leaves"]) == leaves and int(r["threads"]) == 2 * leaves - 1 + 2
+
+
+@pytest.mark.parametrize("wait", ["block", "spin"])
+def test_gauss_cond_waits_for_its_rows_and_finishes_under_lb(wait):
+    """sync=cond under lb: threads land before their rows are ready and wait (parked, or holding their
+    process); every update still runs once, and the counts are the barrier version's."""
+    n, P = 48, 4
+    cond = gauss(P, n, "lb", sync="cond", wait=wait)
+    assert int(cond["copies"]) == 3 * n * (n - 1) // 2
+    assert int(cond["threads"]) == n * (n - 1) // 2 + P + 1

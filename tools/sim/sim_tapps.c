@@ -2,7 +2,7 @@
  * sim_tapps.c - the thread apps of Markatos chapter 4 (gauss variant=fine, grassfire, msort) on sim_threads.c's mechanism (main, placement, the
  * processes' loops): what their threads are, what each costs, which rows it copies and what it touches.
  *
- *   gauss variant=fine, sync=barrier (apps/gauss/fine.c, Markatos's version 2): before the run process 0
+ *   gauss variant=fine (apps/gauss/fine.c; sync=barrier: Markatos's version 2, sync=cond: version 1): before the run process 0
  *             allocates the per-column words (and under lb the one matrix); set-up thread p allocates its
  *             buffers (TH_WINDOW pivot copies and two rows) node-locally and generates its rows i % P == p
  *             (mcs: into a home buffer of its own; lb: into the matrix). Round k (a column) is threads
@@ -13,6 +13,9 @@
  *                    process and column when k's home is another process; row i updated in place
  *               lb   on the least loaded process; both rows copied in and row i copied back (3 copies)
  *             then it sets ready[i] and decrements the column's count (a shared word: its line moves).
+ *             sync=barrier: main makes column k + 1 once column k is done. sync=cond: main makes column k
+ *             once pivot row k is final and column k - 2 done (FINE_WINDOW columns in flight), and thread
+ *             (i, k) waits until pivot row k is final and row i has had columns 0..k-1 (tapp_can_run).
  *             The check: back-substitution, every row's upper part read where it lives.
  *             RESULT: par_us copies= away= (updates away from the row's home) threads= (main, P set-up,
  *             n(n-1)/2) as the app counts them.
@@ -42,7 +45,7 @@
  *             key read and written where it lives (its chunk's node). Its node and its parent's pending count
  *             (a shared line) too. The check reads A. RESULT: par_us threads= leaves= local= away=
  *             remote_keys= as the app counts them.
- * Not modelled: gauss sync=cond (refused), the apps' check arithmetic (process 0's proc_end).
+ * Not modelled: the apps' check arithmetic (process 0's proc_end).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -114,12 +117,6 @@ static void gf_depths(struct job *j, struct tjob *t)
     free(d);
 }
 
-static int refuse(char *err, size_t errlen, const char *app, const char *what)
-{
-    snprintf(err, errlen, "job=%s: %s is not modelled in the simulator", app, what);
-    return -1;
-}
-
 int tapp_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
 {
     char v[32];
@@ -133,14 +130,19 @@ int tapp_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
     t->place = scenario_arg(a, "place", v, sizeof v) == 0 && !strcmp(v, "lb") ? PL_LB : PL_MCS;
     t->n = scenario_arg(a, "n", v, sizeof v) == 0 ? atoi(v) : gauss ? 0 : 384; /* the apps' defaults */
     if (gauss) {
-        if (scenario_arg(a, "sync", v, sizeof v) == 0 && strcmp(v, "barrier"))
-            return refuse(err, errlen, app, "variant=fine with sync=cond (only sync=barrier, Markatos's version 2)");
+        t->cond = scenario_arg(a, "sync", v, sizeof v) == 0 && !strcmp(v, "cond");
         if (scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
             return snprintf(err, errlen, "job=gauss: sched=%s needs variant=coarse (as the app says)", v), -1;
         if (t->n < 2)
             return snprintf(err, errlen, "job=gauss: variant=fine needs n= of at least 2 in the simulator"), -1;
         t->spin = scenario_arg(a, "barrier", v, sizeof v) != 0 || strcmp(v, "block"); /* the app's default: spin */
         t->rounds = t->n - 1;
+        uint32_t *w = calloc(2 * (size_t)t->n, sizeof *w); /* ready[], then colleft[] */
+        if (!w)
+            panic("sim: out of memory for gauss's words");
+        for (int k = 0; k < t->n - 1; k++)
+            w[t->n + k] = (uint32_t)(t->n - 1 - k);
+        t->data = w;
         return 1;
     }
     t->coarse = scenario_arg(a, "variant", v, sizeof v) == 0 && !strcmp(v, "coarse");
@@ -282,6 +284,34 @@ struct uthr tapp_thread(const struct tjob *t, int idx, int r)
 uint32_t tapp_round_threads(const struct tjob *t, int r)
 {
     return t->app == TA_MSORT ? (uint32_t)t->nnodes : (uint32_t)(tapp_end(t, r) - tapp_first(t, r));
+}
+
+/* gauss's ready[r] (columns applied to row r) and colleft[k] (column k's threads not finished) */
+static uint32_t *gs_ready(const struct tjob *t) { return t->data; }
+static uint32_t *gs_left(const struct tjob *t) { return (uint32_t *)t->data + t->n; }
+
+/* fine_main: column r once column r - TH_WINDOW is done (sync=barrier: the window is 1 column, its threads
+   all finished) and, sync=cond, pivot row r final; the end once every thread has finished. */
+int tapp_may_start(const struct tjob *t, int r)
+{
+    if (t->app != TA_GAUSS || !t->cond || r >= t->rounds)
+        return t->left == 0;
+    return (r < TH_WINDOW || gs_left(t)[r - TH_WINDOW] == 0) && gs_ready(t)[r] == (uint32_t)r;
+}
+
+/* fine_update's waits, sync=cond: pivot row k final, row i has had columns 0..k-1. */
+int tapp_can_run(const struct tjob *t, struct uthr u)
+{
+    return t->app != TA_GAUSS || !t->cond || (gs_ready(t)[u.k] == (uint32_t)u.k && gs_ready(t)[u.i] == (uint32_t)u.k);
+}
+
+int tapp_done(struct tjob *t, struct uthr u)
+{
+    if (t->app != TA_GAUSS)
+        return 0;
+    gs_ready(t)[u.i] = (uint32_t)u.k + 1;
+    gs_left(t)[u.k]--;
+    return t->cond;
 }
 
 int tapp_home(const struct tjob *t, int i, int r)

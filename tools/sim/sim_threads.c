@@ -52,7 +52,7 @@
 #define SL_THREAD_STACK_B (16 * 1024) /* lib/threads/uthread.h SL_THREAD_STACK on the kernel */
 
 enum { M_ALLOC, M_SETUP, M_SETUP_WAIT, M_ROUND, M_WAIT, M_DONE };            /* main's program */
-enum { R_NONE, R_MAIN, R_THREAD, R_CHECK };                                   /* what a process runs */
+enum { R_NONE, R_MAIN, R_THREAD, R_CHECK, R_PARK, R_HELD };  /* what a process runs (R_HELD: a thread's spin) */
 
 static struct tjob tj[NJOB];
 
@@ -64,6 +64,7 @@ int threads_setup(struct job *j, char *err, size_t errlen)
     struct tjob *t = tj_of(j);
     free(t->rowmax);
     free(t->data);
+    free(t->parked);
     for (int p = 0; p < SL_MAX_PROCS; p++)
         free(t->pr[p].q.v);
     memset(t, 0, sizeof *t);
@@ -279,8 +280,8 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
             main_waits(t);
             return 0;
         }
-        if (t->i == tapp_first(t, t->k))
-            t->left = tapp_round_threads(t, t->k);
+        if (t->i == tapp_first(t, t->k)) /* rounds may overlap (gauss sync=cond): left sums them */
+            t->left += tapp_round_threads(t, t->k);
         {
             struct uthr u = tapp_thread(t, t->i, t->k);
             int home = tapp_home(t, u.i, u.k);
@@ -291,8 +292,8 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
         if (++t->i >= tapp_end(t, t->k))
             t->mphase = M_WAIT;
         break;
-    case M_WAIT: /* until the round's last thread has finished */
-        if (t->left)
+    case M_WAIT: /* until the next round may start: the last one's threads have finished, or the app says */
+        if (!tapp_may_start(t, t->k + 1))
             return main_waits(t);
         t->k++;
         t->i = tapp_first(t, t->k);
@@ -305,12 +306,61 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
     return 1;
 }
 
-/* A thread of sp's finished at now: main's wait. */
+/* Threads that waited for what a finished thread published (gauss sync=cond) look again: a parked one whose
+   wait is over goes back to its process's pinned FIFO (not counted again), a process spinning in one looks. */
+static void wake_waiters(struct job *j, struct tjob *t, uint64_t now)
+{
+    for (int w = 0; w < t->nparked;) {
+        if (!tapp_can_run(t, t->parked[w].u)) {
+            w++;
+            continue;
+        }
+        int p = t->parked[w].p;
+        struct sproc *o = sprocs[j->id - 1][p];
+        fifo_push(&t->pr[p].q, t->parked[w].u);
+        t->parked[w] = t->parked[--t->nparked];
+        if (t->pr[p].idle && o && t->pr[p].asleep && o->act == A_BLOCKED && o->p.state == P_BLOCKED)
+            core_wake(o, now);
+        else if (t->pr[p].idle && o && o->act == A_SPIN)
+            core_release_spinner(o, now);
+    }
+    for (int p = 0; p < t->P; p++) {
+        struct sproc *o = sprocs[j->id - 1][p];
+        if (o && o->phase == R_HELD && o->act == A_SPIN && tapp_can_run(t, t->pr[p].cur))
+            core_release_spinner(o, now);
+    }
+}
+
+/* A thread of sp's finished at now: what it published, and main's wait. */
 static void thread_done(struct sproc *sp, struct tjob *t, uint64_t now)
 {
     t->pr[sp->p.idx].load--;
-    if (--t->left == 0 && (t->mphase == M_SETUP_WAIT || t->mphase == M_WAIT)) /* the last one: main is ready */
+    t->left--;
+    if (t->pr[sp->p.idx].cur.k >= 0 && tapp_done(t, t->pr[sp->p.idx].cur))
+        wake_waiters(sp->p.job, t, now);
+    if (t->main_at < 0 && ((t->mphase == M_SETUP_WAIT && !t->left) ||
+                           (t->mphase == M_WAIT && tapp_may_start(t, t->k + 1)))) /* main is ready */
         main_ready(sp->p.job, sp->p.idx, t->mphase == M_WAIT && t->spin, now);
+}
+
+/* Thread q->cur on p cannot run yet (gauss sync=cond: its rows are not ready). A blocking wait parks it (the
+   process runs others; calib.uthread_yield for the switch); a spinning one holds the process, polling. */
+static void wait_for_rows(struct sproc *sp, struct tjob *t, struct tproc *q, uint64_t now)
+{
+    if (t->spin) {
+        sp->phase = R_HELD;
+        core_spin(sp, now);
+        return;
+    }
+    if (t->nparked == t->capparked) {
+        t->capparked = t->capparked ? 2 * t->capparked : 64;
+        t->parked = realloc(t->parked, (size_t)t->capparked * sizeof *t->parked);
+        if (!t->parked)
+            panic("sim: out of memory for parked threads");
+    }
+    t->parked[t->nparked++] = (struct parked){ q->cur, sp->p.idx };
+    sp->phase = R_PARK;
+    core_compute(sp, now, (uint64_t)calib.uthread_yield);
 }
 
 /* The run is over: every idle process leaves its loop. */
@@ -347,6 +397,9 @@ int threads_step(struct sproc *sp, uint64_t now)
         thread_done(sp, t, now);
     if (sp->phase == R_CHECK)
         return sp->phase = R_NONE, 0;
+    if (sp->phase == R_HELD && !tapp_can_run(t, q->cur))
+        return core_spin(sp, now), 1; /* still polling its thread's rows */
+    int held = sp->phase == R_HELD;
     sp->phase = R_NONE;
     if (t->mphase == M_DONE) {
         run_over(j, now);
@@ -364,8 +417,12 @@ int threads_step(struct sproc *sp, uint64_t now)
     }
     if (t->mphase == M_DONE) /* main just returned */
         return threads_step(sp, now);
-    if (fifo_pop(&q->q, &q->cur)) {
+    if (held || fifo_pop(&q->q, &q->cur)) {
         q->idle = q->asleep = 0;
+        if (q->cur.k >= 0 && !tapp_can_run(t, q->cur)) {
+            wait_for_rows(sp, t, q, now);
+            return 1;
+        }
         sp->phase = R_THREAD;
         uint64_t ns = q->cur.k < 0 ? tapp_setup_thread(j, t, p, h) : tapp_run(j, t, p, h, q->cur, &q->next, &q->spawn);
         ns += run_touch(j, t, p, h, q->cur.d);
@@ -403,8 +460,10 @@ void threads_free(void)
     for (int i = 0; i < NJOB; i++) {
         free(tj[i].rowmax);
         free(tj[i].data);
+        free(tj[i].parked);
         tj[i].rowmax = 0;
         tj[i].data = 0;
+        tj[i].parked = 0;
         for (int p = 0; p < SL_MAX_PROCS; p++) {
             free(tj[i].pr[p].q.v);
             tj[i].pr[p].q.v = 0;

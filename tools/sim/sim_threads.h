@@ -52,6 +52,11 @@ struct tproc {
     int spawn;            /* ... if set */
 };
 
+struct parked {
+    struct uthr u;
+    int p;                /* the process it is pinned to */
+};
+
 struct tjob {
     int on, app, place, coarse, P, n, spin;
     int main_at;          /* the process main is on, -1 while it waits */
@@ -68,7 +73,10 @@ struct tjob {
     uint32_t ndesc;       /* descriptors handed out */
     int rounds, depth;    /* grassfire: sweeps (D + 1), D */
     int *rowmax;          /* grassfire: each row's largest depth */
-    void *data;           /* msort: its tree (sim_tapps.c) */
+    void *data;           /* msort: its tree; gauss: ready[], colleft[] (sim_tapps.c) */
+    int cond;             /* gauss sync=cond: threads wait for their rows, columns overlap */
+    struct parked *parked; /* threads parked in a wait (sync=cond, blocking) */
+    int nparked, capparked;
     int leaf, nnodes, nleaves, ncap; /* msort: leaves of at most leaf keys; its nodes (of ncap allocated) */
     uint32_t clo[SL_MAX_PROCS + 1]; /* msort: chunk p holds positions [clo[p], clo[p+1]) */
     struct tproc pr[SL_MAX_PROCS];
@@ -82,6 +90,9 @@ int tapp_first(const struct tjob *t, int r);                 /* main makes round
 int tapp_end(const struct tjob *t, int r);
 struct uthr tapp_thread(const struct tjob *t, int idx, int r); /* main's idx-th of round r */
 uint32_t tapp_round_threads(const struct tjob *t, int r);    /* round r's threads, those made by threads too */
+int tapp_may_start(const struct tjob *t, int r);             /* main may make round r (r = rounds: may return) */
+int tapp_can_run(const struct tjob *t, struct uthr u);       /* u's data is ready (gauss sync=cond) */
+int tapp_done(struct tjob *t, struct uthr u);                /* u finished: 1 if a waiter may now run */
 int tapp_home(const struct tjob *t, int i, int r);           /* the process holding thread i's data */
 uint64_t tapp_setup_thread(struct job *j, struct tjob *t, int p, int h);    /* ns */
 /* Thread u on process p (hart h): ns, its counts; *spawn set with *next: it makes that thread as it ends. */
