@@ -197,3 +197,11 @@ def test_gauss_cond_waits_for_its_rows_and_finishes_under_lb(wait):
     cond = gauss(P, n, "lb", sync="cond", wait=wait)
     assert int(cond["copies"]) == 3 * n * (n - 1) // 2
     assert int(cond["threads"]) == n * (n - 1) // 2 + P + 1
+
+
+def test_gauss_cond_spinning_with_more_processes_than_harts_finishes():
+    """A process holding a thread that polls for its rows runs main only after that thread (a regression:
+    main used to push the held thread aside, and its row never became ready)."""
+    run = sim_boot(4, "job=gauss:procs=8,n=24,variant=fine,sync=cond,barrier=spin,place=lb")
+    assert run.ok and run.results[0]["check"] == "ok", run.console[-2000:]
+    assert int(run.results[0]["threads"]) == 24 * 23 // 2 + 8 + 1

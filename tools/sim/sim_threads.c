@@ -411,7 +411,7 @@ int threads_step(struct sproc *sp, uint64_t now)
         }
         return 0;
     }
-    if (t->main_at == p && main_step(sp, t, now)) {
+    if (!held && t->main_at == p && main_step(sp, t, now)) { /* main only between this process's threads */
         q->idle = q->asleep = 0;
         return 1;
     }
