@@ -201,7 +201,7 @@ def test_the_free_memory_is_the_kernels_to_the_page(boot):
 
 
 def test_the_simulators_own_refusals_are_errors_too():
-    for bootargs, says in [("job=msort:procs=2", "no model of app msort"), ("job=knary:mode=static", "mode=static is not"),
+    for bootargs, says in [("job=tbench:procs=2", "no model of app tbench"), ("job=knary:mode=static", "mode=static is not"),
                            ("job=oddeven:sched=gss", "sched=gss is not modelled")]:
         run = simboot(2, bootargs)
         assert run.exit_code == 2 and len(run.errors) == 1 and says in run.errors[0], run.console

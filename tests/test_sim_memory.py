@@ -115,12 +115,11 @@ def test_validation_under_the_model_reports_time_and_misses_side_by_side(tmp_pat
                        str(tmp_path / "m.json"), timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     rows = json.loads((tmp_path / "m.json").read_text())
-    assert {r["case"] for r in rows} == {"ch2", "fig3.2", "ch5"} and all(r["profile"] == "iris" for r in rows)
+    assert {r["case"] for r in rows} == {"ch2", "fig3.2", "ch5", "ch4"} and all(r["profile"] == "iris" for r in rows)
     assert {r["policy"] for r in rows if r["case"] == "ch5"} == {"sor:afs", "tclosure:afs"}
     for r in rows:
         assert r["misses_alone"]["qemu"] > 0 and r["misses_alone"]["sim"] > 0   # both under the model
-    said = out.stdout.split("Not modelled in the simulator")
-    assert len(said) == 2 and "msort" in said[1] and "tclosure" not in said[1]
+    assert "comparisons within 15 %" in out.stdout and "Not modelled in the simulator" not in out.stdout  # all are
 
 
 # ---------------------------------------------------------------- the validation's fit and pairings (simulator only)

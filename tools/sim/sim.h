@@ -41,6 +41,9 @@ struct calib {
     double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
     double tclosure_step, adjoint_madd; /* tclosure's inner step, adjoint's multiply-add; optional, as sor_cell */
     double loop_grab;            /* a loop scheduler's grab in the app (sim_loops.c); optional, as sor_cell */
+    double thread_create, thread_run, copy_call, copy_double; /* user-level threads (sim_threads.c); optional */
+    double grassfire_pixel;      /* grassfire: one pixel's step (sim_tapps.c); optional */
+    double msort_key;            /* msort: a key's share of a merge level (sim_tapps.c); optional */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);
@@ -57,7 +60,6 @@ struct sim_event {
 };
 
 void sim_post(uint64_t t, int kind, int hart, struct sproc *sp, struct job *j);
-extern uint64_t sim_seed; /* the scenario's seed= (core_init): the apps' inputs derive from it */
 
 /* t0, the scenario's time 0, on the simulated clock: 1 ns, not 0, because the core takes a zero time as
    "not yet" (life.h: a job's start is set at its first dispatch if it is still 0), as the kernel's clock,
@@ -112,6 +114,7 @@ struct sjob {                /* a job's workload, beside its struct job */
     int allot;               /* partition's allotment (info_set_allotment) */
     int adaptive;            /* process control (adapt=yes under a policy that allots harts) */
     int loops;               /* gauss sched= other than static: its rows from a loop scheduler (sim_loops.c) */
+    int threads;             /* a user-level thread program (sim_threads.c): gauss variant=fine */
     int active;              /* adaptive: processes not suspended */
     int16_t host[SL_MAX_PROCS]; /* adaptive: worker -> the process that runs it */
     int started;             /* dispatched once: job->start is set */
@@ -149,6 +152,7 @@ void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, ui
 void core_admit(struct job *j, uint64_t t);                   /* admit j and create its process 0 */
 void core_spawn(struct job *j, uint64_t t);                   /* create its next process (proc_create) */
 extern uint64_t sim_makespan, sim_events;
+extern uint64_t sim_seed;                                     /* the scenario's seed= */
 void sim_job_done(struct job *j);                             /* sim_main.c: RESULT, and SUMMARY after the last */
 void sim_unwait(struct proc *p);                              /* sim_core.c: a killed waiter's timeout made stale */
 

@@ -83,6 +83,20 @@ int calib_load(const char *path, char *err, size_t errlen)
        tclosure (n=256, clique=40) alike */
     if (number(text, "loop_grab_ns", &calib.loop_grab) < 0)
         calib.loop_grab = calib.gauss_rowop * (70.8 / 7.53);
+    /* Optional: the thread apps' costs (sim_threads.c). Defaults measured on deterministic QEMU (a ns is an
+       instruction) at CPUS=1: job=gauss:procs=1,n=64|128,variant=fine,sync=barrier,barrier=block, place=mcs
+       less variant=coarse gives 616-635 ns a thread (create and run; place.c picks nothing at procs=1), split by
+       tbench's spawn_join_ns (201: a spawn, an empty inline run, a join) into creation and the rest; place=lb
+       less place=mcs over its row copies fits 53 ns a copy plus 5.0 ns a double (the library's memcpy). */
+    static const struct { const char *key; double *v, dflt; } opt[] = {
+        { "thread_create_ns", &calib.thread_create, 200 }, { "thread_run_ns", &calib.thread_run, 430 },
+        { "copy_call_ns", &calib.copy_call, 53 },          { "copy_double_ns", &calib.copy_double, 5.0 },
+        { "grassfire_pixel_ns", &calib.grassfire_pixel, 19.0 }, /* sim_tapps.c GF_ROW_PIXELS says where */
+        { "msort_key_ns", &calib.msort_key, 17.6 },             /* sim_tapps.c MS_INSERT says where */
+    };
+    for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
+        if (number(text, opt[i].key, opt[i].v) < 0)
+            *opt[i].v = opt[i].dflt;
     const char *p = strstr(text, "\"name\"");
     if (!p || sscanf(strchr(p + 6, '"') ? strchr(p + 6, '"') + 1 : "", "%63[A-Za-z0-9_.-]", calib.name) != 1)
         return snprintf(err, errlen, "%s: no \"name\" (letters, digits, . _ -)", path), -1;

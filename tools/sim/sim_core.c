@@ -27,7 +27,8 @@ int ncpus;
 struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
 const struct sched_class *sched;
 uint64_t sched_quantum;
-uint64_t sched_seed, sim_seed;
+uint64_t sched_seed;
+uint64_t sim_seed; /* seed= itself (sched_seed advances as the policies draw from it) */
 long sched_opt[SCEN_MAX_OPTS];
 struct platform plat;
 uintptr_t sim_tp;

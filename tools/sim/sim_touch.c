@@ -21,9 +21,9 @@
  * pages it maps. A hart that once held a line another hart
  * wrote since finds its tag with the directory bit clear: a coherence miss, as on QEMU (cache.h).
  *
- * tclosure and adjoint touch what sim_loopapps.c says (T_NONE here). Not modelled (refused by sim_work.c before
- * this file sees them): the locality issue's msort, grassfire, gauss variant=fine and oddeven's sched= loop
- * schedulers.
+ * tclosure and adjoint touch what sim_loopapps.c says (T_NONE here); gauss variant=fine's, grassfire's and
+ * msort's touches are sim_tapps.c's (home buffers, row copies, shared words). Not modelled (refused by
+ * sim_work.c before this file sees them): oddeven's sched= loop schedulers.
  */
 #include <string.h>
 #include "sim.h"
@@ -43,6 +43,9 @@ void touch_setup(struct job *j)
                          : !strcmp(app, "sor")   ? T_SOR
                                                  : T_NONE;
     tj[j->id - 1].base = 0;
+    char v[16];
+    if (scenario_arg(j->scen->args, "variant", v, sizeof v) == 0 && !strcmp(v, "fine"))
+        tj[j->id - 1].kind = T_NONE; /* gauss fine: its touches are sim_threads.c's */
 }
 
 static uint64_t zero_ns; /* the stall of the last allocation's zeroing, for the caller's segment */

@@ -65,8 +65,9 @@
  * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
  *
  * Memory (--model): what each unit of work touches is sim_touch.c's (barrier_work and the set-up/check
- * call it); sim_mem.h has the cache model. Not modelled yet: oddeven's sched= loop schedulers and gauss
- * variant=fine (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
+ * call it); sim_mem.h has the cache model. gauss variant=fine, grassfire and msort are thread programs:
+ * sim_threads.c (the mechanism), sim_tapps.c (the apps). Not
+ * modelled yet: oddeven's sched= loop schedulers (refused with a message), the apps' sl_alloc in RESULT's mem_kb (it is what the core charged:
  * the processes' stacks), and the keys an app reports about its own computation (maxerr=, sorted=...):
  * process 0 reports check=ok with par_us= for the barrier apps and chaos's blocked=.
  */
@@ -76,14 +77,15 @@
 #include <string.h>
 #include "sim.h"
 #include "sim_mem.h"
+#include "sim_threads.h"
 #include "../../lib/base/rng.h"
 #include "../../lib/wait/wait_bounds.h"
 #include "../../kernel/syncstat.h"
 
 enum model { APP_SYNTH, APP_ODDEVEN, APP_GAUSS, APP_HOG, APP_SLEEPER, APP_CHAOS, APP_SOR, APP_KNARY, APP_TCLOSURE,
-             APP_ADJOINT, NAPPS };
+             APP_ADJOINT, APP_GRASSFIRE, APP_MSORT, NAPPS };
 static const char *const app_names[NAPPS] = { "synth", "oddeven", "gauss", "hog", "sleeper", "chaos", "sor", "knary",
-                                              "tclosure", "adjoint" };
+                                              "tclosure", "adjoint", "grassfire", "msort" };
 enum { CHAOS_DEADLOCK, CHAOS_EXIT_BLOCKED }; /* the modes modelled (k[0]) */
 
 struct sbar {
@@ -100,7 +102,10 @@ static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 int fg_live;
 
-const char *work_models(void) { return "adjoint,chaos,gauss,hog,knary,oddeven,sleeper,sor,synth,tclosure"; }
+const char *work_models(void)
+{
+    return "adjoint,chaos,gauss,grassfire,hog,knary,msort,oddeven,sleeper,sor,synth,tclosure";
+}
 
 /* A program of barrier episodes: iterations of work, a barrier after each (sor, tclosure, adjoint: a loop's
    chunks, sim_loops.c and sim_loopapps.c). */
@@ -148,8 +153,10 @@ int work_setup(struct job *j, char *err, size_t errlen)
         return snprintf(err, errlen, "job=oddeven: sched=%s is not modelled in the simulator (static only)", v), -1;
     if (w->app == APP_KNARY && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "steal"))
         return snprintf(err, errlen, "job=knary: mode=%s is not modelled in the simulator (steal only)", v), -1;
-    if (w->app == APP_GAUSS && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
-        return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse only)", v), -1;
+    if ((w->threads = threads_setup(j, err, errlen)) < 0) /* gauss variant=fine, grassfire, msort: sim_threads.c */
+        return -1;
+    if (w->app == APP_GAUSS && !w->threads && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
+        return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse, fine)", v), -1;
     if (w->app == APP_CHAOS && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "deadlock") &&
         strcmp(v, "exit-blocked"))
         return snprintf(err, errlen, "job=chaos: mode=%s is not modelled in the simulator (deadlock and exit-blocked "
@@ -157,7 +164,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
                -1;
     static const char *const keys[NAPPS][3] = {
         { "grain", "var", "iters" }, { "n", 0, 0 }, { "n", 0, 0 }, { "block", 0, 0 }, { "iters", "sleep_us", "work" },
-        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }, { "n", 0, 0 }, { "n", 0, 0 }
+        { 0, 0, 0 }, { "n", "iters", 0 }, { "h", "d", "work" }, { "n", 0, 0 }, { "n", 0, 0 }, { "n", 0, 0 }, { "n", 0, 0 }
     };
     for (int i = 0; i < 3; i++)
         w->k[i] = keys[w->app][i] ? key(a, keys[w->app][i]) : 0;
@@ -186,7 +193,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->active = j->nprocs;
     for (int v = 0; v < SL_MAX_PROCS; v++)
         w->host[v] = (int16_t)v;
-    if (barrier_app(w->app)) {
+    if (barrier_app(w->app) && !w->threads) {
         w->bar = calloc(1, sizeof *w->bar);
         w->bar->n = j->nprocs;
         w->bar->wait = w->wait;
@@ -513,6 +520,8 @@ static void finish(struct sproc *sp, uint64_t t)
         if ((w->app == APP_TCLOSURE || w->app == APP_ADJOINT) && w->par_t1 >= w->par_t0)
             lapps_result(j, (w->par_t1 - w->par_t0) / 1000, j->result_keys, sizeof j->result_keys),
                 j->result_set = j->result_ok = 1;
+        else if (w->threads)
+            report(j, "%s", threads_keys(j));
         else if (w->loops && w->par_t1 >= w->par_t0)
             report(j, "par_us=%lu grabs=%lu remote=%lu", (w->par_t1 - w->par_t0) / 1000, grabs, remote);
         else if (w->app == APP_SOR && w->par_t1 >= w->par_t0)
@@ -561,6 +570,11 @@ static void proceed(struct sproc *sp, uint64_t t)
     int last = 0;
     if (start(sp, w, t))
         return;
+    if (w->threads) { /* a thread program (sim_threads.c) */
+        if (!threads_step(sp, t))
+            finish(sp, t);
+        return;
+    }
     switch (w->app) {
     case APP_CHAOS:
         if (sp->p.idx != 0 || w->k[0] == CHAOS_DEADLOCK)
@@ -677,7 +691,7 @@ void work_dispatched(struct sproc *sp, uint64_t t)
         sim_post(t + sp->left, EV_STEP, -1, sp, 0);
         return;
     case A_SPIN:
-        if (released(sp) || sp->bar->wait != W_SPIN)
+        if (!sp->bar || released(sp) || sp->bar->wait != W_SPIN) /* no bar: a thread app's idle poll */
             sim_post(t, EV_STEP, -1, sp, 0);
         return;
     case A_BLOCKED:
@@ -709,6 +723,7 @@ void work_stats(FILE *f)
 void work_free(void)
 {
     loops_free();
+    threads_free();
     for (int j = 0; j < NJOB; j++) {
         free(sjobs[j].bar);
         sjobs[j].bar = 0;

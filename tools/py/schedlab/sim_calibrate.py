@@ -167,6 +167,11 @@ def _calibrate(args) -> int:
     for key in ("empty_call_ns", "uthread_yield_ns"):  # informational: the model does not use them yet
         c[key] = prev[key]
         src[key] = f"carried over from default.json ({prev['sources'].get(key, 'see there')})"
+    for key in ("thread_create_ns", "thread_run_ns", "copy_call_ns", "copy_double_ns", "grassfire_pixel_ns",
+                "msort_key_ns"):  # the thread apps' (sim_tapps.c), measured on deterministic QEMU: no host speed
+        if key in prev:
+            c[key] = prev[key]
+            src[key] = prev["sources"].get(key, "carried over from default.json")
     out = Path(args.output or HERE / "calib" / f"{args.name}.json")
     out.write_text(json.dumps({"name": args.name, "host": socket.gethostname(), **c, "sources": src}, indent=2) + "\n")
     print(f"wrote {out}")

@@ -1,0 +1,106 @@
+/*
+ * sim_threads.h - the user-level thread apps of Markatos chapter 4 in the simulator: the shared mechanism
+ * (sim_threads.c: main, placement, the processes' loops) and the apps on it (sim_tapps.c). What sim_work.c
+ * calls comes first; then what the two files share. Include after sim.h.
+ */
+#ifndef SIM_THREADS_H
+#define SIM_THREADS_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct job;
+struct sproc;
+
+/* 1: j is a thread app (gauss variant=fine, grassfire), set up; 0: it is not one; -1: one the model
+   refuses, with a message in err. */
+int threads_setup(struct job *j, char *err, size_t errlen);
+/* sp's next action from t in the thread program (after the job's start); 0 when its part is over: the
+   caller ends it (join, check, exit). */
+int threads_step(struct sproc *sp, uint64_t t);
+/* The RESULT keys process 0 reports ("par_us=... copies=... threads=..."). */
+const char *threads_keys(struct job *j);
+void threads_free(void);
+
+/* ---- between sim_threads.c and sim_tapps.c ---- */
+#define TH_WINDOW 2 /* apps/gauss/gauss.h FINE_WINDOW: the pivot rows a process keeps */
+
+enum { PL_MCS, PL_LB };
+enum { TA_GAUSS, TA_GRASSFIRE, TA_MSORT };
+
+struct uthr {
+    int32_t i, k; /* gauss: thread (i, k); grassfire: row (or process, coarse) i of sweep k; k < 0: the set-up */
+    int32_t d;    /* its descriptor's slot (sim_threads.c, under a model) */
+};
+
+struct fifo {
+    struct uthr *v;
+    int head, tail, cap;
+};
+
+struct tproc {
+    struct fifo q;        /* its pinned threads, oldest first */
+    uint32_t load;        /* threads placed on it not finished (place.c's load) */
+    struct uthr cur;      /* the thread it runs */
+    int idle, asleep;
+    uint64_t idle_since;
+    int pivcol[TH_WINDOW]; /* gauss mcs: the column each pivot copy holds (-1: none) */
+    uint64_t buf, home;   /* under a model: its buffers, its home rows (msort: its chunk of A) */
+    uint64_t alt;         /* msort: its chunk of B */
+    uint64_t stack;       /* under a model: the stack its threads run on (the library's cached one) */
+    uint64_t copies, away, local; /* msort: copies counts remote_keys */
+    struct uthr next;     /* the thread the running one makes as it ends */
+    int spawn;            /* ... if set */
+};
+
+struct parked {
+    struct uthr u;
+    int p;                /* the process it is pinned to */
+};
+
+struct tjob {
+    int on, app, place, coarse, P, n, spin;
+    int main_at;          /* the process main is on, -1 while it waits */
+    int main_at_wait;     /* where it was when it began to wait */
+    int mphase, k, i;     /* main's program: phase, round (column, sweep), next thread of the round */
+    uint32_t left;        /* threads of the set-up, or of round k, not finished */
+    uint64_t made, calls; /* threads made (main included); placement calls (tie-breaking stream) */
+    int pend, pend_to;    /* main's creation in progress: the thread is placed when it ends */
+    struct uthr pu;
+    int checked;          /* process 0 has done its check */
+    uint64_t t0, t1;
+    uint64_t mat, words;  /* under a model: one shared array (gauss lb's matrix), the shared words */
+    uint64_t desc;        /* under a model: the thread descriptors (TH_DESCS a process, recycled) */
+    uint32_t ndesc;       /* descriptors handed out */
+    int rounds, depth;    /* grassfire: sweeps (D + 1), D */
+    int *rowmax;          /* grassfire: each row's largest depth */
+    void *data;           /* msort: its tree; gauss: ready[], colleft[] (sim_tapps.c) */
+    int cond;             /* gauss sync=cond: threads wait for their rows, columns overlap */
+    struct parked *parked; /* threads parked in a wait (sync=cond, blocking) */
+    int nparked, capparked;
+    int leaf, nnodes, nleaves, ncap; /* msort: leaves of at most leaf keys; its nodes (of ncap allocated) */
+    uint32_t clo[SL_MAX_PROCS + 1]; /* msort: chunk p holds positions [clo[p], clo[p+1]) */
+    struct tproc pr[SL_MAX_PROCS];
+    char keys[200];
+};
+
+/* sim_tapps.c: what each app is (its header has the models) */
+int tapp_setup(struct job *j, struct tjob *t, char *err, size_t errlen); /* t->app, n, place, coarse... */
+uint64_t tapp_alloc(struct job *j, struct tjob *t, int h);   /* main's allocations before the run: stall ns */
+int tapp_first(const struct tjob *t, int r);                 /* main makes round r's threads first..end-1 */
+int tapp_end(const struct tjob *t, int r);
+struct uthr tapp_thread(const struct tjob *t, int idx, int r); /* main's idx-th of round r */
+uint32_t tapp_round_threads(const struct tjob *t, int r);    /* round r's threads, those made by threads too */
+int tapp_may_start(const struct tjob *t, int r);             /* main may make round r (r = rounds: may return) */
+int tapp_can_run(const struct tjob *t, struct uthr u);       /* u's data is ready (gauss sync=cond) */
+int tapp_done(struct tjob *t, struct uthr u);                /* u finished: 1 if a waiter may now run */
+int tapp_home(const struct tjob *t, int i, int r);           /* the process holding thread i's data */
+uint64_t tapp_setup_thread(struct job *j, struct tjob *t, int p, int h);    /* ns */
+/* Thread u on process p (hart h): ns, its counts; *spawn set with *next: it makes that thread as it ends. */
+uint64_t tapp_run(struct job *j, struct tjob *t, int p, int h, struct uthr u, struct uthr *next, int *spawn);
+uint64_t tapp_check(struct job *j, struct tjob *t, int h);  /* process 0 after the run: stall ns */
+void tapp_keys(const struct tjob *t, char *buf, size_t len);
+/* The job's info->seed (kernel/info.c): seed= ^ its id x 0x9e3779b97f4a7c15 */
+#define TH_JOB_SEED(j) (sim_seed ^ ((uint64_t)(j)->id * 0x9e3779b97f4a7c15UL))
+uint64_t th_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns); /* sim_threads.c */
+
+#endif
