@@ -125,6 +125,26 @@ struct sjob {                /* a job's workload, beside its struct job */
     struct sl_rng rng;       /* the job's random work amounts (lib/rng.h), from seed= */
 };
 
+/* A barrier (sim_barrier.c): the last of n to arrive releases the episode. */
+struct sbar {
+    int n, arrived, shape;
+    enum wait_kind wait;
+    uint64_t episode; /* episodes released so far */
+    struct sproc *waiter[SL_MAX_PROCS];
+    int nwait;
+};
+
+/* sim_barrier.c: the barrier, process control at its safe points, the sync statistics */
+void barrier_job_setup(struct job *j);                     /* zero the job's sync statistics */
+struct sbar *barrier_new(int n, enum wait_kind wait, int shape);
+void barrier_arrive(struct sproc *sp, uint64_t t);         /* sp arrives at its barrier sp->bar */
+void barrier_wait_turn(struct sproc *sp, uint64_t t);      /* spin or start blocking, as its kind says now */
+int barrier_released(const struct sproc *sp);              /* its episode is released */
+void barrier_waited(struct sproc *sp, uint64_t t);         /* its wait ended at t, released */
+void barrier_descheduled(struct sproc *sp, uint64_t t);    /* sp lost its hart (adaptive waiters look) */
+void barrier_stats(FILE *f);                               /* --stats: the barriers' futex calls */
+int work_last_iteration(const struct sjob *w, uint64_t i); /* sim_work.c: iteration i is the program's last */
+
 extern struct sjob sjobs[NJOB];
 extern struct sproc *sprocs[NJOB][SL_MAX_PROCS];
 extern int fg_live;
