@@ -436,15 +436,15 @@ static void syncstat_worker(void *arg, int id)
     struct chaos *z = arg;
     struct sl_rng r;
     int mapped = (sl_info()->flags & SL_INFO_SYNCSTAT) != 0;
-    volatile struct sl_sync *page = (volatile struct sl_sync *)SL_SYNC_VA;
     sl_rng_seed(&r, z->seed, (uint64_t)id);
     for (int64_t i = 0; i < z->calls; i++) {
         for (int k = 0; mapped && k < SL_MAX_PROCS; k++) {
+            volatile struct sl_sync *rec = (volatile struct sl_sync *)(SL_SYNC_VA + SL_SYNC_OFFSET(k));
             uint64_t v = sl_rng_u64(&r);
-            page[k].episodes = (uint32_t)(v & 7 ? v : 0);   /* often backwards, sometimes zero */
-            page[k].waits = (uint32_t)(v >> 32);
-            page[k].in_wait = (uint32_t)(v >> 17);
-            page[k].wait_ticks = v & 1 ? ~0UL : sl_rng_u64(&r); /* beyond any window, or anything */
+            rec->episodes = (uint32_t)(v & 7 ? v : 0);   /* often backwards, sometimes zero */
+            rec->waits = (uint32_t)(v >> 32);
+            rec->in_wait = (uint32_t)(v >> 17);
+            rec->wait_ticks = v & 1 ? ~0UL : sl_rng_u64(&r); /* beyond any window, or anything */
         }
         if (mapped)
             __atomic_add_fetch(&z->garbage, 1, __ATOMIC_RELAXED);

@@ -37,7 +37,11 @@ void syncstat_job_init(struct job *j)
 
 void syncstat_job_put(struct job *j) { pages[j->id - 1] = 0; }
 
-volatile struct sl_sync *syncstat_of(struct job *j) { return pages[j->id - 1]; }
+volatile struct sl_sync *syncstat_of(struct job *j, int idx)
+{
+    struct sl_sync *pg = pages[j->id - 1];
+    return pg && idx >= 0 && idx < SL_MAX_PROCS ? (struct sl_sync *)((char *)pg + SL_SYNC_OFFSET(idx)) : 0;
+}
 
 /* Feitelson & Rudolph's alpha * tau_s on this host: a futex wait and a wake (two system calls), the switch
    away and back, and the IPI that makes the sleeper's hart look; without a card (calib=off, or one hart),

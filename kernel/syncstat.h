@@ -8,7 +8,8 @@
  *
  * Services a policy may use (the kernel's kernel/syncstat.c and the simulator's tools/sim/sim_work.c both
  * provide them, so the policy runs unchanged in both):
- *   syncstat_of(j)        j's SL_MAX_PROCS records, or NULL (no page); valid from job_admit until job_done
+ *   syncstat_of(j, i)     the record of j's process i (abi.h SL_SYNC_OFFSET), or NULL (no page); valid from
+ *                         job_admit until job_done
  *                         (the page is a leaf of the job's page table and goes with it). Every field is the
  *                         job's to write at any moment: read each once and bound it.
  *   sched_wake_cost_ns()  what a blocking wait costs beyond a switch: a futex block and the cross-hart
@@ -28,7 +29,7 @@
 
 struct job;
 
-volatile struct sl_sync *syncstat_of(struct job *j);
+volatile struct sl_sync *syncstat_of(struct job *j, int idx);
 uint64_t sched_wake_cost_ns(void);
 uint64_t sched_reload_cost_ns(void);
 

@@ -301,8 +301,7 @@ static int gang_row_besides(const struct job *j)
 static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
 {
     struct ad_job *a = aj(j);
-    volatile struct sl_sync *st = syncstat_of(j);
-    if (!st)
+    if (!syncstat_of(j, 0))
         return -1;
     struct ad_sums now = { .run = a->exited_run, .sleep = a->exited_blocked, .off = a->off };
     uint64_t t = rdtime();
@@ -312,8 +311,9 @@ static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
             now.run += p->run_ticks + (p->state == P_RUNNING && t > p->dispatched_at ? t - p->dispatched_at : 0);
             now.sleep += p->blocked_ticks + (p->state == P_BLOCKED && t > p->blocked_at ? t - p->blocked_at : 0);
         }
-        now.episodes += st[i].episodes; /* counts wrap: the rule takes deltas modulo 2^32 */
-        now.wait += st[i].wait_ticks;
+        volatile struct sl_sync *st = syncstat_of(j, i);
+        now.episodes += st->episodes; /* counts wrap: the rule takes deltas modulo 2^32 */
+        now.wait += st->wait_ticks;
     }
     struct ad_env e = {
         .wticks = (uint64_t)SCHED_OPT(window) * sched_quantum, .quantum = sched_quantum,
@@ -538,8 +538,8 @@ static void ad_proc_new(struct proc *p)
    time is in the library's wait_ticks but was not spinning, and gang rows make it a whole round. */
 static void ad_enqueue(struct proc *p, enum enq_how how)
 {
-    volatile struct sl_sync *st = syncstat_of(p->job);
-    if ((how == ENQ_PREEMPT || how == ENQ_YIELD) && st && st[p->idx].in_wait)
+    volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
+    if ((how == ENQ_PREEMPT || how == ENQ_YIELD) && st && st->in_wait)
         SCHED_PRIV(p, struct ad_proc)->off_since = rdtime();
     place_ready(p);
 }

@@ -73,7 +73,7 @@
  *                         SCEN_MAX_JOB_KEYS (4). Names: at most 23 characters, C identifiers, not
  *                         procs/at/adapt/mem nor an app's key name; choice lists at most 63 characters.
  *   syncstat              set to 1: every job gets the library's sync statistics page (kernel/syncstat.h,
- *                         abi.h "sync statistics"), which the policy reads with syncstat_of(j); 0: no job
+ *                         abi.h "sync statistics"), which the policy reads with syncstat_of(j, i); 0: no job
  *                         has one, and the library publishes nothing (its waits cost what they did)
  *   private storage       SCHED_PRIV(p, struct mine) and SCHED_PRIV(j, struct mine): SCHED_PRIV_WORDS
  *                         words in every struct proc and struct job that only the running policy uses,

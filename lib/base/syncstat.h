@@ -3,7 +3,7 @@
  * coscheduling and space sharing (abi.h "sync statistics", kernel/sched/adaptive.c): spinning is invisible
  * to the kernel, so the library says it.
  *
- * Where the info page has SL_INFO_SYNCSTAT (policy=adaptive), process i's record is at SL_SYNC_VA + i
+ * Where the info page has SL_INFO_SYNCSTAT (policy=adaptive), process i's record is at SL_SYNC_VA + SL_SYNC_OFFSET(i)
  * (the platform attaches it: sl_proc.sync). Nothing on the hot paths asks whether it is there: at start-up
  * (lib/start/rv_start.c) the wait layer swaps its kinds for counting ones (wait/wait_stats.c) and the
  * barrier layer its shapes (barriers/barrier.c), each only when the flag is set - under every other policy

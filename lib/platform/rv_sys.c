@@ -84,7 +84,7 @@ static void attach_log(struct sl_proc *p)
         p->ulog_cycles = (sl_plat_info()->flags & SL_INFO_ULOG_CYCLES) != 0;
     }
     if (sl_plat_info()->flags & SL_INFO_SYNCSTAT) /* its sync statistics record (abi.h, syncstat.h) */
-        p->sync = (struct sl_sync *)SL_SYNC_VA + p->index;
+        p->sync = (struct sl_sync *)(SL_SYNC_VA + SL_SYNC_OFFSET(p->index));
 }
 
 /* Process 0's state, first thing in its start code (lib/start/rv_start.c). */

@@ -63,7 +63,10 @@ struct sbar *barrier_new(int n, enum wait_kind wait, int shape)
 
 /* ---- the sync statistics' services (kernel/syncstat.h) ---- */
 
-volatile struct sl_sync *syncstat_of(struct job *j) { return sched->syncstat ? syncs[j->id - 1] : 0; }
+volatile struct sl_sync *syncstat_of(struct job *j, int idx)
+{
+    return sched->syncstat && idx >= 0 && idx < SL_MAX_PROCS ? &syncs[j->id - 1][idx] : 0;
+}
 uint64_t sched_wake_cost_ns(void) { return (uint64_t)calib.futex_cross; } /* kbench's cross-hart hand-off */
 uint64_t sched_reload_cost_ns(void) { return 0; }                         /* no caches modelled */
 
