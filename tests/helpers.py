@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from schedlab import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,3 +88,18 @@ def value_of(line: str, key: str) -> str:
 CONSOLE = recorded("gang-trace")          # policy=gang trace=on, gauss (job 1) and hog (job 2), CPUS=2
 GAUSS = line_of(CONSOLE, "RESULT job=1 ")
 SUMMARY = line_of(CONSOLE, "SUMMARY ")
+
+
+LOOPSCHED = REPO / "build" / "host" / "loopsched"
+
+
+def host_grabs(sched, n, p):
+    """The library's loop scheduler on the host (build/host/loopsched, P processes taking turns): its grabs and
+    remote grabs over a loop of n iterations."""
+    if not LOOPSCHED.is_file():
+        pytest.skip("build/host/loopsched is missing: run `make host`")
+    out = subprocess.run([str(LOOPSCHED), "--sched", sched, "--n", str(n), "--p", str(p), "--quiet"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    last = dict(kv.split("=") for kv in out.stdout.split())
+    return int(last["grabs"]), int(last["remote"])

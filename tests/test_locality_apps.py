@@ -9,14 +9,11 @@ and P only, for every scheduler; which grabs are remote is fixed too except for 
 whose local/remote split follows the timing. Correctness and counts only, never a timing.
 """
 
-import subprocess
 
 import pytest
 
-from conftest import REPO_ROOT
-from helpers import assert_all_ok
+from helpers import assert_all_ok, host_grabs
 
-LOOPSCHED = REPO_ROOT / "build" / "host" / "loopsched"
 
 SCHEDS = ["static", "ss", "gss", "factoring", "trapezoid", "afs", "mod-factoring", "best-static"]
 #: the schedulers whose local/remote split depends on who comes first
@@ -37,16 +34,6 @@ def loop_shape(r):
     if r["app"] == "tclosure":
         return r["n"], r["n"]
     return r["n"] * r["n"], 1
-
-
-def host_grabs(sched, n, p):
-    if not LOOPSCHED.is_file():
-        pytest.skip("build/host/loopsched is missing: run `make host`")
-    out = subprocess.run([str(LOOPSCHED), "--sched", sched, "--n", str(n), "--p", str(p), "--quiet"],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    last = dict(kv.split("=") for kv in out.stdout.split())
-    return int(last["grabs"]), int(last["remote"])
 
 
 def assert_counts(r):

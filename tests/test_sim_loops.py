@@ -6,7 +6,6 @@ invariants only, never timings."""
 
 import json
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -16,11 +15,12 @@ from schedlab import sim_validate as sv
 from schedlab.qemu import REPO_ROOT
 from schedlab.sim import sim_boot
 
+from helpers import host_grabs
+
 ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
 if ASAN.is_file():
     os.environ.setdefault("SCHEDLAB_SIM", str(ASAN))
 
-LOOPSCHED = REPO_ROOT / "build" / "host" / "loopsched"
 SCHEDS = ["static", "ss", "gss", "factoring", "trapezoid", "afs", "mod-factoring", "best-static"]
 TIMING_SPLIT = {"afs", "mod-factoring"}     # their local/remote split follows who grabs first
 
@@ -29,16 +29,6 @@ def ok(cpus, bootargs, model=None):
     run = sim_boot(cpus, bootargs, model=model)
     assert run.ok, run.console[-2000:]
     return run
-
-
-def host_grabs(sched, n, p):
-    if not LOOPSCHED.is_file():
-        pytest.skip("build/host/loopsched is missing: run `make host`")
-    out = subprocess.run([str(LOOPSCHED), "--sched", sched, "--n", str(n), "--p", str(p), "--quiet"],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    last = dict(kv.split("=") for kv in out.stdout.split())
-    return int(last["grabs"]), int(last["remote"])
 
 
 def test_tclosure_and_adjoint_are_modelled_not_refused():

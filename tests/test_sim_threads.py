@@ -103,12 +103,17 @@ def test_what_is_not_modelled_is_refused(bootargs, says):
     assert not run.panics
 
 
-def grassfire(cpus, n, variant, seed=1, model=None):
+def thread_app(app, cpus, n, variant, extra="", seed=1, model=None):
+    """The simulated app alone (variant: coarse, or the fine grain's place=mcs|lb): its RESULT, checked ok."""
     grain = "variant=coarse" if variant == "coarse" else f"variant=fine,place={variant}"
-    run = sim_boot(cpus, f"seed={seed} job=grassfire:procs={cpus},n={n},{grain}", model=model)
+    run = sim_boot(cpus, f"seed={seed} job={app}:procs={cpus},n={n}{extra},{grain}", model=model)
     assert run.ok and len(run.results) == 1, run.console[-2000:]
     assert run.results[0]["check"] == "ok", run.console[-2000:]
     return run.results[0]
+
+
+def grassfire(cpus, n, variant, seed=1, model=None):
+    return thread_app("grassfire", cpus, n, variant, seed=seed, model=model)
 
 
 GF_KEYS = ("sweeps", "depth", "threads", "local", "away", "copies")
@@ -152,11 +157,7 @@ def test_grassfire_does_not_depend_on_the_processes_but_on_the_seed():
 
 
 def msort(cpus, n, variant, leaf=64, model=None):
-    grain = "variant=coarse" if variant == "coarse" else f"variant=fine,place={variant}"
-    run = sim_boot(cpus, f"job=msort:procs={cpus},n={n},leaf={leaf},{grain}", model=model)
-    assert run.ok and len(run.results) == 1, run.console[-2000:]
-    assert run.results[0]["check"] == "ok", run.console[-2000:]
-    return run.results[0]
+    return thread_app("msort", cpus, n, variant, extra=f",leaf={leaf}", model=model)
 
 
 @pytest.mark.parametrize("variant", ["coarse", "mcs", "lb"])
