@@ -161,16 +161,6 @@ def test_what_the_apps_refuse(boot, bootargs, says):
     assert any(line.startswith(f"ERROR {app}:") and says in line for line in run.output[1]), run.output
 
 
-def test_the_simulator_refuses_them_cleanly():
-    from schedlab.sim import sim_binary, sim_boot
-    if not sim_binary().is_file():
-        pytest.skip(f"{sim_binary()} is missing: run `make sim`")
-    for app in ("msort", "grassfire"):
-        run = sim_boot(2, f"job={app}")
-        assert run.exit_code == 2 and not run.panics and run.boot is None, run.console
-        assert len(run.errors) == 1 and f"no model of app {app}" in run.errors[0], run.errors
-
-
 def test_deterministic_mode_places_the_same_way_twice(boot):
     # lb breaks ties at random and both apps make threads as work completes: in deterministic mode two
     # boots must still print the same bytes (placement counts and all)

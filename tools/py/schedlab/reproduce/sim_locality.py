@@ -367,5 +367,5 @@ def run_section(fn, ctx) -> Section:
 
 
 for _k, (_fn, (_name, _title)) in enumerate(EXPERIMENTS.items()):
-    experiment(_name, _title, order=100 + _k, quick_seconds=1, full_seconds=(5, 5, 1, 60, 120)[_k])(
+    experiment(_name, _title, order=100 + _k, quick_seconds=0.5, full_seconds=(5, 5, 1, 30, 25)[_k])(
         functools.partial(run_section, _fn))
