@@ -69,20 +69,17 @@ int calib_load(const char *path, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (number(text, keys[i].key, keys[i].v) < 0)
             return snprintf(err, errlen, "%s: no non-negative number for \"%s\"", path, keys[i].key), -1;
-    /* Optional: sor's cell. Without it, gauss's row op times the ratio of their instruction counts, measured by
-       deterministic QEMU boots (instruction-counted; job=sor:procs=1,n=256,iters=10: 14.35 instructions a cell,
-       job=gauss:procs=1,n=160: 7.53 a row op). */
-    if (number(text, "sor_cell_ns", &calib.sor_cell) < 0)
-        calib.sor_cell = calib.gauss_rowop * (14.35 / 7.53);
-    /* tclosure's inner step and adjoint's multiply-add likewise (sim_loopapps.c: 6.04 and 7.016 instructions) */
-    if (number(text, "tclosure_step_ns", &calib.tclosure_step) < 0)
-        calib.tclosure_step = calib.gauss_rowop * (6.04 / 7.53);
-    if (number(text, "adjoint_madd_ns", &calib.adjoint_madd) < 0)
-        calib.adjoint_madd = calib.gauss_rowop * (7.016 / 7.53);
-    /* a grab: sched=ss less static at procs=1, per grab, 70.8 instructions on sor (n=256, iters=10) and on
-       tclosure (n=256, clique=40) alike */
-    if (number(text, "loop_grab_ns", &calib.loop_grab) < 0)
-        calib.loop_grab = calib.gauss_rowop * (70.8 / 7.53);
+    /* Optional: the loop apps' units. Without one, gauss's row op times the ratio of their instruction counts,
+       measured by deterministic QEMU boots (instruction-counted; job=gauss:procs=1,n=160: 7.53 a row op;
+       job=sor:procs=1,n=256,iters=10: 14.35 a cell; sim_loopapps.c: a tclosure step 6.04, an adjoint
+       multiply-add 7.016; a grab, sched=ss less static at procs=1, 70.8 on sor and tclosure alike). */
+    static const struct { const char *key; double *v, instructions; } per_rowop[] = {
+        { "sor_cell_ns", &calib.sor_cell, 14.35 },        { "tclosure_step_ns", &calib.tclosure_step, 6.04 },
+        { "adjoint_madd_ns", &calib.adjoint_madd, 7.016 }, { "loop_grab_ns", &calib.loop_grab, 70.8 },
+    };
+    for (size_t i = 0; i < sizeof per_rowop / sizeof *per_rowop; i++)
+        if (number(text, per_rowop[i].key, per_rowop[i].v) < 0)
+            *per_rowop[i].v = calib.gauss_rowop * (per_rowop[i].instructions / 7.53);
     /* Optional: the thread apps' costs (sim_threads.c). Defaults measured on deterministic QEMU (a ns is an
        instruction) at CPUS=1: job=gauss:procs=1,n=64|128,variant=fine,sync=barrier,barrier=block, place=mcs
        less variant=coarse gives 616-635 ns a thread (create and run; place.c picks nothing at procs=1), split by
