@@ -65,6 +65,8 @@ int threads_setup(struct job *j, char *err, size_t errlen)
     free(t->rowmax);
     free(t->data);
     free(t->parked);
+    free(t->chunks);
+    free(t->dfree);
     for (int p = 0; p < SL_MAX_PROCS; p++)
         free(t->pr[p].q.v);
     memset(t, 0, sizeof *t);
@@ -185,25 +187,86 @@ uint64_t th_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns)
 }
 
 /* ---- the thread machinery's own memory (under --model) ----
-   A thread's descriptor is written by its maker and read by the process that runs it; descriptors come from
-   a pool on main's first node, TH_DESCS a process, reused in turn (the library's per-process free lists
-   and sl_malloc recycle them). The runner's stack (the one its process keeps cached) gets STACK_WORDS words
+   A thread's descriptor is written by its maker and read by the process that runs it. Descriptors live where
+   the library keeps them (uthread_impl.h ut_thread_get/put, lib/base/alloc.c): the maker takes one from its
+   own process's cache (at most TH_DESCS, LIFO), else from sl_malloc's 128-byte class (a LIFO free list,
+   refilled by carving a fresh 64 KiB chunk, zeroed by the kernel on the maker's hart, into DESC_STEP-byte
+   blocks pushed in address order); the process that ran the thread puts it back into its own cache, or, when
+   that holds TH_DESCS, frees it to the class list. So a main that makes a round's threads before any runs
+   (msort's 2048 leaves) writes that many fresh descriptors, not a recycled few. The runner's stack (the one
+   its process keeps cached) gets STACK_WORDS words
    written and read back: the context switch, the frames of the library's calls and the thread function's
    spills. Deterministic QEMU under butterfly (every word an access) counts 184 words a thread more for
    job=gauss:procs=1,n=256,variant=fine,place=mcs than for variant=coarse: 2 x 14 descriptor words, the
    pin inbox's word, the rest the stack's 2 x 75. */
 
-static uint32_t desc_new(struct tjob *t) { return t->ndesc++ % (uint32_t)(TH_DESCS * t->P); }
+#define DESC_CHUNK (64 * 1024)                  /* alloc.c CHUNK */
+#define DESC_STEP  (16 + DESC_B)                /* alloc.c HDR + the class's 128 bytes */
+#define DESC_PER_CHUNK (DESC_CHUNK / DESC_STEP) /* 455 */
+/* The bytes of a descriptor the maker and the runner touch: sp .. worker, the first 64 of struct sl_thread
+   (ut_thread_init's fields, next, why; a detached thread's joincnt and the rest are never used). Each side
+   touches 14 words there (8 one way, 6 the other: the 14 of the comment above) - 4 lines of 16 bytes, not
+   the 7 the whole struct would span. */
+#define DESC_USED  64
 
-static uint64_t desc_at(const struct tjob *t, int32_t d) { return t->desc + (uint64_t)d * DESC_B; }
+static void *grow(void *v, int *cap, size_t elem)
+{
+    *cap = *cap ? 2 * *cap : 512;
+    v = realloc(v, (size_t)*cap * elem);
+    if (!v)
+        panic("sim: out of memory for thread descriptors");
+    return v;
+}
+
+/* A descriptor for a thread made by process p on hart h: its block number; *ns gets a refill's zeroing. */
+static int32_t desc_get(struct job *j, struct tjob *t, int p, int h, uint64_t *ns)
+{
+    struct tproc *q = &t->pr[p];
+    if (!mem_on())
+        return 0;
+    if (q->ndcache)
+        return q->dcache[--q->ndcache];
+    if (!t->ndfree) { /* refill: a fresh chunk, its blocks pushed in address order (the last is on top) */
+        if (t->nchunks == t->capchunks)
+            t->chunks = grow(t->chunks, &t->capchunks, sizeof *t->chunks);
+        t->chunks[t->nchunks] = th_alloc_zeroed(j, h, DESC_CHUNK, ns);
+        while (t->capfree < DESC_PER_CHUNK)
+            t->dfree = grow(t->dfree, &t->capfree, sizeof *t->dfree);
+        for (int b = 0; b < DESC_PER_CHUNK; b++)
+            t->dfree[t->ndfree++] = t->nchunks * DESC_PER_CHUNK + b;
+        t->nchunks++;
+    }
+    return t->dfree[--t->ndfree];
+}
+
+/* Thread u's descriptor d back, by process p that ran it. */
+static void desc_put(struct tjob *t, int p, int32_t d)
+{
+    struct tproc *q = &t->pr[p];
+    if (!mem_on())
+        return;
+    if (q->ndcache < TH_DESCS) {
+        q->dcache[q->ndcache++] = d;
+        return;
+    }
+    if (t->ndfree == t->capfree)
+        t->dfree = grow(t->dfree, &t->capfree, sizeof *t->dfree);
+    t->dfree[t->ndfree++] = d;
+}
+
+static uint64_t desc_at(const struct tjob *t, int32_t d)
+{
+    return t->chunks[d / DESC_PER_CHUNK] + (uint64_t)(d % DESC_PER_CHUNK) * DESC_STEP + 16;
+}
 
 /* The maker on hart h writes descriptor d and pushes it on process to's pin inbox. */
 static uint64_t made_touch(struct job *j, struct tjob *t, int h, int32_t d, int to)
 {
     if (!mem_on() || !t->desc)
         return 0;
-    uint64_t inbox = t->desc + (uint64_t)TH_DESCS * (uint64_t)t->P * DESC_B + (uint64_t)to * 64;
-    return mem_touch(j->id, h, desc_at(t, d), 112, 8, 1) + mem_touch(j->id, h, inbox, 8, 8, 1);
+    uint64_t inbox = t->desc + (uint64_t)to * 64;
+    return mem_touch(j->id, h, desc_at(t, d), DESC_USED, 8, 1) + mem_touch(j->id, h, desc_at(t, d), DESC_USED - 16, 8, 0) +
+           mem_touch(j->id, h, inbox, 8, 8, 1);
 }
 
 /* The runner on hart h takes descriptor d and runs on its stack. */
@@ -216,7 +279,8 @@ static uint64_t run_touch(struct job *j, struct tjob *t, int p, int h, int32_t d
     if (!q->stack)
         q->stack = th_alloc_zeroed(j, h, SL_THREAD_STACK_B, &ns);
     top = q->stack + SL_THREAD_STACK_B - STACK_WORDS * 8;
-    return ns + mem_touch(j->id, h, desc_at(t, d), 112, 8, 0) + mem_touch(j->id, h, top, STACK_WORDS * 8, 8, 1) +
+    return ns + mem_touch(j->id, h, desc_at(t, d), DESC_USED, 8, 0) +
+           mem_touch(j->id, h, desc_at(t, d), DESC_USED - 16, 8, 1) + mem_touch(j->id, h, top, STACK_WORDS * 8, 8, 1) +
            mem_touch(j->id, h, top, STACK_WORDS * 8, 8, 0);
 }
 
@@ -249,8 +313,8 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
     case M_ALLOC: /* the app's allocations before sl_threads_run (process 0) */
         t->made = 1; /* main itself */
         ns = tapp_alloc(j, t, hart_of(sp));
-        if (mem_on()) /* the descriptors, then the pin inboxes' words */
-            t->desc = th_alloc_zeroed(j, hart_of(sp), (uint64_t)TH_DESCS * (uint64_t)P * DESC_B + 64 * (uint64_t)P, &ns);
+        if (mem_on()) /* the pin inboxes' words */
+            t->desc = th_alloc_zeroed(j, hart_of(sp), 64 * (uint64_t)P, &ns);
         t->mphase = M_SETUP;
         t->i = 0;
         break;
@@ -258,7 +322,8 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
         if (t->i < P) {
             if (t->i == 0)
                 t->left = (uint32_t)P;
-            ns = create(t, t->i, (struct uthr){ t->i, -1, (int32_t)desc_new(t) });
+            int32_t d = desc_get(j, t, t->main_at, hart_of(sp), &ns);
+            ns += create(t, t->i, (struct uthr){ t->i, -1, d });
             ns += made_touch(j, t, hart_of(sp), t->pu.d, t->i);
             t->i++;
             break;
@@ -285,8 +350,8 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
         {
             struct uthr u = tapp_thread(t, t->i, t->k);
             int home = tapp_home(t, u.i, u.k);
-            u.d = (int32_t)desc_new(t);
-            ns = create(t, t->coarse ? home : place_of(j, t, home), u);
+            u.d = desc_get(j, t, t->main_at, hart_of(sp), &ns);
+            ns += create(t, t->coarse ? home : place_of(j, t, home), u);
             ns += made_touch(j, t, hart_of(sp), u.d, t->pend_to);
         }
         if (++t->i >= tapp_end(t, t->k))
@@ -335,6 +400,7 @@ static void wake_waiters(struct job *j, struct tjob *t, uint64_t now)
 static void thread_done(struct sproc *sp, struct tjob *t, uint64_t now)
 {
     t->pr[sp->p.idx].load--;
+    desc_put(t, sp->p.idx, t->pr[sp->p.idx].cur.d); /* reap: back to the runner's cache */
     t->left--;
     if (t->pr[sp->p.idx].cur.k >= 0 && tapp_done(t, t->pr[sp->p.idx].cur))
         wake_waiters(sp->p.job, t, now);
@@ -427,7 +493,7 @@ int threads_step(struct sproc *sp, uint64_t now)
         uint64_t ns = q->cur.k < 0 ? tapp_setup_thread(j, t, p, h) : tapp_run(j, t, p, h, q->cur, &q->next, &q->spawn);
         ns += run_touch(j, t, p, h, q->cur.d);
         if (q->spawn) { /* it makes its successor as it ends (msort): the descriptor now, placed at its end */
-            q->next.d = (int32_t)desc_new(t);
+            q->next.d = desc_get(j, t, p, h, &ns);
             ns += made_touch(j, t, h, q->next.d, p);
         }
         core_compute(sp, now, ns);
@@ -461,6 +527,10 @@ void threads_free(void)
         free(tj[i].rowmax);
         free(tj[i].data);
         free(tj[i].parked);
+        free(tj[i].chunks);
+        free(tj[i].dfree);
+        tj[i].chunks = 0;
+        tj[i].dfree = 0;
         tj[i].rowmax = 0;
         tj[i].data = 0;
         tj[i].parked = 0;

@@ -50,6 +50,8 @@ struct tproc {
     uint64_t copies, away, local; /* msort: copies counts remote_keys */
     struct uthr next;     /* the thread the running one makes as it ends */
     int spawn;            /* ... if set */
+    int32_t dcache[64];   /* its free descriptors, LIFO (uthread_impl.h THREAD_CACHE = TH_DESCS) */
+    int ndcache;
 };
 
 struct parked {
@@ -69,8 +71,10 @@ struct tjob {
     int checked;          /* process 0 has done its check */
     uint64_t t0, t1;
     uint64_t mat, words;  /* under a model: one shared array (gauss lb's matrix), the shared words */
-    uint64_t desc;        /* under a model: the thread descriptors (TH_DESCS a process, recycled) */
-    uint32_t ndesc;       /* descriptors handed out */
+    uint64_t desc;        /* under a model: the processes' pin inbox words (a line each) */
+    uint64_t *chunks;     /* under a model: the descriptors' 64 KiB chunks (sim_threads.c desc_get) */
+    int32_t *dfree;       /* ... sl_malloc's free list of their blocks, LIFO */
+    int nchunks, capchunks, ndfree, capfree;
     int rounds, depth;    /* grassfire: sweeps (D + 1), D */
     int *rowmax;          /* grassfire: each row's largest depth */
     void *data;           /* msort: its tree; gauss: ready[], colleft[] (sim_tapps.c) */
