@@ -140,6 +140,19 @@ def test_fit_makes_each_apps_run_alone_take_the_target_time(tmp_path):
     assert abs(unfitted[jobs[0]] - (1 / 1.3 - 1)) < 0.01 and abs(unfitted[jobs[1]] - (1 / 0.8 - 1)) < 0.01
 
 
+def test_fit_reaches_the_target_where_the_models_stalls_are_most_of_the_time(tmp_path):
+    """Under butterfly most of coarse Gauss's time at 2 harts is the far process's remote stalls, which its
+    unit does not scale: scaling by the ratio alone stopped 19 % short in three runs. The fit's secant steps
+    take the time's affine shape."""
+    from schedlab import sim_validate as sv
+    head, job = ["seed=1"], "job=gauss:n=96,variant=coarse,sync=barrier,procs=2"
+    plain = sv.timed(sim_boot(2, " ".join(head + [job]), model="butterfly"), "gauss")
+    for factor in (1.6, 3.0):
+        calib, _ = sv.fit_calib(2, head, [job], {job: plain * factor}, None, tmp_path, model="butterfly")
+        fitted = sv.timed(sim_boot(2, " ".join(head + [job]), calib=calib, model="butterfly"), "gauss")
+        assert abs(fitted / (plain * factor) - 1) < 0.02, (factor, fitted, plain * factor)
+
+
 def test_pairings_cover_every_policy_of_the_build_with_a_spinner_beside_a_blocker():
     from schedlab import sim_validate as sv
     policies = sim_boot(1, "job=synth:procs=1,iters=1").boot["policies"]

@@ -125,10 +125,14 @@ def app_of(token: str) -> str:
 def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, calib: str | None, where: Path,
               model: str | None = None, cycle_ps: int | None = None, rounds: int = 3) -> tuple[str, dict]:
     """`calib` with each foreground app's work unit scaled until the simulator's run alone takes QEMU's
-    (qemu_alone: token -> par_us); returns the new file and, per token, the unfitted run's error alone."""
+    (qemu_alone: token -> par_us); returns the new file and, per token, the unfitted run's error alone.
+
+    A run's time is affine in the unit, not proportional to it: a + b * unit, where `a` is what the unit does
+    not scale (under a model the stalls, which can be most of it: Gauss under butterfly). The first step
+    scales by the ratio; each later one is a secant through the last two runs, exact for an affine time."""
     data = json.loads(Path(calib or DEFAULT_CALIB).read_text())
     path = where / f"fit-{len(list(where.iterdir()))}.json"
-    unfitted = {}
+    unfitted, tried = {}, {}  # token -> [(scale of its units, the run's time, the next run's scale)]
     for k in range(rounds):
         for token in jobs:
             unit = UNIT_OF.get(app_of(token))
@@ -145,10 +149,19 @@ def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, cal
             path.write_text(json.dumps(data))
             got = timed(sim_boot(cpus, " ".join(head + [token]), calib=str(path), model=model, cycle_ps=cycle_ps),
                         app_of(token))
+            want = qemu_alone[token]
             if k == 0:
-                unfitted[token] = got / qemu_alone[token] - 1.0
+                unfitted[token] = got / want - 1.0
+            runs = tried.setdefault(token, [])
+            now = runs[-1][2] if runs else 1.0  # the scale this run had
+            runs.append((now, got, now * want / got))
+            if len(runs) >= 2 and runs[-1][1] != runs[-2][1]:
+                (s0, t0, _), (s1, t1, _) = runs[-2:]
+                secant = s1 + (want - t1) * (s1 - s0) / (t1 - t0)
+                if secant > 0:
+                    runs[-1] = (s1, t1, secant)
             for u in scaled:
-                data[u] *= qemu_alone[token] / got
+                data[u] *= runs[-1][2] / now
     data["name"] = f"{data['name']}.fit"
     path.write_text(json.dumps(data))
     return str(path), unfitted
