@@ -38,9 +38,11 @@
  * Memory (--model): each array in whole pages from its big sl_malloc (the payload 64 bytes in: alloc.c's
  * BIG_HDR), in the app's order, allocated by process 0 on its hart's node and zeroed there by the kernel.
  *   tclosure  4-byte words: the matrix, then the input's adjacency lists. Iteration J of step K reads A(J,K);
- *             if it does its row, it reads row K and writes row J where row K is TRUE. Set-up: the matrix
- *             written (gen_graph), read twice (keep_edges), the lists written; check: for each node the
- *             lists of the nodes it reaches, and its row, read (the search's own small arrays are left out).
+ *             if it does its row, it reads row K and writes row J where row K is TRUE, reloading t->n from
+ *             process 0's frame after each store (tc_touch). Set-up: the matrix written (gen_graph, which
+ *             reloads t->clique, or its stream's state, from the frame for each cell), read twice
+ *             (keep_edges), the lists written; check: the breadth-first search's words as compiled
+ *             (tc_check_touch).
  *   adjoint   doubles a, b, c, ref. Iteration i reads a[i], b[i..M-1], c[0..M-1-i] and writes a[i]. Set-up:
  *             a, b, c written, a copied to ref; check: every index redone on ref (the same touches), then
  *             a and ref compared.
@@ -77,12 +79,14 @@ static struct lapp {
     uint64_t *act;      /* n x w: bit J of row K: iteration J of step K does its row */
     uint64_t *rowk;     /* n x w: row K as step K reads it */
     uint64_t *reach;    /* n x w: the closure */
+    uint64_t *in;       /* n x w: the input (the check's adjacency lists, as bits) */
     uint32_t *ntrue;    /* TRUE words of rowk[K] */
     uint32_t *deg, *off; /* the input's out-degrees, and where each node's list starts */
     uint64_t edges, closure, visits;
     double sum;
     int have_sum;
     uint64_t base;      /* under a model: the arrays' pages (0 until process 0's set-up) */
+    uint64_t first;     /* tclosure: the lists' heads (adj_first), a block of its own (0: not modelled) */
     uint64_t chunk[8], freed[8], big_freed, big_freed_b; /* the allocator's small classes, freed blocks */
     uint32_t left[8];
 } la[NJOB];
@@ -111,7 +115,7 @@ static uint64_t popcount(const uint64_t *row, int64_t w)
 static void tc_closure(struct lapp *a, uint64_t seed, int64_t clique, uint64_t density)
 {
     int64_t n = a->n, w = a->w;
-    a->act = bits(n, w), a->rowk = bits(n, w), a->reach = bits(n, w);
+    a->act = bits(n, w), a->rowk = bits(n, w), a->reach = bits(n, w), a->in = bits(n, w);
     a->ntrue = calloc((size_t)n, sizeof *a->ntrue);
     a->deg = calloc((size_t)n + 1, sizeof *a->deg);
     a->off = calloc((size_t)n + 1, sizeof *a->off);
@@ -128,6 +132,7 @@ static void tc_closure(struct lapp *a, uint64_t seed, int64_t clique, uint64_t d
         a->off[j + 1] = a->off[j] + a->deg[j];
         a->edges += a->deg[j];
     }
+    memcpy(a->in, a->reach, (size_t)(n * w) * sizeof *a->in);
     for (int64_t k = 0; k < n; k++) {
         const uint64_t *rk = a->reach + k * w;
         memcpy(a->rowk + k * w, rk, (size_t)w * sizeof *rk);
@@ -294,9 +299,13 @@ static uint64_t tc_matrix(const struct lapp *a) { return a->base + 64; }
 static uint64_t tc_lists(const struct lapp *a) { return a->base + pages((uint64_t)(a->n * a->n) * 4) + 64; }
 static uint64_t adj_array(const struct lapp *a, int k) { return a->base + (uint64_t)k * pages((uint64_t)a->m * 8) + 64; }
 
-/* Iteration J of step K under a model: stall ns. */
-static uint64_t tc_touch(struct lapp *a, int id, int h, int64_t k, int64_t j, int doer)
+/* Iteration J of step K under a model: stall ns. As compiled (riscv64 objdump of build/apps/tclosure.elf,
+   close_row inlined in worker): a load of A(J,K); a doer's loop loads each word of row K, and for each TRUE
+   one stores row J's word and reloads t->n from process 0's frame (the store could alias it): n + 2 x the
+   TRUE words, not n + the TRUE words. */
+static uint64_t tc_touch(struct lapp *a, struct job *j_, int h, int64_t k, int64_t j, int doer)
 {
+    int id = j_->id;
     uint64_t rowb = (uint64_t)a->n * 4, mat = tc_matrix(a), ns = mem_touch(id, h, mat + (uint64_t)j * rowb + (uint64_t)k * 4, 4, 4, 0);
     if (!doer)
         return ns;
@@ -313,7 +322,7 @@ static uint64_t tc_touch(struct lapp *a, int id, int h, int64_t k, int64_t j, in
         ns += mem_touch(id, h, mat + (uint64_t)j * rowb + (uint64_t)i * 4, (uint64_t)(e - i) * 4, 4, 1);
         i = e;
     }
-    return ns;
+    return ns + mem_touch_every(id, h, touch_frame(j_), a->ntrue[k], 0, 0);
 }
 
 /* Index i of the sum on array x (a, or ref in the check): stall ns. */
@@ -334,14 +343,14 @@ int lapps_chunk(struct sproc *sp, uint64_t *ns)
     double insns = 0;
     if (!loops_grab(sp, 0, a->kind == LA_TCLOSURE ? a->n : a->m, &c, ns))
         return 0;
-    if (model)
-        region(j, h, &zero), stall += zero;
+    if (model) /* a tclosure chunk that has rows reloads t->a and t->n from the frame */
+        region(j, h, &zero), stall += zero + (a->kind == LA_TCLOSURE && c.len ? mem_touch_every(j->id, h, touch_frame(j), 2, 0, 0) : 0);
     for (int64_t t = c.start; t < c.start + c.len; t++) {
         if (a->kind == LA_TCLOSURE) {
             int64_t k = (int64_t)sp->iter;
             int doer = bit(a->act + k * a->w, t);
             insns += TC_TEST + (doer ? (double)a->n * TC_STEP + a->ntrue[k] * TC_STORE : 0);
-            stall += model ? tc_touch(a, j->id, h, k, t, doer) : 0;
+            stall += model ? tc_touch(a, j, h, k, t, doer) : 0;
         } else {
             int64_t i = a->reverse ? a->m - 1 - t : t;
             insns += ADJ_ITER + (double)(a->m - i) * ADJ_MADD;
@@ -367,11 +376,16 @@ uint64_t lapps_start_ns(struct sproc *sp)
         ns = (uint64_t)((double)cells * (TC_CELL * 3 / 5 + (a->random ? TC_DRAW : 0)) * calib.tclosure_step / TC_STEP);
         if (!mem_on() || !sp->p.on_cpu)
             return ns;
-        uint64_t first, w;
+        uint64_t w, off = cells - (uint64_t)a->n; /* the cells off the diagonal */
         region(j, h, &zero);
         mat = tc_matrix(a);
-        ns += zero + mem_touch(id, h, mat, cells * 4, 4, 1) + mem_touch(id, h, mat, cells * 4, 4, 0) +
-              use(a, id, h, (uint64_t)(a->n + 1) * 4, 4, 0, &first) + mem_touch(id, h, mat, cells * 4, 4, 0) +
+        /* gen_graph: each cell off the diagonal reloads t->clique from the frame (skewed), or loads and stores
+           its stream's state there (random) */
+        ns += zero + mem_touch(id, h, mat, cells * 4, 4, 1) +
+              mem_touch_every(id, h, touch_frame(j), off, 0, 0) +
+              (a->random ? mem_touch_every(id, h, touch_frame(j), off, 0, 1) : 0) +
+              mem_touch(id, h, mat, cells * 4, 4, 0) +
+              use(a, id, h, (uint64_t)(a->n + 1) * 4, 4, 0, &a->first) + mem_touch(id, h, mat, cells * 4, 4, 0) +
               mem_touch(id, h, tc_lists(a), a->edges * 4, 4, 1) + use(a, id, h, (uint64_t)a->n * 8, 8, 1, &w);
         unblock(a, w, (uint64_t)a->n * 8); /* loops_init's weights, freed */
         return ns;
@@ -387,17 +401,64 @@ uint64_t lapps_start_ns(struct sproc *sp)
            mem_touch(id, h, adj_array(a, 3), bytes, 8, 1);
 }
 
-/* tclosure's check under a model: each node's reached lists and its row, read. */
-static uint64_t tc_check_touch(struct lapp *a, int id, int h)
+/* Reads (store 0) or writes of arr[i], 4-byte words, for each i set in bit row r of n: one lookup a line. */
+static uint64_t gather(int id, int h, uint64_t arr, const uint64_t *r, int64_t n, int store)
 {
-    uint64_t ns = 0, lists = tc_lists(a), rowb = (uint64_t)a->n * 4, seen, queue;
-    ns += use(a, id, h, rowb, 4, 0, &seen) + use(a, id, h, rowb, 4, 0, &queue); /* the search's marks and queue */
-    for (int64_t s = 0; s < a->n; s++) {
-        for (int64_t u = 0; u < a->n; u++)
-            if (bit(a->reach + s * a->w, u) && a->deg[u])
-                ns += mem_touch(id, h, lists + (uint64_t)a->off[u] * 4, (uint64_t)a->deg[u] * 4, 4, 0);
-        ns += mem_touch(id, h, tc_matrix(a) + (uint64_t)s * rowb, rowb, 4, 0);
+    uint64_t ns = 0, per = (uint64_t)mem_line_b() / 4, line = UINT64_MAX, words = 0;
+    for (int64_t x = 0; x < (n + 63) / 64; x++)
+        for (uint64_t b = r[x]; b; b &= b - 1) {
+            uint64_t i = (uint64_t)x * 64 + (uint64_t)__builtin_ctzll(b);
+            if (i / per != line && words)
+                ns += mem_touch_line(id, h, arr + line * per * 4, words, store), words = 0;
+            line = i / per, words++;
+        }
+    return ns + (words ? mem_touch_line(id, h, arr + line * per * 4, words, store) : 0);
+}
+
+/* tclosure's check under a model, as compiled (main, riscv64 objdump): for each node s, memset of seen (8-byte
+   stores) and t->a, the heads and the lists reloaded from the frame; then s and each node u the search takes
+   from the queue (a load of queue[head], but not for s) loads adj_first[u] and adj_first[u + 1], and per
+   edge adj[e] and seen[v]; per v seen first it stores seen[v] and queue[tail] and reloads adj[e] and
+   adj_first[u + 1] (the stores could alias them); last s's row and seen are compared, a load of each a
+   node. The search runs here on the input's bits, in the app's order (the lists ascending: keep_edges).
+   seen and queue are blocks of n words; not modelled (0) below the allocator's 1 KB class. */
+static uint64_t tc_check_touch(struct lapp *a, struct job *j, int h)
+{
+    int id = j->id;
+    int64_t n = a->n, w = a->w;
+    uint64_t ns = 0, lists = tc_lists(a), rowb = (uint64_t)n * 4, seen, queue, frame = touch_frame(j);
+    uint64_t *sb = calloc((size_t)w, sizeof *sb), *nb = calloc((size_t)w, sizeof *nb);
+    uint32_t *q = malloc((size_t)n * sizeof *q);
+    if (!sb || !nb || !q)
+        panic("sim: out of memory for tclosure's check");
+    seen = block(a, id, h, rowb, &ns), queue = block(a, id, h, rowb, &ns);
+    for (int64_t s = 0; s < n; s++) {
+        int64_t head = -1, tail = 0; /* head -1: s itself, then q[0 .. tail) */
+        memset(sb, 0, (size_t)w * sizeof *sb);
+        ns += (seen ? mem_touch(id, h, seen, rowb, 8, 1) : 0) + mem_touch_every(id, h, frame, 3, 0, 0);
+        for (; head < tail; head++) {
+            uint32_t u = head < 0 ? (uint32_t)s : q[head];
+            uint64_t adj = lists + (uint64_t)a->off[u] * 4, fresh = 0;
+            if (head >= 0 && queue)
+                ns += mem_touch(id, h, queue + (uint64_t)head * 4, 4, 4, 0);
+            if (a->first)
+                ns += mem_touch(id, h, a->first + (uint64_t)u * 4, 8, 4, 0);
+            ns += mem_touch(id, h, adj, (uint64_t)a->deg[u] * 4, 4, 0);
+            for (int64_t x = 0; x < w; x++) {
+                nb[x] = a->in[u * w + x] & ~sb[x], sb[x] |= nb[x];
+                fresh += (uint64_t)__builtin_popcountll(nb[x]);
+                for (uint64_t b = nb[x]; b; b &= b - 1)
+                    q[tail++] = (uint32_t)(x * 64 + __builtin_ctzll(b));
+            }
+            if (seen)
+                ns += gather(id, h, seen, a->in + u * w, n, 0) + gather(id, h, seen, nb, n, 1);
+            ns += mem_touch_every(id, h, adj, fresh, 0, 0) +
+                  (queue ? mem_touch(id, h, queue + (uint64_t)(tail - (int64_t)fresh) * 4, fresh * 4, 4, 1) : 0) +
+                  (a->first ? mem_touch_every(id, h, a->first + (uint64_t)(u + 1) * 4, fresh, 0, 0) : 0);
+        }
+        ns += mem_touch(id, h, tc_matrix(a) + (uint64_t)s * rowb, rowb, 4, 0) + (seen ? mem_touch(id, h, seen, rowb, 4, 0) : 0);
     }
+    free(sb), free(nb), free(q);
     return ns;
 }
 
@@ -411,7 +472,7 @@ uint64_t lapps_check_ns(struct sproc *sp)
     int h = hart_of(sp), model = mem_on() && sp->p.on_cpu && a->base;
     if (a->kind == LA_TCLOSURE) {
         double insns = (double)(a->n * a->n) * TC_CELL * 2 / 5 + (double)a->visits * TC_VISIT;
-        return (uint64_t)(insns * calib.tclosure_step / TC_STEP) + (model ? tc_check_touch(a, j->id, h) : 0);
+        return (uint64_t)(insns * calib.tclosure_step / TC_STEP) + (model ? tc_check_touch(a, j, h) : 0);
     }
     double madds = (double)a->m * (double)(a->m + 1) / 2;
     uint64_t ns = (uint64_t)((madds * ADJ_MADD + (double)a->m * ADJ_CHECK) * calib.adjoint_madd / ADJ_MADD);
@@ -439,7 +500,7 @@ void lapps_result(struct job *j, uint64_t par_us, char *buf, size_t len)
 void lapps_free(void)
 {
     for (int i = 0; i < NJOB; i++) {
-        free(la[i].act), free(la[i].rowk), free(la[i].reach);
+        free(la[i].act), free(la[i].rowk), free(la[i].reach), free(la[i].in);
         free(la[i].ntrue), free(la[i].deg), free(la[i].off);
         memset(&la[i], 0, sizeof la[i]);
     }

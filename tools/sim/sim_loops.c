@@ -7,7 +7,8 @@
  *   sor      (apps/sor.c) an n x n grid of doubles, written whole by process 0 in its set-up; 2 x iters
  *            loops (red and black half-sweeps), each over the interior rows 1..n-2 (iteration t is row
  *            t + 1), a barrier after each. A chunk of rows [s, s+len) costs len x (n-2)/2 cells of
- *            calib.sor_cell; row by row it reads rows r-1..r+1 and writes row r (sim_mem.h charges the misses);
+ *            calib.sor_cell; row by row the words relax_row's compiled loop reads in rows r-1..r+1 and
+ *            writes in row r (loops_sor_row; sim_mem.h charges the misses);
  *            a grab costs calib.loop_grab (the app's sl_loop_grab and its chunk loop, measured on ss: sim_calib.c),
  *            and reads and writes the loop's queue word (a central one, or the process's own queue for
  *            static and afs, a victim's for a theft), so under a model a remote grab costs its coherence miss.
@@ -94,6 +95,20 @@ int loops_grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uin
     uint64_t qword = jl[id - 1].qbase + (uint64_t)(c->local || !got ? sp->p.idx : P) * 64;
     *ns = (uint64_t)calib.loop_grab + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
                                                  : 0);
+    if (mem_on()) { /* the call's own words (sl_loop_next and the app's grab loop as compiled, every scheduler):
+                       the loop's kind twice and its jump-table entry (the image's: here the central line), 11
+                       registers saved and 10 restored on the caller's stack, the app's load of the loop pointer;
+                       a chunk: written and read back (start, len, local), the grab counter of its queue
+                       read and written (its word in the process's own struct sl_loopq: put on the caller's
+                       stack here, as this file's 64-byte queue lines would share a 128-byte line between
+                       processes, which the library's layout does not), the trace flag read. The scheduler's
+                       own path beyond the queue word (static's and afs's take_own: a frame of 14 words and
+                       its lock) is not modelled. */
+        uint64_t st = touch_stack(sp);
+        *ns += mem_touch_every(id, h, jl[id - 1].qbase + (uint64_t)P * 64, 3, 0, 0) +
+               mem_touch_every(id, h, st, 11 + (got ? 3 : 0), 0, 1) + mem_touch_every(id, h, st, 11 + (got ? 4 : 0), 0, 0) +
+               (got ? mem_touch_every(id, h, st, 1, 0, 0) + mem_touch_every(id, h, st, 1, 0, 1) : 0);
+    }
     if (got) {
         jl[id - 1].grabs++;
         jl[id - 1].remote += !c->local;
@@ -111,12 +126,26 @@ int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns)
     *ns += (uint64_t)((double)((uint64_t)c.len * cells) * calib.sor_cell);
     if (mem_on()) {
         uint64_t a = touch_array(sp, rowb * (uint64_t)n);
-        for (int64_t r = c.start + 1; r <= c.start + c.len; r++) { /* row by row, as relax_row goes */
-            *ns += mem_touch(id, h, a + (uint64_t)(r - 1) * rowb, 3 * rowb, 8, 0);
-            *ns += mem_touch(id, h, a + (uint64_t)r * rowb, rowb, 8, 1);
-        }
+        for (int64_t r = c.start + 1; r <= c.start + c.len; r++) /* row by row, as relax_row goes */
+            *ns += loops_sor_row(id, h, a, n, r, (int)(sp->iter & 1));
     }
     return 1;
+}
+
+/* relax_row(grid, n, r, colour) as compiled (riscv64 objdump of build/apps/sor.elf): for each cell k of the
+   colour, k = k0, k0 + 2, ... < n - 1, four loads - up[k], dn[k], r[k], r[k + 1] - and a store of r[k];
+   r[k0 - 1] is loaded once before the loop and each r[k + 1] is carried as the next cell's r[k - 1]. So
+   row r's words k0 - 1 .. last + 1 are read once each, and rows r - 1 and r + 1 and r's stores touch every
+   other word: 5 words a cell, 2.5 a row's word (its two loop constants, from the image, not modelled).
+   Stall ns. */
+uint64_t loops_sor_row(int job, int hart, uint64_t grid, int64_t n, int64_t r, int colour)
+{
+    int64_t k0 = 1 + ((r + 1 + colour) & 1), cells = k0 < n - 1 ? (n - 2 - k0) / 2 + 1 : 0;
+    uint64_t rowb = (uint64_t)n * 8, row = grid + (uint64_t)r * rowb + (uint64_t)k0 * 8, c = (uint64_t)cells;
+    if (!cells)
+        return 0;
+    return mem_touch_every(job, hart, row - rowb, c, 16, 0) + mem_touch_every(job, hart, row + rowb, c, 16, 0) +
+           mem_touch(job, hart, row - 8, (2 * c + 1) * 8, 8, 0) + mem_touch_every(job, hart, row, c, 16, 1);
 }
 
 /* gauss sched= (not static; apps/gauss/coarse.c solve_sched): step k's loop over the rows k+1..n-1, each row

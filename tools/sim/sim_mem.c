@@ -155,33 +155,73 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* words accesses (1 or more) to the line holding a, by job's process on hart: the line's first through the
+   model, the others hit L1 if there is one, and are served where the first was if there is not (every
+   word to memory on butterfly). Returns the cycles; the job's counts are kept as the plugin's. */
+static uint64_t line_access(int job, int hart, uint64_t a, uint64_t words, int store)
+{
+    struct jobstat *s = &js[job >= 0 && job <= NJOB ? job : 0];
+    uint32_t c = 0;
+    enum model_served sv = model_access(m, hart, a & ~((uint64_t)prm.line_b - 1), store, &c);
+    host_lines++;
+    s->accesses += words;
+    if (prm.l1_kb) {
+        s->served[sv]++;
+        s->served[SERVED_L1] += words - 1;
+        return c;
+    }
+    s->served[sv] += words;
+    return (uint64_t)c * words;
+}
+
+static uint64_t charged(int job, uint64_t cycles, double t0)
+{
+    host_ns += now_ns() - t0;
+    js[job >= 0 && job <= NJOB ? job : 0].stall_cycles += cycles;
+    return charge ? cycles * cycle_ps / 1000 : 0;
+}
+
 uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, int store)
 {
     if (!m || !bytes)
         return 0;
-    struct jobstat *s = &js[job >= 0 && job <= NJOB ? job : 0];
     uint64_t line = (uint64_t)prm.line_b, cycles = 0, end = pa + bytes;
     double t0 = now_ns();
     for (uint64_t a = pa & ~(line - 1); a < end; a += line) {
         uint64_t lo = a > pa ? a : pa, hi = a + line < end ? a + line : end;
-        uint64_t words = (hi - lo + (uint64_t)elem_b - 1) / (uint64_t)elem_b;
-        uint32_t c = 0;
-        enum model_served sv = model_access(m, hart, a, store, &c);
-        host_lines++;
-        s->accesses += words;
-        if (prm.l1_kb) { /* the line's other words hit L1 */
-            s->served[sv]++;
-            s->served[SERVED_L1] += words - 1;
-            cycles += c;
-        } else { /* no L1: every word is served where the first was */
-            s->served[sv] += words;
-            cycles += (uint64_t)c * words;
-        }
+        cycles += line_access(job, hart, a, (hi - lo + (uint64_t)elem_b - 1) / (uint64_t)elem_b, store);
     }
-    host_ns += now_ns() - t0;
-    s->stall_cycles += cycles;
-    return charge ? cycles * cycle_ps / 1000 : 0;
+    return charged(job, cycles, t0);
 }
+
+/* count words at pa, pa + stride, ... (stride 0: one word count times; a word never straddles a line: the
+   callers' words are aligned and stride is 0 or at least the word), the words of one line as one lookup. */
+uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride, int store)
+{
+    if (!m || !count)
+        return 0;
+    uint64_t line = (uint64_t)prm.line_b, cycles = 0;
+    double t0 = now_ns();
+    if (!stride)
+        return charged(job, line_access(job, hart, pa, count, store), t0);
+    for (uint64_t i = 0; i < count;) {
+        uint64_t a = (pa + i * stride) & ~(line - 1), next = (a + line - pa + stride - 1) / stride; /* first beyond */
+        next = next < count ? next : count;
+        cycles += line_access(job, hart, a, next - i, store);
+        i = next;
+    }
+    return charged(job, cycles, t0);
+}
+
+uint64_t mem_touch_line(int job, int hart, uint64_t pa, uint64_t words, int store)
+{
+    if (!m || !words)
+        return 0;
+    double t0 = now_ns();
+    return charged(job, line_access(job, hart, pa, words, store), t0);
+}
+
+int mem_line_b(void) { return m ? prm.line_b : 64; }
 
 static uint64_t stall_us(uint64_t cycles) { return cycles * cycle_ps / 1000000; }
 

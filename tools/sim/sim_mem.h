@@ -18,7 +18,10 @@
  *   words      a line's first word goes through the model; the other words of the line hit L1 if there
  *              is one (0 cycles), and are served where the first was if there is not (butterfly: every
  *              word to memory). accesses= counts words; a miss counts per line with an L1, per word
- *              without (as the plugin, which sees every word, counts them).
+ *              without (as the plugin, which sees every word, counts them). So without an L1 every word
+ *              the compiled loop loads or stores counts, each time: the app models touch the words the
+ *              riscv64 objdump of the app's loop shows per element (mem_touch_every: strided and repeated
+ *              words; a reload of a local from process 0's frame, touch_frame), not the rows once.
  *   time       a cycle is cycle_ps picoseconds: --cycle-ps, else SIM_CYCLE_PS_DEFAULT (the plugin
  *              measures QEMU's time per instruction at boot - BOOT's cycle_ps= - the simulator cannot, so
  *              it takes it as given; `schedlab validate` passes the QEMU boot's).
@@ -53,6 +56,12 @@ uint64_t mem_alloc(int job, uint64_t bytes, int node);
 /* Job job's process on hart reads (store 0) or writes (store 1) bytes from pa in elem_b-byte words;
    returns the stall in simulated ns (0 without a model). */
 uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, int store);
+/* count words at pa, pa + stride, ... (stride 0: the word at pa count times; words aligned, stride 0 or at
+   least a word); the words of one line count as mem_touch's do. Stall ns. */
+uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride, int store);
+/* words accesses to the one line holding pa (a gather: the caller has grouped its words by line). Stall ns. */
+uint64_t mem_touch_line(int job, int hart, uint64_t pa, uint64_t words, int store);
+int mem_line_b(void); /* the profile's line, bytes (64 without a model) */
 
 /* The plugin's report (tools/model/README.md, "What a boot under the model gets", 4): MODEL end, then one
    MODEL job= line per job that touched memory. */
@@ -70,6 +79,8 @@ uint64_t touch_gen(struct sproc *sp, int64_t n, int idx);       /* a worker's in
 uint64_t touch_end(struct sproc *sp, int64_t n, int64_t k1);     /* process 0's check after the last barrier */
 uint64_t touch_array(struct sproc *sp, uint64_t bytes);          /* sor's grid a (allocated at first use) */
 uint64_t touch_gauss(struct sproc *sp, int64_t n);               /* gauss's matrix (allocated at first use) */
+uint64_t touch_frame(struct job *j);                             /* process 0's stack frame (main's locals) */
+uint64_t touch_stack(struct sproc *sp);                          /* the process's own stack (its calls' frames) */
 
 /* sim_start.c: a job's start-up, the pages the kernel zeroes on its behalf (its header) */
 uint64_t start_heap_bytes(const char *app, int procs);          /* the library's heap, bytes */
@@ -83,6 +94,7 @@ void start_leave(struct sproc *sp, int hart);                   /* its kernel st
 /* sim_loops.c: the loop-scheduled apps (its header) */
 int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);
 int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
+uint64_t loops_sor_row(int job, int hart, uint64_t grid, int64_t n, int64_t r, int colour); /* relax_row */
 int loops_gauss_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
 void loops_counts(struct job *j, uint64_t *grabs, uint64_t *remote);
 struct sl_chunk;

@@ -12,8 +12,8 @@
  *            covers keys 2 lo + p%2 .. 2 hi + p%2 - 1, read and written; at the end process 0 reads them
  *            all (its check, touch_end).
  *   sor      two n x n grids, ref then a (apps/sor.c): process 0's set-up writes a and copies it to ref
- *            (touch_start); the chunks' rows are sim_loops.c's; its check redoes every half-sweep on ref
- *            and compares the grids (touch_end).
+ *            (touch_start); the chunks' rows are sim_loops.c's (loops_sor_row: relax_row's words); its
+ *            check redoes every half-sweep on ref and compares the grids, a byte at a time (touch_end).
  *   synth, hog, sleeper: their work is kept in registers (apps/synth.c, hog.c: an LCG step, a block of
  *            register arithmetic): nothing is touched; they take the hart, not the cache.
  *   chaos    nothing.
@@ -34,7 +34,8 @@ enum tkind { T_NONE, T_GAUSS, T_ODDEVEN, T_SOR };
 
 static struct {
     int kind;
-    uint64_t base; /* 0 until the first touch */
+    uint64_t base;  /* 0 until the first touch */
+    uint64_t frame; /* process 0's stack frame (touch_frame); 0 until the first touch */
 } tj[NJOB];
 
 void touch_setup(struct job *j)
@@ -43,7 +44,7 @@ void touch_setup(struct job *j)
     tj[j->id - 1].kind = !strcmp(app, "gauss") ? T_GAUSS : !strcmp(app, "oddeven") ? T_ODDEVEN
                          : !strcmp(app, "sor")   ? T_SOR
                                                  : T_NONE;
-    tj[j->id - 1].base = 0;
+    tj[j->id - 1].base = tj[j->id - 1].frame = 0;
     char v[16];
     if (scenario_arg(j->scen->args, "variant", v, sizeof v) == 0 && !strcmp(v, "fine"))
         tj[j->id - 1].kind = T_NONE; /* gauss fine: its touches are sim_threads.c's */
@@ -87,16 +88,48 @@ uint64_t touch_array(struct sproc *sp, uint64_t bytes)
     return base + sor_pages(bytes);
 }
 
-/* sor's check on ref (row by row as relax_row, nloops times), then a and ref compared. Stall ns. */
+/* Process 0's stack frame: main's locals (sor's struct sor and its stream's state, tclosure's struct tc),
+   which the compiled loops reload from memory where a store through a pointer may alias them. Its page is
+   mapped at the job's admission (the launcher's, job 0's, as QEMU counts it: not zeroed here), on the node
+   of process 0's hart. The address of the frame's first line; a model touches the words it reloads. */
+uint64_t touch_frame(struct job *j)
+{
+    if (!tj[j->id - 1].frame) { /* main's locals at the page's last KB, the calls below them */
+        struct proc *p0 = j->procs[0];
+        tj[j->id - 1].frame = mem_alloc(j->id, 4096, mem_node_of_hart(p0 && p0->on_cpu ? p0->on_cpu->id : 0)) + 3072;
+    }
+    return tj[j->id - 1].frame;
+}
+
+/* Process sp's own stack, where its library calls save registers: for process 0 the frame's page 1 KB below
+   main's locals (the worker's calls run deeper in the same stack: never main's lines, which the other
+   processes read), a page of its own for a further process (its stack's top, zeroed at its creation by
+   sim_start.c's start_stack; here another page of the job's on its bound hart's node: only its first touch
+   differs). */
+static uint64_t stack_top[NJOB][SL_MAX_PROCS];
+
+uint64_t touch_stack(struct sproc *sp)
+{
+    struct job *j = sp->p.job;
+    if (sp->p.idx <= 0)
+        return touch_frame(j) - 1024;
+    uint64_t *pa = &stack_top[j->id - 1][sp->p.idx];
+    if (!*pa)
+        *pa = mem_alloc(j->id, 4096, mem_node_of_hart(sp->p.hart >= 0 ? sp->p.hart : 0));
+    return *pa;
+}
+
+/* sor's check on ref (row by row as relax_row, nloops times), then a and ref compared: per cell memcmp's
+   8 byte loads of each (lib's memcmp: a byte at a time, a's then ref's), the sum's load of a's cell and
+   s.a reloaded from the frame (the call may write memory). Stall ns. */
 static uint64_t sor_check(struct job *j, int h, int64_t n, int64_t nloops)
 {
-    uint64_t rowb = (uint64_t)n * 8, bytes = rowb * (uint64_t)n, ref = tj[j->id - 1].base, ns = 0;
+    uint64_t bytes = (uint64_t)n * (uint64_t)n * 8, ref = tj[j->id - 1].base, a = ref + sor_pages(bytes), ns = 0;
     for (int64_t L = 0; L < nloops; L++)
-        for (int64_t r = 1; r < n - 1; r++) {
-            ns += mem_touch(j->id, h, ref + (uint64_t)(r - 1) * rowb, 3 * rowb, 8, 0);
-            ns += mem_touch(j->id, h, ref + (uint64_t)r * rowb, rowb, 8, 1);
-        }
-    return ns + mem_touch(j->id, h, ref + sor_pages(bytes), bytes, 8, 0) + mem_touch(j->id, h, ref, bytes, 8, 0);
+        for (int64_t r = 1; r < n - 1; r++)
+            ns += loops_sor_row(j->id, h, ref, n, r, (int)(L & 1));
+    return ns + mem_touch(j->id, h, a, bytes, 1, 0) + mem_touch(j->id, h, ref, bytes, 1, 0) +
+           mem_touch(j->id, h, a, bytes, 8, 0) + mem_touch_every(j->id, h, touch_frame(j), bytes / 8, 0, 0);
 }
 
 /* Process 0's set-up: the array allocated; oddeven's keys generated (written whole). Stall ns. */
@@ -109,10 +142,13 @@ uint64_t touch_start(struct sproc *sp, int64_t n)
         return heap;
     int h = sp->p.on_cpu->id;
     uint64_t bytes = array_bytes(kind, n);
-    if (kind == T_SOR) { /* init_grid writes a, memcpy copies it to ref */
-        uint64_t a = touch_array(sp, bytes), ref = tj[j->id - 1].base, zero = zero_ns;
-        return heap + zero + mem_touch(j->id, h, a, bytes, 8, 1) + mem_touch(j->id, h, a, bytes, 8, 0) +
-               mem_touch(j->id, h, ref, bytes, 8, 1);
+    if (kind == T_SOR) { /* init_grid writes a (an interior cell's draw loads and stores its stream's state
+                            in the frame), memcpy copies it to ref */
+        uint64_t a = touch_array(sp, bytes), ref = tj[j->id - 1].base, zero = zero_ns, in = (uint64_t)(n - 2);
+        return heap + zero + mem_touch(j->id, h, a, bytes, 8, 1) +
+               (n > 2 ? mem_touch_every(j->id, h, touch_frame(j), in * in, 0, 0) +
+                            mem_touch_every(j->id, h, touch_frame(j), in * in, 0, 1) : 0) +
+               mem_touch(j->id, h, a, bytes, 8, 0) + mem_touch(j->id, h, ref, bytes, 8, 1);
     }
     uint64_t a = array_base(j, bytes, h), zero = zero_ns;
     return heap + zero + (kind == T_ODDEVEN ? mem_touch(j->id, h, a, bytes, 4, 1) : 0);
