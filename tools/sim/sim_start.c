@@ -36,7 +36,10 @@
  * Not modelled: the rest of the kernel's own data on the job's behalf (the kernel stack, the scheduler's
  * shared structures; and the traps' re-misses where the app's arrays sweep the kernel's lines out of a
  * direct-mapped cache between traps, as iris's L2: 3-7 % of a job's misses there, with the trap frame; on
- * QEMU a hog time-sliced on 2 harts pays 20-45 % of its misses in the kernel), the library's after its
+ * QEMU a hog time-sliced on 2 harts pays 20-45 % of its misses in the kernel), where each page sits in
+ * physical memory (so no conflicts of the job's arrays with the image, stacks and page tables QEMU's
+ * allocator puts beside them in a direct-mapped cache: iris's L2, Gauss at 1 hart 14 % of its misses,
+ * README's validation), the library's after its
  * start (barrier words, user stacks: about 350 lines a further process), code fetches (the plugin does not
  * count them), and the image's copy and process 0's stack (job 0's, see above).
  */
