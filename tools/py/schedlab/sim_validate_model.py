@@ -69,42 +69,58 @@ def _par(run, app: str = "gauss") -> float:
     return sv.timed(run, app)
 
 
-def _compute_us(run, cpus: int, app: str = "gauss") -> float:
-    """The job's time alone less what the plugin charged it for misses: its stall_us over its processes,
-    which run side by side (a job alone: cpus processes on cpus harts). Nothing is charged with charge=off."""
+def _compute_us(run, cpus: int, app: str = "gauss", timed_share: float = 1.0) -> float:
+    """The job's time alone less what the plugin charged it for misses inside the timed part: its stall_us
+    (the whole job's) times timed_share over its processes, which run side by side (a job alone: cpus
+    processes on cpus harts). Nothing is charged with charge=off."""
     par = _par(run, app)
     job = _model_job(run, app)
     if not job or not _charged(run):
         return par
-    return max(par - float(job.get("stall_us", 0)) / max(cpus, 1), par * 0.05)
+    return max(par - float(job.get("stall_us", 0)) * timed_share / max(cpus, 1), par * 0.05)
 
 
 def _charged(run) -> bool:
     return (run.parsed.model_end or {}).get("charge") == "on"
 
 
+def _timed_share(profile: str, tokens: str, app: str, cps: int | None) -> float:
+    """The part of a job's stalls that falls inside its timed part (par_us), as the simulator places them
+    at one hart: its par with the model charging less its par with charge=off, over its whole stall_us.
+    The rest is set-up and the check (SOR's: 60 % of its stall under butterfly and iris alike)."""
+    on = sim_boot(1, tokens, model=profile, cycle_ps=cps)
+    off = sim_boot(1, tokens, model=profile, cycle_ps=cps, deterministic=True)
+    stall = float((_model_job(on, app) or {}).get("stall_us", 0))
+    return min(max((_par(on, app) - _par(off, app)) / stall, 0.0), 1.0) if stall else 1.0
+
+
 def _fit(profile: str, cpus: int, head: list[str], tokens: str, q_run, app: str, deterministic: bool,
          tmp: Path) -> str:
     """A calibration with the app's unit fitted to QEMU's run alone (q_run, the job of `tokens`).
 
-    At one hart, and in deterministic mode (nothing charged), to its compute: its par less its stall_us, so
-    time alone tests the model's stalls. At CPUS >= 2 the job's stall_us is a sum over its processes, and
-    what its time lost to them is the critical path's, not their mean: under butterfly's NUMA map the
-    process far from the matrix pays 12x and sets every step, and in real time a waiting process's spin
-    reads are accesses too (no caches: 35 M accesses alone on 2 harts against 17.8 M folded onto one).
-    Subtracting the mean overstated Gauss's compute by 27 % there, and Fig. 3.2's slowdown under partition
-    (the folded job's accesses all local) by 50 %. Nor is one hart's compute the answer: the plugin's own
-    host cost per access grows with the harts looking up at once (iris, Gauss n=256: 469 ms alone at 2
-    harts against 114 predicted from one). So at CPUS >= 2 the unit is fitted with the model on: the
-    simulator's run alone, its stalls placed on its processes by its own model, takes QEMU's time, and the
-    mix's time and slowdown test what the schedule does to the misses."""
+    In deterministic mode (nothing charged) to its time. At one hart to its compute: its time less the part
+    of its stall_us (the whole job's) that falls inside the timed part (_timed_share; subtracting all of it
+    put SOR 21-42 % low), so time alone tests the model's stalls. At CPUS >= 2 the job's stall_us is a sum
+    over its processes, and what its time lost to them is the critical path's, not their mean: under
+    butterfly's NUMA map the process far from the matrix pays 12x and sets every step, and in real time a
+    waiting process's spin reads are accesses too (no caches: 35 M accesses alone on 2 harts against 17.8 M
+    folded onto one, 17.9 M with barrier=block). Subtracting the mean overstated Gauss's compute by 27 %
+    there, and Fig. 3.2's slowdown under partition (the folded job's accesses all local) by 50 %. So at CPUS
+    >= 2 the unit is fitted with the model on: the simulator's run alone, its stalls placed on its processes
+    by its own model, takes QEMU's time (time alone is equal by the fit), and the mix's time and slowdown
+    test what the schedule does to the misses."""
     job = next(t for t in tokens.split() if t.startswith("job="))
     rest = [t for t in tokens.split() if t != job]
-    if cpus == 1 or deterministic or not _charged(q_run):
-        calib, _ = sv.fit_calib(cpus, head + rest, [job], {job: _compute_us(q_run, cpus, app)}, None, tmp)
+    if deterministic or not _charged(q_run):
+        target = _compute_us(q_run, cpus, app)
+    elif cpus == 1:
+        share = _timed_share(profile, " ".join(head + [tokens]), app, _cycle_ps(q_run))
+        target = _compute_us(q_run, 1, app, share)
     else:
         calib, _ = sv.fit_calib(cpus, head + rest, [job], {job: _par(q_run, app)}, None, tmp, model=profile,
                                 cycle_ps=_cycle_ps(q_run))
+        return calib
+    calib, _ = sv.fit_calib(cpus, head + rest, [job], {job: target}, None, tmp)
     return calib
 
 
