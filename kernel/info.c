@@ -39,6 +39,14 @@ void info_init(struct job *j)
     in->allot_mask = ncpus == 64 ? ~0UL : (1UL << ncpus) - 1;
 }
 
+int info_set_sync_timed(struct job *j, int on)
+{
+    ASSERT_HELD(&sched_lock, "info_set_sync_timed");
+    int was = j->info->sync_timed != 0;
+    j->info->sync_timed = (uint32_t)(on != 0);
+    return was;
+}
+
 void info_set_allotment(struct job *j, int count, uint64_t mask)
 {
     ASSERT_HELD(&sched_lock, "info_set_allotment");

@@ -22,6 +22,8 @@ void info_init(struct job *j);         /* the fixed fields; allotment = all hart
 void info_set_seed(uint64_t seed);     /* the run's seed=, before the first admission */
 void info_set_fg_live(uint32_t n);     /* foreground jobs live: what pages made from now on say */
 void info_set_allotment(struct job *j, int count, uint64_t mask); /* stamps allot_stamp (sched_lock held) */
+/* j's waits time themselves (on = 1) or not (abi.h sync_timed; sched_lock held); returns the value before. */
+int info_set_sync_timed(struct job *j, int on);
 
 /* Process idx of j is (on = 1) or is not (0) on a hart this instant. The scheduler's hot path. */
 static inline void info_set_running(struct job *j, int idx, int on)

@@ -12,10 +12,14 @@ decisions are deterministic, so a job sitting at the threshold is checked not to
 
 import bisect
 import dataclasses
+import os
+import re
+import subprocess
 
 import pytest
 
 from schedlab import trace as tr
+from schedlab.qemu import REPO_ROOT
 from schedlab.sim import sim_boot
 from helpers import assert_all_ok
 
@@ -269,3 +273,25 @@ def test_the_experiment_is_a_subcommand_and_judges_adaptive(capsys):
     assert [r.split("|")[3].strip() for r in rows] == ["partition", "adaptive"], rows
     # no gang row, so nothing for a filler to fill: the hog holds a share (adrule.c)
     assert "hog#2=part" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie", "/ loses to partition")), rows
+
+
+def published_sync(bootargs, cpus=2):
+    """{job: (episodes, waits)} the jobs published (the simulator's --stats, which runs adaptive.c unchanged)."""
+    binary = os.environ.get("SCHEDLAB_SIM") or str(REPO_ROOT / "build" / "sim" / "schedlab-sim")
+    out = subprocess.run([binary, "--cpus", str(cpus), "--stats", bootargs], capture_output=True, text=True,
+                         timeout=120, check=True)
+    return {int(j): (int(e), int(w)) for j, e, w in
+            re.findall(r"sim: job (\d+) sync episodes=(\d+) waits=(\d+)", out.stderr)}
+
+
+def test_waits_are_timed_only_where_the_rule_reads_them():
+    """abi.h sync_timed: a job folded onto its share (adapt=yes beside a hog) is judged by its episodes alone,
+    so its waits do not time themselves; one that time-shares harts it cannot fold onto (adapt=no) times them,
+    and they take it to a gang row."""
+    job = "job=synth:iters=400,grain=1000,procs=2,barrier=spin"
+    folded = published_sync(f"policy=adaptive {job},adapt=yes job=hog")
+    shared = published_sync(f"policy=adaptive {job},adapt=no job=hog")
+    assert folded[1][0] >= 800 and folded[1][1] == 0, folded
+    assert shared[1][0] >= 800 and shared[1][1] > 0, shared
+    run = sim_boot(2, f"policy=adaptive {job},adapt=no job=hog")
+    assert next(r for r in run.results if r["job"] == 1)["regime"] == "gang"

@@ -104,6 +104,10 @@ struct sl_info {
     uint32_t running[SL_MAX_PROCS]; /* running[i] = 1 while process i is on a hart this instant */
     /* fixed again */
     uint32_t ulog_cap;        /* records in each process's event log (a power of two); 0: no logs (trace=off) */
+    /* live again */
+    uint32_t sync_timed;      /* SL_INFO_SYNCSTAT only: 1 while the kernel reads this job's wait times (its
+                                 rule needs them in its regime now), 0 while it reads only barrier episodes;
+                                 the library's waits time themselves only while it is 1 ("sync statistics") */
 };
 #define SL_INFO_BACKGROUND 1u  /* this job is a background job (its app spec says so) */
 #define SL_INFO_ADAPTIVE   2u  /* this job adapts to its allotment (adapt=yes): process control */
@@ -124,6 +128,10 @@ struct sl_info {
  * measurement window and trusts nothing: a record that runs backwards or claims more time than the window
  * had is clamped or ignored, and what a job writes there decides only its own regime (adaptive.c). How
  * much of a wait was asleep the kernel knows itself (each process's blocked time): not published.
+ * The waits (waits, wait_ticks, in_wait) are counted only while the info page's sync_timed is 1: the rule
+ * reads them only for a job in a gang row or time-sharing harts it cannot fold onto; a job folded onto its
+ * partition (or dedicated harts) is judged by its episodes alone, and a time read and three atomics a wait
+ * were 3-6 % of a 3 us-grain job's time there for nothing.
  */
 struct sl_sync {
     uint32_t episodes;        /* barrier arrivals by the workers this process ran (sl_barrier_wait); wraps */

@@ -24,7 +24,7 @@
  *
  * What a hook may call: the services of core.h that say "sched_lock held" (sched_preempt, sched_kick, sched_kick_idle,
  * sched_ipi, sched_rand, sched_restart_tick), trace_proc / trace_rec, info_set_allotment (a policy with
- * allots), syncstat_of and the cost estimates of ../syncstat.h (a policy with syncstat), the helpers of runq.h, slots.h and allot.h, its own static functions, and panic. Not: acquire
+ * allots), info_set_sync_timed and syncstat_of and the cost estimates of ../syncstat.h (a policy with syncstat), the helpers of runq.h, slots.h and allot.h, its own static functions, and panic. Not: acquire
  * or release any lock (sched_lock is held; the lock order, spinlock.h, forbids the ones before it),
  * sched_make_ready / sched_block / sched_yield / sched_exit (the core's, which call hooks themselves),
  * kprintf, or anything that waits.

@@ -9,8 +9,9 @@
  * barrier layer its shapes (barriers/barrier.c), each only when the flag is set - under every other policy
  * and on the host the library runs exactly the code it runs without this. The counts:
  *   episodes   a worker arrived at a barrier (the counting shapes' wait)
- *   waits, wait_ticks, in_wait   around a wait kind's wait (the counting kinds'); in_wait says the process
- *              is inside one (the kernel subtracts its preemptions there)
+ *   waits, wait_ticks, in_wait   around a wait kind's wait (the counting kinds'), while the info page's
+ *              sync_timed says the kernel reads them; in_wait says the process is inside one (the kernel
+ *              subtracts its preemptions there)
  * The time asleep is the kernel's to count (each process's blocked time), not published.
  * Layer: base (lib/LAYERS) - it calls only the platform, so the wait and barrier layers may use it.
  */
@@ -23,6 +24,9 @@
 
 /* 1 when this job publishes (policy=adaptive on the schedlab kernel). */
 static inline int sl_sync_published(void) { return (sl_plat_info()->flags & SL_INFO_SYNCSTAT) != 0; }
+
+/* 1 while the kernel reads this job's wait times (the info page's sync_timed, a live field). */
+static inline int sl_sync_timed(void) { return sl_plat_info()->sync_timed != 0; }
 
 /* This process's record, or NULL (a host thread that is no process, or nothing published). */
 static inline struct sl_sync *sl_sync_rec(void)

@@ -6,7 +6,9 @@
  * Installed by sl_wait_stats_start (the start code, process 0, before the app's main and before any other
  * process or thread exists) only where the kernel mapped the page (policy=adaptive); then sl_waits[k]
  * points at counted[k], which calls the kind it replaced. Under every other policy the table is never
- * touched and a wait costs exactly what it did: the publication is paid by the policy that reads it.
+ * touched and a wait costs exactly what it did: the publication is paid by the policy that reads it - and
+ * only while it reads the wait times (the info page's sync_timed: a job folded onto its partition is judged
+ * by its barrier episodes alone, and its waits then cost one load more than uncounted ones).
  *
  * A user-level thread may wait on one process and be resumed on another (work stealing, process control):
  * the wait is counted in the record of the process it began on, with atomic adds, so in_wait stays
@@ -22,7 +24,7 @@ static struct sl_waitops counted[SL_NWAITS];
 static void counted_wait(int k, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     struct sl_sync *s = sl_sync_rec();
-    if (!s) {
+    if (!s || !sl_sync_timed()) {
         inner[k]->wait(word, old, wf);
         return;
     }

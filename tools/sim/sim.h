@@ -112,6 +112,7 @@ struct sjob {                /* a job's workload, beside its struct job */
     struct sbar *bar;
     int fg;                  /* counts as foreground */
     int allot;               /* partition's allotment (info_set_allotment) */
+    int sync_timed;          /* its waits time themselves (info_set_sync_timed, abi.h sync_timed) */
     int adaptive;            /* process control (adapt=yes under a policy that allots harts) */
     int loops;               /* gauss sched= other than static: its rows from a loop scheduler (sim_loops.c) */
     int threads;             /* a user-level thread program (sim_threads.c): gauss variant=fine */

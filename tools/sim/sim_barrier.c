@@ -34,7 +34,9 @@
  * Sync statistics (abi.h struct sl_sync, kernel/syncstat.h; policy=adaptive reads them): each process
  * publishes what lib/barrier.h and lib/wait.h would - episodes (the workers it hosts, at each arrival), and
  * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait while
- * it waits - so the policy runs unchanged (the part asleep is the core's own blocked time, as in the kernel).
+ * it waits, the waits only while the policy asks for their times (info_set_sync_timed, as the library reads
+ * the info page's sync_timed) - so the policy runs unchanged (the part asleep is the core's own blocked
+ * time, as in the kernel).
  *
  */
 #include <math.h>
@@ -172,7 +174,7 @@ void barrier_arrive(struct sproc *sp, uint64_t t)
             sp->episode = b->episode;
             return core_block(sp, t, 0);
         }
-        sync_of(sp)->in_wait = 1;
+        sync_of(sp)->in_wait = w->sync_timed; /* the library times its waits only while asked to */
         wait_from[sp->p.job->id - 1][sp->p.idx] = t;
         sp->episode = b->episode;
         sp->waiting = 1;
@@ -262,4 +264,11 @@ void barrier_descheduled(struct sproc *sp, uint64_t t)
 void barrier_stats(FILE *f)
 {
     fprintf(f, "sim: barrier futex_wait calls %lu, futex_wake calls %lu\n", nbar_waits, nbar_wakes);
+    for (int j = 0; sched->syncstat && j < NJOB; j++) { /* what each job published (sync statistics) */
+        uint64_t ep = 0, waits = 0;
+        for (int i = 0; i < SL_MAX_PROCS; i++)
+            ep += syncs[j][i].episodes, waits += syncs[j][i].waits;
+        if (ep)
+            fprintf(f, "sim: job %d sync episodes=%lu waits=%lu\n", j + 1, ep, waits);
+    }
 }

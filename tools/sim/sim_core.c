@@ -172,6 +172,12 @@ void sched_restart_tick(int hart)
 }
 
 void info_set_allotment(struct job *j, int count, uint64_t mask) { sjobs[j->id - 1].allot = count; }
+int info_set_sync_timed(struct job *j, int on)
+{
+    int was = sjobs[j->id - 1].sync_timed;
+    sjobs[j->id - 1].sync_timed = on != 0;
+    return was;
+}
 
 /* A bug - of a policy (its own checks call this, as in the kernel) or of the simulator - never bad input:
    the kernel's PANIC line (trap.c) on the console and its exit status, 3. */
