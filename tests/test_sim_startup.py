@@ -67,8 +67,12 @@ def test_start_up_misses_are_the_lines_the_model_zeroes(profile, line_b, procs):
     assert result(out, 1)["migrations"] == "0"
     zeroed = heap + (procs - 1) * STACK + want["table_pages"] * 4096
     accesses, misses = model_line(out, 1)
-    assert misses == zeroed // line_b + procs * -(-kstate // line_b)
-    assert (accesses - zeroed // 8) % (kstate // 8) == 0  # the rest: whole kernel states read or written
+    # beyond the zeroed lines: each process's kernel state, and the kernel's own lines at its ticks and
+    # switches (sim_kernel.c: its 512 B of kernel stack once at least, and the shared words, some of them
+    # again after the other hart wrote them)
+    floor = zeroed // line_b + procs * (-(-kstate // line_b) + -(-512 // line_b))
+    assert floor <= misses <= floor + 20 * (procs + 1) + 12 * int(result(out, 1)["switches"]), misses - floor
+    assert accesses > zeroed // 8 + procs * kstate // 8
 
 
 def test_a_hog_under_the_model_gets_its_start_up_misses():
@@ -78,7 +82,10 @@ def test_a_hog_under_the_model_gets_its_start_up_misses():
     heap = (HEAP["hog"] + 16 * 2) * KIB
     assert got[2] == {"heap_kb": heap // KIB, "stacks_kb": 64, "table_pages": 1}
     assert result(out, 2)["migrations"] == "0"
-    assert model_line(out, 2)[1] == (heap + STACK + 4096) // 64 + 2 * -(-kstate // 64)
+    # and its kernel state and kernel stack (512 B) each miss once a process, the kernel's shared words at its
+    # ticks and switches (sim_kernel.c) a few times a switch
+    floor = (heap + STACK + 4096) // 64 + 2 * (-(-kstate // 64) + 512 // 64)
+    assert floor <= model_line(out, 2)[1] <= floor + 40 + 12 * int(result(out, 2)["switches"])
 
 
 def test_a_process_that_changes_harts_meets_its_kernel_state_in_the_other_harts_cache():
@@ -91,7 +98,9 @@ def test_a_process_that_changes_harts_meets_its_kernel_state_in_the_other_harts_
     m = re.search(r"^MODEL job=1 accesses=\d+ misses=(\d+) .* coherence=(\d+) ", out, re.M)
     assert int(m[2]) > 0 and int(m[1]) > cold
     quiet, _, _ = stats(2, "policy=timeslice quantum=1ms job=synth:procs=2,iters=500,barrier=block", "modern")
-    assert re.search(r"^MODEL job=1 .* coherence=0 ", quiet, re.M)   # bound to their harts: none
+    # bound to their harts: their kernel states stay put; what moves is the kernel's shared words (sim_kernel.c)
+    q = re.search(r"^MODEL job=1 accesses=\d+ misses=(\d+) .* coherence=(\d+) ", quiet, re.M)
+    assert int(q[2]) < int(m[2])
 
 
 def test_start_up_is_deterministic():

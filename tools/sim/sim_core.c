@@ -221,6 +221,7 @@ void hart_leave(struct proc *p)
     }
     sp->gen++;
     start_leave(sp, c->id); /* its kernel state saved (sim_start.c) */
+    kern_leave(sp, c->id);  /* its kernel stack, the scheduler's lines (sim_kernel.c) */
     c->cur = 0;
     c->need_resched = 0;
     p->on_cpu = 0;
@@ -249,7 +250,8 @@ static void dispatch(struct cpu *c, uint64_t t)
     if (p->killed) /* its job was killed while it waited: it exits on its way back to user */
         core_compute(sp, t, switch_ns());
     else
-        work_dispatched(sp, t + switch_ns() + start_dispatch(sp, c->id)); /* its kernel state read */
+        /* its kernel state read (sim_start.c), its kernel stack and the lock's release (sim_kernel.c) */
+        work_dispatched(sp, t + switch_ns() + start_dispatch(sp, c->id) + kern_dispatch(sp, c->id));
 }
 
 /* A job found stuck for good (life.h: a hart's stuck_job) is reported and ended, as the kernel's scheduler
@@ -414,8 +416,10 @@ static void handle(const struct sim_event *e)
         while (c->next_tick <= e->t)
             c->next_tick += sched_quantum;
         acquire(&sched_lock);
-        if (c->cur) /* run_ticks current in the hook, as the kernel's (proc.h); its work progress is not */
+        if (c->cur) { /* run_ticks current in the hook, as the kernel's (proc.h); its work progress is not */
             life_account(c->cur, e->t);
+            kern_tick(sproc_of(c->cur), c->id); /* the trap's kernel lines (sim_kernel.c) */
+        }
         hook_tick(c);
         release(&sched_lock);
         post_tick(e->hart);

@@ -26,7 +26,7 @@ static uint64_t host_lines;                 /* model_access calls */
 struct jobstat {
     uint64_t accesses, served[MODEL_NSERVED], stall_cycles;
 };
-static struct jobstat js[NJOB + 1]; /* by job id; 0: nothing (the simulator models no kernel accesses) */
+static struct jobstat js[NJOB + 1]; /* by job id; 0: the kernel's own pick at a switch (sim_kernel.c), not reported */
 
 int mem_on(void) { return m != 0; }
 const char *mem_canonical(void) { return m ? canonical : "none"; }
@@ -230,7 +230,7 @@ void mem_report(FILE *f)
     if (!m)
         return;
     uint64_t acc = 0, stall = 0;
-    for (int j = 0; j <= NJOB; j++)
+    for (int j = 1; j <= NJOB; j++) /* the jobs' (job 0's few lines a switch are not QEMU's job 0: no boot) */
         acc += js[j].accesses, stall += js[j].stall_cycles;
     /* paid_us = stall_us: the simulator adds each stall to simulated time exactly (nothing with charge=off);
        the lookups cost no simulated time (their host cost is --stats's) */

@@ -28,7 +28,7 @@
  *   start-up   the pages the kernel zeroes in the job's own system calls - the library's heap, the further
  *              processes' stacks, page-table pages - on the hart and node that zero them (sim_start.c): on
  *              QEMU they are most of a job's misses. The kernel's own lines (trap frames, kernel stacks,
- *              the scheduler's) are not modelled.
+ *              the scheduler's) at ticks and switches: sim_kernel.c.
  *   memory     a job's arrays are placed where the app places them: sl_malloc/sl_alloc_node(-1) on the node
  *              of the hart its process runs on at the time (the kernel's sys_alloc), per-node bump
  *              allocation in RAM split evenly between nodes as the plugin splits it.
@@ -90,6 +90,12 @@ uint64_t start_stack(struct sproc *creator, struct sproc *p);   /* proc_create o
 void start_stats(FILE *f);                                      /* --stats: what was zeroed per job */
 uint64_t start_dispatch(struct sproc *sp, int hart);            /* its kernel state read: stall ns */
 void start_leave(struct sproc *sp, int hart);                   /* its kernel state written */
+uint64_t start_kstate(struct sproc *sp);                        /* its trap frame and context's address */
+
+/* sim_kernel.c: the kernel's own lines at a trap and a switch (its header has the measurement) */
+void kern_tick(struct sproc *sp, int hart);                     /* a quantum tick taken by sp */
+void kern_leave(struct sproc *sp, int hart);                    /* sp leaves hart: its side, the pick */
+uint64_t kern_dispatch(struct sproc *sp, int hart);             /* sp dispatched: its side, stall ns */
 
 /* sim_loops.c: the loop-scheduled apps (its header) */
 int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);

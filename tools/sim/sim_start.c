@@ -33,8 +33,8 @@
  *   switches  each process's trap frame and context (the head of its struct proc), read by the hart that
  *            dispatches it and written by the hart it leaves.
  *
- * Not modelled: the rest of the kernel's own data on the job's behalf (the kernel stack, the scheduler's
- * shared structures; and the traps' re-misses where the app's arrays sweep the kernel's lines out of a
+ * The kernel's stacks and shared words at ticks and switches are sim_kernel.c's. Not modelled: the traps'
+ * re-misses where the app's arrays sweep the kernel's lines out of a
  * direct-mapped cache between traps, as iris's L2: 3-7 % of a job's misses there, with the trap frame; on
  * QEMU a hog time-sliced on 2 harts pays 20-45 % of its misses in the kernel), where each page sits in
  * physical memory (so no conflicts of the job's arrays with the image, stacks and page tables QEMU's
@@ -172,7 +172,8 @@ void start_stats(FILE *f)
  * the job's misses are 20 % over QEMU's, whose user-level misses (barrier words) are not modelled. */
 static uint64_t kstate_pa[NJOB][SL_MAX_PROCS];
 
-static uint64_t kstate(struct sproc *sp)
+/* sp's trap frame and context: the first KSTATE_B bytes (sim_kernel.c's ticks save the frame there too). */
+uint64_t start_kstate(struct sproc *sp)
 {
     uint64_t *pa = &kstate_pa[sp->p.job->id - 1][sp->p.idx];
     if (!*pa)
@@ -185,7 +186,7 @@ uint64_t start_dispatch(struct sproc *sp, int hart)
 {
     if (!mem_on())
         return 0;
-    return mem_touch(sp->p.job->id, hart, kstate(sp), KSTATE_B, 8, 0);
+    return mem_touch(sp->p.job->id, hart, start_kstate(sp), KSTATE_B, 8, 0);
 }
 
 /* sp leaves hart: its state saved there. The stall is the hart's on its way to the next dispatch, and is
@@ -193,5 +194,5 @@ uint64_t start_dispatch(struct sproc *sp, int hart)
 void start_leave(struct sproc *sp, int hart)
 {
     if (mem_on())
-        mem_touch(sp->p.job->id, hart, kstate(sp), KSTATE_B, 8, 1);
+        mem_touch(sp->p.job->id, hart, start_kstate(sp), KSTATE_B, 8, 1);
 }
