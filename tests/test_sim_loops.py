@@ -102,6 +102,19 @@ def test_static_keeps_tclosure_rows_in_cache_and_self_scheduling_loses_them():
     assert coherence["ss"] > 10 * max(coherence["static"], coherence["afs"], 1), coherence
 
 
+def test_the_releaser_grabs_first_so_gss_keeps_the_clique_on_one_hart():
+    """A spinner sees a barrier's release only by reading the word the releaser stored, so the releaser - the
+    last to arrive, which under GSS is the process that closed the clique (GSS's first chunk, half the rows,
+    holds all of them) - takes the next step's first chunk: the clique's rows stay in its cache. With the
+    waiter first, they changed hands at every step (20x the coherence misses of one hand-over)."""
+    n, clique, line_b = 128, 40, 16                      # iris's 16-byte lines
+    rows = n * clique // 100
+    handover = rows * (n * 4 // line_b)                  # every clique row's lines, once
+    job = ok(2, f"seed=1 job=tclosure:procs=2,n={n},graph=skewed,clique={clique},sched=gss",
+             model="iris").parsed.model_jobs[1]
+    assert job["coherence"] < handover, (job, handover)
+
+
 def test_adjoint_touches_its_triangle():
     """Iteration i reads b[i..M-1] and c[0..M-1-i]: the loop reads about M^2 doubles, and its check again."""
     n = 16

@@ -186,6 +186,8 @@ void barrier_arrive(struct sproc *sp, uint64_t t)
     b->arrived = 0;
     b->episode++;
     uint64_t rel = release_ns(b), wake_cost = 0;
+    struct sproc *spinners[SL_MAX_PROCS];
+    int nspin = 0;
     for (int i = 0; i < b->nwait; i++) {
         struct sproc *w = b->waiter[i];
         if (w->act == A_BLOCKED && w->p.state == P_BLOCKED) {
@@ -197,7 +199,7 @@ void barrier_arrive(struct sproc *sp, uint64_t t)
                latter had set the sleepers bit, so the releaser still makes its futex_wake (lib/wait.c) */
             if (w->pending_block && !wake_cost)
                 wake_cost = (uint64_t)calib.syscall;
-            core_release_spinner(w, t + rel);
+            spinners[nspin++] = w;
         }
     }
     b->nwait = 0;
@@ -206,6 +208,14 @@ void barrier_arrive(struct sproc *sp, uint64_t t)
     control(sp->p.job, b, t, sp);
     core_compute(sp, t, rel + wake_cost); /* the releaser's own cost, then its program goes on */
     sp->phase = 2;
+    /* A spinner sees the release only by reading the episode word the releaser has just stored, so it
+       cannot go on before the releaser: posted after the releaser's step, it comes after it when both
+       fall at t + rel (the event queue keeps posting order among equal times: sim_core.c's before()).
+       Posted first, every waiter won that tie, so under a self-scheduler the process that waited took
+       the next loop's first chunk at every step: GSS's half of the rows changed hands every step
+       (tclosure's whole clique), where QEMU's releaser, already past its store, mostly grabs first. */
+    for (int i = 0; i < nspin; i++)
+        core_release_spinner(spinners[i], t + rel);
 }
 
 /* ---- process control (the model is in the header) ---- */
