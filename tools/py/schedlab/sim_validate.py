@@ -122,24 +122,32 @@ def app_of(token: str) -> str:
     return token.split("=", 1)[1].split(":", 1)[0]
 
 
+def scaled_units(token: str) -> list[str]:
+    """The calibration's units a fit scales for the job `token`: its app's work unit, and a thread program's
+    thread costs with it; none for an app without a unit."""
+    unit = UNIT_OF.get(app_of(token))
+    threads = "variant=fine" in token or app_of(token) in ("grassfire", "msort")  # a thread program
+    return [unit] + (list(THREAD_UNITS) if threads else []) if unit else []
+
+
 def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, calib: str | None, where: Path,
-              model: str | None = None, cycle_ps: int | None = None, rounds: int = 3) -> tuple[str, dict]:
+              model: str | None = None, cycle_ps: int | None = None, rounds: int = 4) -> tuple[str, dict]:
     """`calib` with each foreground app's work unit scaled until the simulator's run alone takes QEMU's
     (qemu_alone: token -> par_us); returns the new file and, per token, the unfitted run's error alone.
 
     A run's time is affine in the unit, not proportional to it: a + b * unit, where `a` is what the unit does
     not scale (under a model the stalls, which can be most of it: Gauss under butterfly). The first step
-    scales by the ratio; each later one is a secant through the last two runs, exact for an affine time."""
+    scales by the ratio; each later one is a secant through the last two runs, exact for an affine time. Where
+    the schedule moves with the unit (self-scheduled loops: who grabs which chunk) the time is not even
+    monotonic, so the file keeps the scale of the run that came closest."""
     data = json.loads(Path(calib or DEFAULT_CALIB).read_text())
     path = where / f"fit-{len(list(where.iterdir()))}.json"
     unfitted, tried = {}, {}  # token -> [(scale of its units, the run's time, the next run's scale)]
     for k in range(rounds):
         for token in jobs:
-            unit = UNIT_OF.get(app_of(token))
-            if not unit:
+            scaled = scaled_units(token)
+            if not scaled:
                 continue
-            threads = "variant=fine" in token or app_of(token) in ("grassfire", "msort")  # a thread program
-            scaled = [unit] + (list(THREAD_UNITS) if threads else [])
             missing = [(u, UNIT_DEFAULT[u](data) if u in UNIT_DEFAULT else THREAD_UNITS[u]) for u in scaled
                        if u not in data and (u in UNIT_DEFAULT or u in THREAD_UNITS)]
             if missing:  # before "sources": the simulator reads no key after it
@@ -162,6 +170,10 @@ def fit_calib(cpus: int, head: list[str], jobs: list[str], qemu_alone: dict, cal
                     runs[-1] = (s1, t1, secant)
             for u in scaled:
                 data[u] *= runs[-1][2] / now
+    for token, runs in tried.items():  # each unit at the scale whose run came closest
+        best = min(runs, key=lambda r: abs(r[1] / qemu_alone[token] - 1.0))
+        for u in scaled_units(token):
+            data[u] *= best[0] / runs[-1][2]
     data["name"] = f"{data['name']}.fit"
     path.write_text(json.dumps(data))
     return str(path), unfitted
