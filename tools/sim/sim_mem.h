@@ -84,6 +84,7 @@ uint64_t touch_stack(struct sproc *sp);                          /* the process'
 
 /* sim_start.c: a job's start-up, the pages the kernel zeroes on its behalf (its header) */
 uint64_t start_heap_bytes(const char *app, int procs);          /* the library's heap, bytes */
+void start_reset(struct job *j);                               /* a new run: no heap mapped yet */
 uint64_t start_heap(struct sproc *sp);                          /* process 0's set-up: stall ns */
 uint64_t start_heap_grow(struct job *j, int hart, uint64_t bytes); /* a SYS_alloc's page tables: stall ns */
 uint64_t start_stack(struct sproc *creator, struct sproc *p);   /* proc_create of p: stall ns */
