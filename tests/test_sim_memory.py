@@ -213,6 +213,20 @@ def test_the_librarys_heap_zeroed_after_sors_grids_evicts_them_from_an_l2_they_f
     assert fills["local"] == fits["local"]  # the same lines from memory: only the re-misses differ
 
 
+def test_a_hog_block_and_deterministic_modes_timer_traps_are_words_under_butterfly():
+    """Without caches every word is an access: the hog's block saves registers and passes doubles through its
+    stack (71 words a block on deterministic QEMU), and deterministic QEMU's hart traps every 100 us of run
+    (kernel/vclock.h), each a tick's trap; only charge=off (that mode's stand-in) has the extra traps."""
+    mix = "seed=1 policy=timeslice quantum=10ms job=gauss:n=256,variant=coarse,procs=1 job=hog:procs=1,block={}"
+    def hog(block, charge):
+        run = sim_boot(1, mix.format(block), model="butterfly", charge=charge)
+        assert run.ok, run.console[-2000:]
+        return model_jobs(run)[2]["accesses"]
+    small, big = hog(5000, False), hog(50000, False)
+    assert small > big  # the same run time in ten times the blocks
+    assert hog(50000, True) < big  # without the 100 us traps
+
+
 def test_charge_off_counts_the_misses_and_adds_no_time():
     """Beside deterministic QEMU, whose plugin counts but cannot charge (charge=off), the simulator's model
     does the same (sim_boot(charge=False), what validate --deterministic uses): the misses of a charged run,

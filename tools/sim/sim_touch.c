@@ -15,7 +15,8 @@
  *            (touch_start); the chunks' rows are sim_loops.c's (loops_sor_row: relax_row's words); its
  *            check redoes every half-sweep on ref and compares the grids, a byte at a time (touch_end).
  *   synth, hog, sleeper: their work is kept in registers (apps/synth.c, hog.c: an LCG step, a block of
- *            register arithmetic): nothing is touched; they take the hart, not the cache.
+ *            register arithmetic): nothing of theirs is touched but the hog's frame words a block
+ *            (touch_hog_block); they take the hart, not the cache.
  *   chaos    nothing.
  * The arrays are allocated by process 0 in its set-up, on the node of the hart it runs on then (sl_malloc:
  * the kernel's sys_alloc with node -1, the caller's hart's node), and zeroed there as the kernel zeroes the
@@ -130,6 +131,22 @@ static uint64_t touch_zip(int job, int h, uint64_t src, int src_b, uint64_t dst,
         ns += mem_touch(job, h, src + o, len, src_b, 0) + mem_touch(job, h, dst + o, len, dst_b, store);
     }
     return ns;
+}
+
+/* One block of the hog (apps/hog.c worker: block() and the loop around it): its registers are in registers,
+   but every block saves and restores block()'s eight callee-saved registers, passes three doubles' bits
+   through its stack, loads eleven constants from the image (35 accesses in the riscv64 objdump), and the
+   loop reads steps, ref and the info page's fg_live, bumps its slot's count and calls sl_safe_point.
+   Deterministic QEMU under butterfly (every word an access), the hog beside gauss n=256 at one hart with
+   block=5000 and 50000 at quantum=1ms and 10ms, four runs solved for the words a block, a switch, 100 us of
+   run (the timer traps: sim_kernel.c kern_vclock) and the start-up: 71.1 words a block. All on lines the block keeps hot: a cache's hits, memory's words without one. */
+#define HOG_BLOCK_WORDS 71
+
+uint64_t touch_hog_block(struct sproc *sp)
+{
+    if (!mem_on() || !sp->p.on_cpu)
+        return 0;
+    return mem_touch_every(sp->p.job->id, sp->p.on_cpu->id, touch_stack(sp), HOG_BLOCK_WORDS, 0, 0);
 }
 
 /* sor's check on ref (row by row as relax_row, nloops times), then a and ref compared: per cell memcmp's
