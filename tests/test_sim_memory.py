@@ -201,6 +201,32 @@ def test_sor_keeps_its_rows_in_cache_under_static_and_loses_them_under_self_sche
     assert misses["ss"] > 4 * misses["static"] and misses["ss"] > 4 * misses["afs"]
 
 
+def test_the_librarys_heap_zeroed_after_sors_grids_evicts_them_from_an_l2_they_fill():
+    """apps/sor.c takes its two grids before the library's first small block, so the kernel zeroes the heap's
+    pages after the grids are written: in modern's 1 MB L2, which the two 512 KB grids fill, the heap's lines
+    evict grid lines that the sweeps then take from the LLC (deterministic QEMU: 12,418 LLC hits at n=256,
+    none with a 2 MB L2). With the heap first, as the simulator had it, the grids stayed in the L2."""
+    job = "seed=1 job=sor:procs=1,n=256,iters=1,sched=static"
+    fits = model_jobs(sim_boot(1, job, model="modern,l2_kb=2048", charge=False))[1]
+    fills = model_jobs(sim_boot(1, job, model="modern", charge=False))[1]
+    assert fits["llc_hits"] < 100 < 8000 < fills["llc_hits"]
+    assert fills["local"] == fits["local"]  # the same lines from memory: only the re-misses differ
+
+
+def test_a_hog_block_and_deterministic_modes_timer_traps_are_words_under_butterfly():
+    """Without caches every word is an access: the hog's block saves registers and passes doubles through its
+    stack (71 words a block on deterministic QEMU), and deterministic QEMU's hart traps every 100 us of run
+    (kernel/vclock.h), each a tick's trap; only charge=off (that mode's stand-in) has the extra traps."""
+    mix = "seed=1 policy=timeslice quantum=10ms job=gauss:n=256,variant=coarse,procs=1 job=hog:procs=1,block={}"
+    def hog(block, charge):
+        run = sim_boot(1, mix.format(block), model="butterfly", charge=charge)
+        assert run.ok, run.console[-2000:]
+        return model_jobs(run)[2]["accesses"]
+    small, big = hog(5000, False), hog(50000, False)
+    assert small > big  # the same run time in ten times the blocks
+    assert hog(50000, True) < big  # without the 100 us traps
+
+
 def test_charge_off_counts_the_misses_and_adds_no_time():
     """Beside deterministic QEMU, whose plugin counts but cannot charge (charge=off), the simulator's model
     does the same (sim_boot(charge=False), what validate --deterministic uses): the misses of a charged run,

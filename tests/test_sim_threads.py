@@ -82,6 +82,21 @@ def test_under_the_model_mcs_reads_fewer_remote_words_than_lb():
     assert remote("mcs") < remote("lb")
 
 
+def test_a_thread_costs_the_words_deterministic_qemu_counts_under_butterfly():
+    """Without caches every word is an access: place=mcs at one process does the coarse variant's row
+    operations plus each thread's machinery. Deterministic QEMU counts 358 words a thread more than coarse at
+    n=256 (346 at n=128; sim_threads.c STACK_WORDS); the model's are 2 x 14 descriptor words, the inbox's,
+    2 x 160 on the stack and the row's ready and column words - on the same few lines (iris's misses keep
+    the former footprint)."""
+    def accesses(variant, model="butterfly"):
+        run = sim_boot(1, f"seed=1 job=gauss:procs=1,n=64,variant={variant},sync=barrier,barrier=block"
+                          + (",place=mcs" if variant == "fine" else ""), model=model, charge=False)
+        assert run.ok, run.console[-2000:]
+        return run.parsed.model_jobs[run.results[0]["job"]]["accesses"]
+    per_thread = (accesses("fine") - accesses("coarse")) / (64 * 63 // 2)
+    assert 340 < per_thread < 370
+
+
 def test_same_scenario_same_bytes():
     ensure_sim()
     argv = sim_argv(4, f"seed=3 job=gauss:procs=4,n=48,{FINE},place=lb", model="iris")

@@ -209,6 +209,8 @@ void sim_unwait(struct proc *p)
 
 /* ---- dispatch: what a hart does on its way back to user ---- */
 
+static uint64_t vclock_from[SL_MAX_HARTS]; /* the running process's dispatch or last timer trap (kern_vclock) */
+
 /* The hart operation of life.h: p's state is set and its run time accounted; its compute segment stops
    advancing and its hart is free. sched_lock held. */
 void hart_leave(struct proc *p)
@@ -220,6 +222,7 @@ void hart_leave(struct proc *p)
         sp->left -= done < sp->left ? done : sp->left;
     }
     sp->gen++;
+    kern_vclock(sp, c->id, vclock_from[c->id], sim_now, 0); /* deterministic mode's traps (sim_kernel.c) */
     start_leave(sp, c->id); /* its kernel state saved (sim_start.c) */
     kern_leave(sp, c->id);  /* its kernel stack, the scheduler's lines (sim_kernel.c) */
     c->cur = 0;
@@ -244,6 +247,7 @@ static void dispatch(struct cpu *c, uint64_t t)
     c->idle = IDLE_NOT;
     c->poked = 0;
     life_run(c, p, t);
+    vclock_from[c->id] = t;
     release(&sched_lock);
     struct sproc *sp = sproc_of(p);
     sp->gen++;
@@ -418,7 +422,9 @@ static void handle(const struct sim_event *e)
         acquire(&sched_lock);
         if (c->cur) { /* run_ticks current in the hook, as the kernel's (proc.h); its work progress is not */
             life_account(c->cur, e->t);
+            kern_vclock(sproc_of(c->cur), c->id, vclock_from[c->id], e->t, 1);
             kern_tick(sproc_of(c->cur), c->id); /* the trap's kernel lines (sim_kernel.c) */
+            vclock_from[c->id] = e->t;
         }
         hook_tick(c);
         release(&sched_lock);

@@ -221,6 +221,8 @@ uint64_t mem_touch_line(int job, int hart, uint64_t pa, uint64_t words, int stor
     return charged(job, line_access(job, hart, pa, words, store), t0);
 }
 
+int mem_deterministic(void) { return m && !charge; }
+
 int mem_line_b(void) { return m ? prm.line_b : 64; }
 
 static uint64_t stall_us(uint64_t cycles) { return cycles * cycle_ps / 1000000; }

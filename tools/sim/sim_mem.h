@@ -61,6 +61,7 @@ uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, i
 uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride, int store);
 /* words accesses to the one line holding pa (a gather: the caller has grouped its words by line). Stall ns. */
 uint64_t mem_touch_line(int job, int hart, uint64_t pa, uint64_t words, int store);
+int mem_deterministic(void); /* charge=off: the plugin's deterministic mode, whose clock is instructions */
 int mem_line_b(void); /* the profile's line, bytes (64 without a model) */
 
 /* The plugin's report (tools/model/README.md, "What a boot under the model gets", 4): MODEL end, then one
@@ -80,10 +81,12 @@ uint64_t touch_end(struct sproc *sp, int64_t n, int64_t k1);     /* process 0's 
 uint64_t touch_array(struct sproc *sp, uint64_t bytes);          /* sor's grid a (allocated at first use) */
 uint64_t touch_gauss(struct sproc *sp, int64_t n);               /* gauss's matrix (allocated at first use) */
 uint64_t touch_frame(struct job *j);                             /* process 0's stack frame (main's locals) */
+uint64_t touch_hog_block(struct sproc *sp);                      /* a hog block's frame words: stall ns */
 uint64_t touch_stack(struct sproc *sp);                          /* the process's own stack (its calls' frames) */
 
 /* sim_start.c: a job's start-up, the pages the kernel zeroes on its behalf (its header) */
 uint64_t start_heap_bytes(const char *app, int procs);          /* the library's heap, bytes */
+void start_reset(struct job *j);                               /* a new run: no heap mapped yet */
 uint64_t start_heap(struct sproc *sp);                          /* process 0's set-up: stall ns */
 uint64_t start_heap_grow(struct job *j, int hart, uint64_t bytes); /* a SYS_alloc's page tables: stall ns */
 uint64_t start_stack(struct sproc *creator, struct sproc *p);   /* proc_create of p: stall ns */
@@ -94,6 +97,7 @@ uint64_t start_kstate(struct sproc *sp);                        /* its trap fram
 
 /* sim_kernel.c: the kernel's own lines at a trap and a switch (its header has the measurement) */
 void kern_tick(struct sproc *sp, int hart);                     /* a quantum tick taken by sp */
+void kern_vclock(struct sproc *sp, int hart, uint64_t from, uint64_t to, int tick); /* deterministic traps */
 void kern_leave(struct sproc *sp, int hart);                    /* sp leaves hart: its side, the pick */
 uint64_t kern_dispatch(struct sproc *sp, int hart);             /* sp dispatched: its side, stall ns */
 

@@ -17,8 +17,9 @@
  *            sys_alloc on the caller's node. Its size is the app's row of heap_kb[] below: QEMU's mem_kb
  *            less the processes' stacks and the arrays sim_touch.c models (those it zeroes itself), measured
  *            per app (the table says how; tests/test_sim_startup.py checks it against QEMU). All of it is
- *            zeroed by process 0 in its set-up, on its hart (the workers' thread stacks really are taken by
- *            each process at its start: the same lines, another hart - which only moves a coherence miss).
+ *            zeroed by process 0 in its set-up, after the app's arrays (sim_touch.c touch_start), on its
+ *            hart (the workers' thread stacks really are taken by each process at its start: the same
+ *            lines, another hart - which only moves a coherence miss).
  *   stacks   each further process's SL_STACK_SIZE stack (kernel/proc.c proc_create, in process 0's
  *            proc_create system call), zeroed on process 0's hart, on the node of the hart the new process
  *            is bound to (node 0 if none).
@@ -114,13 +115,16 @@ uint64_t start_heap_grow(struct job *j, int hart, uint64_t bytes)
     return ns;
 }
 
-/* Process 0's set-up: the library's heap, on its hart's node. Stall ns. */
+/* A new run of job j: nothing of its heap mapped or zeroed yet (before process 0's set-up's first mapping). */
+void start_reset(struct job *j) { memset(&sj[j->id - 1], 0, sizeof sj[0]); }
+
+/* Process 0's set-up: the library's heap, on its hart's node, after the app's arrays (sim_touch.c's
+   touch_start resets first and zeroes those). Stall ns. */
 uint64_t start_heap(struct sproc *sp)
 {
     struct job *j = sp->p.job;
     if (!mem_on() || !sp->p.on_cpu || sp->p.idx != 0)
         return 0;
-    memset(&sj[j->id - 1], 0, sizeof sj[0]);
     uint64_t bytes = start_heap_bytes(j->scen->app, j->nprocs);
     if (!bytes)
         return 0;

@@ -48,7 +48,8 @@
 #define SLEEP_NS       1000000ULL /* SLEEP_US */
 #define DESC_B         128        /* a thread descriptor (uthread_impl.h struct sl_thread, 112 bytes) */
 #define TH_DESCS       64         /* descriptors a process keeps (uthread_impl.h THREAD_CACHE) */
-#define STACK_WORDS    75         /* words a thread writes and reads back on its stack (below) */
+#define STACK_WORDS    160        /* words a thread writes and reads back on its stack (below) */
+#define STACK_SPAN     75         /* the distinct words they fall on: frames reuse their slots (below) */
 #define SL_THREAD_STACK_B (16 * 1024) /* lib/threads/uthread.h SL_THREAD_STACK on the kernel */
 
 enum { M_ALLOC, M_SETUP, M_SETUP_WAIT, M_ROUND, M_WAIT, M_DONE };            /* main's program */
@@ -196,9 +197,17 @@ uint64_t th_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns)
    (msort's 2048 leaves) writes that many fresh descriptors, not a recycled few. The runner's stack (the one
    its process keeps cached) gets STACK_WORDS words
    written and read back: the context switch, the frames of the library's calls and the thread function's
-   spills. Deterministic QEMU under butterfly (every word an access) counts 184 words a thread more for
-   job=gauss:procs=1,n=256,variant=fine,place=mcs than for variant=coarse: 2 x 14 descriptor words, the
-   pin inbox's word, the rest the stack's 2 x 75. */
+   spills. Deterministic QEMU under butterfly (every word an access) counts 358 words a thread more for
+   job=gauss:procs=1,n=256,variant=fine,place=mcs,sync=barrier,barrier=block than for variant=coarse
+   (29,400,954 - 17,715,303 over 32,640 threads; 346 at n=128: 5,197,713 - 2,381,987 over 8,128): 2 x 14
+   descriptor words, the pin inbox's word, the rest the stack's 2 x 160 - sl_uctx_switch alone saves and
+   restores 25 registers (13 integer, 12 floating-point) each way, twice a thread (into it and back), then
+   run_thread's, thread_new's and the thread function's frames (an earlier count of 184, 2 x 75 on the
+   stack, put the fine variant's accesses 22 % low). The frames reuse their slots - each call's frame lands
+   where the one before it returned from, and the switch's save area is the same one twice a thread - so
+   the words fall on STACK_SPAN distinct words at the stack's top (the former 75: iris's misses stay
+   those of that footprint; spreading 160 words over new lines added 31,000 misses to gauss place=mcs at
+   n=384, already 12 % over QEMU's), the rest again on the top line. */
 
 #define DESC_CHUNK (64 * 1024)                  /* alloc.c CHUNK */
 #define DESC_STEP  (16 + DESC_B)                /* alloc.c HDR + the class's 128 bytes */
@@ -278,10 +287,11 @@ static uint64_t run_touch(struct job *j, struct tjob *t, int p, int h, int32_t d
     uint64_t ns = 0, top;
     if (!q->stack)
         q->stack = th_alloc_zeroed(j, h, SL_THREAD_STACK_B, &ns);
-    top = q->stack + SL_THREAD_STACK_B - STACK_WORDS * 8;
+    top = q->stack + SL_THREAD_STACK_B - STACK_SPAN * 8;
     return ns + mem_touch(j->id, h, desc_at(t, d), DESC_USED, 8, 0) +
-           mem_touch(j->id, h, desc_at(t, d), DESC_USED - 16, 8, 1) + mem_touch(j->id, h, top, STACK_WORDS * 8, 8, 1) +
-           mem_touch(j->id, h, top, STACK_WORDS * 8, 8, 0);
+           mem_touch(j->id, h, desc_at(t, d), DESC_USED - 16, 8, 1) + mem_touch(j->id, h, top, STACK_SPAN * 8, 8, 1) +
+           mem_touch_every(j->id, h, top, STACK_WORDS - STACK_SPAN, 0, 1) + mem_touch(j->id, h, top, STACK_SPAN * 8, 8, 0) +
+           mem_touch_every(j->id, h, top, STACK_WORDS - STACK_SPAN, 0, 0);
 }
 
 /* ---- main's program (gauss fine_main with sync=barrier, grassfire gf_main, msort ms_main) ---- */

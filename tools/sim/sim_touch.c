@@ -15,7 +15,8 @@
  *            (touch_start); the chunks' rows are sim_loops.c's (loops_sor_row: relax_row's words); its
  *            check redoes every half-sweep on ref and compares the grids, a byte at a time (touch_end).
  *   synth, hog, sleeper: their work is kept in registers (apps/synth.c, hog.c: an LCG step, a block of
- *            register arithmetic): nothing is touched; they take the hart, not the cache.
+ *            register arithmetic): nothing of theirs is touched but the hog's frame words a block
+ *            (touch_hog_block); they take the hart, not the cache.
  *   chaos    nothing.
  * The arrays are allocated by process 0 in its set-up, on the node of the hart it runs on then (sl_malloc:
  * the kernel's sys_alloc with node -1, the caller's hart's node), and zeroed there as the kernel zeroes the
@@ -119,6 +120,35 @@ uint64_t touch_stack(struct sproc *sp)
     return *pa;
 }
 
+/* Two arrays walked side by side, a word of each in turn (memcpy's word loop: a load of src, a store to dst;
+   memcmp's bytes of a cell of each): line by line, src's then dst's, so the two streams' misses interleave
+   as the compiled loop's do. src_b, dst_b: the element each side is accessed in. Stall ns. */
+static uint64_t touch_zip(int job, int h, uint64_t src, int src_b, uint64_t dst, int dst_b, int store, uint64_t bytes)
+{
+    uint64_t step = (uint64_t)mem_line_b(), ns = 0;
+    for (uint64_t o = 0; o < bytes; o += step) {
+        uint64_t len = bytes - o < step ? bytes - o : step;
+        ns += mem_touch(job, h, src + o, len, src_b, 0) + mem_touch(job, h, dst + o, len, dst_b, store);
+    }
+    return ns;
+}
+
+/* One block of the hog (apps/hog.c worker: block() and the loop around it): its registers are in registers,
+   but every block saves and restores block()'s eight callee-saved registers, passes three doubles' bits
+   through its stack, loads eleven constants from the image (35 accesses in the riscv64 objdump), and the
+   loop reads steps, ref and the info page's fg_live, bumps its slot's count and calls sl_safe_point.
+   Deterministic QEMU under butterfly (every word an access), the hog beside gauss n=256 at one hart with
+   block=5000 and 50000 at quantum=1ms and 10ms, four runs solved for the words a block, a switch, 100 us of
+   run (the timer traps: sim_kernel.c kern_vclock) and the start-up: 71.1 words a block. All on lines the block keeps hot: a cache's hits, memory's words without one. */
+#define HOG_BLOCK_WORDS 71
+
+uint64_t touch_hog_block(struct sproc *sp)
+{
+    if (!mem_on() || !sp->p.on_cpu)
+        return 0;
+    return mem_touch_every(sp->p.job->id, sp->p.on_cpu->id, touch_stack(sp), HOG_BLOCK_WORDS, 0, 0);
+}
+
 /* sor's check on ref (row by row as relax_row, nloops times), then a and ref compared: per cell memcmp's
    8 byte loads of each (lib's memcmp: a byte at a time, a's then ref's), the sum's load of a's cell and
    s.a reloaded from the frame (the call may write memory). Stall ns. */
@@ -128,30 +158,37 @@ static uint64_t sor_check(struct job *j, int h, int64_t n, int64_t nloops)
     for (int64_t L = 0; L < nloops; L++)
         for (int64_t r = 1; r < n - 1; r++)
             ns += loops_sor_row(j->id, h, ref, n, r, (int)(L & 1));
-    return ns + mem_touch(j->id, h, a, bytes, 1, 0) + mem_touch(j->id, h, ref, bytes, 1, 0) +
-           mem_touch(j->id, h, a, bytes, 8, 0) + mem_touch_every(j->id, h, touch_frame(j), bytes / 8, 0, 0);
+    return ns + touch_zip(j->id, h, a, 1, ref, 1, 0, bytes) + mem_touch(j->id, h, a, bytes, 8, 0) +
+           mem_touch_every(j->id, h, touch_frame(j), bytes / 8, 0, 0);
 }
 
-/* Process 0's set-up: the array allocated; oddeven's keys generated (written whole). Stall ns. */
+/* Process 0's set-up: the array allocated (and zeroed); oddeven's keys generated (written whole), sor's grid
+   initialised and copied; then the library's heap. The apps take their arrays in main before the library's
+   first small block (apps/sor.c, oddeven.c, gauss/main.c: sl_malloc of the arrays, then the barrier, the
+   loops, the workers' stacks), so on QEMU the kernel zeroes the heap's pages after the arrays, and under a
+   model the heap's lines evict the arrays' (a dump of the pages sor n=256 touches on deterministic QEMU: the
+   grids at the heap's first 257 pages, the library's 74 zeroed after the copy; 1 MB of grids in modern's
+   1 MB L2 re-missed 12,394 lines for it). Stall ns. */
 uint64_t touch_start(struct sproc *sp, int64_t n)
 {
     struct job *j = sp->p.job;
     int kind = tj[j->id - 1].kind;
-    uint64_t heap = start_heap(sp); /* the library's heap first, as its start-up takes it (sim_start.c) */
+    if (mem_on() && sp->p.on_cpu && sp->p.idx == 0)
+        start_reset(j);
     if (!mem_on() || !sp->p.on_cpu || kind == T_NONE || sp->p.idx != 0 || n <= 0)
-        return heap;
+        return start_heap(sp);
     int h = sp->p.on_cpu->id;
     uint64_t bytes = array_bytes(kind, n);
     if (kind == T_SOR) { /* init_grid writes a (an interior cell's draw loads and stores its stream's state
                             in the frame), memcpy copies it to ref */
         uint64_t a = touch_array(sp, bytes), ref = tj[j->id - 1].base, zero = zero_ns, in = (uint64_t)(n - 2);
-        return heap + zero + mem_touch(j->id, h, a, bytes, 8, 1) +
+        return zero + mem_touch(j->id, h, a, bytes, 8, 1) +
                (n > 2 ? mem_touch_every(j->id, h, touch_frame(j), in * in, 0, 0) +
                             mem_touch_every(j->id, h, touch_frame(j), in * in, 0, 1) : 0) +
-               mem_touch(j->id, h, a, bytes, 8, 0) + mem_touch(j->id, h, ref, bytes, 8, 1);
+               touch_zip(j->id, h, a, 8, ref, 8, 1, bytes) + start_heap(sp);
     }
     uint64_t a = array_base(j, bytes, h), zero = zero_ns;
-    return heap + zero + (kind == T_ODDEVEN ? mem_touch(j->id, h, a, bytes, 4, 1) : 0);
+    return zero + (kind == T_ODDEVEN ? mem_touch(j->id, h, a, bytes, 4, 1) : 0) + start_heap(sp);
 }
 
 /* Worker idx before the first barrier: gauss generates its rows. Stall ns. */

@@ -364,7 +364,7 @@ static void proceed(struct sproc *sp, uint64_t t)
         if (fg_live == 0 && sp->iter > 0)
             return finish(sp, t);
         sp->iter++;
-        return core_compute(sp, t, (uint64_t)((double)w->k[0] * calib.hog_unit));
+        return core_compute(sp, t, (uint64_t)((double)w->k[0] * calib.hog_unit) + touch_hog_block(sp));
     case APP_KNARY:
         return knary_step(sp, w, t);
     case APP_SLEEPER:
