@@ -539,12 +539,24 @@ uint64_t tapp_check(struct job *j, struct tjob *t, int h)
     }
     if (t->app == TA_MSORT) /* check_sorted: A, in order */
         return ms_touch(j, t, h, 0, 0, (uint32_t)t->n, 0);
-    /* check_depths: a new image (gen, forward, backward), then every result row */
+    /* check_depths: a new image d; forward, row by row: row i generated (written), then read and written
+       from row i-1 above; backward, from the last row: row i read and written from row i+1 below, then
+       compared with result row i (so the result rows are read interleaved with d's, last row first) */
     uint64_t rb = gf_rowb(t), bytes = rb * (uint64_t)t->n, d = th_alloc_zeroed(j, h, bytes, &ns);
-    ns += mem_touch(j->id, h, d, bytes, 4, 1) + mem_touch(j->id, h, d, bytes, 4, 0) +
-          mem_touch(j->id, h, d, bytes, 4, 1) + mem_touch(j->id, h, d, bytes, 4, 0);
-    for (int i = 0; i < t->n; i++)
-        ns += mem_touch(j->id, h, gf_row(t, t->rounds & 1, i), rb, 4, 0);
+    for (int i = 0; i < t->n; i++) {
+        uint64_t r = d + (uint64_t)i * rb;
+        ns += mem_touch(j->id, h, r, rb, 4, 1);
+        if (i > 0)
+            ns += mem_touch(j->id, h, r - rb, rb, 4, 0);
+        ns += mem_touch(j->id, h, r, rb, 4, 0) + mem_touch(j->id, h, r, rb, 4, 1);
+    }
+    for (int i = t->n - 1; i >= 0; i--) {
+        uint64_t r = d + (uint64_t)i * rb;
+        if (i + 1 < t->n)
+            ns += mem_touch(j->id, h, r + rb, rb, 4, 0);
+        ns += mem_touch(j->id, h, r, rb, 4, 0) + mem_touch(j->id, h, r, rb, 4, 1) +
+              mem_touch(j->id, h, gf_row(t, t->rounds & 1, i), rb, 4, 0);
+    }
     return ns;
 }
 
