@@ -35,12 +35,14 @@ static inline struct sl_sync *sl_sync_rec(void)
     return p ? p->sync : 0;
 }
 
-/* A worker of this process arrived at a barrier. */
+/* A worker of this process arrived at a barrier. The record is this process's own and a process runs its
+   threads one at a time, so it has one writer: a plain increment (a relaxed load and store, no atomic
+   read-modify-write; the kernel only reads it, and an aligned word is never torn). */
 static inline void sl_sync_episode(void)
 {
     struct sl_sync *s = sl_sync_rec();
     if (s)
-        __atomic_add_fetch(&s->episodes, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->episodes, __atomic_load_n(&s->episodes, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
 #endif
