@@ -130,8 +130,8 @@ struct sl_info {
  * much of a wait was asleep the kernel knows itself (each process's blocked time): not published.
  * The waits (waits, wait_ticks, in_wait) are counted only while the info page's sync_timed is 1: the rule
  * reads them only for a job in a gang row or time-sharing harts it cannot fold onto; a job folded onto its
- * partition (or dedicated harts) is judged by its episodes alone, and a time read and three atomics a wait
- * were 3-6 % of a 3 us-grain job's time there for nothing.
+ * partition (or dedicated harts) is judged by its episodes alone, and two time reads and four atomics a
+ * wait were paid there for nothing.
  */
 struct sl_sync {
     uint32_t episodes;        /* barrier arrivals by the workers this process ran (sl_barrier_wait); wraps */

@@ -161,16 +161,6 @@ static void unqueue(struct proc *p)
 
 /* ---- the SPACE slot's division ---- */
 
-/* Whether the rule reads j's wait times in its regime now (adrule.c): in a gang row, and while it
-   time-shares harts it cannot fold onto (adapt=no, fewer harts than processes). A job folded onto its
-   share or on dedicated harts is judged by its episodes alone, so its waits do not time themselves
-   (abi.h sync_timed): the counting is paid only where it is read. */
-static int wait_times_read(const struct job *j)
-{
-    const struct ad_job *a = aj(j);
-    return a->rule.regime == R_GANG || (!j->adaptive && popc(a->mask) < j->nprocs);
-}
-
 static void publish(struct job *j)
 {
     struct ad_job *a = aj(j);
@@ -180,7 +170,9 @@ static void publish(struct job *j)
         info_set_allotment(j, popc(a->mask), a->mask);
     else
         info_set_allotment(j, ncpus, all_harts); /* filler: no process control */
-    int timed = wait_times_read(j);
+    /* its waits time themselves only where the rule reads them (abi.h sync_timed): folded onto its share
+       or on dedicated harts, a job is judged by its episodes alone */
+    int timed = ad_reads_waits(a->rule.regime, j->adaptive, popc(a->mask), j->nprocs);
     if (!info_set_sync_timed(j, timed) && timed)
         a->rule.settle = 1; /* the window it turns on in had waits untimed: no evidence */
 }

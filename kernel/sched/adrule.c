@@ -61,6 +61,14 @@
 
 static uint64_t min_u(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+/* It time-shares harts it cannot fold onto: adapt=no, fewer harts than processes. */
+static int timeshares(int adaptive, int harts, int nprocs) { return !adaptive && harts < nprocs; }
+
+int ad_reads_waits(enum ad_regime regime, int adaptive, int harts, int nprocs)
+{
+    return regime == R_GANG || timeshares(adaptive, harts, nprocs);
+}
+
 int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct)
 {
     const struct ad_sums *o = &r->last;
@@ -97,8 +105,7 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
         int worse = gang_loss * 100 > e->omega * m && (!r->loss[R_PART] || gang_loss * 100 > r->loss[R_PART] * m);
         return r->imbalanced || worse ? R_PART : R_GANG;
     }
-    int timeshared = !e->adaptive && e->harts < e->nprocs;
-    if (!timeshared || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
+    if (!timeshares(e->adaptive, e->harts, e->nprocs) || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
         return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
     r->loss[R_PART] = tw;
     return tw * 100 > e->omega * m && (!r->loss[R_GANG] || tw * 100 > r->loss[R_GANG] * m) ? R_GANG : R_PART;

@@ -50,6 +50,10 @@ struct ad_rule {
    (its grain t_p) and *wait_pct (t_w as a percent of t_p + t_w) when it returns a regime. */
 int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct);
 
+/* Whether ad_judge uses the job's wait times in `regime` (its gang loss, or its loss time-sharing harts it
+   cannot fold onto); elsewhere it judges by episodes alone, and the library need not time its waits. */
+int ad_reads_waits(enum ad_regime regime, int adaptive, int harts, int nprocs);
+
 /* The hysteresis: after a judged window with candidate c, 1 if the job moves to c now (confirm=
    consecutive windows agreeing). */
 int ad_confirm(struct ad_rule *r, int c, int confirm);

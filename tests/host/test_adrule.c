@@ -105,5 +105,9 @@ int main(void)
     memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
     r.loss[R_GANG] = 5000; /* ticks per episode it lost in gang */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_PART); /* t_w 1000 < 5000 */
+
+    /* the wait times are read in a gang row and while time-sharing harts it cannot fold onto, nowhere else */
+    CHECK(ad_reads_waits(R_GANG, 1, 2, 2) && ad_reads_waits(R_PART, 0, 2, 4) && ad_reads_waits(R_FILL, 0, 1, 2));
+    CHECK(!ad_reads_waits(R_PART, 1, 2, 4) && !ad_reads_waits(R_PART, 0, 4, 4) && !ad_reads_waits(R_FILL, 1, 1, 2));
     return check_done("test_adrule");
 }

@@ -409,10 +409,10 @@ static uint64_t gather(int id, int h, uint64_t arr, const uint64_t *r, int64_t n
         for (uint64_t b = r[x]; b; b &= b - 1) {
             uint64_t i = (uint64_t)x * 64 + (uint64_t)__builtin_ctzll(b);
             if (i / per != line && words)
-                ns += mem_touch_line(id, h, arr + line * per * 4, words, store), words = 0;
+                ns += mem_touch_every(id, h, arr + line * per * 4, words, 0, store), words = 0;
             line = i / per, words++;
         }
-    return ns + (words ? mem_touch_line(id, h, arr + line * per * 4, words, store) : 0);
+    return ns + (words ? mem_touch_every(id, h, arr + line * per * 4, words, 0, store) : 0);
 }
 
 /* tclosure's check under a model, as compiled (main, riscv64 objdump): for each node s, memset of seen (8-byte

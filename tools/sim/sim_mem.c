@@ -213,14 +213,6 @@ uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_
     return charged(job, cycles, t0);
 }
 
-uint64_t mem_touch_line(int job, int hart, uint64_t pa, uint64_t words, int store)
-{
-    if (!m || !words)
-        return 0;
-    double t0 = now_ns();
-    return charged(job, line_access(job, hart, pa, words, store), t0);
-}
-
 int mem_deterministic(void) { return m && !charge; }
 
 int mem_line_b(void) { return m ? prm.line_b : 64; }

@@ -56,11 +56,10 @@ uint64_t mem_alloc(int job, uint64_t bytes, int node);
 /* Job job's process on hart reads (store 0) or writes (store 1) bytes from pa in elem_b-byte words;
    returns the stall in simulated ns (0 without a model). */
 uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, int store);
-/* count words at pa, pa + stride, ... (stride 0: the word at pa count times; words aligned, stride 0 or at
-   least a word); the words of one line count as mem_touch's do. Stall ns. */
+/* count words at pa, pa + stride, ... (stride 0: count words of the one line holding pa - the word at pa
+   again and again, or a gather the caller grouped by line; words aligned, stride 0 or at least a word);
+   the words of one line count as mem_touch's do. Stall ns. */
 uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride, int store);
-/* words accesses to the one line holding pa (a gather: the caller has grouped its words by line). Stall ns. */
-uint64_t mem_touch_line(int job, int hart, uint64_t pa, uint64_t words, int store);
 int mem_deterministic(void); /* charge=off: the plugin's deterministic mode, whose clock is instructions */
 int mem_line_b(void); /* the profile's line, bytes (64 without a model) */
 
