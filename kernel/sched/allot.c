@@ -24,6 +24,50 @@ int allot_zrule(int x, int y)
     return ceil_div(y, ceil_div(y, x));
 }
 
+/* The units a job's speed is quantized by (its rounds are ceil(units / count)), or 0 when any hart helps:
+   a non-adaptive job's processes (time-sliced on its harts), an adaptive job's synchronizing workers. */
+static int fold_units(const struct allot_job *j)
+{
+    if (!j->adaptive)
+        return j->procs;
+    if (j->shape != ALLOT_ROUNDS || j->units < 1)
+        return 0; /* rounds of no units: nothing known */
+    return j->units > j->procs ? j->procs : j->units;
+}
+
+/* What one more hart is worth to j at its count, as speed after / speed before = num / den (den 0:
+   without one it does not run at all). Untold jobs count as linear, so among equal counts - every
+   remainder candidate of fair_shares has one - they keep arrival order. */
+struct gain { int num, den; };
+
+static struct gain gain_of(const struct allot_job *j)
+{
+    int c = j->count;
+    if (j->shape != ALLOT_UNTOLD && j->background)
+        return (struct gain){ 1, 1 }; /* it ends when the others do, whatever it holds */
+    if (j->shape != ALLOT_ROUNDS || !fold_units(j))
+        return (struct gain){ c + 1, c };
+    int u = fold_units(j);
+    return c == 0 ? (struct gain){ 1, 0 } : (struct gain){ ceil_div(u, c), ceil_div(u, c + 1) };
+}
+
+static int gains_more(struct gain a, struct gain b) { return (long)a.num * b.den > (long)b.num * a.den; }
+
+/* Give j as many of `left` harts as bring its rounds down to the next z-rule fixed point, if they do. */
+static void rounds_down(struct allot_job *j, int *left)
+{
+    int u = fold_units(j);
+    if (!u || j->count >= u)
+        return;
+    int rounds = ceil_div(u, j->count), k = 1;
+    while (k <= *left && ceil_div(u, j->count + k) >= rounds)
+        k++;
+    if (k <= *left) {
+        j->count += k;
+        *left -= k;
+    }
+}
+
 /* Water-filling: repeatedly share what is left equally among the jobs that want more. */
 static int fair_shares(int nharts, struct allot_job *jobs, int njobs)
 {
@@ -44,40 +88,51 @@ static int fair_shares(int nharts, struct allot_job *jobs, int njobs)
             }
         }
     }
-    /* the remainder: one each, in arrival order */
-    for (int i = 0; i < njobs && left > 0; i++)
-        if (jobs[i].count < jobs[i].procs) {
-            jobs[i].count++;
-            left--;
-        }
+    /* the remainder (fewer harts than jobs that want more): one each, to the jobs that gain most from it,
+       ties in arrival order (untold shapes: arrival order) */
+    uint64_t got = 0;
+    for (; left > 0; left--) {
+        int best = -1;
+        for (int i = 0; i < njobs && i < 64; i++)
+            if (jobs[i].count < jobs[i].procs && !(got >> i & 1) &&
+                (best < 0 || gains_more(gain_of(&jobs[i]), gain_of(&jobs[best]))))
+                best = i;
+        if (best < 0)
+            break;
+        jobs[best].count++;
+        got |= 1ULL << best;
+    }
     return left;
 }
 
-/* Hand out harts the z-rule left over: adaptive jobs first (one at a time, round robin in arrival order),
-   then a non-adaptive job only as many as bring its rounds down (the next z-rule fixed point). */
-static void redistribute(struct allot_job *jobs, int njobs, int left)
+/* One hart at a time, round robin in arrival order, to the adaptive jobs that want more: those any hart
+   helps (untold, or linear and not background), or with `all` every one. */
+static void round_robin(struct allot_job *jobs, int njobs, int *left, int all)
 {
-    for (int more = 1; left > 0 && more;) {
+    for (int more = 1; *left > 0 && more;) {
         more = 0;
-        for (int i = 0; i < njobs && left > 0; i++)
-            if (jobs[i].adaptive && jobs[i].count < jobs[i].procs) {
-                jobs[i].count++;
-                left--;
+        for (int i = 0; i < njobs && *left > 0; i++) {
+            struct allot_job *j = &jobs[i];
+            int later = fold_units(j) || (j->shape != ALLOT_UNTOLD && j->background);
+            if (j->adaptive && j->count < j->procs && (all || !later)) {
+                j->count++;
+                --*left;
                 more = 1;
             }
-    }
-    for (int i = 0; i < njobs && left > 0; i++) {
-        struct allot_job *j = &jobs[i];
-        if (j->adaptive || j->count >= j->procs)
-            continue;
-        int rounds = ceil_div(j->procs, j->count), k = 1;
-        while (k <= left && ceil_div(j->procs, j->count + k) >= rounds)
-            k++;
-        if (k <= left) {
-            j->count += k;
-            left -= k;
         }
     }
+}
+
+/* Hand out harts the z-rule left over: jobs any hart helps first (adaptive, untold or linear: one at a
+   time, round robin in arrival order; told background jobs wait), then a job of rounds only as many as
+   bring its rounds down (the next z-rule fixed point), then - a hart that ends nothing sooner is still
+   better run than idle - one at a time to the adaptive jobs left that can take one. */
+static void redistribute(struct allot_job *jobs, int njobs, int left)
+{
+    round_robin(jobs, njobs, &left, 0);
+    for (int i = 0; i < njobs && left > 0; i++)
+        rounds_down(&jobs[i], &left);
+    round_robin(jobs, njobs, &left, 1);
 }
 
 /* Which harts: each job keeps what it may of its previous harts, then takes the lowest free ones. */
@@ -114,8 +169,8 @@ void allot_compute(int nharts, struct allot_job *jobs, int njobs)
     }
     int left = fair_shares(nharts, jobs, njobs);
     for (int i = 0; i < njobs; i++)
-        if (!jobs[i].adaptive) {
-            int z = allot_zrule(jobs[i].count, jobs[i].procs);
+        if (fold_units(&jobs[i]) && jobs[i].count > 0) {
+            int z = allot_zrule(jobs[i].count, fold_units(&jobs[i]));
             left += jobs[i].count - z;
             jobs[i].count = z;
         }

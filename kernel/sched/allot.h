@@ -13,6 +13,11 @@
  *     to the other jobs by the same rules (an adaptive job first, in arrival order);
  *   - more jobs than harts: every job gets one hart and job i (in list order) shares hart i mod H with
  *     the others placed there, by time-slicing inside that one-hart partition.
+ *   - a job whose speedup shape is told (policy=adaptive, .shape below) is allotted by it: the remainder of
+ *     the division goes to the jobs that gain most from one more hart, and an adaptive job whose workers
+ *     synchronize gets the z-rule of its units (see allot_shape), a background job (it runs until the
+ *     others end) takes such harts last. A policy that tells no shape (partition)
+ *     gets the rules above unchanged.
  * Which harts: a job keeps as many of the harts it held before as it still may (lowest first), then
  * takes the lowest free ones, so a repartition moves as few processes as it can.
  *
@@ -26,9 +31,23 @@
 #define ALLOT_MAX_JOBS 64
 #define ALLOT_MAX_HARTS 64
 
+/* What one more hart is worth to a job (Markatos 3.5.3: partitions pay off on sublinear speedup, so the
+   harts an equal division leaves over go where they speed a job up most):
+   - ALLOT_UNTOLD  nothing known: the remainder in arrival order (the partition policy's rule);
+   - ALLOT_LINEAR  its work spreads over any number of harts: stealing threads, or workers that never
+                   synchronize (a hog's) - time goes as 1/count;
+   - ALLOT_ROUNDS  `units` pinned workers that meet at barriers: folded onto count harts, each step takes
+                   ceil(units/count) worker steps (Markatos's z-rule argument, here for adaptive jobs: a
+                   hart that does not take a round off is worth nothing to the job). */
+enum allot_shape { ALLOT_UNTOLD, ALLOT_LINEAR, ALLOT_ROUNDS };
+
 struct allot_job {
     int procs;          /* processes it asked for (>= 1) */
     int adaptive;       /* can change its number of running processes (process control) */
+    enum allot_shape shape; /* zero-initialized: ALLOT_UNTOLD */
+    int units;          /* ALLOT_ROUNDS: its workers (>= 1; more than procs counts as procs) */
+    int background;     /* told shapes only: it runs until the others end, so a hart beyond its fair share
+                           ends nothing sooner - it comes after every other job's gain */
     uint64_t prev;      /* harts it held before this repartition (0: none, a new job) */
     /* results */
     int count;          /* harts allotted */

@@ -1,6 +1,7 @@
 /*
  * test_allot.c - host unit tests of the partition arithmetic (kernel/sched/allot.c): fair shares, caps,
- * the z-rule, remainders, more jobs than harts, and keeping harts across repartitions.
+ * the z-rule, remainders, more jobs than harts, keeping harts across repartitions, and the told speedup
+ * shapes (policy=adaptive: rounds, linear, background).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,58 @@ static void test_keeps_harts(void)
     CHECK(jobs[0].mask == m0 && jobs[1].mask == m2);
 }
 
+/* Told shapes (policy=adaptive): the remainder goes where it takes most time off, a rounds job keeps only
+   harts that take a round off, a background job comes last, and no hart idles while an adaptive job wants one. */
+static void test_shapes(void)
+{
+    int p8[] = { 8, 8, 8 }, p16[] = { 16, 16, 16 };
+    /* two jobs of 8 synchronizing workers and a stealing one on 8 harts: 2 each, then the stealer gains 3/2
+       from a third hart, the workers 4/3 (4 rounds to 3) */
+    setup(3, p8, NULL);
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 3, 3, 2 })); /* untold: arrival order, the partition policy's rule */
+    setup(3, p8, NULL);
+    for (int i = 0; i < 2; i++)
+        jobs[i].shape = ALLOT_ROUNDS, jobs[i].units = 8;
+    jobs[2].shape = ALLOT_LINEAR;
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 3, 2, 3 }) && masks_ok(8, 3));
+    /* 16 harts, 16 workers: 5 each and one left (6/5 for the stealer, 4 rounds to 3 for a worker job); the
+       z-rule takes the second worker job's fifth hart (16 on 5 is 4 rounds, as on 4) to the stealer */
+    setup(3, p16, NULL);
+    for (int i = 0; i < 2; i++)
+        jobs[i].shape = ALLOT_ROUNDS, jobs[i].units = 16;
+    jobs[2].shape = ALLOT_LINEAR;
+    allot_compute(16, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 6, 4, 6 }) && masks_ok(16, 3));
+    /* a background job first in arrival order gets the remainder last */
+    setup(3, p8, NULL);
+    for (int i = 0; i < 3; i++)
+        jobs[i].shape = ALLOT_LINEAR;
+    jobs[0].background = 1;
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 2, 3, 3 }));
+    jobs[0].shape = jobs[1].shape = jobs[2].shape = ALLOT_UNTOLD; /* untold: it is just the first */
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 3, 3, 2 }));
+    /* harts that take no round off still run: two 8-worker jobs on 10 harts fold to 4 each (2 rounds), 2
+       harts cannot make a round, and they go back rather than idle */
+    int p2[] = { 8, 8 };
+    setup(2, p2, NULL);
+    for (int i = 0; i < 2; i++)
+        jobs[i].shape = ALLOT_ROUNDS, jobs[i].units = 8;
+    allot_compute(10, jobs, 2);
+    CHECK(counts_are(2, (int[]){ 5, 5 }));
+    allot_compute(12, jobs, 2); /* 4 more make the first one round */
+    CHECK(counts_are(2, (int[]){ 8, 4 }));
+    /* units beyond its processes count as its processes; rounds of no units are nothing known */
+    setup(2, p2, NULL);
+    jobs[0].shape = ALLOT_ROUNDS, jobs[0].units = 1000;
+    jobs[1].shape = ALLOT_ROUNDS, jobs[1].units = 0;
+    allot_compute(6, jobs, 2);
+    CHECK(counts_are(2, (int[]){ 3, 3 }));
+}
+
 /* random: sums within the harts, caps, at least one, masks consistent, deterministic */
 static void test_random(void)
 {
@@ -178,6 +231,9 @@ static void test_random(void)
         for (int i = 0; i < n; i++) {
             a[i] = (struct allot_job){ .procs = 1 + rand_r(&seed) % 70, .adaptive = rand_r(&seed) % 2,
                                        .prev = ((uint64_t)rand_r(&seed) << 32 | rand_r(&seed)) };
+            if (round % 2) /* told shapes, as policy=adaptive tells them */
+                a[i].shape = (enum allot_shape)(rand_r(&seed) % 3), a[i].units = rand_r(&seed) % 80,
+                a[i].background = rand_r(&seed) % 4 == 0;
         }
         /* previous masks must be disjoint, as they were in a real partition */
         uint64_t seen = 0;
@@ -196,6 +252,8 @@ static void test_random(void)
                 bad |= allot_zrule(a[i].count, a[i].procs) != a[i].count;
         }
         bad |= n <= nharts && sum > nharts;
+        for (int i = 0; i < n && n <= nharts; i++) /* no hart idles while an adaptive job wants one */
+            bad |= a[i].adaptive && a[i].count < a[i].procs && sum < nharts;
         memcpy(jobs, a, sizeof a);
         bad |= !masks_ok(nharts, n);
     }
@@ -210,6 +268,7 @@ int main(void)
     test_nonadaptive_zrule();
     test_more_jobs_than_harts();
     test_keeps_harts();
+    test_shapes();
     test_random();
     return check_done("test_allot");
 }
