@@ -138,7 +138,9 @@ struct sl_sync {
     uint32_t waits;           /* waits of any object that reached a wait kind (barriers, flags, joins); wraps */
     uint32_t in_wait;         /* waits in progress now (user-level threads may nest them): the kernel takes a
                                  process preempted while it is non-zero as preempted inside a wait */
-    uint32_t pad;
+    uint32_t units;           /* process 0's record: the pinned workers of the worker run in progress
+                                 (sl_run_workers), 0 outside one; policy=adaptive allots a job whose workers
+                                 synchronize by the rounds they fold into (allot.h ALLOT_ROUNDS) */
     uint64_t wait_ticks;      /* `time` CSR ticks inside those waits (spinning, asleep, parked, or preempted) */
 };
 /* Where process i's record is in the page: processes 0..63 each own a 64-byte line, 64..127 the second half

@@ -12,6 +12,7 @@
  *   waits, wait_ticks, in_wait   around a wait kind's wait (the counting kinds'), while the info page's
  *              sync_timed says the kernel reads them; in_wait says the process is inside one (the kernel
  *              subtracts its preemptions there)
+ *   units      process 0's: the pinned workers of the worker run in progress (sl_sync_units)
  * The time asleep is the kernel's to count (each process's blocked time), not published.
  * Layer: base (lib/LAYERS) - it calls only the platform, so the wait and barrier layers may use it.
  */
@@ -43,6 +44,15 @@ static inline void sl_sync_episode(void)
     struct sl_sync *s = sl_sync_rec();
     if (s)
         __atomic_store_n(&s->episodes, __atomic_load_n(&s->episodes, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/* Process 0, around a worker run: it runs n pinned workers (0: the run is over). A job whose workers
+   synchronize folds them into ceil(n / harts) rounds per step, so the policy knows which harts speed it up. */
+static inline void sl_sync_units(uint32_t n)
+{
+    struct sl_sync *s = sl_sync_rec();
+    if (s)
+        __atomic_store_n(&s->units, n, __ATOMIC_RELAXED);
 }
 
 #endif

@@ -30,6 +30,7 @@
 #include "schedlab.h"
 #include "threads/uthread_impl.h"
 #include "workers/workers.h"
+#include "base/syncstat.h"
 
 struct wrun {
     sl_workfn fn;
@@ -77,7 +78,9 @@ void sl_run_workers(sl_workfn fn, void *arg)
     struct wrun w = { fn, arg, sl_nprocs(), { 0, 0 } };
 
     sl_report_keys_from(sl_workers_keys);
+    sl_sync_units((uint32_t)w.n); /* the policy's speedup signal (base/syncstat.h) */
     sl_ut_run(workers_main, &w, 1);
+    sl_sync_units(0);
     sl_threads_stats(&last_workers);
     worker_runs++;
 }

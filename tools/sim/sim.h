@@ -142,6 +142,7 @@ void barrier_arrive(struct sproc *sp, uint64_t t);         /* sp arrives at its 
 void barrier_wait_turn(struct sproc *sp, uint64_t t);      /* spin or start blocking, as its kind says now */
 int barrier_released(const struct sproc *sp);              /* its episode is released */
 void barrier_waited(struct sproc *sp, uint64_t t);         /* its wait ended at t, released */
+void sync_units(struct job *j, uint32_t n);              /* the worker run's units (abi.h struct sl_sync) */
 void barrier_descheduled(struct sproc *sp, uint64_t t);    /* sp lost its hart (adaptive waiters look) */
 void barrier_stats(FILE *f);                               /* --stats: the barriers' futex calls */
 int work_last_iteration(const struct sjob *w, uint64_t i); /* sim_work.c: iteration i is the program's last */

@@ -36,7 +36,7 @@
  * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait while
  * it waits, the waits only while the policy asks for their times (info_set_sync_timed, as the library reads
  * the info page's sync_timed) - so the policy runs unchanged (the part asleep is the core's own blocked
- * time, as in the kernel).
+ * time, as in the kernel) - and process 0's units, the workers of a worker run while it runs.
  *
  */
 #include <math.h>
@@ -51,6 +51,9 @@ static struct sl_sync syncs[NJOB][SL_MAX_PROCS]; /* the sync statistics pages (t
 static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 
 void barrier_job_setup(struct job *j) { memset(syncs[j->id - 1], 0, sizeof syncs[0]); }
+
+/* Process 0 of j starts (n) or ends (0) a worker run: the library's sl_sync_units (lib/base/syncstat.h). */
+void sync_units(struct job *j, uint32_t n) { syncs[j->id - 1][0].units = n; }
 
 struct sbar *barrier_new(int n, enum wait_kind wait, int shape)
 {

@@ -212,6 +212,12 @@ static uint64_t barrier_work(struct sproc *sp, struct sjob *w, int *last)
 
 enum life { L_SETUP, L_SPAWN, L_HANDOUT, L_PROGRAM, L_JOIN, L_CHECK };
 
+/* The app runs its workers by sl_run_workers (the others: threads, knary's stealing, sleeper, chaos). */
+static int worker_run(const struct sjob *w)
+{
+    return !w->threads && (w->app <= APP_HOG || w->app == APP_SOR || w->app == APP_TCLOSURE || w->app == APP_ADJOINT);
+}
+
 /* The job's start, before the program: 1 if it took sp's next action. */
 static int start(struct sproc *sp, struct sjob *w, uint64_t t)
 {
@@ -246,6 +252,8 @@ static int start(struct sproc *sp, struct sjob *w, uint64_t t)
     case L_HANDOUT:
         sp->life = L_PROGRAM;
         w->go = 1;
+        if (worker_run(w))
+            sync_units(j, (uint32_t)j->nprocs);
         for (int i = 1; i < j->nprocs; i++) {
             struct sproc *o = sprocs[j->id - 1][i];
             if (o->life == 1) {
@@ -289,6 +297,7 @@ static void finish(struct sproc *sp, uint64_t t)
     }
     if (sp->life != L_CHECK) {
         sp->life = L_CHECK;
+        sync_units(j, 0); /* the worker run is over */
         uint64_t grabs = 0, remote = 0;
         if (w->app == APP_SOR || w->loops)
             loops_counts(j, &grabs, &remote);
