@@ -215,6 +215,20 @@ def test_garbage_statistics_hurt_nobody(boot):
     assert_regime_accounting(run.results, 1, 1)
 
 
+def test_a_worker_run_tells_its_units(boot):
+    """The library publishes a worker run's units (abi.h, lib/workers/workers.c) and the kernel allots by them.
+    On 4 harts, two 3-worker barrier jobs and knary hold a hart each and one spare: a worker job's second hart
+    takes its 3 rounds to 2 (3/2), knary's halves its time (2/1). Once the workers have shown their episodes
+    in a window, the spare hart is knary's while both worker jobs still run."""
+    run = boot(4, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=synth:procs=3,grain=2000,iters=400,barrier=spin "
+                  "job=oddeven:procs=3,n=6000,barrier=spin job=knary:procs=4,h=8", timeout=600, deterministic=True)
+    assert_all_ok(run)
+    ends = {r["app"]: r["end_us"] for r in run.results}
+    knary = next(r["job"] for r in run.results if r["app"] == "knary")
+    given = [r.time_us for r in tr.parse_trace(run.console).records if r.event == "rep" and r.job == knary and r.arg == 2]
+    assert given and given[0] < min(ends["synth"], ends["oddeven"]), (given, ends, allotments(run))
+
+
 def test_only_adaptive_maps_the_statistics(boot, policy):
     """The page exists under policy=adaptive only; elsewhere the library publishes nothing (chaos finds no
     page to scribble on) and RESULT has no regime keys."""
@@ -295,3 +309,29 @@ def test_waits_are_timed_only_where_the_rule_reads_them():
     assert shared[1][0] >= 800 and shared[1][1] > 0, shared
     run = sim_boot(2, f"policy=adaptive {job},adapt=no job=hog")
     assert next(r for r in run.results if r["job"] == 1)["regime"] == "gang"
+
+
+def allotments(run):
+    """{job: [harts, ...]} in the order the repartitions (``rep`` records) gave them."""
+    out = {}
+    for r in tr.parse_trace(run.console).records:
+        if r.event == "rep":
+            out.setdefault(r.job, []).append(r.arg)
+    return out
+
+
+def test_sim_spare_harts_go_where_they_take_time_off():
+    """allot.h's told shapes. On 8 harts, two jobs of 8 pinned workers that meet at barriers and knary (stealing
+    threads) share 2 harts each and 2 spare: partition gives them in arrival order (3, 3, 2); under adaptive,
+    once a window has shown the workers' episodes (the library publishes its units, abi.h), a worker job's third
+    hart only takes 4 rounds to 3 (4/3) while knary's takes a third off its time (3/2): knary gets one. A
+    background job (the hog, first to arrive) takes spare harts last."""
+    mix = ("job=oddeven:n=24576,barrier=spin job=synth:grain=20000,var=0,iters=400,barrier=spin "
+           "job=knary:h=9,work=1000")
+    part = allotments(sim_ok(8, f"policy=partition trace=on quantum={QUANTUM_MS}ms {mix}"))
+    adap = allotments(sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms {mix}"))
+    assert part[2] == [4, 3] and part[3][0] == 2 and 3 not in part[3], part  # knary: 2 until synth leaves
+    assert adap[2][:3] == [4, 3, 2] and adap[3][:2] == [2, 3], adap
+    hog = allotments(sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=hog "
+                               "job=oddeven:n=24576,barrier=spin job=knary:h=9,work=1000"))
+    assert hog[1][:3] == [8, 4, 2] and hog[3][0] == 3, hog

@@ -52,10 +52,15 @@
  * measurements do. A window in which the job ran less than a quarter of a window, or whose statistics ran
  * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning).
  *
+ * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
+ * shown its episodes, its processes for adapt=no, else linear; it sets where the spare harts of the space
+ * slot go (adaptive.c's header), never a job's regime.
+ *
  * Hostile statistics. The page is the job's to scribble on: each field is read once, deltas that run
  * backwards void the window, W is clamped to processes x window and S to W. Whatever it writes, a job can
  * only move itself between regimes, each of which gives it at most a fair share (one row of the round, or
- * a fair share of the SPACE slot), and at most once per confirm= windows.
+ * a fair share of the SPACE slot), and at most once per confirm= windows. Its units only decide where spare
+ * harts go: at most one beyond its equal share (the remainder), or harts a rounds job would not use.
  */
 #include "adrule.h"
 
@@ -86,6 +91,7 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     doff = min_u(doff, dwt - dsl);
     dwt -= doff; /* on-hart waiting only */
     dep = min_u(dep, cap);
+    r->syncs |= dep > 0;
     if (dep == 0)
         return e->holes ? R_FILL : R_PART;
     /* Folded (a part job running fewer processes than workers): a waiting worker first runs the others of
@@ -109,6 +115,19 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
         return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
     r->loss[R_PART] = tw;
     return tw * 100 > e->omega * m && (!r->loss[R_GANG] || tw * 100 > r->loss[R_GANG] * m) ? R_GANG : R_PART;
+}
+
+/* A job whose workers meet at barriers and are a fixed number of pinned workers (the library's units) runs each
+   step in ceil(units / harts) rounds: a hart that takes no round off is worth nothing to it (Markatos's z-rule
+   argument). Stealing threads, workers that never meet and fillers speed up with every hart. */
+enum allot_shape ad_shape(const struct ad_rule *r, int adaptive, int nprocs, uint32_t published, int *units)
+{
+    *units = !adaptive ? nprocs : published < (uint32_t)nprocs ? (int)published : nprocs;
+    if (r->regime == R_FILL || *units == 0 || (adaptive && !r->syncs)) {
+        *units = 0;
+        return ALLOT_LINEAR;
+    }
+    return ALLOT_ROUNDS;
 }
 
 int ad_confirm(struct ad_rule *r, int c, int confirm)

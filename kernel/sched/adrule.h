@@ -7,6 +7,7 @@
 #define ADRULE_H
 
 #include <stdint.h>
+#include "allot.h"
 
 enum ad_regime { R_PART, R_GANG, R_FILL, NREGIMES };
 
@@ -41,6 +42,7 @@ struct ad_rule {
     int settle;     /* windows to skip: they straddle a move (process control still catching up) */
     int imbalanced; /* the current candidate is part because of t_w > t_p in a gang row */
     int demoted;    /* left a gang row for its own imbalance: never returns */
+    int syncs;      /* a window with evidence had barrier episodes: its workers synchronize (sticky) */
     uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
                                 mix last changed): it returns only to a regime that lost less */
     struct ad_sums last;
@@ -53,6 +55,11 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
 /* Whether ad_judge uses the job's wait times in `regime` (its gang loss, or its loss time-sharing harts it
    cannot fold onto); elsewhere it judges by episodes alone, and the library need not time its waits. */
 int ad_reads_waits(enum ad_regime regime, int adaptive, int harts, int nprocs);
+
+/* What one more hart is worth to a job in part or fill (allot.h's shapes; its speedup signal): rounds of
+   *units workers for a job whose workers synchronize and that published its units (process 0's record:
+   `published`, the job's to write, is bounded here), its processes for adapt=no, else linear. */
+enum allot_shape ad_shape(const struct ad_rule *r, int adaptive, int nprocs, uint32_t published, int *units);
 
 /* The hysteresis: after a judged window with candidate c, 1 if the job moves to c now (confirm=
    consecutive windows agreeing). */

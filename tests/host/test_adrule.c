@@ -3,7 +3,8 @@
  * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more than a block + wake -> gang; a
  * gang job with its own imbalance -> part for good; folded and dedicated jobs stay in part; windows that
  * run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis
- * moves only after confirm= agreeing windows; counts wrap.
+ * moves only after confirm= agreeing windows; counts wrap; a window with episodes marks the job as one whose
+ * workers synchronize (allot.h's rounds), for good.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,16 +43,20 @@ int main(void)
 
     memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
     CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_PART); /* no barrier, no gang row to fill: a share */
+    CHECK(!r.syncs); /* no episode yet: its workers are not known to synchronize (allot.h: linear) */
     e.holes = 1;
     CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_FILL); /* no barrier beside a gang row: filler */
     e.holes = 0;
     CHECK(judge(&r, &s, &e, 10, 100, 0, 0) == -1);      /* ran less than a quarter window */
+    CHECK(!r.syncs);                                     /* ... and says nothing of its episodes */
     /* spinning 1000 ticks per episode, far above omega = 200: gang */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_GANG);
+    CHECK(r.syncs); /* it synchronizes, and stays known to (sticky) */
     /* the same wait asleep is not spinning; t_w counts the whole wait still: gang */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 40000) == R_GANG);
     /* waiting 1 tick per episode: below omega, stays part */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40, 0) == R_PART);
+    CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_PART && r.syncs);
 
     /* the hysteresis: confirm=2 needs two agreeing windows; a window for the current regime resets */
     memset(&r, 0, sizeof r);
@@ -109,5 +114,16 @@ int main(void)
     /* the wait times are read in a gang row and while time-sharing harts it cannot fold onto, nowhere else */
     CHECK(ad_reads_waits(R_GANG, 1, 2, 2) && ad_reads_waits(R_PART, 0, 2, 4) && ad_reads_waits(R_FILL, 0, 1, 2));
     CHECK(!ad_reads_waits(R_PART, 1, 2, 4) && !ad_reads_waits(R_PART, 0, 4, 4) && !ad_reads_waits(R_FILL, 1, 1, 2));
+    /* the shape (allot.h): rounds of its published units once it synchronizes, bounded by its processes */
+    int u = -1;
+    memset(&r, 0, sizeof r);
+    CHECK(ad_shape(&r, 1, 8, 8, &u) == ALLOT_LINEAR && u == 0); /* no episode seen yet */
+    r.syncs = 1;
+    CHECK(ad_shape(&r, 1, 8, 8, &u) == ALLOT_ROUNDS && u == 8);
+    CHECK(ad_shape(&r, 1, 8, 0xffffffffu, &u) == ALLOT_ROUNDS && u == 8); /* garbage: bounded */
+    CHECK(ad_shape(&r, 1, 8, 0, &u) == ALLOT_LINEAR && u == 0);           /* no worker run: threads */
+    CHECK(ad_shape(&r, 0, 6, 0, &u) == ALLOT_ROUNDS && u == 6);           /* adapt=no: its processes */
+    r.regime = R_FILL;
+    CHECK(ad_shape(&r, 1, 8, 8, &u) == ALLOT_LINEAR && u == 0);
     return check_done("test_adrule");
 }
