@@ -168,6 +168,16 @@ static void test_keeps_harts(void)
     CHECK(jobs[0].mask == m0 && jobs[1].mask == m2);
 }
 
+/* Jobs 0 and 1 of `harts` synchronizing workers each (rounds), job 2 stealing threads (linear), on `harts`. */
+static void two_worker_jobs_and_a_stealer(int harts, const int *procs)
+{
+    setup(3, procs, NULL);
+    for (int i = 0; i < 2; i++)
+        jobs[i].shape = ALLOT_ROUNDS, jobs[i].units = harts;
+    jobs[2].shape = ALLOT_LINEAR;
+    allot_compute(harts, jobs, 3);
+}
+
 /* Told shapes (policy=adaptive): the remainder goes where it takes most time off, a rounds job keeps only
    harts that take a round off, a background job comes last, and no hart idles while an adaptive job wants one. */
 static void test_shapes(void)
@@ -178,19 +188,11 @@ static void test_shapes(void)
     setup(3, p8, NULL);
     allot_compute(8, jobs, 3);
     CHECK(counts_are(3, (int[]){ 3, 3, 2 })); /* untold: arrival order, the partition policy's rule */
-    setup(3, p8, NULL);
-    for (int i = 0; i < 2; i++)
-        jobs[i].shape = ALLOT_ROUNDS, jobs[i].units = 8;
-    jobs[2].shape = ALLOT_LINEAR;
-    allot_compute(8, jobs, 3);
+    two_worker_jobs_and_a_stealer(8, p8);
     CHECK(counts_are(3, (int[]){ 3, 2, 3 }) && masks_ok(8, 3));
     /* 16 harts, 16 workers: 5 each and one left (6/5 for the stealer, 4 rounds to 3 for a worker job); the
        z-rule takes the second worker job's fifth hart (16 on 5 is 4 rounds, as on 4) to the stealer */
-    setup(3, p16, NULL);
-    for (int i = 0; i < 2; i++)
-        jobs[i].shape = ALLOT_ROUNDS, jobs[i].units = 16;
-    jobs[2].shape = ALLOT_LINEAR;
-    allot_compute(16, jobs, 3);
+    two_worker_jobs_and_a_stealer(16, p16);
     CHECK(counts_are(3, (int[]){ 6, 4, 6 }) && masks_ok(16, 3));
     /* a background job first in arrival order gets the remainder last */
     setup(3, p8, NULL);
