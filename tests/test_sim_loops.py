@@ -136,3 +136,21 @@ def test_the_fit_scales_the_loop_apps_units():
             assert unit in data and list(data).index(unit) < list(data).index("sources")
             got = sv.timed(sim_boot(2, token, calib=path), sv.app_of(token))
             assert abs(got / (2 * base) - 1) < 0.05, (token, got, base)
+
+
+@pytest.mark.parametrize("job", ["sor:n=64,iters=10", "sor:n=64,iters=10,sched=afs", "tclosure:n=64",
+                                 "tclosure:n=64,sched=gss", "gauss:n=128,sched=ss"])
+def test_a_loop_app_folds_under_process_control(job):
+    """Partition with process control (adapt=yes, the apps' default): when a hog arrives and the loop app's share
+    shrinks to one hart, a process suspends and the one left grabs for both workers in turn, as the library's
+    worker run does; the answer checks, a static loop still makes every worker's grab, and it ends long
+    before its adapt=no twin, which time-shares partners that spin at every loop's barrier. (adjoint is one
+    loop with no barrier inside: no safe point to fold at, in the library as here.)"""
+    tokens = f"policy=partition quantum=2ms job={job},procs=2"
+    alone = ok(2, tokens).results[0]
+    folded = next(r for r in ok(2, f"trace=on {tokens} job=hog:at=1ms").results if r["job"] == 1)
+    shared = next(r for r in ok(2, f"{tokens},adapt=no job=hog:at=1ms").results if r["job"] == 1)
+    assert folded["check"] == "ok" and folded["adapt"] == "yes", folded
+    if "sched" not in job:
+        assert folded["grabs"] == alone["grabs"], (folded, alone)
+    assert folded["elapsed_us"] * 2 < shared["elapsed_us"], (folded["elapsed_us"], shared["elapsed_us"])

@@ -15,7 +15,10 @@
  *   gauss    sched= other than static (apps/gauss/coarse.c solve_sched): step k's loop over rows k+1..n-1,
  *            each row n - k row ops reading the pivot row and reading and writing its own.
  *   tclosure, adjoint  sim_loopapps.c's (their iterations' costs from the input), through loops_grab.
- * Not modelled here: process control (adapt=) of a loop app: its workers are pinned one to a process.
+ * Process control (adapt=yes under a policy that allots harts): a process runs the workers it hosts one
+ * after another (sim_barrier.c deals them), so its grabs are theirs in turn - each hosted worker's queue
+ * until that worker finds the loop done for it, then the next one's (a worker found empty hands its
+ * process to the next by a user-level switch, whose cost is left out, as for the barrier programs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,10 +93,17 @@ int loops_grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uin
     }
     if (mem_on() && !jl[id - 1].qbase)
         jl[id - 1].qbase = mem_alloc(id, (uint64_t)(P + 1) * 64, mem_node_of_hart(h));
-    int got = sl_loop_next(jl[id - 1].l, sp->p.idx, c);
+    *ns = 0;
+    int who = sp->p.idx, got = sl_loop_next(jl[id - 1].l, who, c);
+    const struct sjob *w = &sjobs[id - 1];
+    for (int v = 0; !got && w->adaptive && v < P; v++) /* folded: the next worker it hosts grabs */
+        if (v != sp->p.idx && w->host[v] == sp->p.idx) {
+            *ns += (uint64_t)calib.loop_grab; /* the empty grab before it */
+            got = sl_loop_next(jl[id - 1].l, who = v, c);
+        }
     /* the grab: the queue it took from, or its own found empty */
-    uint64_t qword = jl[id - 1].qbase + (uint64_t)(c->local || !got ? sp->p.idx : P) * 64;
-    *ns = (uint64_t)calib.loop_grab + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
+    uint64_t qword = jl[id - 1].qbase + (uint64_t)(c->local || !got ? who : P) * 64;
+    *ns += (uint64_t)calib.loop_grab + (mem_on() ? mem_touch(id, h, qword, 8, 8, 0) + mem_touch(id, h, qword, 8, 8, 1)
                                                  : 0);
     if (mem_on()) { /* the call's own words (sl_loop_next and the app's grab loop as compiled, every scheduler):
                        the loop's kind twice and its jump-table entry (the image's: here the central line), 11

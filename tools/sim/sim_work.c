@@ -143,7 +143,7 @@ int work_setup(struct job *j, char *err, size_t errlen)
     w->shape = choice(a, "shape", shapes, 3);
     w->fg = !j->background;
     w->rng.s = sched_seed ^ ((uint64_t)j->id << 32); /* the scenario's seed= (core_init set it) */
-    w->adaptive = j->adaptive && sched->allots && ((w->app <= APP_GAUSS && !w->loops) || w->app == APP_KNARY);
+    w->adaptive = j->adaptive && sched->allots && (w->app <= APP_GAUSS || loop_app(w->app) || w->app == APP_KNARY);
     if (w->app == APP_KNARY) { /* k[3]: nodes left in the pool, k[4]: a batch */
         for (int64_t l = 0, level = 1; l < w->k[0]; l++, level *= w->k[1])
             w->k[3] += level;
