@@ -118,6 +118,14 @@ static void job_finish(struct job *j);
 /* On the scheduler stack of the hart p last ran on, after p became a zombie. */
 void proc_reap(struct proc *p)
 {
+#ifdef KCHECKS
+    /* exactly once, by that hart: a second reap would count p out of its job twice (the job ends while a
+       process still runs) and free its slot twice (sched/core.c decides under sched_lock whom to reap) */
+    if (p->state != P_ZOMBIE || p->on_cpu != mycpu())
+        panic("hart %d reaps process %d.%d in state %d, last run on hart %d: only the hart it exited on reaps a "
+              "zombie, once", mycpu()->id, p->job ? p->job->id : -1, p->idx, (int)p->state,
+              p->on_cpu ? p->on_cpu->id : -1);
+#endif
     int last = life_reap(p);
     struct job *j = p->job;
     proc_free(p);

@@ -343,12 +343,18 @@ static void scheduler_loop(struct cpu *c)
 {
     for (;;) {
         acquire(&sched_lock);
-        struct proc *p = hook_pick_next(c);
+        struct proc *p = hook_pick_next(c), *zombie = 0;
         struct job *dead, *stuck = 0;
         if (p) {
             dead = dispatch(c, p);
             stuck = c->stuck_job;
             c->stuck_job = 0;
+            /* Decided here, under sched_lock: once it is dropped, a p that left READY or BLOCKED may be
+               picked by another hart, run and exit there - and that hart reaps it. Read after the release,
+               p->state could be that other hart's ZOMBIE, reaped twice: its job's nlive would reach 0 while
+               a process still runs (the job "ended without reporting a verdict"), its slot freed twice. */
+            if (p->state == P_ZOMBIE)
+                zombie = p;
         } else {
             __atomic_store_n(&c->idle, IDLE_POLL, __ATOMIC_RELAXED);
             if (!c->traced_idle) {
@@ -362,8 +368,8 @@ static void scheduler_loop(struct cpu *c)
             sched_up.put_pagetable(dead);
         if (stuck)
             sched_up.deadlocked(stuck); /* before the reap: a job is not done while it has a zombie */
-        if (p && p->state == P_ZOMBIE)
-            sched_up.reap(p);
+        if (zombie)
+            sched_up.reap(zombie);
         if (!p)
             idle_wait(c);
     }
