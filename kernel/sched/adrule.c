@@ -61,7 +61,8 @@
  * only move itself between regimes, each of which gives it at most a fair share (one row of the round, or
  * a fair share of the SPACE slot), and at most once per confirm= windows. Its units only decide where spare
  * harts go - at most one beyond its equal share (the remainder), or harts a rounds job would not use - and
- * are read at a window's end: rewriting them moves spare harts at most once a window.
+ * are read when shares are recomputed (a window's end, an arrival or departure, a move): rewriting them
+ * moves spare harts at most once a window between those.
  */
 #include "adrule.h"
 
