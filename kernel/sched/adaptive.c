@@ -118,29 +118,22 @@ static int pick_hart(struct job *j)
 
 static int runnable(const struct proc *p) { return p && (p->state == P_READY || p->state == P_RUNNING); }
 
-/* Where a part process that becomes ready waits: its own hart, unless another runnable process of its job
-   is there and a hart of its share has none - then the lowest such hart. Process control resumes processes
+/* Where a part process that becomes ready waits (allot.h allot_wake_hart): its own hart, unless another
+   runnable process of its job is there and a hart of its share has none. Process control resumes processes
    that slept bound where the job's others run now: when a share grew (another job left), they doubled up
    on a hart while the harts just gained stayed idle (blocking oddeven at 12 harts, 4 then 6 harts: 84 ms
    against partition's 68, simulated; partition levels every binding at each repartition). A job with a
    runnable process on every hart of its share (time-sharing them) never moves. */
 static int wake_hart(struct proc *p)
 {
-    uint64_t mask = aj(p->job)->mask, busy = 0;
+    uint64_t busy = 0;
     for (int i = 0; i < p->job->nprocs; i++) {
         struct proc *o = members[p->job->id - 1][i];
         if (o != p && runnable(o) && o->hart >= 0)
             busy |= 1UL << o->hart;
     }
-    uint64_t empty = mask & ~busy;
-    if (p->hart >= 0 && (mask >> p->hart & 1) && (!(busy >> p->hart & 1) || !empty))
-        return p->hart;
-    if (!empty)
-        return pick_hart(p->job);
-    int h = 0;
-    while (!(empty >> h & 1))
-        h++;
-    return h;
+    int h = allot_wake_hart(aj(p->job)->mask, busy, p->hart);
+    return h >= 0 ? h : pick_hart(p->job);
 }
 
 /* Every idle hart looks at the filler FIFO again (one kicked hart may take something else first). */

@@ -177,3 +177,14 @@ void allot_compute(int nharts, struct allot_job *jobs, int njobs)
     redistribute(jobs, njobs, left);
     place(nharts, jobs, njobs);
 }
+
+int allot_wake_hart(uint64_t share, uint64_t busy, int own)
+{
+    uint64_t empty = share & ~busy;
+    if (own >= 0 && own < 64 && (share >> own & 1) && (!(busy >> own & 1) || !empty))
+        return own;
+    for (int h = 0; h < 64; h++)
+        if (empty >> h & 1)
+            return h;
+    return -1;
+}

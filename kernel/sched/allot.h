@@ -57,6 +57,12 @@ struct allot_job {
 /* Divide nharts (1..64) among jobs[0..njobs-1] (in arrival order); fills count and mask of each. */
 void allot_compute(int nharts, struct allot_job *jobs, int njobs);
 
+/* Where a process of a job that becomes ready should wait, given its job's harts (`share`), the harts where
+   another of its runnable processes is (`busy`) and its own hart (`own`, -1: none): its own, unless another
+   runnable process of its job is there and a hart of the share has none - then the lowest such hart; -1
+   when its own is outside the share and every hart of the share is busy (the caller picks by load). */
+int allot_wake_hart(uint64_t share, uint64_t busy, int own);
+
 /* Markatos's z-rule: the smallest z <= x with ceil(y/z) == ceil(y/x) (x, y >= 1). */
 int allot_zrule(int x, int y);
 

@@ -222,6 +222,18 @@ static void test_shapes(void)
     CHECK(counts_are(2, (int[]){ 3, 3 }));
 }
 
+/* Where a woken process waits: home unless it doubles up while a hart of the share is empty. */
+static void test_wake_hart(void)
+{
+    CHECK(allot_wake_hart(0xf0, 0x00, 5) == 5);  /* alone at home */
+    CHECK(allot_wake_hart(0xf0, 0x20, 5) == 4);  /* another is at home, hart 4 has none */
+    CHECK(allot_wake_hart(0xf0, 0xf0, 5) == 5);  /* every hart busy: time-sharing, it stays */
+    CHECK(allot_wake_hart(0xf0, 0x10, 2) == 5);  /* home outside the share: the lowest empty hart */
+    CHECK(allot_wake_hart(0xf0, 0xf0, 2) == -1); /* ... none empty: the caller picks by load */
+    CHECK(allot_wake_hart(0xf0, 0x00, -1) == 4); /* no home yet */
+    CHECK(allot_wake_hart(~0ULL, ~0ULL >> 1, 63) == 63);
+}
+
 /* random: sums within the harts, caps, at least one, masks consistent, deterministic */
 static void test_random(void)
 {
@@ -271,6 +283,7 @@ int main(void)
     test_more_jobs_than_harts();
     test_keeps_harts();
     test_shapes();
+    test_wake_hart();
     test_random();
     return check_done("test_allot");
 }
