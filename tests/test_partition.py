@@ -132,3 +132,13 @@ def test_partition_harts_share_the_jobs_work(boot, job):
     trace = traced(run)
     assert run.results[0]["suspends"] >= 1
     assert ready_while_idle(trace, 1) == []
+
+
+@pytest.mark.parametrize("job", ["oddeven:n=4000,procs=4,barrier=block", "synth:procs=4,iters=2000,grain=500,barrier=block"])
+def test_a_job_alone_with_a_hart_per_process_is_never_moved(boot, job):
+    """One process bound to each hart: nothing ever waits behind a busy hart, so nothing is pulled. A blocking
+    barrier's release wakes each waiter onto its own idle hart; when idle harts took each other's kicked heads,
+    this oddeven was moved 3220 times (pull_from_partition)."""
+    run = boot(4, f"policy=partition quantum=2ms job={job}", timeout=300, deterministic=True)
+    assert_all_ok(run)
+    assert run.results[0]["migrations"] == 0, run.results[0]

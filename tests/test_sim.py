@@ -321,6 +321,14 @@ def test_validation_pipeline_on_a_tiny_mix(tmp_path):
     assert (tmp_path / "v.json").is_file()
 
 
+@pytest.mark.parametrize("harts", [8, 16])
+def test_partition_leaves_a_job_alone_with_a_hart_per_process_in_place(harts):
+    """partition.c's pull: a blocking job alone, one process per hart, is never moved (the kernel's own policy
+    file: before the fix, oddeven at 16 harts was moved 915 times while each hart's own waiter waited to run)."""
+    run = run_ok(harts, "policy=partition quantum=2ms job=oddeven:n=4000,barrier=block")
+    assert run.results[0]["migrations"] == 0, run.results[0]
+
+
 def test_process_control_follows_the_allotment():
     """Under partition an adapt=yes barrier job runs on as many processes as it has harts: while a second job
     holds one of the two harts, the first job's processes overlap on harts for at most one barrier episode
