@@ -62,6 +62,8 @@ struct ad_job {
     uint64_t since, in[NREGIMES];
     uint64_t exited_run, exited_blocked; /* run_ticks and blocked_ticks of its exited processes */
     uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
+    enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
+    int units;
 };
 
 static struct slot_table table;
@@ -124,15 +126,6 @@ static int runnable(const struct proc *p) { return p && (p->state == P_READY || 
    runnable process on every hart of its share (time-sharing them) never moves. */
 static int wake_hart(struct proc *p)
 {
-    int own = p->hart;
-    if (own >= 0 && (aj(p->job)->mask >> own & 1)) { /* the common case, on every wake: alone at home */
-        struct proc *c = cpus[own].cur;
-        int alone = !(c && c != p && c->job == p->job && runnable(c));
-        for (struct proc *o = q[own].head; o && alone; o = o->rq_next)
-            alone = o == p || o->job != p->job;
-        if (alone)
-            return own;
-    }
     uint64_t busy = 0;
     for (int i = 0; i < p->job->nprocs; i++) {
         struct proc *o = members[p->job->id - 1][i];
@@ -223,6 +216,18 @@ static enum allot_shape shape_of(struct job *j, int *units)
     return ad_shape(&aj(j)->rule, j->adaptive, j->nprocs, st ? st->units : 0, units);
 }
 
+/* A job's shape changed since its share was computed: the shares are recomputed. */
+static int shapes_changed(void)
+{
+    for (int i = 0; i < nlive; i++) {
+        int units;
+        enum allot_shape sh = shape_of(live[i], &units);
+        if (aj(live[i])->rule.regime != R_GANG && (sh != aj(live[i])->shape || units != aj(live[i])->units))
+            return 1;
+    }
+    return 0;
+}
+
 /* Divide the harts among the part and fill jobs (allot.h) and move part processes onto their shares, but
    those of `skip` (a job being moved: its caller places them). */
 static void repartition(struct job *skip)
@@ -234,11 +239,11 @@ static void repartition(struct job *skip)
         if (aj(live[i])->rule.regime != R_GANG) {
             struct ad_job *a = aj(live[i]);
             sp[n] = live[i];
-            al[n] = (struct allot_job){ .procs = live[i]->nprocs,
-                                        .adaptive = live[i]->adaptive || a->rule.regime == R_FILL,
-                                        .background = live[i]->background, .prev = a->mask };
-            al[n].shape = shape_of(live[i], &al[n].units);
-            n++;
+            a->shape = shape_of(live[i], &a->units);
+            al[n++] = (struct allot_job){ .procs = live[i]->nprocs,
+                                          .adaptive = live[i]->adaptive || a->rule.regime == R_FILL,
+                                          .shape = a->shape, .units = a->units,
+                                          .background = live[i]->background, .prev = a->mask };
         }
     if (n)
         allot_compute(ncpus, al, n);
@@ -387,8 +392,8 @@ static void window_end(void)
         if (ad_confirm(&aj(j)->rule, c, (int)SCHED_OPT(confirm)))
             move(j, (enum ad_regime)c, tp_us, wait_pct);
     }
-    repartition(0); /* a job's shape may have changed (its first episodes, its units): shares follow; with
-                       nothing changed every job keeps its harts and nothing is published */
+    if (shapes_changed())
+        repartition(0);
 }
 
 /* ---- the round ---- */

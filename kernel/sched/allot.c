@@ -40,16 +40,14 @@ static int fold_units(const struct allot_job *j)
    remainder candidate of fair_shares has one - they keep arrival order. */
 struct gain { int num, den; };
 
-/* A told background job: it ends when the others do, whatever it holds. */
-static int told_background(const struct allot_job *j) { return j->shape != ALLOT_UNTOLD && j->background; }
-
 static struct gain gain_of(const struct allot_job *j)
 {
-    int c = j->count, u = fold_units(j);
-    if (told_background(j))
-        return (struct gain){ 1, 1 };
-    if (j->shape != ALLOT_ROUNDS || !u)
+    int c = j->count;
+    if (j->shape != ALLOT_UNTOLD && j->background)
+        return (struct gain){ 1, 1 }; /* it ends when the others do, whatever it holds */
+    if (j->shape != ALLOT_ROUNDS || !fold_units(j))
         return (struct gain){ c + 1, c };
+    int u = fold_units(j);
     return c == 0 ? (struct gain){ 1, 0 } : (struct gain){ ceil_div(u, c), ceil_div(u, c + 1) };
 }
 
@@ -115,7 +113,7 @@ static void round_robin(struct allot_job *jobs, int njobs, int *left, int all)
         more = 0;
         for (int i = 0; i < njobs && *left > 0; i++) {
             struct allot_job *j = &jobs[i];
-            int later = fold_units(j) || told_background(j);
+            int later = fold_units(j) || (j->shape != ALLOT_UNTOLD && j->background);
             if (j->adaptive && j->count < j->procs && (all || !later)) {
                 j->count++;
                 --*left;

@@ -215,7 +215,7 @@ enum life { L_SETUP, L_SPAWN, L_HANDOUT, L_PROGRAM, L_JOIN, L_CHECK };
 /* The app runs its workers by sl_run_workers (the others: threads, knary's stealing, sleeper, chaos). */
 static int worker_run(const struct sjob *w)
 {
-    return !w->threads && (w->app <= APP_HOG || loop_app(w->app));
+    return !w->threads && (w->app <= APP_HOG || w->app == APP_SOR || w->app == APP_TCLOSURE || w->app == APP_ADJOINT);
 }
 
 /* The job's start, before the program: 1 if it took sp's next action. */
