@@ -76,6 +76,7 @@ static struct job *live[NJOB]; /* admitted, not done, in arrival order */
 static int nlive;
 static uint64_t fill_mask, all_harts, idle_mask, switch_seq, acked_seq[SL_MAX_HARTS];
 static int cur_slot = SPACE, quanta, space_quanta;
+static uint64_t window_at; /* when the current measurement window began */
 
 struct ad_proc {
     uint64_t off_since; /* preempted inside a wait at this time (0: not) */
@@ -205,8 +206,10 @@ static void publish(struct job *j)
     /* its waits time themselves only where the rule reads them (abi.h sync_timed): folded onto its share
        or on dedicated harts, a job is judged by its episodes alone */
     int timed = ad_reads_waits(a->rule.regime, j->adaptive, popc(a->mask), j->nprocs);
-    if (!info_set_sync_timed(j, timed) && timed)
-        a->rule.settle = 1; /* the window it turns on in had waits untimed: no evidence */
+    uint64_t from = window_at > a->since ? window_at : a->since, now = rdtime();
+    if (!info_set_sync_timed(j, timed) && timed && now - from > sched_quantum / 8)
+        a->rule.settle = 1; /* the window it turns on in had waits untimed: no evidence (unless it turns on as
+                               the window or the job's time in its regime begins: a mix arriving together) */
 }
 
 /* What one more hart is worth to j (adrule.c ad_shape, from process 0's published units). */
@@ -385,6 +388,7 @@ static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
 
 static void window_end(void)
 {
+    window_at = rdtime();
     for (int i = 0; i < nlive; i++) {
         struct job *j = live[i];
         uint64_t tp_us = ~0UL;
