@@ -203,6 +203,26 @@ def test_a_gang_and_its_filler(boot):
     assert_regime_accounting(run.results, 1, 1)
 
 
+THREADS_WAITING = "job=gauss:n=128,variant=fine,adapt=no job=hog"
+
+
+def test_a_thread_program_waiting_on_partners_is_coscheduled(boot):
+    """lib/threads/uthread.c streak_begins: a thread program whose threads are placed (gauss variant=fine pins
+    each row update to its row's process) synchronizes by running out of threads until its partners' progress
+    gives it more - no barrier of its own. The library publishes those idle streaks as episodes and waits, so
+    beside a hog, time-sharing one hart it cannot fold onto (adapt=no), it goes to a gang row and stays
+    coscheduled there (before, it published nothing: it stayed in its partition, 20x gang's time)."""
+    run = boot(2, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 {THREADS_WAITING}",
+               timeout=600, deterministic=True)
+    assert_all_ok(run)
+    gauss = next(r for r in run.results if r["app"] == "gauss")
+    assert gauss["regime"] == "gang" and gauss["gang_us"] > gauss["part_us"], gauss
+    trace = tr.parse_trace(run.console)
+    timeline = regimes(trace)
+    assert_gang_rows_coscheduled(trace, timeline, run.results)
+    assert_regime_accounting(run.results, 1, 1)
+
+
 def test_garbage_statistics_hurt_nobody(boot):
     """chaos mode=syncstat scribbles over its sync statistics all the time; its neighbours finish correct, the
     kernel survives, and the scribbler moves no more often than the hysteresis allows."""
@@ -309,6 +329,13 @@ def test_waits_are_timed_only_where_the_rule_reads_them():
     assert shared[1][0] >= 800 and shared[1][1] > 0, shared
     run = sim_boot(2, f"policy=adaptive {job},adapt=no job=hog")
     assert next(r for r in run.results if r["job"] == 1)["regime"] == "gang"
+
+
+def test_sim_a_thread_program_waiting_on_partners_is_coscheduled():
+    """The simulator's thread programs publish their idle streaks as the library does (sim_threads.c)."""
+    gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={QUANTUM_MS}ms window=1 confirm=1 {THREADS_WAITING}")
+                 .results if r["app"] == "gauss")
+    assert gauss["regime"] == "gang" and gauss["gang_us"] > gauss["part_us"], gauss
 
 
 def allotments(run):

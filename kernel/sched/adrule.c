@@ -8,7 +8,8 @@
  * (run_ticks) itself; spinning is invisible to it, so the library publishes per process, in the job's sync
  * statistics page (abi.h struct sl_sync, syncstat.h): barrier episodes, waits and ticks waited; the part
  * of them asleep is the kernel's own blocked time (p->blocked_ticks). Over the window, summed over the job's processes:
- *   e   = episodes (worker barrier arrivals)     W = ticks waited, S = of those asleep (not burning a hart)
+ *   e   = episodes (worker barrier arrivals, and the idle streaks of placed threads: a process out of threads
+ *         waits for its partners; lib/threads/uthread.c)   W = ticks waited, S = of those asleep
  *   t_p = (run - (W - S)) / e   compute per worker between synchronizations (the grain: F&R's t_p)
  *   t_w = W / e                 wait per episode (F&R's t_w: the imbalance a gang spins away)
  *

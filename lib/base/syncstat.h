@@ -8,7 +8,8 @@
  * (lib/start/rv_start.c) the wait layer swaps its kinds for counting ones (wait/wait_stats.c) and the
  * barrier layer its shapes (barriers/barrier.c), each only when the flag is set - under every other policy
  * and on the host the library runs exactly the code it runs without this. The counts:
- *   episodes   a worker arrived at a barrier (the counting shapes' wait)
+ *   episodes   a worker arrived at a barrier (the counting shapes' wait), or a process of a run of placed
+ *              threads ran out of them (threads/uthread.c streak_begins: it waits for its partners)
  *   waits, wait_ticks, in_wait   around a wait kind's wait (the counting kinds'), while the info page's
  *              sync_timed says the kernel reads them; in_wait says the process is inside one (the kernel
  *              subtracts its preemptions there)

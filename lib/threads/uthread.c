@@ -30,6 +30,7 @@
 #include "schedlab.h"
 #include "threads/uthread_impl.h"
 #include "base/eventlog.h"
+#include "base/syncstat.h"
 
 #ifndef SL_TARGET_KERNEL
 #if !defined(__x86_64__)
@@ -456,6 +457,41 @@ static sl_thread_t *take_yielded(struct vp *s)
     return t;
 }
 
+/* Idle streaks as synchronization (base/syncstat.h, for policy=adaptive). In a run whose threads are placed
+   (pinned to processes: Markatos chapter 4's placement), a process that runs out of threads waits for its
+   partners - only their progress (a round's end, a pivot row, a created thread) gives it work - as a worker
+   waits at a barrier; a stealing run's idle process merely finds no surplus, and a worker run's workers
+   publish their barriers themselves. So an idle streak of a placed run is published as an episode at its
+   start and, while the kernel reads wait times, as one wait from start to end (in_wait meanwhile: its
+   yields are not spinning). Every other run, and every run under other policies, pays one load. */
+static void streak_begins(struct vp *s)
+{
+    if (!__atomic_load_n(&s->run->placed, __ATOMIC_RELAXED) || s->run->pinned_only)
+        return;
+    struct sl_sync *rec = sl_sync_rec();
+    if (!rec)
+        return;
+    sl_sync_episode();
+    if (sl_sync_timed()) {
+        __atomic_add_fetch(&rec->in_wait, 1, __ATOMIC_RELAXED);
+        s->streak_t0 = sl_plat_ticks() | 1; /* never 0 while open */
+    }
+}
+
+/* The streak is over: the vp found a thread (counted), or the run ended (not a wait on a partner). */
+static void streak_ends(struct vp *s, int counted)
+{
+    struct sl_sync *rec = sl_sync_rec();
+    if (!s->streak_t0 || !rec)
+        return;
+    if (counted) {
+        __atomic_add_fetch(&rec->wait_ticks, sl_plat_ticks() - s->streak_t0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&rec->waits, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_sub_fetch(&rec->in_wait, 1, __ATOMIC_RELAXED);
+    s->streak_t0 = 0;
+}
+
 /* Nothing but yielded threads, if any, to run. A run of pinned threads
    only (workers) has nothing to steal: a vp with no thread sleeps at once,
    as a process waiting for its worker would, and one with yielded threads
@@ -476,6 +512,7 @@ static void idle_pass(struct vp *s)
     if (r->nvps > 1 && ++s->fails == 1) {
         s->idle_since = sl_plat_ticks();
         s->until_yield = STEALS_PER_YIELD;
+        streak_begins(s);
     }
     if (r->nvps > 1 && --s->until_yield == 0)
         pause_vp(s);
@@ -529,12 +566,15 @@ void sl_ut_vp_loop(void *arg, int id)
         if (!t)
             t = sl_pc_rescue(s);
         if (t) {
+            if (s->fails)
+                streak_ends(s, 1);
             s->fails = 0;
             run_thread(s, t);
         } else {
             idle_pass(s);
         }
     }
+    streak_ends(s, 0);
     free_caches(s);
     sl_plat_proc()->sched = 0;
 }

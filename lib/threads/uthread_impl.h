@@ -105,6 +105,7 @@ struct vp {
     uint32_t       fails;          /* failed steals since a thread was last found */
     uint32_t       until_yield;    /* failed steals left before the next kernel yield */
     uint64_t       idle_since;     /* ticks: start of the current idle stretch */
+    uint64_t       streak_t0;      /* ticks: a timed idle streak began (0: none open; uthread.c streak_*) */
     struct sl_rng  rng;
     sl_thread_t   *yq_head, *yq_tail;       /* yielded threads, FIFO */
     struct stack  *free_stacks;
@@ -138,6 +139,7 @@ struct run {
     struct vp     *vps;
     int            nvps;
     int            pinned_only;    /* sl_run_workers: every thread is pinned; idle vps sleep at once */
+    uint32_t       placed;         /* a thread was pinned to a process (thread_new): idle vps wait on partners */
     uint32_t       done __attribute__((aligned(64)));   /* the main thread has finished */
     uint32_t       nsleep;         /* vps sleeping on their bells (or about to) */
     /* process control: pc_lock guards susp and the writes of host; active is read without it */

@@ -162,6 +162,8 @@ static sl_thread_t *thread_new(void (*fn)(void *), void *arg, int detached, int 
         sl_uthread_fatal("a worker run (sl_run_workers) makes pinned threads only: use sl_thread_spawn_on");
     t = thread_make(s, fn, arg, detached, home);
     if (home >= 0) {
+        if (!s->run->placed)
+            __atomic_store_n(&s->run->placed, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&s->run->vps[home].pin_load, 1, __ATOMIC_RELAXED);
         sl_ut_make_ready_pinned(s, t);
     } else {

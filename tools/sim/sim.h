@@ -142,6 +142,8 @@ void barrier_arrive(struct sproc *sp, uint64_t t);         /* sp arrives at its 
 void barrier_wait_turn(struct sproc *sp, uint64_t t);      /* spin or start blocking, as its kind says now */
 int barrier_released(const struct sproc *sp);              /* its episode is released */
 void barrier_waited(struct sproc *sp, uint64_t t);         /* its wait ended at t, released */
+void sync_idle_begin(struct sproc *sp, uint64_t t);       /* a thread program's process idles (sim_barrier.c) */
+void sync_idle_end(struct sproc *sp, uint64_t t, int count); /* ... and finds work (count) or the run ends */
 void sync_units(struct job *j, uint32_t n);              /* the worker run's units (abi.h struct sl_sync) */
 void barrier_descheduled(struct sproc *sp, uint64_t t);    /* sp lost its hart (adaptive waiters look) */
 void barrier_stats(FILE *f);                               /* --stats: the barriers' futex calls */

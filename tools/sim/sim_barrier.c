@@ -263,6 +263,17 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
 /* The wait sp was in is over at t, released (work_step). */
 void barrier_waited(struct sproc *sp, uint64_t t) { sync_waited(sp, t, 1); }
 
+/* A thread program's process runs out of threads (begin) or finds one (end): lib/threads/uthread.c's idle
+   streak, an episode and, while timed, a wait (its pinned work waits on partners). */
+void sync_idle_begin(struct sproc *sp, uint64_t t)
+{
+    struct sl_sync *s = sync_of(sp);
+    s->episodes++;
+    s->in_wait = sjobs[sp->p.job->id - 1].sync_timed;
+    wait_from[sp->p.job->id - 1][sp->p.idx] = t;
+}
+void sync_idle_end(struct sproc *sp, uint64_t t, int count) { sync_waited(sp, t, count); }
+
 /* sp lost its hart: adaptive waiters of its job that spin on it re-decide. */
 void barrier_descheduled(struct sproc *sp, uint64_t t)
 {

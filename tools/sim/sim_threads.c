@@ -24,7 +24,8 @@
  *             and after SLEEP_AFTER_US (2 ms) without any it sleeps on a futex for at most SLEEP_US (1 ms)
  *             at a time, and the maker of a thread pinned to a sleeper wakes it (the maker pays the
  *             futex_wake) - uthread.h's scheduler loop, steps 2-3. Work stealing is left out: every thread
- *             of these apps is pinned, so there is nothing to steal.
+ *             of these apps is pinned, so there is nothing to steal. Each idle streak is published as the
+ *             library publishes it (uthread.c streak_begins): an episode, and while timed a wait (sim_barrier.c).
  *   end       when main returns every process leaves the run; process 0 then checks (tapp_check) and
  *             reports (tapp_keys): par_us from the first round's start to the last round's end.
  * The apps' threads, copies and touches are sim_tapps.c's; the machinery's own memory (descriptors, the
@@ -447,11 +448,20 @@ static void run_over(struct job *j, uint64_t now)
         struct sproc *o = sprocs[j->id - 1][p];
         if (!o || !t->pr[p].idle)
             continue;
+        sync_idle_end(o, now, 0); /* leaving the run: no wait for a partner */
         if (o->act == A_BLOCKED && o->p.state == P_BLOCKED)
             core_wake(o, now);
         else if (o->act == A_SPIN)
             core_release_spinner(o, now);
     }
+}
+
+/* p has a thread (or main) to run: an idle streak is over. */
+static void busy(struct sproc *sp, struct tproc *q, uint64_t now)
+{
+    if (q->idle)
+        sync_idle_end(sp, now, 1);
+    q->idle = q->asleep = 0;
 }
 
 int threads_step(struct sproc *sp, uint64_t now)
@@ -488,13 +498,13 @@ int threads_step(struct sproc *sp, uint64_t now)
         return 0;
     }
     if (!held && t->main_at == p && main_step(sp, t, now)) { /* main only between this process's threads */
-        q->idle = q->asleep = 0;
+        busy(sp, q, now);
         return 1;
     }
     if (t->mphase == M_DONE) /* main just returned */
         return threads_step(sp, now);
     if (held || fifo_pop(&q->q, &q->cur)) {
-        q->idle = q->asleep = 0;
+        busy(sp, q, now);
         if (q->cur.k >= 0 && !tapp_can_run(t, q->cur)) {
             wait_for_rows(sp, t, q, now);
             return 1;
@@ -511,6 +521,7 @@ int threads_step(struct sproc *sp, uint64_t now)
     }
     if (!q->idle) { /* it starts polling */
         q->idle = 1;
+        sync_idle_begin(sp, now);
         q->idle_since = now;
         sim_post(now + SLEEP_AFTER_NS, EV_STEP, -1, sp, 0);
     }
