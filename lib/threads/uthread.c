@@ -463,10 +463,14 @@ static sl_thread_t *take_yielded(struct vp *s)
    waits at a barrier; a stealing run's idle process merely finds no surplus, and a worker run's workers
    publish their barriers themselves. So an idle streak of a placed run is published as an episode at its
    start and, while the kernel reads wait times, as one wait from start to end (in_wait meanwhile: its
-   yields are not spinning). Every other run, and every run under other policies, pays one load. */
+   yields are not spinning). A job that adapts (process control) is left out: folded, its waits say nothing
+   the rule reads (adrule.c), and its streaks would only keep it from filling gang rows' holes, which served
+   it better (gauss fine beside a gang job and a hog, 2 harts, deterministic QEMU: 63 ms filling, 75 in its
+   partition). Every other run, and every run under other policies, pays one load. */
 static void streak_begins(struct vp *s)
 {
-    if (!__atomic_load_n(&s->run->placed, __ATOMIC_RELAXED) || s->run->pinned_only)
+    if (!__atomic_load_n(&s->run->placed, __ATOMIC_RELAXED) || s->run->pinned_only ||
+        (sl_plat_info()->flags & SL_INFO_ADAPTIVE))
         return;
     struct sl_sync *rec = sl_sync_rec();
     if (!rec)
