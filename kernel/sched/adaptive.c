@@ -48,7 +48,8 @@
 #define OPTIONS(X)                                                                                      \
     X(window, .min = 1, .max = 100, .def = 4, .help = "quanta per measurement window")              \
     X(confirm, .min = 1, .max = 20, .def = 2, .help = "consecutive windows past the threshold before a job moves") \
-    X(margin, .min = 0, .max = 400, .def = 25, .help = "hysteresis: percent past the threshold that counts")
+    X(margin, .min = 0, .max = 400, .def = 25, .help = "hysteresis: percent past the threshold that counts") \
+    X(decisive, .min = 0, .max = 1000, .def = 8, .help = "a loss per episode this many block+wakes moves a job at once (0: never)")
 SCHED_OPTIONS(OPTIONS);
 
 static const char *const regime_name[NREGIMES] = { "part", "gang", "fill" };
@@ -380,7 +381,7 @@ static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
     struct ad_env e = {
         .wticks = (uint64_t)SCHED_OPT(window) * sched_quantum, .quantum = sched_quantum,
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
-        .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin), .nprocs = j->nprocs,
+        .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin), .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs,
         .ncpus = ncpus, .harts = popc(a->mask), .adaptive = j->adaptive, .holes = gang_row_besides(j),
     };
     return ad_judge(&a->rule, &now, &e, tp_us, wait_pct);

@@ -47,7 +47,10 @@
  *   instead of cycling. An arrival or departure forgets the memories (the mix, and so the losses, changed).
  *   The grain enters through t_w (an imbalance grows with the work between barriers) and the refill term.
  * Hysteresis. A move needs the comparison past the threshold by margin= percent (t_w > omega (1+m) to
- * enter gang, gang_loss > omega (1+m) to leave it) in confirm= consecutive windows with evidence; the
+ * enter gang, gang_loss > omega (1+m) to leave it) in confirm= consecutive windows with evidence - or in
+ * one window, when the loss is past omega decisive= times (default 8): a job on the threshold is noise to
+ * filter, one that loses 8 block-and-wakes per episode is not, and every window it waits costs it most
+ * (gauss fine time-sharing one hart beside a hog on QEMU: 65x its time alone in the partition). The
  * count restarts after every move, and the window after a move is skipped (it straddles two regimes and
  * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
  * measurements do. A window in which the job ran less than a quarter of a window, or whose statistics ran
@@ -84,6 +87,7 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     uint64_t drun = now->run - o->run, dwt = now->wait - o->wait, dsl = now->sleep - o->sleep;
     uint64_t dep = (uint32_t)(now->episodes - o->episodes), doff = now->off - o->off;
     r->last = *now;
+    r->decisive = 0;
     if (back || drun < e->wticks / 4 || r->settle) {
         r->settle = 0;
         return -1;
@@ -112,12 +116,15 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
         r->imbalanced = tw * 100 > tp * m; /* its own imbalance: partitions recover it (F&R 15/16) */
         r->loss[R_GANG] = gang_loss;
         int worse = gang_loss * 100 > e->omega * m && (!r->loss[R_PART] || gang_loss * 100 > r->loss[R_PART] * m);
+        r->decisive = worse && !r->imbalanced && e->decisive && e->omega && gang_loss > e->omega * (uint64_t)e->decisive;
         return r->imbalanced || worse ? R_PART : R_GANG;
     }
     if (!timeshares(e->adaptive, e->harts, e->nprocs) || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
         return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
     r->loss[R_PART] = tw;
-    return tw * 100 > e->omega * m && (!r->loss[R_GANG] || tw * 100 > r->loss[R_GANG] * m) ? R_GANG : R_PART;
+    int gang = tw * 100 > e->omega * m && (!r->loss[R_GANG] || tw * 100 > r->loss[R_GANG] * m);
+    r->decisive = gang && e->decisive && e->omega && tw > e->omega * (uint64_t)e->decisive;
+    return gang ? R_GANG : R_PART;
 }
 
 /* A job whose workers meet at barriers and are a fixed number of pinned workers (the library's units) runs each
@@ -147,7 +154,7 @@ int ad_confirm(struct ad_rule *r, int c, int confirm)
         r->cand = (enum ad_regime)c;
         r->streak = 1;
     }
-    return r->streak >= confirm;
+    return r->streak >= confirm || r->decisive;
 }
 
 void ad_moved(struct ad_rule *r, enum ad_regime from, enum ad_regime to)

@@ -3,7 +3,7 @@
  * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more than a block + wake -> gang; a
  * gang job with its own imbalance -> part for good; folded and dedicated jobs stay in part; windows that
  * run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis
- * moves only after confirm= agreeing windows; counts wrap; a window with episodes marks the job as one whose
+ * moves only after confirm= agreeing windows, or one decisive window (decisive= omegas lost); counts wrap; a window with episodes marks the job as one whose
  * workers synchronize (allot.h's rounds), for good.
  */
 #include <stdio.h>
@@ -110,6 +110,26 @@ int main(void)
     memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
     r.loss[R_GANG] = 5000; /* ticks per episode it lost in gang */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_PART); /* t_w 1000 < 5000 */
+
+    /* decisive=8: a loss past 8 omegas moves at once, one past the margin only after confirm= windows */
+    e.decisive = 8;
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40 * 300, 0) == R_GANG && !r.decisive); /* t_w 300: 1.5 omega */
+    CHECK(!ad_confirm(&r, R_GANG, 2));
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40 * 1700, 0) == R_GANG && r.decisive); /* t_w 1700: 8.5 omega */
+    CHECK(ad_confirm(&r, R_GANG, 2));
+    ad_moved(&r, R_PART, R_GANG);
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40 * 1700, 0) == -1 && !r.decisive); /* skipped: settles first */
+    /* in gang, losing 8.5 omegas without its own imbalance (t_w < t_p): back to part at once - unless it
+       lost more in part (the memories), or the loss is its own imbalance (confirm= windows, then for good) */
+    CHECK(judge(&r, &s, &e, 40 * 10000, 40, 40 * 1700, 0) == R_GANG && !r.decisive); /* part lost as much: stays */
+    memset(r.loss, 0, sizeof r.loss);
+    CHECK(judge(&r, &s, &e, 40 * 10000, 40, 40 * 1700, 0) == R_PART && r.decisive);
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40 * 3000, 0) == R_PART && r.imbalanced && !r.decisive);
+    e.decisive = 0; /* off: never */
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40 * 100000, 0) == R_GANG && !r.decisive);
 
     /* the wait times are read in a gang row and while time-sharing harts it cannot fold onto, nowhere else */
     CHECK(ad_reads_waits(R_GANG, 1, 2, 2) && ad_reads_waits(R_PART, 0, 2, 4) && ad_reads_waits(R_FILL, 0, 1, 2));
