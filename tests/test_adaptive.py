@@ -87,6 +87,16 @@ def admissions(trace, results, grace=GRACE_US):
     return [(r["arrive_us"], first.get(r["job"], r["arrive_us"]) + grace) for r in results]
 
 
+def silences(trace, grace=GRACE_US):
+    """[(start, end + grace)] of each stretch longer than two quanta in which no hart recorded anything: no tick
+    switched a slot, no IPI was acknowledged. The kernel did not run there - a job's admission (the launcher hart
+    loads it in its timer interrupt) or, in deterministic mode, QEMU's round robin leaving every hart's kernel
+    unscheduled (measured at 3 harts: 4 to 100 ms, the last TCG's kick period; as often before the policy's
+    commits as after) - so the policy could not act."""
+    times = [r.time_us for r in trace.records]
+    return [(a, b + grace) for a, b in zip(times, times[1:]) if b - a > 2 * QUANTUM_MS * 1000]
+
+
 def subtract(span, holes):
     pieces = [span]
     for hs, he in holes:
@@ -99,7 +109,7 @@ def assert_gang_rows_coscheduled(trace, timeline, results, grace=GRACE_US):
     that row - outside slot-switch windows (test_gang.py's invariant), the first `grace` us of each wait, and a
     job's admission (the switching hart is busy loading it)."""
     holes = sorted([(s.time_us, s.window_end_us) for s in tr.switch_stats(trace).switches
-                    if s.window_end_us > s.time_us] + admissions(trace, results, grace))
+                    if s.window_end_us > s.time_us] + admissions(trace, results, grace) + silences(trace, grace))
     runs, waits = tr.intervals(trace), tr._waits(trace)
     for job in timeline:
         periods = regime_periods(timeline, job, "gang", trace.end_us)
