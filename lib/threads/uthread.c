@@ -466,7 +466,7 @@ static sl_thread_t *take_yielded(struct vp *s)
    yields are not spinning). A job that adapts (process control) is left out: folded, its waits say nothing
    the rule reads (adrule.c), and its streaks would only keep it from filling gang rows' holes, which served
    it better (gauss fine beside a gang job and a hog, 2 harts, deterministic QEMU: 63 ms filling, 75 in its
-   partition). Every other run, and every run under other policies, pays one load. */
+   partition). Every other run, and every run under other policies, pays a few loads per idle streak. */
 static void streak_begins(struct vp *s)
 {
     if (!__atomic_load_n(&s->run->placed, __ATOMIC_RELAXED) || s->run->pinned_only ||
