@@ -29,10 +29,6 @@ GRACE_US = 500.0
 #: its turn - twice on the way from a wake-up to the run (3 harts: a gang process woken at 666137 us ran at
 #: 666637, 500.4 us later, its hart preempting the filler in its entry at 666336).
 VCLOCK_SLICE_US = 100
-
-
-def deterministic_grace(cpus):
-    return GRACE_US + 2 * (cpus - 1) * VCLOCK_SLICE_US
 QUANTUM_MS = 2
 #: Small work for the apps this test knows; an app it does not know (a new one) runs with its defaults.
 SMALL = {
@@ -43,6 +39,10 @@ SMALL = {
     "chaos": "mode=random,calls=200", "kbench": "what=syscall,ops=200", "bbench": "ms=1,batches=1",
     "tbench": "batches=1,ops=50", "hog": "",
 }
+
+
+def deterministic_grace(cpus):
+    return GRACE_US + 2 * (cpus - 1) * VCLOCK_SLICE_US
 
 
 def churn_jobs(apps):
@@ -91,8 +91,8 @@ def silences(trace, grace=GRACE_US):
     """[(start, end + grace)] of each stretch longer than two quanta in which no hart recorded anything: no tick
     switched a slot, no IPI was acknowledged. The kernel did not run there - a job's admission (the launcher hart
     loads it in its timer interrupt) or, in deterministic mode, QEMU's round robin leaving every hart's kernel
-    unscheduled (measured at 3 harts: 4 to 100 ms, the last TCG's kick period; as often before the policy's
-    commits as after) - so the policy could not act."""
+    unscheduled (measured at 3 harts: 4 to 100 ms, the longest TCG's kick period; before this policy's last
+    changes too) - so the policy could not act."""
     times = [r.time_us for r in trace.records]
     return [(a, b + grace) for a, b in zip(times, times[1:]) if b - a > 2 * QUANTUM_MS * 1000]
 

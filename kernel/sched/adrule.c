@@ -72,6 +72,12 @@
 
 static uint64_t min_u(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+/* A loss per episode past omega decisive= times (the hysteresis in the header; 0 or no omega: never). */
+static int decisive(const struct ad_env *e, uint64_t loss)
+{
+    return e->decisive && e->omega && loss > e->omega * (uint64_t)e->decisive;
+}
+
 /* It time-shares harts it cannot fold onto: adapt=no, fewer harts than processes. */
 static int timeshares(int adaptive, int harts, int nprocs) { return !adaptive && harts < nprocs; }
 
@@ -116,14 +122,14 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
         r->imbalanced = tw * 100 > tp * m; /* its own imbalance: partitions recover it (F&R 15/16) */
         r->loss[R_GANG] = gang_loss;
         int worse = gang_loss * 100 > e->omega * m && (!r->loss[R_PART] || gang_loss * 100 > r->loss[R_PART] * m);
-        r->decisive = worse && !r->imbalanced && e->decisive && e->omega && gang_loss > e->omega * (uint64_t)e->decisive;
+        r->decisive = worse && !r->imbalanced && decisive(e, gang_loss);
         return r->imbalanced || worse ? R_PART : R_GANG;
     }
     if (!timeshares(e->adaptive, e->harts, e->nprocs) || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
         return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
     r->loss[R_PART] = tw;
     int gang = tw * 100 > e->omega * m && (!r->loss[R_GANG] || tw * 100 > r->loss[R_GANG] * m);
-    r->decisive = gang && e->decisive && e->omega && tw > e->omega * (uint64_t)e->decisive;
+    r->decisive = gang && decisive(e, tw);
     return gang ? R_GANG : R_PART;
 }
 

@@ -28,7 +28,7 @@ struct ad_env {
     uint64_t reload;         /* refilling a hart's private cache, ticks (sched_reload_cost_ns) */
     uint64_t timebase_hz;
     int margin;              /* margin= percent */
-    int decisive;            /* decisive= factor: a loss past its threshold that many times moves at once (0: off) */
+    int decisive;            /* decisive=: a loss per episode of that many omegas moves at once (0: off) */
     int nprocs, ncpus;
     int harts;               /* harts it holds now: its share (part) */
     int adaptive;            /* adapt=yes: it folds its workers onto its share */
@@ -44,7 +44,7 @@ struct ad_rule {
     int imbalanced; /* the current candidate is part because of t_w > t_p in a gang row */
     int demoted;    /* left a gang row for its own imbalance: never returns */
     int syncs;      /* a window with evidence had barrier episodes: its workers synchronize (sticky) */
-    int decisive;   /* the last judged window's loss was past its threshold decisive= times (ad_confirm) */
+    int decisive;   /* the last judged window's loss was past omega decisive= times (ad_confirm) */
     uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
                                 mix last changed): it returns only to a regime that lost less */
     struct ad_sums last;

@@ -485,8 +485,10 @@ static void streak_begins(struct vp *s)
 /* The streak is over: the vp found a thread (counted), or the run ended (not a wait on a partner). */
 static void streak_ends(struct vp *s, int counted)
 {
+    if (!s->streak_t0) /* the common case, every run but a timed placed one: nothing open */
+        return;
     struct sl_sync *rec = sl_sync_rec();
-    if (!s->streak_t0 || !rec)
+    if (!rec)
         return;
     if (counted) {
         __atomic_add_fetch(&rec->wait_ticks, sl_plat_ticks() - s->streak_t0, __ATOMIC_RELAXED);
