@@ -325,7 +325,20 @@ def test_the_experiment_is_a_subcommand_and_judges_adaptive(capsys):
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| fine+hog | 4 |")]
     assert [r.split("|")[3].strip() for r in rows] == ["partition", "adaptive"], rows
     # no gang row, so nothing for a filler to fill: the hog holds a share (adrule.c)
-    assert "hog#2=part" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie", "/ loses to partition")), rows
+    assert "hog#2=part" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie (within 1 %)", "/ loses to partition (")), rows
+
+
+def test_the_verdict_counts_medians_within_the_tie_tolerance_as_equal():
+    """The verdict reads medians (slowdown, makespan ms): within --tie percent is equal, past it a loss that
+    names the policy, the metric and by how much; a win needs one metric below by more than the tolerance."""
+    from schedlab.experiments.adaptive import verdict
+    med = {"gang": (3.21, 409), "partition": (3.23, 326)}
+    assert verdict({**med, "adaptive": (3.23, 326)}, ["gang", "partition"], 1) == "tie (within 1 %)"
+    assert verdict({**med, "adaptive": (3.23, 300)}, ["gang", "partition"], 1) == "win"
+    assert verdict({**med, "adaptive": (3.23, 300)}, ["gang", "partition"], 0.1) == \
+        "loses to gang (slowdown +0.6 %)"
+    assert verdict({**med, "adaptive": (3.40, 330)}, ["gang", "partition"], 1) == \
+        "loses to gang (slowdown +5.9 %), partition (slowdown +5.3 %, makespan +1.2 %)"
 
 
 def published_sync(bootargs, cpus=2):
