@@ -39,12 +39,13 @@
  *     cause 4: R = the machine model's lines x miss cycles, sched_reload_cost_ns; 0 without a model; R /
  *     tau_q of its compute). When gang_loss > omega, blocking in a partition loses less (F&R's crossover,
  *     eqs. 15/16: gang + spin wins while t_w is below alpha tau_s): part. When t_w > t_p the imbalance is
- *     the job's own (F&R: blocking then beats spinning): it leaves and never comes back (sticky, so it
- *     cannot cycle). A job of more processes than harts is never gang (a gang cannot exceed H: F&R), nor
- *     any job on one hart.
+ *     the job's own (F&R: blocking then beats spinning, if t_w > omega too): it leaves and never comes
+ *     back (sticky, so it cannot cycle). A job of more processes than harts is never gang (a gang cannot
+ *     exceed H: F&R), nor any job on one hart.
  *   Each job remembers the loss it last measured in gang and in part, and returns to a regime only if that
  *   loss was higher than what it loses now (by the margin): a job that loses in both settles in the lesser
- *   instead of cycling. An arrival or departure forgets the memories (the mix, and so the losses, changed).
+ *   instead of cycling. An arrival forgets the memories (the losses may have grown: adaptive.c
+ *   forget_losses).
  *   The grain enters through t_w (an imbalance grows with the work between barriers) and the refill term.
  * Hysteresis. A move needs the comparison past the threshold by margin= percent (t_w > omega (1+m) to
  * enter gang, gang_loss > omega (1+m) to leave it) in confirm= consecutive windows with evidence - or in
@@ -119,9 +120,15 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
        there now, t_w, against omega, the block + wake it could pay instead. */
     uint64_t gang_loss = tw + tp * e->reload / (e->quantum + 1);
     if (r->regime == R_GANG) {
-        r->imbalanced = tw * 100 > tp * m; /* its own imbalance: partitions recover it (F&R 15/16) */
+        /* leave when blocking in a partition would lose less: past a block + wake (F&R's crossover), and
+           less than the job lost in part when it was last there (the memories) */
+        int lesser = !r->loss[R_PART] || gang_loss * 100 > r->loss[R_PART] * m;
+        int worse = gang_loss * 100 > e->omega * m && lesser;
+        /* its own imbalance (past its grain), where blocking beats spinning: past a block + wake too (F&R
+           15/16: below omega spinning wins whatever the grain - gauss fine's last steps, 2 us of work and 3
+           of waiting, are no reason to leave), and not where the job lost more time-sharing a partition */
+        r->imbalanced = tw * 100 > tp * m && tw * 100 > e->omega * m && lesser;
         r->loss[R_GANG] = gang_loss;
-        int worse = gang_loss * 100 > e->omega * m && (!r->loss[R_PART] || gang_loss * 100 > r->loss[R_PART] * m);
         r->decisive = worse && !r->imbalanced && decisive(e, gang_loss);
         return r->imbalanced || worse ? R_PART : R_GANG;
     }

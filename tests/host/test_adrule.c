@@ -73,6 +73,14 @@ int main(void)
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == -1);
     /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 3 * Q, 0) == R_PART && r.imbalanced);
+    /* ... but not one below a block + wake: spinning wins there (F&R 15/16): t_p 1, t_w 3 < omega */
+    struct ad_rule tail = r;
+    struct ad_sums ts = s;
+    CHECK(judge(&tail, &ts, &e, 4 * Q, 20000, 60000, 0) == R_GANG && !tail.imbalanced);
+    /* ... nor one that lost more per episode time-sharing a partition (the memories) */
+    tail = r, ts = s;
+    tail.loss[R_PART] = 4 * Q;
+    CHECK(judge(&tail, &ts, &e, 4 * Q, 40, 3 * Q, 0) == R_GANG && !tail.imbalanced);
     ad_moved(&r, R_GANG, R_PART);
     CHECK(r.demoted && r.regime == R_PART);
     s = r.last;
