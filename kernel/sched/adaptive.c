@@ -29,7 +29,9 @@
  * holdout mix: mean slowdown 2.72 under partition, 2.40 here, the makespan the same (279 ms).
  *
  * Measurement, the rule and its models, hysteresis, hostile statistics: adrule.c's header (the rule is
- * pure arithmetic there, host-tested). This file gathers each window's sums (judge) and moves jobs.
+ * pure arithmetic there, host-tested). This file gathers each window's sums (judge) and moves jobs: every
+ * window= quanta for every job, and once a quantum after its admission for a new job (probe: a decisive
+ * loss need not wait out a window).
  *
  * Explained. Every move is a trace event `regime J old arg` (arg: new | wait % << 2 | min(t_p us, 2^22-1)
  * << 9), on the Perfetto trace's "regime" track; RESULT adds regime= (the last), gang_us=, part_us=,
@@ -65,6 +67,7 @@ struct ad_job {
     uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;
+    int probing;      /* admitted, no window with evidence yet: judged after its first quantum too (probe) */
 };
 
 static struct slot_table table;
@@ -361,7 +364,7 @@ static int gang_row_besides(const struct job *j)
 
 /* One window of job j (adrule.c decides): its sums now, the kernel's run and blocked time and the
    library's counts, each field of the page read once (the job may be rewriting it). */
-static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
+static int judge(struct job *j, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
 {
     struct ad_job *a = aj(j);
     if (!syncstat_of(j, 0))
@@ -379,7 +382,7 @@ static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
         now.wait += st->wait_ticks;
     }
     struct ad_env e = {
-        .wticks = (uint64_t)SCHED_OPT(window) * sched_quantum, .quantum = sched_quantum,
+        .wticks = wticks, .quantum = sched_quantum,
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
         .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin), .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs,
         .ncpus = ncpus, .harts = popc(a->mask), .adaptive = j->adaptive, .holes = gang_row_besides(j),
@@ -387,20 +390,38 @@ static int judge(struct job *j, uint64_t *tp_us, int *wait_pct)
     return ad_judge(&a->rule, &now, &e, tp_us, wait_pct);
 }
 
+/* One window of wticks of job j judged; it moves when the hysteresis says so. A probe (the job's first
+   quantum) moves it only on a decisive loss, and does not count towards confirm=. */
+static void decide(struct job *j, uint64_t wticks, int probe)
+{
+    struct ad_job *a = aj(j);
+    uint64_t tp_us = ~0UL;
+    int wait_pct = 0, c = judge(j, wticks, &tp_us, &wait_pct);
+    if (c >= 0)
+        a->probing = 0;
+    if ((!probe || a->rule.decisive) && ad_confirm(&a->rule, c, (int)SCHED_OPT(confirm)))
+        move(j, (enum ad_regime)c, tp_us, wait_pct);
+}
+
 static void window_end(void)
 {
     window_at = rdtime();
-    for (int i = 0; i < nlive; i++) {
-        struct job *j = live[i];
-        uint64_t tp_us = ~0UL;
-        int wait_pct = 0, c = judge(j, &tp_us, &wait_pct);
-        if (ad_confirm(&aj(j)->rule, c, (int)SCHED_OPT(confirm)))
-            move(j, (enum ad_regime)c, tp_us, wait_pct);
-    }
+    for (int i = 0; i < nlive; i++)
+        decide(live[i], (uint64_t)SCHED_OPT(window) * sched_quantum, 0);
     if (shapes_changed())
         repartition(0);
 }
 
+/* A job admitted at least a quantum ago and not judged with evidence yet is judged on its time so far: a
+   decisive loss (adrule.c: gauss fine time-sharing one hart loses 65x) shows in a quantum, and waiting out
+   a window of window= quanta cost such a job most of its slowdown (QEMU, 2 harts: 40 of its 109 ms). */
+static void probe(void)
+{
+    uint64_t now = rdtime();
+    for (int i = 0; i < nlive; i++)
+        if (aj(live[i])->probing && now - aj(live[i])->since >= sched_quantum)
+            decide(live[i], now - aj(live[i])->since, 1);
+}
 /* ---- the round ---- */
 
 static int slot_runnable(int s)
@@ -558,6 +579,7 @@ static int ad_job_admit(struct job *j)
     a->row = -1;
     a->rule.regime = a->rule.cand = R_PART;
     a->since = rdtime();
+    a->probing = 1;
     live[nlive++] = j;
     forget_losses();
     repartition(0);
@@ -653,6 +675,8 @@ static void ad_tick(struct cpu *c)
 {
     if (++quanta % SCHED_OPT(window) == 0)
         window_end();
+    else
+        probe();
     int nspace = 0;
     for (int i = 0; i < nlive; i++)
         nspace += aj(live[i])->rule.regime != R_GANG;

@@ -55,7 +55,9 @@
  * count restarts after every move, and the window after a move is skipped (it straddles two regimes and
  * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
  * measurements do. A window in which the job ran less than a quarter of a window, or whose statistics ran
- * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning).
+ * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning), and
+ * are judged once after their first quantum too (adaptive.c probe: its time so far is the window): a
+ * decisive loss moves them then, anything else waits for the windows.
  *
  * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
  * shown its episodes, its processes for adapt=no, else linear; it sets where the spare harts of the space
