@@ -68,6 +68,7 @@ struct ad_job {
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;
     int probing;      /* admitted, no window with evidence yet: judged after its first quantum too (probe) */
+    uint64_t judged_at; /* its last window's end, or its admission: where its next window starts */
 };
 
 static struct slot_table table;
@@ -80,7 +81,6 @@ static struct job *live[NJOB]; /* admitted, not done, in arrival order */
 static int nlive;
 static uint64_t fill_mask, all_harts, idle_mask, switch_seq, acked_seq[SL_MAX_HARTS];
 static int cur_slot = SPACE, quanta, space_quanta;
-static uint64_t window_at; /* when the current measurement window began */
 
 struct ad_proc {
     uint64_t off_since; /* preempted inside a wait at this time (0: not) */
@@ -210,10 +210,9 @@ static void publish(struct job *j)
     /* its waits time themselves only where the rule reads them (abi.h sync_timed): folded onto its share
        or on dedicated harts, a job is judged by its episodes alone */
     int timed = ad_reads_waits(a->rule.regime, j->adaptive, popc(a->mask), j->nprocs);
-    uint64_t from = window_at > a->since ? window_at : a->since, now = rdtime();
-    if (!info_set_sync_timed(j, timed) && timed && now - from > sched_quantum / 8)
+    if (!info_set_sync_timed(j, timed) && timed && rdtime() - a->judged_at > sched_quantum / 8)
         a->rule.settle = 1; /* the window it turns on in had waits untimed: no evidence (unless it turns on as
-                               the window or the job's time in its regime begins: a mix arriving together) */
+                               the job's window begins: its admission, or a judgment) */
 }
 
 /* What one more hart is worth to j (adrule.c ad_shape, from process 0's published units). */
@@ -390,12 +389,20 @@ static int judge(struct job *j, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
     return ad_judge(&a->rule, &now, &e, tp_us, wait_pct);
 }
 
-/* One window of wticks of job j judged; it moves when the hysteresis says so. A probe (the job's first
-   quantum) moves it only on a decisive loss, and does not count towards confirm=. */
-static void decide(struct job *j, uint64_t wticks, int probe)
+/* Job j's window since it was last judged (window= quanta, or less for a job admitted since) judged; it
+   moves when the hysteresis says so. A window shorter than a quantum is not judged: its sums carry into
+   the next one (a window is all the time since the last, so a job admitted late in one, or probed, is
+   judged on the rest: cut at a fixed length, a job time-sharing a hart with three others ran less than a
+   quarter of it, and its windows said nothing). A probe (the job's first quantum) moves it only on a
+   decisive loss, and does not count towards confirm=. */
+static void decide(struct job *j, int probe)
 {
     struct ad_job *a = aj(j);
-    uint64_t tp_us = ~0UL;
+    uint64_t now = rdtime(), tp_us = ~0UL;
+    if (now - a->judged_at < sched_quantum)
+        return;
+    uint64_t wticks = now - a->judged_at;
+    a->judged_at = now;
     int wait_pct = 0, c = judge(j, wticks, &tp_us, &wait_pct);
     if (c >= 0)
         a->probing = 0;
@@ -405,9 +412,8 @@ static void decide(struct job *j, uint64_t wticks, int probe)
 
 static void window_end(void)
 {
-    window_at = rdtime();
     for (int i = 0; i < nlive; i++)
-        decide(live[i], (uint64_t)SCHED_OPT(window) * sched_quantum, 0);
+        decide(live[i], 0);
     if (shapes_changed())
         repartition(0);
 }
@@ -417,11 +423,11 @@ static void window_end(void)
    a window of window= quanta cost such a job most of its slowdown (QEMU, 2 harts: 40 of its 109 ms). */
 static void probe(void)
 {
-    uint64_t now = rdtime();
     for (int i = 0; i < nlive; i++)
-        if (aj(live[i])->probing && now - aj(live[i])->since >= sched_quantum)
-            decide(live[i], now - aj(live[i])->since, 1);
+        if (aj(live[i])->probing)
+            decide(live[i], 1);
 }
+
 /* ---- the round ---- */
 
 static int slot_runnable(int s)
@@ -580,6 +586,7 @@ static int ad_job_admit(struct job *j)
     a->rule.regime = a->rule.cand = R_PART;
     a->since = rdtime();
     a->probing = 1;
+    a->judged_at = a->since;
     live[nlive++] = j;
     forget_losses();
     repartition(0);

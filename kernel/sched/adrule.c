@@ -54,7 +54,7 @@
  * (gauss fine time-sharing one hart beside a hog on QEMU: 65x its time alone in the partition). The
  * count restarts after every move, and the window after a move is skipped (it straddles two regimes and
  * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
- * measurements do. A window in which the job ran less than a quarter of a window, or whose statistics ran
+ * measurements do. A window in which the job ran less than a quarter of its length, or whose statistics ran
  * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning), and
  * are judged once after their first quantum too (adaptive.c probe: its time so far is the window): a
  * decisive loss moves them then, anything else waits for the windows.
