@@ -30,8 +30,8 @@
  *
  * Measurement, the rule and its models, hysteresis, hostile statistics: adrule.c's header (the rule is
  * pure arithmetic there, host-tested). This file gathers each window's sums (judge) and moves jobs: every
- * window= quanta for every job, and once a quantum after its admission for a new job (probe: a decisive
- * loss need not wait out a window).
+ * window= quanta for every job, and every quantum of a new job's first window (probe: a decisive loss
+ * need not wait out a window).
  *
  * Explained. Every move is a trace event `regime J old arg` (arg: new | wait % << 2 | min(t_p us, 2^22-1)
  * << 9), on the Perfetto trace's "regime" track; RESULT adds regime= (the last), gang_us=, part_us=,
@@ -67,7 +67,7 @@ struct ad_job {
     uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;
-    int probing;      /* admitted, no window with evidence yet: judged after its first quantum too (probe) */
+    int probing;      /* in its first window: probed every quantum (probe) */
     uint64_t judged_at; /* its last window's end, or its admission: where its next window starts */
 };
 
@@ -198,6 +198,9 @@ static void unqueue(struct proc *p)
 
 /* ---- the SPACE slot's division ---- */
 
+static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp_us, int *wait_pct);
+static void restart_window(struct job *j);
+
 static void publish(struct job *j)
 {
     struct ad_job *a = aj(j);
@@ -211,8 +214,22 @@ static void publish(struct job *j)
        or on dedicated harts, a job is judged by its episodes alone */
     int timed = ad_reads_waits(a->rule.regime, j->adaptive, popc(a->mask), j->nprocs);
     if (!info_set_sync_timed(j, timed) && timed && rdtime() - a->judged_at > sched_quantum / 8)
-        a->rule.settle = 1; /* the window it turns on in had waits untimed: no evidence (unless it turns on as
-                               the job's window begins: its admission, or a judgment) */
+        restart_window(j); /* the window so far had its waits untimed (unless they turn on as it begins:
+                              its admission, or a judgment) */
+}
+
+/* j's window starts again now, what it measured so far dropped: a settling window carries no evidence, and
+   ad_judge takes its sums as the next window's start. (Skipping the whole window instead left gauss fine,
+   whose share shrank to one hart 2 ms after it arrived, time-sharing it for a window its probes could not
+   judge.) */
+static void restart_window(struct job *j)
+{
+    struct ad_job *a = aj(j);
+    uint64_t tp_us;
+    int wait_pct;
+    a->rule.settle = 1;
+    judge(j, &a->rule, 0, &tp_us, &wait_pct);
+    a->judged_at = rdtime();
 }
 
 /* What one more hart is worth to j (adrule.c ad_shape, from process 0's published units). */
@@ -361,9 +378,9 @@ static int gang_row_besides(const struct job *j)
     return 0;
 }
 
-/* One window of job j (adrule.c decides): its sums now, the kernel's run and blocked time and the
+/* One window of job j, judged with rule state r (adrule.c decides): its sums now, the kernel's run and blocked time and the
    library's counts, each field of the page read once (the job may be rewriting it). */
-static int judge(struct job *j, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
+static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
 {
     struct ad_job *a = aj(j);
     if (!syncstat_of(j, 0))
@@ -386,46 +403,57 @@ static int judge(struct job *j, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
         .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin), .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs,
         .ncpus = ncpus, .harts = popc(a->mask), .adaptive = j->adaptive, .holes = gang_row_besides(j),
     };
-    return ad_judge(&a->rule, &now, &e, tp_us, wait_pct);
+    return ad_judge(r, &now, &e, tp_us, wait_pct);
 }
 
 /* Job j's window since it was last judged (window= quanta, or less for a job admitted since) judged; it
    moves when the hysteresis says so. A window shorter than a quantum is not judged: its sums carry into
-   the next one (a window is all the time since the last, so a job admitted late in one, or probed, is
-   judged on the rest: cut at a fixed length, a job time-sharing a hart with three others ran less than a
-   quarter of it, and its windows said nothing). A probe (the job's first quantum) moves it only on a
-   decisive loss, and does not count towards confirm=. */
-static void decide(struct job *j, int probe)
+   the next one (a window is all the time since the last, so a job admitted late in one is judged on the
+   rest: cut at a fixed length, a job time-sharing a hart with three others ran less than a quarter of it,
+   and the window said nothing). */
+static void decide(struct job *j)
 {
     struct ad_job *a = aj(j);
     uint64_t now = rdtime(), tp_us = ~0UL;
     if (now - a->judged_at < sched_quantum)
         return;
-    uint64_t wticks = now - a->judged_at;
+    int wait_pct = 0, c = judge(j, &a->rule, now - a->judged_at, &tp_us, &wait_pct);
     a->judged_at = now;
-    int wait_pct = 0, c = judge(j, wticks, &tp_us, &wait_pct);
-    if (c >= 0)
-        a->probing = 0;
-    if ((!probe || a->rule.decisive) && ad_confirm(&a->rule, c, (int)SCHED_OPT(confirm)))
+    a->probing = 0;
+    if (ad_confirm(&a->rule, c, (int)SCHED_OPT(confirm)))
         move(j, (enum ad_regime)c, tp_us, wait_pct);
 }
 
 static void window_end(void)
 {
     for (int i = 0; i < nlive; i++)
-        decide(live[i], 0);
+        decide(live[i]);
     if (shapes_changed())
         repartition(0);
 }
 
-/* A job admitted at least a quantum ago and not judged with evidence yet is judged on its time so far: a
-   decisive loss (adrule.c: gauss fine time-sharing one hart loses 65x) shows in a quantum, and waiting out
-   a window of window= quanta cost such a job most of its slowdown (QEMU, 2 harts: 40 of its 109 ms). */
+/* Every quantum of a job's first window, that window so far is judged without closing it, and only a
+   decisive loss acts on it: it shows in a quantum (gauss fine time-sharing one hart beside a hog loses 65x
+   its time alone), and waiting out the window cost such a job most of its slowdown (QEMU, 2 harts: 40 of
+   its 109 ms). Anything less waits for the window, as every later one does. */
 static void probe(void)
 {
-    for (int i = 0; i < nlive; i++)
-        if (aj(live[i])->probing)
-            decide(live[i], 1);
+    uint64_t now = rdtime();
+    for (int i = 0; i < nlive; i++) {
+        struct ad_job *a = aj(live[i]);
+        if (!a->probing || now - a->judged_at < sched_quantum)
+            continue;
+        struct ad_rule seen = a->rule; /* the window so far, judged on a copy: the window goes on */
+        uint64_t tp_us = ~0UL;
+        int wait_pct = 0, c = judge(live[i], &seen, now - a->judged_at, &tp_us, &wait_pct);
+        if (c >= 0 && c != (int)a->rule.regime && seen.decisive) {
+            a->rule = seen;
+            a->judged_at = now;
+            a->probing = 0;
+            ad_confirm(&a->rule, c, (int)SCHED_OPT(confirm)); /* decisive: it confirms */
+            move(live[i], (enum ad_regime)c, tp_us, wait_pct);
+        }
+    }
 }
 
 /* ---- the round ---- */

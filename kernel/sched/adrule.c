@@ -56,8 +56,8 @@
  * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
  * measurements do. A window in which the job ran less than a quarter of its length, or whose statistics ran
  * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning), and
- * are judged once after their first quantum too (adaptive.c probe: its time so far is the window): a
- * decisive loss moves them then, anything else waits for the windows.
+ * every quantum of their first window that window so far is judged too (adaptive.c probe): a decisive
+ * loss moves them then, anything else waits for the window's end.
  *
  * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
  * shown its episodes, its processes for adapt=no, else linear; it sets where the spare harts of the space
