@@ -408,7 +408,7 @@ def test_sim_spare_harts_go_where_they_take_time_off():
 
 
 def test_sim_a_grown_share_is_used():
-    """adaptive.c wake_hart: when a job leaves, a blocking job's share grows and process control resumes
+    """adround.c wake_hart: when a job leaves, a blocking job's share grows and process control resumes
     processes that slept bound to harts its others run on; they must spread over the harts just gained, not
     queue behind each other. Simulated time is deterministic, so the check is the job's time against
     partition's, which levels every binding at a repartition: before the fix 84 ms against 68."""

@@ -1,8 +1,9 @@
 /*
- * adrule.c - policy=adaptive's rule (adrule.h; the regimes' mechanics are adaptive.c): from one window of a job's statistics, its grain t_p and wait per episode t_w, the loss per
- * episode where it is against the loss elsewhere, and the hysteresis. Pure: it trusts nothing it is given
- * (the library's counts are the job's to scribble on) - sums that run backwards void the window, the wait
- * is clamped to processes x window and the sleep to the wait.
+ * adrule.c - policy=adaptive's rule (adrule.h; the regimes' mechanics are adaptive.c and adround.c): from
+ * one window of a job's statistics, its grain t_p and wait per episode t_w, the loss per episode where it
+ * is against the loss elsewhere, and the hysteresis. Pure: it trusts nothing it is given (the library's
+ * counts are the job's to scribble on) - sums that run backwards void the window, the wait is clamped to
+ * processes x window and the sleep to the wait.
  *
  * Measurement (per job, every window= quanta, on hart 0's tick). The kernel counts each process's run time
  * (run_ticks) itself; spinning is invisible to it, so the library publishes per process, in the job's sync

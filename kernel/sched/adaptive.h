@@ -1,0 +1,64 @@
+/*
+ * adaptive.h - policy=adaptive's state, shared by its two halves: adaptive.c, the policy (each job's
+ * measurement, its regime, moving it; the hooks), and adround.c, the machine it drives (where a process
+ * waits and which one a hart runs: the hart queues, the filler FIFO, the SPACE slot's shares, the round of
+ * slots). adaptive.c's header explains both. Only those two files include this one; everything in it is
+ * guarded by sched_lock.
+ */
+#ifndef ADAPTIVE_H
+#define ADAPTIVE_H
+
+#include "sched.h"
+#include "slots.h"
+#include "allot.h"
+#include "adrule.h"
+
+#define SPACE (-1) /* cur_slot of the space-sharing slot */
+
+struct ad_job {
+    struct ad_rule rule; /* its regime, last window and hysteresis (adrule.h) */
+    int row;          /* gang: its row */
+    uint64_t cols;    /* gang: its columns, in process order */
+    uint64_t mask;    /* part and fill: its harts in the SPACE slot */
+    uint64_t since, in[NREGIMES];
+    uint64_t exited_run, exited_blocked; /* run_ticks and blocked_ticks of its exited processes */
+    uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
+    enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
+    int units;
+    int probing;      /* in its first window: probed every quantum (probe) */
+    uint64_t judged_at; /* its last window's end, or its admission: where its next window starts */
+};
+
+struct ad_state {
+    struct ad_job jobs[NJOB];                 /* by job id - 1 */
+    struct proc *members[NJOB][SL_MAX_PROCS]; /* each job's processes by index (0: not created yet, or exited) */
+    struct job *live[NJOB];                   /* admitted, not done, in arrival order */
+    int nlive;
+    struct slot_table table;                  /* the matrix's rows (slots.h) */
+    struct proc *matrix[SLOTS_MAX_ROWS][SL_MAX_HARTS]; /* gang jobs' entries */
+    uint64_t all_harts;
+    int cur_slot;                             /* the row the harts run now, or SPACE */
+    int space_quanta;                         /* quanta the SPACE slot has lasted in this round */
+};
+extern struct ad_state ad;
+
+static inline struct ad_job *aj(const struct job *j) { return &ad.jobs[j->id - 1]; }
+static inline enum ad_regime regime_of(const struct proc *p) { return ad.jobs[p->job->id - 1].rule.regime; }
+static inline int popc(uint64_t x) { int n = 0; for (; x; x &= x - 1) n++; return n; }
+
+/* adround.c: the machine. */
+void ad_round_init(void);                   /* once ad.all_harts is set: every hart idle */
+int ad_pick_hart(struct job *j);            /* the hart of j's share for one more process */
+void ad_place_ready(struct proc *p);        /* a READY p (on no queue) joins its regime's queue */
+void ad_unqueue(struct proc *p);            /* a READY p leaves whatever queue holds it */
+int ad_shapes_changed(void);                /* a part or fill job's shape changed since its share was set */
+void ad_repartition(struct job *skip);      /* the SPACE slot's shares again; part processes moved onto them */
+void ad_ack(struct cpu *c);                 /* hart c acts on the latest slot switch */
+void ad_switch(enum trace_ev why, int stay); /* hart 0: the next slot with something runnable (or stay) */
+void ad_mark_idle(int h);                   /* hart h has nothing of the current slot */
+struct proc *ad_pick(struct cpu *c);        /* what hart c runs next (0: nothing) */
+
+/* adaptive.c: what a job is told - its allotment and whether its waits are timed (abi.h's info page). */
+void ad_publish(struct job *j);
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ * adround.c - policy=adaptive's machine (adaptive.c's header: "The machine"): where a ready process waits
+ * - its gang entry, the queue of a hart of its share, or the filler FIFO - which process a hart runs in the
+ * current slot, the SPACE slot's division into shares, and the round of slots switched by hart 0's
+ * broadcast. adaptive.c decides each job's regime and calls down into this file; this file never decides
+ * one. State: adaptive.h's `ad` and the queues below, all guarded by sched_lock.
+ */
+#include "adaptive.h"
+#include "runq.h"
+#include "../syncstat.h"
+
+static struct runq q[SL_MAX_HARTS]; /* READY part processes bound to each hart */
+static struct runq fq;              /* READY filler processes */
+static uint64_t fill_mask;          /* harts of the filler jobs' shares */
+static uint64_t idle_mask;          /* harts with nothing of the current slot (all: switch early) */
+static uint64_t switch_seq, acked_seq[SL_MAX_HARTS]; /* slot switches broadcast, and acted on per hart */
+
+void ad_round_init(void) { idle_mask = ad.all_harts; }
+
+/* ---- where a process waits ---- */
+
+static int job_on_hart(struct job *j, int h)
+{
+    int n = 0;
+    for (int i = 0; i < j->nprocs; i++)
+        n += ad.members[j->id - 1][i] && ad.members[j->id - 1][i]->hart == h;
+    return n;
+}
+
+/* The hart of j's share for one more process: fewest of j's there, then lowest. */
+int ad_pick_hart(struct job *j)
+{
+    int best = -1, best_own = 0;
+    for (int h = 0; h < ncpus; h++)
+        if (aj(j)->mask >> h & 1) {
+            int own = job_on_hart(j, h);
+            if (best < 0 || own < best_own)
+                best = h, best_own = own;
+        }
+    return best < 0 ? 0 : best;
+}
+
+static int runnable(const struct proc *p) { return p && (p->state == P_READY || p->state == P_RUNNING); }
+
+/* Where a part process that becomes ready waits (allot.h allot_wake_hart): its own hart, unless another
+   runnable process of its job is there and a hart of its share has none. Process control resumes processes
+   that slept bound where the job's others run now: when a share grew (another job left), they doubled up
+   on a hart while the harts just gained stayed idle (blocking oddeven at 12 harts, 4 then 6 harts: 84 ms
+   against partition's 68, simulated; partition levels every binding at each repartition). A job with a
+   runnable process on every hart of its share (time-sharing them) never moves. */
+static int wake_hart(struct proc *p)
+{
+    uint64_t busy = 0;
+    for (int i = 0; i < p->job->nprocs; i++) {
+        struct proc *o = ad.members[p->job->id - 1][i];
+        if (o != p && runnable(o) && o->hart >= 0)
+            busy |= 1UL << o->hart;
+    }
+    int h = allot_wake_hart(aj(p->job)->mask, busy, p->hart);
+    return h >= 0 ? h : ad_pick_hart(p->job);
+}
+
+/* Every idle hart looks at the filler FIFO again (one kicked hart may take something else first). */
+static void kick_idle(void)
+{
+    for (int h = 0; h < ncpus; h++)
+        if (!cpus[h].cur)
+            sched_kick(h);
+}
+
+/* A READY p (on no queue) joins its regime's queue. */
+void ad_place_ready(struct proc *p)
+{
+    struct ad_job *a = aj(p->job);
+    if (a->rule.regime == R_GANG) {
+        if (p->slot == ad.cur_slot) {
+            idle_mask &= ~(1UL << p->hart);
+            struct cpu *c = &cpus[p->hart];
+            if (c->cur && c->cur != p)
+                sched_preempt(c); /* a hole's filler gives the entry back */
+            else
+                sched_kick(p->hart);
+        } else {
+            sched_kick(p->hart); /* an idle hart may run it as an alternate */
+        }
+    } else if (a->rule.regime == R_PART) {
+        int h = wake_hart(p);
+        if (h != p->hart) {
+            p->hart = h;
+            p->job->nmigrate++;
+        }
+        runq_push_back(&q[p->hart], p);
+        struct cpu *c = &cpus[p->hart];
+        if (ad.cur_slot == SPACE && c->cur && regime_of(c->cur) != R_PART)
+            sched_preempt(c); /* its own share's slot: a hole's filler gives way */
+        else
+            sched_kick(p->hart);
+        if (ad.cur_slot == SPACE && (c->cur || q[p->hart].head != p)) /* busy: an idle hart of its share pulls it */
+            sched_kick_idle(a->mask & ~(1UL << p->hart));
+        if (ad.cur_slot == SPACE)
+            idle_mask &= ~(1UL << p->hart);
+    } else {
+        runq_push_back(&fq, p);
+        if (ad.cur_slot == SPACE)
+            idle_mask &= ~fill_mask;
+        kick_idle();
+    }
+}
+
+/* Take a READY p off whatever queue holds it. */
+void ad_unqueue(struct proc *p)
+{
+    runq_remove(&fq, p);
+    for (int h = 0; h < ncpus; h++)
+        runq_remove(&q[h], p);
+}
+
+/* ---- the SPACE slot's division ---- */
+
+/* What one more hart is worth to j (adrule.c ad_shape, from process 0's published units). */
+static enum allot_shape shape_of(struct job *j, int *units)
+{
+    volatile struct sl_sync *st = syncstat_of(j, 0);
+    return ad_shape(&aj(j)->rule, j->adaptive, j->nprocs, st ? st->units : 0, units);
+}
+
+/* A job's shape changed since its share was computed: the shares are recomputed. */
+int ad_shapes_changed(void)
+{
+    for (int i = 0; i < ad.nlive; i++) {
+        int units;
+        enum allot_shape sh = shape_of(ad.live[i], &units);
+        if (aj(ad.live[i])->rule.regime != R_GANG && (sh != aj(ad.live[i])->shape || units != aj(ad.live[i])->units))
+            return 1;
+    }
+    return 0;
+}
+
+/* Divide the harts among the part and fill jobs (allot.h) and move part processes onto their shares, but
+   those of `skip` (a job being moved: its caller places them). */
+void ad_repartition(struct job *skip)
+{
+    struct allot_job al[NJOB];
+    struct job *sp[NJOB];
+    int n = 0;
+    for (int i = 0; i < ad.nlive; i++)
+        if (aj(ad.live[i])->rule.regime != R_GANG) {
+            struct ad_job *a = aj(ad.live[i]);
+            sp[n] = ad.live[i];
+            a->shape = shape_of(ad.live[i], &a->units);
+            al[n++] = (struct allot_job){ .procs = ad.live[i]->nprocs,
+                                          .adaptive = ad.live[i]->adaptive || a->rule.regime == R_FILL,
+                                          .shape = a->shape, .units = a->units,
+                                          .background = ad.live[i]->background, .prev = a->mask };
+        }
+    if (n)
+        allot_compute(ncpus, al, n);
+    fill_mask = 0;
+    for (int i = 0; i < n; i++) {
+        struct ad_job *a = aj(sp[i]);
+        int changed = a->mask != al[i].mask;
+        a->mask = al[i].mask;
+        if (a->rule.regime == R_FILL)
+            fill_mask |= a->mask;
+        if (changed) {
+            ad_publish(sp[i]);
+            trace_rec(mycpu()->id, TR_REP, sp[i]->id, 0, al[i].count);
+        }
+        if (a->rule.regime != R_PART || sp[i] == skip)
+            continue;
+        for (int k = 0; k < sp[i]->nprocs; k++) { /* off harts the job lost */
+            struct proc *p = ad.members[sp[i]->id - 1][k];
+            if (!p || (a->mask >> p->hart & 1))
+                continue;
+            if (p->state == P_READY) {
+                runq_remove(&q[p->hart], p);
+                ad_place_ready(p); /* rebinds it */
+            } else if (p->state == P_RUNNING) {
+                sched_preempt(p->on_cpu); /* rebound when it is enqueued */
+            }
+        }
+    }
+}
+
+/* ---- the round ---- */
+
+static int slot_runnable(int s)
+{
+    if (s == SPACE) {
+        if (fq.head)
+            return 1;
+        for (int h = 0; h < ncpus; h++)
+            if (q[h].head)
+                return 1;
+        for (int i = 0; i < ad.nlive; i++)
+            if (aj(ad.live[i])->rule.regime != R_GANG)
+                for (int k = 0; k < ad.live[i]->nprocs; k++)
+                    if (runnable(ad.members[ad.live[i]->id - 1][k]))
+                        return 1;
+        return 0;
+    }
+    for (int h = 0; h < ncpus; h++)
+        if (runnable(ad.matrix[s][h]))
+            return 1;
+    return 0;
+}
+
+/* The slot after s in the round: the used rows in order, then SPACE. */
+static int next_slot(int s)
+{
+    int r = slots_next_used(&ad.table, s == SPACE ? -1 : s);
+    if (s == SPACE)
+        return r >= 0 ? r : SPACE;
+    return r < 0 || r <= s ? SPACE : r;
+}
+
+/* Hart c acts on the latest switch: it leaves a process that is not of the current slot, and at every
+   quantum a part or filler process gives its hart to the next in its queue (round robin). */
+void ad_ack(struct cpu *c)
+{
+    if (acked_seq[c->id] == switch_seq)
+        return;
+    acked_seq[c->id] = switch_seq;
+    trace_rec(c->id, TR_ACK, 0, -1, ad.cur_slot);
+    struct proc *p = c->cur;
+    if (!p)
+        return;
+    if (ad.cur_slot >= 0) {
+        if (p != ad.matrix[ad.cur_slot][c->id])
+            sched_preempt(c);
+    } else if (regime_of(p) == R_GANG || q[c->id].head ||
+               (fq.head && ((fill_mask >> c->id & 1) || regime_of(p) == R_FILL))) {
+        sched_preempt(c);
+    }
+}
+
+/* Switch to the next slot with something runnable (or stay); always broadcast, so every hart's round
+   robin turns with the quantum. */
+void ad_switch(enum trace_ev why, int stay)
+{
+    int s = ad.cur_slot;
+    for (int k = 0; k <= ad.table.nrows + 1 && !stay; k++) {
+        s = next_slot(s);
+        if (slot_runnable(s) || s == ad.cur_slot)
+            break;
+    }
+    if (why == TR_EARLY && s == ad.cur_slot)
+        return;
+    struct cpu *me = mycpu();
+    if (s != ad.cur_slot)
+        ad.space_quanta = 0;
+    ad.cur_slot = s;
+    switch_seq++;
+    idle_mask = 0;
+    trace_rec(me->id, why, 0, -1, s);
+    sched_restart_tick(0);
+    sched_ipi(ad.all_harts & ~(1UL << me->id));
+    ad_ack(me);
+}
+
+void ad_mark_idle(int h)
+{
+    idle_mask |= 1UL << h;
+    if (idle_mask == ad.all_harts)
+        ad_switch(TR_EARLY, 0);
+}
+
+/* A ready part process of a job whose share holds hart h, waiting on another hart of that share that is busy
+   (an idle one was kicked and runs it itself: taking it would pile the job's processes on the fastest
+   waker's hart, where they stay bound). */
+static struct proc *pull_from_share(int h)
+{
+    for (int i = 0; i < ad.nlive; i++) {
+        struct ad_job *a = aj(ad.live[i]);
+        if (a->rule.regime != R_PART || !(a->mask >> h & 1))
+            continue;
+        for (int o = 0; o < ncpus; o++)
+            for (struct proc *p = o != h && (a->mask >> o & 1) && cpus[o].cur ? q[o].head : 0; p; p = p->rq_next)
+                if (p->job == ad.live[i]) {
+                    runq_remove(&q[o], p);
+                    p->hart = h;
+                    ad.live[i]->nmigrate++;
+                    return p;
+                }
+    }
+    return 0;
+}
+
+struct proc *ad_pick(struct cpu *c)
+{
+    for (int tries = 0; tries < 2; tries++) {
+        struct proc *p = 0;
+        if (ad.cur_slot >= 0) {
+            p = ad.matrix[ad.cur_slot][c->id];
+            if (p && p->state == P_READY)
+                return p;
+            p = 0;
+        } else {
+            p = runq_pop(&q[c->id]);
+            if (!p)
+                p = pull_from_share(c->id);
+            if (!p && (fill_mask >> c->id & 1))
+                p = runq_pop(&fq);
+            if (p)
+                return p;
+        }
+        int before = ad.cur_slot;
+        ad_mark_idle(c->id); /* may switch early */
+        if (ad.cur_slot == before)
+            break;
+    }
+    /* a hole: filler only - a process of a synchronizing job (gang or part) would run without its partners
+       and spin or block on them (uncoordinated: F&R eq. 8) */
+    return runq_pop(&fq);
+}
