@@ -370,12 +370,16 @@ def test_sim_a_thread_program_waiting_on_partners_is_coscheduled():
     assert gauss["regime"] == "gang" and gauss["gang_us"] > gauss["part_us"], gauss
 
 
-def test_sim_a_decisive_loss_moves_a_new_job_before_its_first_window_ends():
+@pytest.mark.parametrize("hog_at", ["", ",at=2ms"])
+def test_sim_a_decisive_loss_moves_a_new_job_before_its_first_window_ends(hog_at):
     """adaptive.c probe: every quantum of a job's first window, the window so far is judged; gauss fine
     time-sharing one hart beside a hog loses far more than decisive= block + wakes per episode, so it moves
-    to a gang row before the first window (window= 4 quanta) ends, not after it."""
+    to a gang row before the first window (window= 4 quanta) ends, not after it. A hog arriving 2 ms later
+    shrinks gauss's share to one hart, which turns its wait timing on mid-window: its window restarts there
+    (adaptive.c restart_window) rather than carrying no evidence to the end."""
     quantum_ms = 10  # waits end within a quantum here, so the probe sees them
-    gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={quantum_ms}ms {THREADS_WAITING}").results
+    jobs = THREADS_WAITING.replace("job=hog", "job=hog:procs=2" + hog_at)
+    gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={quantum_ms}ms {jobs}").results
                  if r["app"] == "gauss")
     assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
     assert gauss["part_us"] < 4 * quantum_ms * 1000, gauss
