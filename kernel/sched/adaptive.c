@@ -187,8 +187,8 @@ static int gang_row_besides(const struct job *j)
     return 0;
 }
 
-/* One window of job j, judged with rule state r (adrule.c decides): its sums now, the kernel's run and blocked time and the
-   library's counts, each field of the page read once (the job may be rewriting it). */
+/* One window of job j, judged with rule state r (adrule.c decides): its sums now, the kernel's run and
+   blocked time and the library's counts, each field of the page read once (the job may be rewriting it). */
 static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
 {
     struct ad_job *a = aj(j);
@@ -209,8 +209,9 @@ static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp
     struct ad_env e = {
         .wticks = wticks, .quantum = sched_quantum,
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
-        .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin), .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs,
-        .ncpus = ncpus, .harts = popc(a->mask), .adaptive = j->adaptive, .holes = gang_row_besides(j),
+        .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin),
+        .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs, .ncpus = ncpus, .harts = popc(a->mask),
+        .adaptive = j->adaptive, .holes = gang_row_besides(j),
     };
     return ad_judge(r, &now, &e, tp_us, wait_pct);
 }
@@ -265,10 +266,10 @@ static void probe(void)
     }
 }
 
+/* ---- the hooks ---- */
+
 static struct proc *took(struct cpu *c, struct proc *p);
 static struct proc *ad_pick_next(struct cpu *c) { return took(c, ad_pick(c)); }
-
-/* ---- the hooks ---- */
 
 /* A job arrived: what each job lost where may be less than it would lose there now (one more job to share
    the harts with), and a memory that underestimates would send a job where it loses more. A departure
