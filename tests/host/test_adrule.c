@@ -57,6 +57,11 @@ int main(void)
     /* waiting 1 tick per episode: below omega, stays part */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40, 0) == R_PART);
     CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_PART && r.syncs);
+    /* time-sharing, a wait's time off the hart (preempted or yielded inside it) is loss too (F&R eq. 8):
+       1 tick spinning per episode and 1000 off the hart is past omega: gang */
+    s = next(&s, 4 * Q, 40, 40040, 0);
+    s.off += 40000;
+    CHECK(ad_judge(&r, &s, &e, &(uint64_t){ 0 }, &(int){ 0 }) == R_GANG && r.loss[R_PART] == 1001);
 
     /* the hysteresis: confirm=2 needs two agreeing windows; a window for the current regime resets */
     memset(&r, 0, sizeof r);

@@ -17,7 +17,8 @@ submits all its alone and mix boots at once. The mixes are named; `--mixes` pick
 rule was not tuned on (issue 29: "a mix the tests do not use should show the same"). Simulated time is
 deterministic, so --sim is valid on a busy host and at any --jobs; QEMU timings are not: run --qemu on a quiet
 machine (the harness flags a busy host in each boot's record).
-The simulator models synth, oddeven, gauss (coarse), hog, sleeper, chaos (two modes) and knary (mode=steal) only.
+The simulator models synth, oddeven, gauss (coarse and fine), hog, sleeper, chaos (two modes), knary (mode=steal) and
+the other thread apps (grassfire, msort), not every app: the mixes here use modelled apps only.
 """
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ MIXES = {
     # not tuned on: another fine-grain app (oddeven), an imbalanced coarse synth (sublinear: the slowest of P
     # workers sets each step), knary, no hog
     "holdout": ["oddeven:n=24576,barrier=spin", "synth:grain=20000,var=40000,iters=400,barrier=spin", KNARY],
+    # all4 with its fine-grain job a thread program that cannot fold (Markatos ch. 4's gauss: each row update
+    # pinned to its row's process, partners waited for by running out of threads, adapt=no; mem=: its
+    # default limit, with the others', passes the simulator's memory at 64 harts)
+    "threads": ["gauss:n=256,variant=fine,adapt=no,mem=8M", COARSE, KNARY, HOG],
 }
 
 
