@@ -100,9 +100,10 @@ static void restart_window(struct job *j)
 {
     struct ad_job *a = aj(j);
     uint64_t tp_us;
-    int wait_pct;
+    int wait_pct, settling = a->rule.settle; /* a job that just moved still skips the window after */
     a->rule.settle = 1;
     judge(j, &a->rule, 0, &tp_us, &wait_pct);
+    a->rule.settle = settling;
     a->judged_at = rdtime();
 }
 
