@@ -75,7 +75,8 @@ static void ad_init(void)
 static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp_us, int *wait_pct);
 static void restart_window(struct job *j);
 
-void ad_publish(struct job *j)
+/* What job j is told in its info page: its allotment, and whether its waits are timed. */
+static void publish(struct job *j)
 {
     struct ad_job *a = aj(j);
     if (a->rule.regime == R_GANG)
@@ -165,8 +166,8 @@ static void move(struct job *j, enum ad_regime to, uint64_t tp_us, int wait_pct)
     a->mask = 0;
     trace_rec(mycpu()->id, TR_REGIME, j->id, from,
               (int)to | (wait_pct & 127) << 2 | (int)(tp_us < (1 << 22) - 1 ? tp_us : (1 << 22) - 1) << 9);
-    ad_repartition(j);
-    ad_publish(j);
+    ad_repartition(j, publish);
+    publish(j);
     for (int i = 0; i < j->nprocs; i++) {
         if (!m[i])
             continue;
@@ -240,7 +241,7 @@ static void window_end(void)
     for (int i = 0; i < ad.nlive; i++)
         decide(ad.live[i]);
     if (ad_shapes_changed())
-        ad_repartition(0);
+        ad_repartition(0, publish);
 }
 
 /* Every quantum of a job's first window, that window so far is judged without closing it, and only a
@@ -295,8 +296,8 @@ static int ad_job_admit(struct job *j)
     a->judged_at = a->since;
     ad.live[ad.nlive++] = j;
     forget_losses();
-    ad_repartition(0);
-    ad_publish(j);
+    ad_repartition(0, publish);
+    publish(j);
     return 0;
 }
 
@@ -316,7 +317,7 @@ static void ad_job_done(struct job *j)
     a->in[a->rule.regime] += end > a->since ? end - a->since : 0;
     a->since = end;
     a->mask = 0;
-    ad_repartition(0);
+    ad_repartition(0, publish);
 }
 
 static void ad_proc_new(struct proc *p)

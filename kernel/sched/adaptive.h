@@ -52,13 +52,12 @@ int ad_pick_hart(struct job *j);            /* the hart of j's share for one mor
 void ad_place_ready(struct proc *p);        /* a READY p (on no queue) joins its regime's queue */
 void ad_unqueue(struct proc *p);            /* a READY p leaves whatever queue holds it */
 int ad_shapes_changed(void);                /* a part or fill job's shape changed since its share was set */
-void ad_repartition(struct job *skip);      /* the SPACE slot's shares again; part processes moved onto them */
+/* The SPACE slot's shares again, part processes moved onto them (but skip's: its caller places them);
+   share_changed(j) for every job whose share changed (a hook: the policy tells the job). */
+void ad_repartition(struct job *skip, void (*share_changed)(struct job *));
 void ad_ack(struct cpu *c);                 /* hart c acts on the latest slot switch */
 void ad_switch(enum trace_ev why, int stay); /* hart 0: the next slot with something runnable (or stay) */
 void ad_mark_idle(int h);                   /* hart h has nothing of the current slot */
 struct proc *ad_pick(struct cpu *c);        /* what hart c runs next (0: nothing) */
-
-/* adaptive.c: what a job is told - its allotment and whether its waits are timed (abi.h's info page). */
-void ad_publish(struct job *j);
 
 #endif

@@ -3,7 +3,8 @@
  * - its gang entry, the queue of a hart of its share, or the filler FIFO - which process a hart runs in the
  * current slot, the SPACE slot's division into shares, and the round of slots switched by hart 0's
  * broadcast. adaptive.c decides each job's regime and calls down into this file; this file never decides
- * one. State: adaptive.h's `ad` and the queues below, all guarded by sched_lock.
+ * one and never calls up (a job is told its new share through ad_repartition's hook). State: adaptive.h's
+ * `ad` and the queues below, all guarded by sched_lock.
  */
 #include "adaptive.h"
 #include "runq.h"
@@ -138,7 +139,7 @@ int ad_shapes_changed(void)
 
 /* Divide the harts among the part and fill jobs (allot.h) and move part processes onto their shares, but
    those of `skip` (a job being moved: its caller places them). */
-void ad_repartition(struct job *skip)
+void ad_repartition(struct job *skip, void (*share_changed)(struct job *))
 {
     struct allot_job al[NJOB];
     struct job *sp[NJOB];
@@ -163,7 +164,7 @@ void ad_repartition(struct job *skip)
         if (a->rule.regime == R_FILL)
             fill_mask |= a->mask;
         if (changed) {
-            ad_publish(sp[i]);
+            share_changed(sp[i]);
             trace_rec(mycpu()->id, TR_REP, sp[i]->id, 0, al[i].count);
         }
         if (a->rule.regime != R_PART || sp[i] == skip)
