@@ -191,11 +191,10 @@ def assert_regime_accounting(results, window_quanta, confirm):
         assert r["regime_moves"] <= windows / (confirm + 1) + 1, r
 
 
-@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
-def test_churn_every_app(boot, cpus):
+def churn_every_app(boot, cpus, window):
     apps = boot(1, "calib=off job=synth:procs=1,iters=1").boot["apps"]
-    run = boot(cpus, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 {churn_jobs(apps)}",
-               timeout=600, deterministic=True)
+    run = boot(cpus, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window={window} confirm=1 "
+               f"{churn_jobs(apps)}", timeout=600, deterministic=True)
     assert_all_ok(run)
     trace = tr.parse_trace(run.console)
     assert trace.complete and not any(trace.dropped.values()), "the ring overflowed: make the run shorter"
@@ -204,7 +203,19 @@ def test_churn_every_app(boot, cpus):
     assert_gang_rows_coscheduled(trace, timeline, run.results, deterministic_grace(cpus))
     assert_partitions_disjoint(trace, timeline, cpus, run.results)
     assert_filler_served(trace, timeline, cpus)
-    assert_regime_accounting(run.results, 1, 1)
+    assert_regime_accounting(run.results, window, 1)
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
+def test_churn_every_app(boot, cpus):
+    churn_every_app(boot, cpus, 1)
+
+
+def test_churn_every_app_with_probes(boot):
+    """window=4: every quantum of a new job's first window is probed (adaptive.c probe), a window is the time
+    since the job's last judgment, and one restarts when the job's wait timing turns on - the same
+    invariants hold as with window=1, where no probe runs (every window is one quantum)."""
+    churn_every_app(boot, 2, 4)
 
 
 def test_a_gang_and_its_filler(boot):
