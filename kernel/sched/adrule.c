@@ -56,8 +56,8 @@
  * filter, one that loses 8 block-and-wakes per episode is not, and every window it waits costs it most
  * (gauss fine time-sharing one hart beside a hog on QEMU: 65x its time alone in the partition). The
  * count restarts after every move, and the window after a move is skipped (it straddles two regimes and
- * process control's reaction), so a job moves at most once per confirm= + 1 windows whatever its
- * measurements do. A window in which the job ran less than a quarter of its length, or whose statistics ran
+ * process control's reaction), so a job moves at most once per confirm= + 1 windows - once per two on
+ * decisive losses - whatever its measurements do. A window in which the job ran less than a quarter of its length, or whose statistics ran
  * backwards, carries no evidence either way. New jobs start in part (no interference, no spinning), and
  * every quantum of their first window that window so far is judged too (adaptive.c probe): a decisive
  * loss moves them then, anything else waits for the window's end.
@@ -69,7 +69,7 @@
  * Hostile statistics. The page is the job's to scribble on: each field is read once, deltas that run
  * backwards void the window, W is clamped to processes x window and S to W. Whatever it writes, a job can
  * only move itself between regimes, each of which gives it at most a fair share (one row of the round, or
- * a fair share of the SPACE slot), and at most once per confirm= windows. Its units only decide where spare
+ * a fair share of the SPACE slot), and at most once per two windows. Its units only decide where spare
  * harts go - at most one beyond its equal share (the remainder), or harts a rounds job would not use - and
  * are read when shares are recomputed (a window's end, an arrival or departure, a move): rewriting them
  * moves spare harts at most once a window between those.
