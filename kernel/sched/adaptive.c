@@ -72,7 +72,6 @@ static void ad_init(void)
 
 /* ---- what a job is told ---- */
 
-static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp_us, int *wait_pct);
 static void restart_window(struct job *j);
 
 /* What job j is told in its info page: its allotment, and whether its waits are timed. */
@@ -93,20 +92,6 @@ static void publish(struct job *j)
                               its admission, or a judgment) */
 }
 
-/* j's window starts again now, what it measured so far dropped: a settling window carries no evidence, and
-   ad_judge takes its sums as the next window's start. (Skipping the whole window instead left gauss fine,
-   whose share shrank to one hart 2 ms after it arrived, time-sharing it for a window its probes could not
-   judge.) */
-static void restart_window(struct job *j)
-{
-    struct ad_job *a = aj(j);
-    uint64_t tp_us;
-    int wait_pct, settling = a->rule.settle; /* a job that just moved still skips the window after */
-    a->rule.settle = 1;
-    judge(j, &a->rule, 0, &tp_us, &wait_pct);
-    a->rule.settle = settling;
-    a->judged_at = rdtime();
-}
 
 /* ---- moving a job between regimes ---- */
 
@@ -189,9 +174,9 @@ static int gang_row_besides(const struct job *j)
     return 0;
 }
 
-/* One window of job j, judged with rule state r (adrule.c decides): its sums now, the kernel's run and
-   blocked time and the library's counts, each field of the page read once (the job may be rewriting it). */
-static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
+/* Job j's sums now (0; -1: it has no statistics page): the kernel's run and blocked time and the library's
+   counts, each field of the page read once (the job may be rewriting it). */
+static int sums_of(struct job *j, struct ad_sums *sums)
 {
     struct ad_job *a = aj(j);
     if (!syncstat_of(j, 0))
@@ -208,6 +193,28 @@ static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp
         now.episodes += st->episodes; /* counts wrap: the rule takes deltas modulo 2^32 */
         now.wait += st->wait_ticks;
     }
+    *sums = now;
+    return 0;
+}
+
+/* j's window starts again now, what it measured so far dropped (skipping the whole window instead left
+   gauss fine, whose share shrank to one hart 2 ms after it arrived, time-sharing it for a window its
+   probes could not judge). A pending post-move skip stays pending. */
+static void restart_window(struct job *j)
+{
+    struct ad_sums now;
+    if (sums_of(j, &now) == 0)
+        aj(j)->rule.last = now;
+    aj(j)->judged_at = rdtime();
+}
+
+/* One window of job j, judged with rule state r (adrule.c decides). */
+static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp_us, int *wait_pct)
+{
+    struct ad_job *a = aj(j);
+    struct ad_sums now;
+    if (sums_of(j, &now) < 0)
+        return -1;
     struct ad_env e = {
         .wticks = wticks, .quantum = sched_quantum,
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
@@ -218,8 +225,8 @@ static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp
     return ad_judge(r, &now, &e, tp_us, wait_pct);
 }
 
-/* Job j's window since it was last judged (window= quanta, or less for a job admitted since) judged; it
-   moves when the hysteresis says so. A window shorter than a quantum is not judged: its sums carry into
+/* Judge job j's window - the time since it was last judged: window= quanta, or less for a job admitted
+   since - and move it when the hysteresis says so. A window shorter than a quantum is not judged: its sums carry into
    the next one (a window is all the time since the last, so a job admitted late in one is judged on the
    rest: cut at a fixed length, a job time-sharing a hart with three others ran less than a quarter of it,
    and the window said nothing). */
