@@ -388,12 +388,23 @@ def test_sim_a_decisive_loss_moves_a_new_job_before_its_first_window_ends(hog_at
     to a gang row before the first window (window= 4 quanta) ends, not after it. A hog arriving 2 ms later
     shrinks gauss's share to one hart, which turns its wait timing on mid-window: its window restarts there
     (adaptive.c restart_window) rather than carrying no evidence to the end."""
-    quantum_ms = 10  # waits end within a quantum here, so the probe sees them
+    quantum_ms = 10
     jobs = THREADS_WAITING.replace("job=hog", "job=hog:procs=2" + hog_at)
     gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={quantum_ms}ms {jobs}").results
                  if r["app"] == "gauss")
     assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
     assert gauss["part_us"] < 4 * quantum_ms * 1000, gauss
+
+
+def test_sim_a_wait_still_open_counts_in_its_window():
+    """abi.h wait_open: at a 2 ms quantum, gauss fine time-sharing one hart waits for its partner longer than
+    a quantum, so at the first probes its waits were still open - uncounted until they ended, the probe saw
+    nothing and the job waited out its whole first window (4 quanta) in its partition. Counted up to now,
+    they move it at the second."""
+    gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={QUANTUM_MS}ms {THREADS_WAITING}").results
+                 if r["app"] == "gauss")
+    assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
+    assert gauss["part_us"] < 4 * QUANTUM_MS * 1000, gauss
 
 
 def allotments(run):

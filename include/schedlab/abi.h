@@ -128,7 +128,7 @@ struct sl_info {
  * measurement window and trusts nothing: a record that runs backwards or claims more time than the window
  * had is clamped or ignored, and what a job writes there decides only its own regime (adaptive.c). How
  * much of a wait was asleep the kernel knows itself (each process's blocked time): not published.
- * The waits (waits, wait_ticks, in_wait) are counted only while the info page's sync_timed is 1: the rule
+ * The waits (waits, wait_ticks, in_wait, wait_open) are counted only while the info page's sync_timed is 1: the rule
  * reads them only for a job in a gang row or time-sharing harts it cannot fold onto; a job folded onto its
  * partition (or dedicated harts) is judged by its episodes alone, and two time reads and four atomics a
  * wait were paid there for nothing.
@@ -144,7 +144,11 @@ struct sl_sync {
     uint32_t units;           /* process 0's record: the pinned workers of the worker run in progress
                                  (sl_run_workers), 0 outside one; policy=adaptive allots a job whose workers
                                  synchronize by the rounds they fold into (allot.h ALLOT_ROUNDS) */
-    uint64_t wait_ticks;      /* `time` CSR ticks inside those waits (spinning, asleep, parked, or preempted) */
+    uint64_t wait_ticks;      /* `time` CSR ticks inside those waits (spinning, asleep, parked, or preempted),
+                                 each added when it ends */
+    uint64_t wait_open;       /* `time` CSR when the outermost wait in progress began (in_wait went 0 -> 1),
+                                 0 while none is: the kernel counts an open wait up to now, so a window sees
+                                 a wait that outlasts it (a process waiting for partners that never ran) */
 };
 /* Where process i's record is in the page: processes 0..63 each own a 64-byte line, 64..127 the second half
    of those lines. Packed records put two processes' counters in one line, which their harts bounced on

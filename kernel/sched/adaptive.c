@@ -174,6 +174,9 @@ static int gang_row_besides(const struct job *j)
     return 0;
 }
 
+/* Ticks from `from` to t (0: from is 0, nothing open, or not before t). */
+static uint64_t since(uint64_t from, uint64_t t) { return from && t > from ? t - from : 0; }
+
 /* Job j's sums now (0; -1: it has no statistics page): the kernel's run and blocked time and the library's
    counts, each field of the page read once (the job may be rewriting it). */
 static int sums_of(struct job *j, struct ad_sums *sums)
@@ -185,14 +188,23 @@ static int sums_of(struct job *j, struct ad_sums *sums)
     uint64_t t = rdtime();
     for (int i = 0; i < j->nprocs; i++) {
         struct proc *p = ad.members[j->id - 1][i];
-        if (p) { /* run_ticks and blocked_ticks cover a running or blocked process up to its last change */
-            now.run += p->run_ticks + (p->state == P_RUNNING && t > p->dispatched_at ? t - p->dispatched_at : 0);
-            now.sleep += p->blocked_ticks + (p->state == P_BLOCKED && t > p->blocked_at ? t - p->blocked_at : 0);
-        }
         volatile struct sl_sync *st = syncstat_of(j, i);
         now.episodes += st->episodes; /* counts wrap: the rule takes deltas modulo 2^32 */
-        now.wait += st->wait_ticks;
+        now.wait += __atomic_load_n(&st->wait_ticks, __ATOMIC_ACQUIRE); /* before wait_open: syncstat.h */
+        if (!p)
+            continue;
+        /* each count up to now: run_ticks and blocked_ticks cover a running or blocked process up to its
+           last change, the off time a preempted waiter's up to its next dispatch (took), and a wait the
+           library's up to its end */
+        now.run += p->run_ticks + (p->state == P_RUNNING ? since(p->dispatched_at, t) : 0);
+        now.sleep += p->blocked_ticks + (p->state == P_BLOCKED ? since(p->blocked_at, t) : 0);
+        now.off += since(SCHED_PRIV(p, struct ad_proc)->off_since, t);
+        now.wait += since(st->wait_open, t);
     }
+    /* Sums that run backwards void a window (adrule.c). An open wait's stretch can drop out for a moment
+       (abi.h wait_open: its end withdraws it before adding the wait), so the job's wait is its high-water
+       mark: what a window counted too early, the next does not count again. */
+    now.wait = a->wait_seen = now.wait > a->wait_seen ? now.wait : a->wait_seen;
     *sums = now;
     return 0;
 }

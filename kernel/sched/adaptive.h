@@ -23,6 +23,7 @@ struct ad_job {
     uint64_t since, in[NREGIMES];
     uint64_t exited_run, exited_blocked; /* run_ticks and blocked_ticks of its exited processes */
     uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
+    uint64_t wait_seen; /* the most its sums' wait has been (sums_of): they never run backwards */
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;
     int probing;      /* in its first window: probed every quantum (probe) */

@@ -10,9 +10,9 @@
  * and on the host the library runs exactly the code it runs without this. The counts:
  *   episodes   a worker arrived at a barrier (the counting shapes' wait), or a process of a run of placed
  *              threads ran out of them (threads/uthread.c streak_begins: it waits for its partners)
- *   waits, wait_ticks, in_wait   around a wait kind's wait (the counting kinds'), while the info page's
- *              sync_timed says the kernel reads them; in_wait says the process is inside one (the kernel
- *              subtracts its preemptions there)
+ *   waits, wait_ticks, in_wait, wait_open   around a wait kind's wait (the counting kinds'), while the
+ *              info page's sync_timed says the kernel reads them (sl_sync_wait_begins/ends); in_wait says
+ *              the process is inside one (the kernel subtracts its preemptions there), wait_open since when
  *   units      process 0's: the pinned workers of the worker run in progress (sl_sync_units)
  * The time asleep is the kernel's to count (each process's blocked time), not published.
  * Layer: base (lib/LAYERS) - it calls only the platform, so the wait and barrier layers may use it.
@@ -54,6 +54,29 @@ static inline void sl_sync_units(uint32_t n)
     struct sl_sync *s = sl_sync_rec();
     if (s)
         __atomic_store_n(&s->units, n, __ATOMIC_RELAXED);
+}
+
+/* A timed wait of record s (sl_sync_timed) begins at t0 (a sl_plat_ticks value). The outermost one
+   publishes its start, so the kernel counts a wait still open at a window's end (abi.h wait_open). */
+static inline void sl_sync_wait_begins(struct sl_sync *s, uint64_t t0)
+{
+    if (__atomic_add_fetch(&s->in_wait, 1, __ATOMIC_RELAXED) == 1)
+        __atomic_store_n(&s->wait_open, t0 | 1, __ATOMIC_RELAXED); /* never 0 while open */
+}
+
+/* That wait is over at t1: counted (one wait of t1 - t0 ticks) or not (it was no wait on a partner). The
+   outermost one withdraws its start before its ticks are added (release: in that order), and the kernel
+   reads wait_ticks before wait_open, so it may miss a wait's last stretch for a moment but never counts it
+   twice. A user-level thread may end its wait on another process (work stealing) while a thread of the
+   first begins one: that wait may then go unseen until it ends - never counted twice either. */
+static inline void sl_sync_wait_ends(struct sl_sync *s, uint64_t t0, uint64_t t1, int counted)
+{
+    if (__atomic_sub_fetch(&s->in_wait, 1, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(&s->wait_open, 0, __ATOMIC_RELAXED);
+    if (counted) {
+        __atomic_add_fetch(&s->wait_ticks, t1 - t0, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&s->waits, 1, __ATOMIC_RELAXED);
+    }
 }
 
 #endif

@@ -462,8 +462,8 @@ static sl_thread_t *take_yielded(struct vp *s)
    partners - only their progress (a round's end, a pivot row, a created thread) gives it work - as a worker
    waits at a barrier; a stealing run's idle process merely finds no surplus, and a worker run's workers
    publish their barriers themselves. So an idle streak of a placed run is published as an episode at its
-   start and, while the kernel reads wait times, as one wait from start to end (in_wait meanwhile: its
-   yields are not spinning). A job that adapts (process control) is left out: folded, its waits say nothing
+   start and, while the kernel reads wait times, as one wait from start to end (in_wait and wait_open
+   meanwhile: its yields are not spinning). A job that adapts (process control) is left out: folded, its waits say nothing
    the rule reads (adrule.c), and its streaks would only keep it from filling gang rows' holes, which served
    it better (gauss fine beside a gang job and a hog, 2 harts, deterministic QEMU: 63 ms filling, 75 in its
    partition). Every other run, and every run under other policies, pays a few loads per idle streak. */
@@ -477,8 +477,8 @@ static void streak_begins(struct vp *s)
         return;
     sl_sync_episode();
     if (sl_sync_timed()) {
-        __atomic_add_fetch(&rec->in_wait, 1, __ATOMIC_RELAXED);
         s->streak_t0 = sl_plat_ticks() | 1; /* never 0 while open */
+        sl_sync_wait_begins(rec, s->streak_t0);
     }
 }
 
@@ -490,11 +490,7 @@ static void streak_ends(struct vp *s, int counted)
     struct sl_sync *rec = sl_sync_rec();
     if (!rec)
         return;
-    if (counted) {
-        __atomic_add_fetch(&rec->wait_ticks, sl_plat_ticks() - s->streak_t0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&rec->waits, 1, __ATOMIC_RELAXED);
-    }
-    __atomic_sub_fetch(&rec->in_wait, 1, __ATOMIC_RELAXED);
+    sl_sync_wait_ends(rec, s->streak_t0, sl_plat_ticks(), counted);
     s->streak_t0 = 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * wait_stats.c - the counting wait kinds: each kind of sl_waits[] wrapped so that a wait publishes itself
  * in the process's sync statistics record (base/syncstat.h, abi.h "sync statistics"): one wait, the ticks
- * it took (spinning, asleep, parked or preempted) and in_wait while inside it.
+ * it took (spinning, asleep, parked or preempted), and in_wait and wait_open while inside it.
  *
  * Installed by sl_wait_stats_start (the start code, process 0, before the app's main and before any other
  * process or thread exists) only where the kernel mapped the page (policy=adaptive); then sl_waits[k]
@@ -12,7 +12,7 @@
  *
  * A user-level thread may wait on one process and be resumed on another (work stealing, process control):
  * the wait is counted in the record of the process it began on, with atomic adds, so in_wait stays
- * balanced whichever process ends it.
+ * balanced whichever process ends it (sl_sync_wait_ends says what that costs wait_open).
  */
 #include "schedlab.h"
 #include "wait/wait.h"
@@ -28,12 +28,10 @@ static void counted_wait(int k, const uint32_t *word, uint32_t old, const struct
         inner[k]->wait(word, old, wf);
         return;
     }
-    __atomic_add_fetch(&s->in_wait, 1, __ATOMIC_RELAXED);
     uint64_t t0 = sl_plat_ticks();
+    sl_sync_wait_begins(s, t0);
     inner[k]->wait(word, old, wf);
-    __atomic_add_fetch(&s->wait_ticks, sl_plat_ticks() - t0, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&s->waits, 1, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&s->in_wait, 1, __ATOMIC_RELAXED);
+    sl_sync_wait_ends(s, t0, sl_plat_ticks(), 1);
 }
 
 #define COUNTED(k) \

@@ -5,6 +5,7 @@
    and the sleeping kinds sleep as processes. This file plays the kernel (hostjob.h). */
 #include "schedlab.h"
 #include "wait/wait.h"
+#include "base/syncstat.h"
 #include "hostjob.h"
 #include "check.h"
 
@@ -37,8 +38,27 @@ static void body(void)
     sl_run_procs(ring, 0);
 }
 
+/* base/syncstat.h's timed waits: the outermost open wait publishes its start (abi.h wait_open), nested
+   ones leave it, and the last to end withdraws it; each counted wait adds its own ticks. */
+static void open_waits(void)
+{
+    struct sl_sync s = { 0 };
+    sl_sync_wait_begins(&s, 100);
+    CHECK(s.in_wait == 1 && s.wait_open == 101); /* never 0 while open */
+    sl_sync_wait_begins(&s, 150);              /* a thread of the process nests one */
+    CHECK(s.in_wait == 2 && s.wait_open == 101);
+    sl_sync_wait_ends(&s, 150, 170, 1);
+    CHECK(s.in_wait == 1 && s.wait_open == 101 && s.wait_ticks == 20 && s.waits == 1);
+    sl_sync_wait_ends(&s, 100, 200, 1);
+    CHECK(s.in_wait == 0 && s.wait_open == 0 && s.wait_ticks == 120 && s.waits == 2);
+    sl_sync_wait_begins(&s, 300);              /* a streak that ends with its run: no wait on a partner */
+    sl_sync_wait_ends(&s, 300, 350, 0);
+    CHECK(s.in_wait == 0 && s.wait_open == 0 && s.wait_ticks == 120 && s.waits == 2);
+}
+
 int main(void)
 {
+    open_waits();
     static const char *names[] = { "spin", "block", "twophase", "adaptive" };
 
     CHECK(sl_wait_pauser() == 0);

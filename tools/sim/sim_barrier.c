@@ -33,7 +33,7 @@
  *
  * Sync statistics (abi.h struct sl_sync, kernel/syncstat.h; policy=adaptive reads them): each process
  * publishes what lib/barrier.h and lib/wait.h would - episodes (the workers it hosts, at each arrival), and
- * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait while
+ * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait (wait_open) while
  * it waits, the waits only while the policy asks for their times (info_set_sync_timed, as the library reads
  * the info page's sync_timed) - so the policy runs unchanged (the part asleep is the core's own blocked
  * time, as in the kernel) - and process 0's units, the workers of a worker run while it runs.
@@ -48,7 +48,6 @@
 #include "../../kernel/syncstat.h"
 
 static struct sl_sync syncs[NJOB][SL_MAX_PROCS]; /* the sync statistics pages (the header) */
-static uint64_t wait_from[NJOB][SL_MAX_PROCS];
 
 void barrier_job_setup(struct job *j) { memset(syncs[j->id - 1], 0, sizeof syncs[0]); }
 
@@ -86,8 +85,17 @@ static void sync_waited(struct sproc *sp, uint64_t t, int count)
     s->in_wait = 0;
     if (count) {
         s->waits++;
-        s->wait_ticks += t - wait_from[sp->p.job->id - 1][sp->p.idx];
+        s->wait_ticks += t - s->wait_open;
     }
+    s->wait_open = 0;
+}
+
+/* sp begins a wait at t: timed (in_wait, wait_open) while its job's waits are (sync_timed). */
+static void sync_waits(struct sproc *sp, uint64_t t)
+{
+    struct sl_sync *s = sync_of(sp);
+    s->in_wait = sjobs[sp->p.job->id - 1].sync_timed;
+    s->wait_open = s->in_wait ? t : 0;
 }
 
 /* ---- the barrier ---- */
@@ -177,8 +185,7 @@ void barrier_arrive(struct sproc *sp, uint64_t t)
             sp->episode = b->episode;
             return core_block(sp, t, 0);
         }
-        sync_of(sp)->in_wait = w->sync_timed; /* the library times its waits only while asked to */
-        wait_from[sp->p.job->id - 1][sp->p.idx] = t;
+        sync_waits(sp, t); /* the library times its waits only while asked to */
         sp->episode = b->episode;
         sp->waiting = 1;
         sp->spin_until = t + SL_TWOPHASE_SPIN_NS;
@@ -269,8 +276,7 @@ void sync_idle_begin(struct sproc *sp, uint64_t t)
 {
     struct sl_sync *s = sync_of(sp);
     s->episodes++;
-    s->in_wait = sjobs[sp->p.job->id - 1].sync_timed;
-    wait_from[sp->p.job->id - 1][sp->p.idx] = t;
+    sync_waits(sp, t);
 }
 void sync_idle_end(struct sproc *sp, uint64_t t, int count) { sync_waited(sp, t, count); }
 
