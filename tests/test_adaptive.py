@@ -387,22 +387,45 @@ def test_sim_a_decisive_loss_moves_a_new_job_before_its_first_window_ends(hog_at
     time-sharing one hart beside a hog loses far more than decisive= block + wakes per episode, so it moves
     to a gang row before the first window (window= 4 quanta) ends, not after it. A hog arriving 2 ms later
     shrinks gauss's share to one hart, which turns its wait timing on mid-window: its window restarts there
-    (adaptive.c restart_window) rather than carrying no evidence to the end."""
+    (adaptive.c restart_window) rather than carrying no evidence to the end. (prior=part: it starts
+    there, to be measured.)"""
     quantum_ms = 10
     jobs = THREADS_WAITING.replace("job=hog", "job=hog:procs=2" + hog_at)
-    gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={quantum_ms}ms {jobs}").results
+    gauss = next(r for r in sim_ok(2, f"policy=adaptive prior=part quantum={quantum_ms}ms {jobs}").results
                  if r["app"] == "gauss")
     assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
     assert gauss["part_us"] < 4 * quantum_ms * 1000, gauss
+
+
+@pytest.mark.parametrize("hog_at", ["", ",at=2ms"])
+def test_sim_a_job_that_cannot_fold_starts_coscheduled(hog_at):
+    """prior=gang (adrule.c's prior): gauss fine (adapt=no) time-sharing one hart beside a hog has no measurement yet, and
+    would lose its partners' quanta there (F&R eq. 8) and nothing in a gang row: it starts in one - from its
+    admission, or from the hog's arrival 2 ms later (its share shrinks to one hart), with no grain behind the
+    move (nothing measured). It stays: no memory of part, so its own imbalance is no reason to leave. A job
+    that folds (adapt=yes) starts in its partition, and so does one whose share covers its processes."""
+    jobs = THREADS_WAITING.replace("job=hog", "job=hog:procs=2" + hog_at)
+    run = sim_ok(2, f"policy=adaptive prior=gang trace=on quantum={QUANTUM_MS}ms {jobs}")
+    gauss = next(r for r in run.results if r["app"] == "gauss")
+    assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
+    assert gauss["part_us"] <= (2000 if hog_at else 0), gauss
+    moves = [tr.regime_move(x) for x in tr.parse_trace(run.console).records if x.event == "regime" and x.job == gauss["job"]]
+    assert moves == [("part", "gang", 0, None)], moves
+    for other in ("job=synth:grain=500,iters=2000 job=hog", "job=synth:grain=500,iters=2000,adapt=no,procs=2 job=hog:procs=2"):
+        run = sim_ok(4, f"policy=adaptive prior=gang trace=on quantum={QUANTUM_MS}ms {other}")
+        synth = next(r for r in run.results if r["app"] == "synth")
+        moves = [tr.regime_move(x) for x in tr.parse_trace(run.console).records
+                 if x.event == "regime" and x.job == synth["job"]]
+        assert synth["part_us"] > 0 and all(m[3] is not None for m in moves), (synth, moves)  # none by the prior
 
 
 def test_sim_a_wait_still_open_counts_in_its_window():
     """abi.h wait_open: at a 2 ms quantum, gauss fine time-sharing one hart waits for its partner longer than
     a quantum, so at the first probes its waits were still open - uncounted until they ended, the probe saw
     nothing and the job waited out its whole first window (4 quanta) in its partition. Counted up to now,
-    they move it at the second."""
-    gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={QUANTUM_MS}ms {THREADS_WAITING}").results
-                 if r["app"] == "gauss")
+    they move it at the second. (prior=part: it starts there, to be measured.)"""
+    gauss = next(r for r in sim_ok(2, f"policy=adaptive prior=part quantum={QUANTUM_MS}ms {THREADS_WAITING}")
+                 .results if r["app"] == "gauss")
     assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
     assert gauss["part_us"] < 4 * QUANTUM_MS * 1000, gauss
 

@@ -50,7 +50,8 @@
     X(window, .min = 1, .max = 100, .def = 4, .help = "quanta per measurement window")              \
     X(confirm, .min = 1, .max = 20, .def = 2, .help = "consecutive windows past the threshold before a job moves") \
     X(margin, .min = 0, .max = 400, .def = 25, .help = "hysteresis: percent past the threshold that counts") \
-    X(decisive, .min = 0, .max = 1000, .def = 8, .help = "a loss per episode this many block+wakes moves a job at once (0: never)")
+    X(decisive, .min = 0, .max = 1000, .def = 8, .help = "a loss per episode this many block+wakes moves a job at once (0: never)") \
+    X(prior, .choices = "part|gang", .def = 0, .help = "where a job not measured yet that cannot fold and would time-share starts")
 SCHED_OPTIONS(OPTIONS);
 
 static const char *const regime_name[NREGIMES] = { "part", "gang", "fill" };
@@ -255,12 +256,29 @@ static void decide(struct job *j)
         move(j, (enum ad_regime)c, tp_us, wait_pct);
 }
 
+/* Jobs not measured yet that cannot fold and time-share now (an arrival or a move into the SPACE slot
+   shrank their share) go to a gang row at once (adrule.c's header, "The prior"); their window restarts
+   there, so it does not straddle the two. */
+static void coschedule_unmeasured(void)
+{
+    for (int i = 0; i < ad.nlive; i++) {
+        struct job *j = ad.live[i];
+        struct ad_job *a = aj(j);
+        if (SCHED_OPT(prior) && ad_prior_gang(&a->rule, j->adaptive, popc(a->mask), j->nprocs, ncpus)) {
+            a->rule.primed = 1;
+            move(j, R_GANG, ~0UL, 0);
+            restart_window(j);
+        }
+    }
+}
+
 static void window_end(void)
 {
     for (int i = 0; i < ad.nlive; i++)
         decide(ad.live[i]);
     if (ad_shapes_changed())
         ad_repartition(0, publish);
+    coschedule_unmeasured();
 }
 
 /* Every quantum of a job's first window, that window so far is judged without closing it, and only a
@@ -285,6 +303,7 @@ static void probe(void)
             move(ad.live[i], (enum ad_regime)c, tp_us, wait_pct);
         }
     }
+    coschedule_unmeasured();
 }
 
 /* ---- the hooks ---- */
@@ -317,6 +336,7 @@ static int ad_job_admit(struct job *j)
     forget_losses();
     ad_repartition(0, publish);
     publish(j);
+    coschedule_unmeasured();
     return 0;
 }
 
@@ -357,12 +377,15 @@ static void ad_proc_new(struct proc *p)
     }
 }
 
-/* A process preempted inside a wait (its record's in_wait) is off its hart in the middle of the wait: that
-   time is in the library's wait_ticks but was not spinning, and gang rows make it a whole round. */
+/* A process that becomes ready inside a wait (its record's in_wait) - preempted or yielded there, or woken
+   from its sleep, which returns into the wait - is off its hart in the middle of the wait until it is
+   dispatched: that time is in the library's wait_ticks but was not spinning, and gang rows make it up to a
+   whole round (a gang process woken while the SPACE slot runs, counted as spinning, made gauss fine's
+   t_w exceed its grain and left it demoted from its row: MODEL=modern, QEMU, 2 harts). */
 static void ad_enqueue(struct proc *p, enum enq_how how)
 {
     volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
-    if ((how == ENQ_PREEMPT || how == ENQ_YIELD) && st && st->in_wait)
+    if (how != ENQ_NEW && st && st->in_wait)
         SCHED_PRIV(p, struct ad_proc)->off_since = rdtime();
     ad_place_ready(p);
 }

@@ -111,6 +111,7 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     uint64_t dwt_off = dwt; /* with the time its processes waited off their harts inside waits */
     dwt -= doff;            /* on-hart waiting only */
     dep = min_u(dep, cap);
+    r->judged = 1;
     r->syncs |= dep > 0;
     if (dep == 0)
         return e->holes ? R_FILL : R_PART;
@@ -127,8 +128,12 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     uint64_t gang_loss = tw + tp * e->reload / (e->quantum + 1);
     if (r->regime == R_GANG) {
         /* leave when blocking in a partition would lose less: past a block + wake (F&R's crossover), and
-           less than the job lost in part when it was last there (the memories) */
-        int lesser = !r->loss[R_PART] || gang_loss * 100 > r->loss[R_PART] * m;
+           less than the job lost in part when it was last there (the memories). With no memory, part is
+           taken for the lesser - except by a job that came by the prior and cannot fold: it has never
+           measured part, where time-sharing would lose its partners' quanta (F&R eq. 8), and leaving on
+           its imbalance alone gauss fine ran 97 of its 198 ms time-sharing (prior=gang, MODEL=modern,
+           QEMU, 2 harts) */
+        int lesser = r->loss[R_PART] ? gang_loss * 100 > r->loss[R_PART] * m : e->adaptive || !r->primed;
         int worse = gang_loss * 100 > e->omega * m && lesser;
         /* its own imbalance (past its grain), where blocking beats spinning: past a block + wake too (F&R
            15/16: below omega spinning wins whatever the grain - gauss fine's last steps, 2 us of work and 3
@@ -149,6 +154,12 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     int gang = part_loss * 100 > e->omega * m && (!r->loss[R_GANG] || part_loss * 100 > r->loss[R_GANG] * m);
     r->decisive = gang && decisive(e, part_loss);
     return gang ? R_GANG : R_PART;
+}
+
+int ad_prior_gang(const struct ad_rule *r, int adaptive, int harts, int nprocs, int ncpus)
+{
+    return r->regime == R_PART && !r->judged && !r->moves && timeshares(adaptive, harts, nprocs) &&
+           nprocs <= ncpus && ncpus > 1;
 }
 
 /* A job whose workers meet at barriers and are a fixed number of pinned workers (the library's units) runs each

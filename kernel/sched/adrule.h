@@ -45,6 +45,8 @@ struct ad_rule {
     int demoted;    /* left a gang row for its own imbalance: never returns */
     int syncs;      /* a window with evidence had barrier episodes: its workers synchronize (sticky) */
     int decisive;   /* the last judged window's loss was past omega decisive= times (ad_confirm) */
+    int judged;     /* a window with evidence has been judged (sticky) */
+    int primed;     /* it came to its gang row by the prior (prior=gang), part never measured (sticky) */
     uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
                                 mix last changed): it returns only to a regime that lost less */
     struct ad_sums last;
@@ -57,6 +59,10 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
 /* Whether ad_judge uses the job's wait times in `regime` (its gang loss, or its loss time-sharing harts it
    cannot fold onto); elsewhere it judges by episodes alone, and the library need not time its waits. */
 int ad_reads_waits(enum ad_regime regime, int adaptive, int harts, int nprocs);
+
+/* Whether a job with no evidence yet, in part, starts coscheduled: it cannot fold and would time-share
+   (adrule.c's header, "The prior"). */
+int ad_prior_gang(const struct ad_rule *r, int adaptive, int harts, int nprocs, int ncpus);
 
 /* What one more hart is worth to a job in part or fill (allot.h's shapes; its speedup signal): rounds of
    *units workers for a job whose workers synchronize and that published its units (process 0's record:

@@ -1,7 +1,8 @@
 /*
  * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adrule.c) under ASan/UBSan:
  * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more than a block + wake -> gang; a
- * gang job with its own imbalance -> part for good; folded and dedicated jobs stay in part; windows that
+ * gang job with its own imbalance -> part for good (one that cannot fold only where part lost less); the
+ * prior (an unjudged job that cannot fold and would time-share starts in gang); folded and dedicated jobs stay in part; windows that
  * run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis
  * moves only after confirm= agreeing windows, or one decisive window (decisive= omegas lost); counts wrap; a window with episodes marks the job as one whose
  * workers synchronize (allot.h's rounds), for good.
@@ -76,7 +77,22 @@ int main(void)
     memset(&s, 0, sizeof s);
     r.last = s;
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == -1);
-    /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again */
+    /* in gang with no memory of part: a job that came by the prior and cannot fold takes part for the
+       greater loss (time-sharing: F&R eq. 8) and stays; one that folds, or came measured (its memory
+       forgotten since), takes it for the lesser and leaves */
+    struct ad_rule nomem = r;
+    struct ad_sums ns = s;
+    struct ad_env folds = env(4, 2, 1);
+    nomem.primed = 1;
+    CHECK(judge(&nomem, &ns, &e, 4 * Q, 40, 3 * Q, 0) == R_GANG && !nomem.imbalanced);
+    nomem = r, ns = s;
+    nomem.primed = 1;
+    CHECK(judge(&nomem, &ns, &folds, 4 * Q, 40, 3 * Q, 0) == R_PART && nomem.imbalanced);
+    nomem = r, ns = s;
+    CHECK(judge(&nomem, &ns, &e, 4 * Q, 40, 3 * Q, 0) == R_PART && nomem.imbalanced);
+    /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again -
+       where part lost less (40 ticks per episode) */
+    r.loss[R_PART] = 40;
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 3 * Q, 0) == R_PART && r.imbalanced);
     /* ... but not one below a block + wake: spinning wins there (F&R 15/16): t_p 1, t_w 3 < omega */
     struct ad_rule tail = r;
@@ -137,12 +153,25 @@ int main(void)
     /* in gang, losing 8.5 omegas without its own imbalance (t_w < t_p): back to part at once - unless it
        lost more in part (the memories), or the loss is its own imbalance (confirm= windows, then for good) */
     CHECK(judge(&r, &s, &e, 40 * 10000, 40, 40 * 1700, 0) == R_GANG && !r.decisive); /* part lost as much: stays */
-    memset(r.loss, 0, sizeof r.loss);
+    r.loss[R_PART] = 100; /* part lost less */
     CHECK(judge(&r, &s, &e, 40 * 10000, 40, 40 * 1700, 0) == R_PART && r.decisive);
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40 * 3000, 0) == R_PART && r.imbalanced && !r.decisive);
     e.decisive = 0; /* off: never */
     memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40 * 100000, 0) == R_GANG && !r.decisive);
+
+    /* the prior: a job not judged yet, in part, that cannot fold and would time-share starts in gang */
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(ad_prior_gang(&r, 0, 2, 4, 4));  /* adapt=no, 4 processes on 2 of 4 harts */
+    CHECK(!ad_prior_gang(&r, 1, 2, 4, 4)); /* it folds */
+    CHECK(!ad_prior_gang(&r, 0, 4, 4, 4)); /* dedicated harts */
+    CHECK(!ad_prior_gang(&r, 0, 2, 8, 4)); /* more processes than harts: no row holds it */
+    CHECK(!ad_prior_gang(&r, 0, 1, 2, 1)); /* one hart */
+    CHECK(judge(&r, &s, &e, 10, 0, 0, 0) == -1 && ad_prior_gang(&r, 0, 2, 4, 4)); /* no evidence yet */
+    CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_PART && r.judged && !ad_prior_gang(&r, 0, 2, 4, 4));
+    memset(&r, 0, sizeof r);
+    r.moves = 1;
+    CHECK(!ad_prior_gang(&r, 0, 2, 4, 4)); /* it has moved: measured */
 
     /* the wait times are read in a gang row and while time-sharing harts it cannot fold onto, nowhere else */
     CHECK(ad_reads_waits(R_GANG, 1, 2, 2) && ad_reads_waits(R_PART, 0, 2, 4) && ad_reads_waits(R_FILL, 0, 1, 2));
