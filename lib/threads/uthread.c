@@ -475,6 +475,7 @@ static void streak_begins(struct vp *s)
     struct sl_sync *rec = sl_sync_rec();
     if (!rec)
         return;
+    sl_plat_proc()->sync_idle = 1; /* its threads' waits are not its own from now on (wait_stats.c) */
     sl_sync_episode();
     if (sl_sync_timed()) {
         s->streak_t0 = sl_plat_ticks() | 1; /* never 0 while open */
@@ -579,4 +580,5 @@ void sl_ut_vp_loop(void *arg, int id)
     streak_ends(s, 0);
     free_caches(s);
     sl_plat_proc()->sched = 0;
+    sl_plat_proc()->sync_idle = 0; /* the run is over: a later one publishes its own way */
 }
