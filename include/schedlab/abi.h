@@ -138,7 +138,8 @@ struct sl_sync {
                                  idle streaks of a run of placed threads (the process waits for its partners
                                  to give it work: lib/threads/uthread.c streak_begins); wraps */
     uint32_t waits;           /* waits of any object that reached a wait kind (barriers, flags, joins), and
-                                 those idle streaks; wraps */
+                                 those idle streaks - where the streaks are published, they replace the
+                                 threads' waits (the process runs other threads meanwhile); wraps */
     uint32_t in_wait;         /* waits in progress now (user-level threads may nest them): the kernel takes a
                                  process preempted while it is non-zero as preempted inside a wait */
     uint32_t units;           /* process 0's record: the pinned workers of the worker run in progress
