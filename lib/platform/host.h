@@ -29,6 +29,8 @@ struct host_job {
     char            result[SL_RESULT_MAX + 1];
     unsigned long   sysbytes;   /* memory handed out by SYS_alloc */
     struct host_crowd crowd;    /* runnable processes vs CPUs (host_spin.h); atomics, not the lock */
+    struct sl_sync  sync[SL_MAX_PROCS]; /* the emulated sync statistics page: a process started while the
+                                           info page has SL_INFO_SYNCSTAT gets its record, as on the kernel */
 };
 
 extern struct host_job host_job;

@@ -161,6 +161,8 @@ int host_start_proc(int index, void (*fn)(void *, int), void *arg)
     if (!b)
         return SL_ENOMEM;
     *b = (struct boot){ .proc = { .index = index }, .fn = fn, .arg = arg };
+    if (host_job.info.flags & SL_INFO_SYNCSTAT)
+        b->proc.sync = &host_job.sync[index];
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, (size_t)SL_STACK_SIZE * STACK_FACTOR);
     if (index == 0)

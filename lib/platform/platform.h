@@ -46,8 +46,6 @@ struct sl_proc {
     uint32_t ulog_mask;     /* its capacity - 1 */
     uint32_t ulog_cycles;   /* its records carry the cycle CSR (SL_INFO_ULOG_CYCLES), not time */
     struct sl_sync *sync;   /* this process's sync statistics (policy=adaptive), or NULL: syncstat.h */
-    uint32_t sync_idle;     /* its idle streaks are published (threads/uthread.c): its threads' waits are
-                               not its own, and are not counted (wait/wait_stats.c) */
 };
 
 /* ---- raw syscalls (abi.h) ---- */

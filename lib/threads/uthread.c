@@ -467,15 +467,19 @@ static sl_thread_t *take_yielded(struct vp *s)
    the rule reads (adrule.c), and its streaks would only keep it from filling gang rows' holes, which served
    it better (gauss fine beside a gang job and a hog, 2 harts, deterministic QEMU: 63 ms filling, 75 in its
    partition). Every other run, and every run under other policies, pays a few loads per idle streak. */
+int sl_ut_publishes_streaks(const struct run *r)
+{
+    return __atomic_load_n(&r->placed, __ATOMIC_RELAXED) && !r->pinned_only &&
+           !(sl_plat_info()->flags & SL_INFO_ADAPTIVE);
+}
+
 static void streak_begins(struct vp *s)
 {
-    if (!__atomic_load_n(&s->run->placed, __ATOMIC_RELAXED) || s->run->pinned_only ||
-        (sl_plat_info()->flags & SL_INFO_ADAPTIVE))
+    if (!sl_ut_publishes_streaks(s->run))
         return;
     struct sl_sync *rec = sl_sync_rec();
     if (!rec)
         return;
-    sl_plat_proc()->sync_idle = 1; /* its threads' waits are not its own from now on (wait_stats.c) */
     sl_sync_episode();
     if (sl_sync_timed()) {
         s->streak_t0 = sl_plat_ticks() | 1; /* never 0 while open */
@@ -580,5 +584,4 @@ void sl_ut_vp_loop(void *arg, int id)
     streak_ends(s, 0);
     free_caches(s);
     sl_plat_proc()->sched = 0;
-    sl_plat_proc()->sync_idle = 0; /* the run is over: a later one publishes its own way */
 }

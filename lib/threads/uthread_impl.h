@@ -220,6 +220,9 @@ __attribute__((noreturn)) void sl_uctx_unwind(void *unwind_sp);
 
 /* uthread_run.c */
 void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only);
+/* Run r publishes its processes' idle streaks as waits (uthread.c streak_begins): placed threads, not a
+   worker run, not a job that adapts. */
+int sl_ut_publishes_streaks(const struct run *r);
 
 /* procctl.c */
 void sl_pc_init(struct run *r);

@@ -17,8 +17,15 @@ static struct sl_thread_stats last_stats;
 
 static sl_wait_pausefn ut_pauser(void) { return self_thread() ? sl_thread_pause : 0; }
 
+static int ut_wait_is_threads(void)
+{
+    struct vp *s = self_vp();
+    return self_thread() && s && sl_ut_publishes_streaks(s->run);
+}
+
 static const struct sl_wait_threads ut_wait_hooks = {
     .pauser = ut_pauser,
+    .wait_is_threads = ut_wait_is_threads,
     .block_process = sl_thread_block_process,
     .park = sl_thread_wait_ne,
     .wake = sl_thread_wake,

@@ -124,6 +124,9 @@ typedef void (*sl_wait_pausefn)(void);
 struct sl_wait_threads {
     /* The caller's pause if it runs on a user-level thread; NULL for a process. */
     sl_wait_pausefn (*pauser)(void);
+    /* 1 if the caller is a thread whose wait is not its process's: the process runs its other threads
+       meanwhile and publishes its own idle streaks (threads/uthread.c); wait_stats.c does not count it. */
+    int (*wait_is_threads)(void);
     /* A thread about to sleep on *word while it holds v: 1 if its process slept there instead (on any
        wake-up; the thread stays on it), 0 if the thread must park (park below). */
     int  (*block_process)(const uint32_t *word, uint32_t v);

@@ -10,8 +10,8 @@
  * only while it reads the wait times (the info page's sync_timed: a job folded onto its partition is judged
  * by its barrier episodes alone, and its waits then cost one load more than uncounted ones).
  *
- * A user-level thread of a process whose idle streaks are published (sl_proc.sync_idle: a run of placed
- * threads, threads/uthread.c) is not counted: while it waits its process runs its other threads, and the
+ * A user-level thread of a process whose idle streaks are published (a run of placed threads:
+ * threads/uthread.c, the thread hooks' wait_is_threads) is not counted: while it waits its process runs its other threads, and the
  * process waits only when it has none left - the streak, which is counted. Counted as well, the threads'
  * waits covered the process's compute: gauss fine showed more time waiting than running (t_p 0, 99 %
  * waiting) and left its gang row for a partition where it ran 1.1 s instead of 0.28 (MODEL=modern, QEMU,
@@ -31,7 +31,8 @@ static struct sl_waitops counted[SL_NWAITS];
 static void counted_wait(int k, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     struct sl_sync *s = sl_sync_rec();
-    if (!s || !sl_sync_timed() || (sl_plat_proc()->sync_idle && sl_wait_pauser())) {
+    const struct sl_wait_threads *t = __atomic_load_n(&sl_wait_thread_hooks, __ATOMIC_RELAXED);
+    if (!s || !sl_sync_timed() || (t && t->wait_is_threads())) {
         inner[k]->wait(word, old, wf);
         return;
     }

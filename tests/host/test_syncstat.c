@@ -1,0 +1,99 @@
+/* test_syncstat.c - what the library publishes for policy=adaptive (abi.h struct sl_sync; base/syncstat.h,
+   wait/wait_stats.c, threads/uthread.c's idle streaks) on the host backend. This file plays a kernel that
+   maps the page (SL_INFO_SYNCSTAT: each process gets its record, platform/host.h) and reads the wait times
+   (sync_timed). A run of placed threads publishes each idle streak of a process as an episode and a wait;
+   its threads' own waits are not the process's (it runs its other threads meanwhile) and are not counted:
+   counted, they covered the process's compute, and a job seemed to wait more than it ran. */
+#include <string.h>
+#include <time.h>
+#include "check.h"
+#include "schedlab.h"
+#include "platform/host.h"
+#include "hostjob.h"
+#include "threads/uthread.h"
+#include "wait/wait.h"
+
+#define PROCS 2
+
+static uint32_t flag, worked;
+static uint64_t run_ns;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void busy(uint64_t ns)
+{
+    for (uint64_t t0 = now_ns(); now_ns() - t0 < ns;)
+        ;
+}
+
+/* On process 0: the waiter waits for process 1's setter, and its process runs the worker meanwhile; the
+   setter sets the flag only once the worker is done and a process has run out of threads (a streak), so
+   there is one however the host schedules the two. */
+static void waiter(void *arg) { (void)arg; sl_wait_ne(&flag, 0, SL_WAIT_SPIN); }
+static void worker(void *arg) { (void)arg; busy(2000000); sl_wait_set(&worked, 1, SL_WAIT_SPIN); }
+static uint32_t episodes(void)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < PROCS; i++)
+        n += __atomic_load_n(&host_job.sync[i].episodes, __ATOMIC_RELAXED);
+    return n;
+}
+
+static void setter(void *arg)
+{
+    (void)arg;
+    sl_wait_ne(&worked, 0, SL_WAIT_SPIN);
+    while (episodes() == 0) /* a process has run out of threads (whichever the host let run them) */
+        sl_thread_yield();
+    busy(1000000);
+    sl_wait_set(&flag, 1, SL_WAIT_SPIN);
+}
+
+static void run_main(void *arg)
+{
+    (void)arg;
+    sl_thread_t *t[3] = { sl_thread_create_on(0, waiter, 0), sl_thread_create_on(0, worker, 0),
+                          sl_thread_create_on(1, setter, 0) };
+    for (int i = 0; i < 3; i++)
+        sl_thread_join(t[i]);
+}
+
+/* The kernel's part: map the page and time the waits, before the library starts counting. */
+static void publish(void)
+{
+    host_job.info.flags |= SL_INFO_SYNCSTAT;
+    host_job.info.sync_timed = 1;
+    sl_plat_proc()->sync = &host_job.sync[0];
+    CHECK(sl_wait_stats_start() == 1);
+}
+
+static void body(void)
+{
+    uint64_t t0 = now_ns();
+    sl_threads_run(run_main, 0);
+    run_ns = now_ns() - t0;
+}
+
+int main(void)
+{
+    memset(host_job.sync, 0, sizeof host_job.sync);
+    hostjob_at_start = publish;
+    hostjob_run("test_syncstat", PROCS, body);
+    for (int i = 0; i < PROCS; i++) {
+        const struct sl_sync *s = &host_job.sync[i];
+        printf("process %d: %u episodes, %u waits, %.1f ms waited of %.1f\n", i, s->episodes, s->waits,
+               s->wait_ticks / 1e6, run_ns / 1e6);
+        CHECK(s->in_wait == 0 && s->wait_open == 0);   /* every wait closed, none left open */
+        CHECK(s->waits <= s->episodes);                /* the streaks' waits only, not the threads' */
+        CHECK(s->wait_ticks <= run_ns);                /* never more waiting than the run lasted */
+    }
+    /* a process ran out of threads before the setter set the flag (so the waiter did wait): a streak - its
+       wait counted if that process found the waiter again, else ended with the run */
+    CHECK(episodes() >= 1);
+    return check_done("test_syncstat");
+}
