@@ -415,8 +415,8 @@ def test_sim_a_decisive_loss_moves_a_new_job_before_its_first_window_ends(hog_at
 
 @pytest.mark.parametrize("hog_at", ["", ",at=2ms"])
 def test_sim_a_job_that_cannot_fold_starts_coscheduled(hog_at):
-    """prior=gang (adrule.c's prior): gauss fine (adapt=no) time-sharing one hart beside a hog has no measurement yet, and
-    would lose its partners' quanta there (F&R eq. 8) and nothing in a gang row: it starts in one - from its
+    """prior=gang (adrule.c's prior): gauss fine (adapt=no) time-sharing one hart beside a hog has no
+    measurement yet, and would lose its partners' quanta there (F&R eq. 8) and nothing in a gang row: it starts in one - from its
     admission, or from the hog's arrival 2 ms later (its share shrinks to one hart), with no grain behind the
     move (nothing measured). It stays: no memory of part, so its own imbalance is no reason to leave. A job
     that folds (adapt=yes) starts in its partition, and so does one whose share covers its processes."""

@@ -128,10 +128,10 @@ struct sl_info {
  * measurement window and trusts nothing: a record that runs backwards or claims more time than the window
  * had is clamped or ignored, and what a job writes there decides only its own regime (adaptive.c). How
  * much of a wait was asleep the kernel knows itself (each process's blocked time): not published.
- * The waits (waits, wait_ticks, in_wait, wait_open) are counted only while the info page's sync_timed is 1: the rule
- * reads them only for a job in a gang row or time-sharing harts it cannot fold onto; a job folded onto its
- * partition (or dedicated harts) is judged by its episodes alone, and two time reads and four atomics a
- * wait were paid there for nothing.
+ * The waits (waits, wait_ticks, in_wait, wait_open) are counted only while the info page's sync_timed is
+ * 1: the rule reads them only for a job in a gang row or time-sharing harts it cannot fold onto; a job
+ * folded onto its partition (or dedicated harts) is judged by its episodes alone, and two time reads and
+ * four atomics a wait were paid there for nothing.
  */
 struct sl_sync {
     uint32_t episodes;        /* barrier arrivals by the workers this process ran (sl_barrier_wait), and the

@@ -463,8 +463,9 @@ static sl_thread_t *take_yielded(struct vp *s)
    waits at a barrier; a stealing run's idle process merely finds no surplus, and a worker run's workers
    publish their barriers themselves. So an idle streak of a placed run is published as an episode at its
    start and, while the kernel reads wait times, as one wait from start to end (in_wait and wait_open
-   meanwhile: its yields are not spinning). A job that adapts (process control) is left out: folded, its waits say nothing
-   the rule reads (adrule.c), and its streaks would only keep it from filling gang rows' holes, which served
+   meanwhile: its yields are not spinning), in place of its threads' own waits (the process runs its other
+   threads meanwhile: wait_stats.c). A job that adapts (process control) is left out: folded, its waits say
+   nothing the rule reads (adrule.c), and its streaks would only keep it from filling gang rows' holes, which served
    it better (gauss fine beside a gang job and a hog, 2 harts, deterministic QEMU: 63 ms filling, 75 in its
    partition). Every other run, and every run under other policies, pays a few loads per idle streak. */
 int sl_ut_publishes_streaks(const struct run *r)

@@ -11,8 +11,8 @@
  * by its barrier episodes alone, and its waits then cost one load more than uncounted ones).
  *
  * A user-level thread of a process whose idle streaks are published (a run of placed threads:
- * threads/uthread.c, the thread hooks' wait_is_threads) is not counted: while it waits its process runs its other threads, and the
- * process waits only when it has none left - the streak, which is counted. Counted as well, the threads'
+ * threads/uthread.c, the thread hooks' wait_is_threads) is not counted: while it waits its process runs
+ * its other threads, and the process waits only when it has none left - the streak, which is counted. Counted as well, the threads'
  * waits covered the process's compute: gauss fine showed more time waiting than running (t_p 0, 99 %
  * waiting) and left its gang row for a partition where it ran 1.1 s instead of 0.28 (MODEL=modern, QEMU,
  * 2 harts, one seed of three).

@@ -1,11 +1,12 @@
 /*
  * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adrule.c) under ASan/UBSan:
- * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more than a block + wake -> gang; a
- * gang job with its own imbalance -> part for good (one that cannot fold only where part lost less); the
- * prior (an unjudged job that cannot fold and would time-share starts in gang); folded and dedicated jobs stay in part; windows that
- * run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis
- * moves only after confirm= agreeing windows, or one decisive window (decisive= omegas lost); counts wrap; a window with episodes marks the job as one whose
- * workers synchronize (allot.h's rounds), for good.
+ * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more
+ * than a block + wake -> gang; a gang job with its own imbalance -> part for good (one that came by the
+ * prior and cannot fold only where part lost less); the prior (an unjudged job that cannot fold and would
+ * time-share starts in gang); folded and dedicated jobs stay in part; windows that run backwards, are too
+ * short or straddle a move carry no evidence; garbage is clamped; the hysteresis moves only after confirm=
+ * agreeing windows, or one decisive window (decisive= omegas lost); counts wrap; a window with episodes
+ * marks the job as one whose workers synchronize (allot.h's rounds), for good.
  */
 #include <stdio.h>
 #include <string.h>
