@@ -256,15 +256,17 @@ static void decide(struct job *j)
         move(j, (enum ad_regime)c, tp_us, wait_pct);
 }
 
-/* Jobs not measured yet that cannot fold and time-share now (an arrival or a move into the SPACE slot
-   shrank their share) go to a gang row at once (adrule.c's header, "The prior"); their window restarts
-   there, so it does not straddle the two. */
+/* prior=gang: jobs not measured yet that cannot fold and time-share now (an arrival or a move into the
+   SPACE slot shrank their share) go to a gang row at once (adrule.c's header, "The prior"); their window
+   restarts there. Called where shares change: an admission, and each quantum's judgments. */
 static void coschedule_unmeasured(void)
 {
+    if (!SCHED_OPT(prior))
+        return;
     for (int i = 0; i < ad.nlive; i++) {
         struct job *j = ad.live[i];
         struct ad_job *a = aj(j);
-        if (SCHED_OPT(prior) && ad_prior_gang(&a->rule, j->adaptive, popc(a->mask), j->nprocs, ncpus)) {
+        if (ad_prior_gang(&a->rule, j->adaptive, popc(a->mask), j->nprocs, ncpus)) {
             a->rule.primed = 1;
             move(j, R_GANG, ~0UL, 0);
             restart_window(j);
@@ -278,7 +280,6 @@ static void window_end(void)
         decide(ad.live[i]);
     if (ad_shapes_changed())
         ad_repartition(0, publish);
-    coschedule_unmeasured();
 }
 
 /* Every quantum of a job's first window, that window so far is judged without closing it, and only a
@@ -303,7 +304,6 @@ static void probe(void)
             move(ad.live[i], (enum ad_regime)c, tp_us, wait_pct);
         }
     }
-    coschedule_unmeasured();
 }
 
 /* ---- the hooks ---- */
@@ -433,6 +433,7 @@ static void ad_tick(struct cpu *c)
         window_end();
     else
         probe();
+    coschedule_unmeasured();
     int nspace = 0;
     for (int i = 0; i < ad.nlive; i++)
         nspace += aj(ad.live[i])->rule.regime != R_GANG;

@@ -20,7 +20,7 @@ static sl_wait_pausefn ut_pauser(void) { return self_thread() ? sl_thread_pause 
 static int ut_wait_is_threads(void)
 {
     struct vp *s = self_vp();
-    return self_thread() && s && sl_ut_publishes_streaks(s->run);
+    return s && s->cur && sl_ut_publishes_streaks(s->run);
 }
 
 static const struct sl_wait_threads ut_wait_hooks = {
