@@ -435,6 +435,26 @@ def test_sim_a_job_that_cannot_fold_starts_coscheduled(hog_at):
         assert synth["part_us"] > 0 and all(m[3] is not None for m in moves), (synth, moves)  # none by the prior
 
 
+@pytest.mark.parametrize("prior", ["part", "gang"])
+def test_sim_a_row_just_entered_runs_next(prior):
+    """adround.c ad_switch: a job that enters a gang row - by the prior at its admission, or judged losing in its
+    partition at a quantum's end - gets its row at the next switch (at once, at an admission in the SPACE slot),
+    not after the SPACE slot's remaining quanta (one per job there: three here); the round then goes on where
+    it was left, so the SPACE slot comes back next. Gauss fine (adapt=no) arrives with three jobs at 4 harts."""
+    mix = "job=gauss:n=128,variant=fine,adapt=no,procs=4 job=synth:grain=500,iters=4000 job=knary:h=7 job=hog"
+    run = sim_ok(4, f"policy=adaptive prior={prior} trace=on quantum={QUANTUM_MS}ms {mix}")
+    gauss = next(r for r in run.results if r["app"] == "gauss")
+    assert gauss["regime"] == "gang", gauss
+    records = tr.parse_trace(run.console).records
+    at = next(i for i, x in enumerate(records) if x.event == "regime" and x.job == gauss["job"])
+    switches = [x for x in records[at:] if x.event in tr.SWITCH_EVENTS]
+    row, after = switches[0], switches[1]
+    assert row.arg >= 0 and row.time_us - records[at].time_us < 1, (records[at], row)  # its row, at that moment
+    ran = {x.job for x in records if x.event == "run" and row.time_us <= x.time_us < after.time_us}
+    assert ran == {gauss["job"]}, ran
+    assert after.arg == -1 or after.time_us >= gauss["end_us"], after  # the SPACE slot it cut short comes back
+
+
 def test_sim_a_wait_still_open_counts_in_its_window():
     """abi.h wait_open: at a 2 ms quantum, gauss fine time-sharing one hart waits for its partner longer than
     a quantum, so at the first probes its waits were still open - uncounted until they ended, the probe saw

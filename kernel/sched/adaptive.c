@@ -55,7 +55,7 @@
 SCHED_OPTIONS(OPTIONS);
 
 static const char *const regime_name[NREGIMES] = { "part", "gang", "fill" };
-struct ad_state ad = { .cur_slot = SPACE };
+struct ad_state ad = { .cur_slot = SPACE, .round_at = SPACE, .row_next = -1 };
 static int quanta; /* quanta since boot (hart 0's tick): every window= of them, a window ends */
 
 struct ad_proc {
@@ -99,6 +99,8 @@ static void publish(struct job *j)
 static void leave_gang(struct ad_job *a)
 {
     slots_free(&ad.table, a->row, a->cols);
+    if (ad.row_next == a->row)
+        ad.row_next = -1;
     for (int h = 0; h < ncpus; h++)
         if (a->cols >> h & 1)
             ad.matrix[a->row][h] = 0;
@@ -136,6 +138,8 @@ static void move(struct job *j, enum ad_regime to, uint64_t tp_us, int wait_pct)
     struct proc **m = ad.members[j->id - 1];
     if (to == R_GANG && enter_gang(j) < 0)
         return;
+    if (to == R_GANG)
+        ad.row_next = a->row; /* its row comes next (adround.c ad_switch) */
     for (int i = 0; i < j->nprocs; i++)
         if (m[i] && m[i]->state == P_READY)
             ad_unqueue(m[i]);
@@ -337,6 +341,8 @@ static int ad_job_admit(struct job *j)
     ad_repartition(0, publish);
     publish(j);
     coschedule_unmeasured();
+    if (ad.row_next >= 0 && ad.cur_slot == SPACE)
+        ad_switch(TR_SLOT, 0); /* a row it took (or another job took) runs now, not after the SPACE slot */
     return 0;
 }
 

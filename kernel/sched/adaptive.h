@@ -39,6 +39,10 @@ struct ad_state {
     struct proc *matrix[SLOTS_MAX_ROWS][SL_MAX_HARTS]; /* gang jobs' entries */
     uint64_t all_harts;
     int cur_slot;                             /* the row the harts run now, or SPACE */
+    int round_at;                             /* the slot the round goes on from: cur_slot, or the slot
+                                                 a switch to row_next left */
+    int row_next;                             /* a row a job just entered: the next switch goes there
+                                                 (-1: none) */
     int space_quanta;                         /* quanta the SPACE slot has lasted in this round */
 };
 extern struct ad_state ad;
@@ -57,7 +61,8 @@ int ad_shapes_changed(void);                /* a part or fill job's shape change
    share_changed(j) for every job whose share changed (a hook: the policy tells the job). */
 void ad_repartition(struct job *skip, void (*share_changed)(struct job *));
 void ad_ack(struct cpu *c);                 /* hart c acts on the latest slot switch */
-void ad_switch(enum trace_ev why, int stay); /* hart 0: the next slot with something runnable (or stay) */
+/* The next slot with something runnable - row_next first, whatever stay says - or stay. */
+void ad_switch(enum trace_ev why, int stay);
 void ad_mark_idle(int h);                   /* hart h has nothing of the current slot */
 struct proc *ad_pick(struct cpu *c);        /* what hart c runs next (0: nothing) */
 

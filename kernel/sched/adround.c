@@ -236,17 +236,32 @@ void ad_ack(struct cpu *c)
 }
 
 /* Switch to the next slot with something runnable (or stay); always broadcast, so every hart's round
-   robin turns with the quantum. */
+   robin turns with the quantum. A row a job has just entered (row_next) comes first: the job moved there
+   because it loses where it was, and waiting out the round behind the SPACE slot's quanta lost it what the
+   move gains (simulated, 8 harts, the threads mix: gauss fine, coscheduled at its arrival, waited 3 quanta
+   before its first; gang ran it at once). The round then goes on where it was left - a SPACE slot cut
+   short comes back (its quanta anew), a row ended its quantum - so no other slot loses its turn. */
 void ad_switch(enum trace_ev why, int stay)
 {
     int s = ad.cur_slot;
-    for (int k = 0; k <= ad.table.nrows + 1 && !stay; k++) {
-        s = next_slot(s);
-        if (slot_runnable(s) || s == ad.cur_slot)
-            break;
+    if (ad.row_next >= 0 && ad.row_next != ad.cur_slot && slot_runnable(ad.row_next)) {
+        s = ad.row_next;
+        if (ad.cur_slot == SPACE)
+            ad.round_at = ad.table.nrows - 1; /* the maximal used row (slots.h): SPACE follows it */
+    } else if (!stay) {
+        int from = ad.round_at;
+        for (int k = 0; k <= ad.table.nrows + 1; k++) {
+            from = next_slot(from);
+            if (slot_runnable(from)) {
+                s = from;
+                break;
+            }
+        }
+        if (why == TR_EARLY && s == ad.cur_slot)
+            return;
+        ad.round_at = s;
     }
-    if (why == TR_EARLY && s == ad.cur_slot)
-        return;
+    ad.row_next = -1;
     struct cpu *me = mycpu();
     if (s != ad.cur_slot)
         ad.space_quanta = 0;
