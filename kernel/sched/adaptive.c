@@ -51,7 +51,7 @@
     X(confirm, .min = 1, .max = 20, .def = 2, .help = "consecutive windows past the threshold before a job moves") \
     X(margin, .min = 0, .max = 400, .def = 25, .help = "hysteresis: percent past the threshold that counts") \
     X(decisive, .min = 0, .max = 1000, .def = 8, .help = "a loss per episode this many block+wakes moves a job at once (0: never)") \
-    X(prior, .choices = "part|gang", .def = 0, .help = "where a job not measured yet that cannot fold and would time-share starts")
+    X(prior, .choices = "part|gang", .def = 1, .help = "where a job not measured yet that cannot fold and would time-share starts")
 SCHED_OPTIONS(OPTIONS);
 
 static const char *const regime_name[NREGIMES] = { "part", "gang", "fill" };
