@@ -355,6 +355,16 @@ def test_the_experiment_is_a_subcommand_and_judges_adaptive(capsys):
     assert "hog#2=part" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie (within 1 %)", "/ loses to partition (")), rows
 
 
+def test_slowdown_counts_the_wait_for_a_first_slot():
+    """The experiment's slowdown is a job's response time (arrival to end), not elapsed_us (from its first
+    dispatch): under gang the second row's job waits a quantum before it runs, and that wait is its loss too."""
+    from schedlab.experiments.adaptive import response_us
+    run = sim_ok(2, f"policy=gang quantum={QUANTUM_MS}ms job=synth:grain=500,iters=2000 job=synth:grain=500,iters=2000")
+    second = max(run.results, key=lambda r: r["start_us"])
+    assert second["start_us"] - second["arrive_us"] >= QUANTUM_MS * 1000 * 0.9, second
+    assert response_us(second) == second["end_us"] - second["arrive_us"] > second["elapsed_us"], second
+
+
 def test_the_verdict_counts_medians_within_the_tie_tolerance_as_equal():
     """The verdict reads medians (slowdown, makespan ms): within --tie percent is equal, past it a loss that
     names the policy, the metric and by how much; a win needs one metric below by more than the tolerance."""
