@@ -16,8 +16,8 @@
  *                         wake-up (Feitelson & Rudolph's alpha * tau_s), from the calibration
  *   sched_reload_cost_ns() what refilling a hart's private cache costs after another job ran there (the
  *                         machine model's miss cost x the lines of its last private level); 0 without a model
- * The part of a wait spent asleep is not the library's to say: the kernel counts each process's blocked
- * time itself (p->blocked_ticks).
+ * The part of a wait spent asleep is not the library's to say: the kernel counts the time a process is
+ * blocked while its record's in_wait says it is inside a wait (policy=adaptive: adaptive.c ad_blocked).
  *
  * Layer (kernel/LAYERS): the scheduling core's, beside info.c - the policies call it, proc.c maps and
  * forgets the page, calib.c hands down the wake cost; it calls only the leaves.

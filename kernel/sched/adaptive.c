@@ -59,7 +59,8 @@ struct ad_state ad = { .cur_slot = SPACE, .round_at = SPACE, .row_next = -1 };
 static int quanta; /* quanta since boot (hart 0's tick): every window= of them, a window ends */
 
 struct ad_proc {
-    uint64_t off_since; /* preempted inside a wait at this time (0: not) */
+    uint64_t off_since;    /* preempted inside a wait at this time (0: not) */
+    uint64_t asleep_since; /* blocked inside a wait at this time (0: not) */
 };
 
 static uint64_t ns_ticks(uint64_t ns) { return ns * plat.timebase_hz / 1000000000UL; }
@@ -179,6 +180,15 @@ static int gang_row_besides(const struct job *j)
     return 0;
 }
 
+/* Another job's processes run on j's harts in the SPACE slot: more jobs than harts share them (allot.h). */
+static int share_shared(const struct job *j)
+{
+    for (int i = 0; i < ad.nlive; i++)
+        if (ad.live[i] != j && aj(ad.live[i])->rule.regime != R_GANG && (aj(ad.live[i])->mask & aj(j)->mask))
+            return 1;
+    return 0;
+}
+
 /* Ticks from `from` to t (0: from is 0, nothing open, or not before t). */
 static uint64_t since(uint64_t from, uint64_t t) { return from && t > from ? t - from : 0; }
 
@@ -189,7 +199,7 @@ static int sums_of(struct job *j, struct ad_sums *sums)
     struct ad_job *a = aj(j);
     if (!syncstat_of(j, 0))
         return -1;
-    struct ad_sums now = { .run = a->exited_run, .sleep = a->exited_blocked, .off = a->off };
+    struct ad_sums now = { .run = a->exited_run, .sleep = a->asleep, .off = a->off };
     uint64_t t = rdtime();
     for (int i = 0; i < j->nprocs; i++) {
         struct proc *p = ad.members[j->id - 1][i];
@@ -198,11 +208,11 @@ static int sums_of(struct job *j, struct ad_sums *sums)
         now.wait += __atomic_load_n(&st->wait_ticks, __ATOMIC_ACQUIRE); /* before wait_open: syncstat.h */
         if (!p)
             continue;
-        /* each count up to now: run_ticks and blocked_ticks cover a running or blocked process up to its
-           last change, the off time a preempted waiter's up to its next dispatch (took), and a wait the
+        /* each count up to now: run_ticks covers a running process up to its last change, the asleep and
+           off times a waiter's up to its wake-up (ad_enqueue) and next dispatch (took), and a wait the
            library's up to its end */
         now.run += p->run_ticks + (p->state == P_RUNNING ? since(p->dispatched_at, t) : 0);
-        now.sleep += p->blocked_ticks + (p->state == P_BLOCKED ? since(p->blocked_at, t) : 0);
+        now.sleep += since(SCHED_PRIV(p, struct ad_proc)->asleep_since, t);
         now.off += since(SCHED_PRIV(p, struct ad_proc)->off_since, t);
         now.wait += since(st->wait_open, t);
     }
@@ -237,7 +247,7 @@ static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
         .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin),
         .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs, .ncpus = ncpus, .harts = popc(a->mask),
-        .adaptive = j->adaptive, .holes = gang_row_besides(j),
+        .adaptive = j->adaptive, .holes = gang_row_besides(j), .shared = share_shared(j),
     };
     return ad_judge(r, &now, &e, tp_us, wait_pct);
 }
@@ -274,6 +284,8 @@ static void coschedule_unmeasured(void)
             a->rule.primed = 1;
             move(j, R_GANG, ~0UL, 0);
             restart_window(j);
+            a->rule.settle = 0; /* its window starts in the row: nothing straddles the move, and the probes
+                                   of its first window judge it (a guess, not a measurement, put it there) */
         }
     }
 }
@@ -383,6 +395,17 @@ static void ad_proc_new(struct proc *p)
     }
 }
 
+/* p, asleep inside a wait since asleep_since (ad_blocked), is awake: that stretch is its job's time asleep
+   in waits - the S of adrule.c. The kernel's blocked time (p->blocked_ticks) counted every block, and a job's
+   start-up (simulated: processes blocked until their job starts) made a spinning synth's waits look asleep. */
+static void woke(struct proc *p, struct ad_proc *ap, uint64_t now)
+{
+    if (ap->asleep_since) {
+        aj(p->job)->asleep += since(ap->asleep_since, now);
+        ap->asleep_since = 0;
+    }
+}
+
 /* A process that becomes ready inside a wait (its record's in_wait) - preempted or yielded there, or woken
    from its sleep, which returns into the wait - is off its hart in the middle of the wait until it is
    dispatched: that time is in the library's wait_ticks but was not spinning, and gang rows make it up to a
@@ -391,8 +414,11 @@ static void ad_proc_new(struct proc *p)
 static void ad_enqueue(struct proc *p, enum enq_how how)
 {
     volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
+    struct ad_proc *ap = SCHED_PRIV(p, struct ad_proc);
+    uint64_t now = rdtime();
+    woke(p, ap, now);
     if (how != ENQ_NEW && st && st->in_wait)
-        SCHED_PRIV(p, struct ad_proc)->off_since = rdtime();
+        ap->off_since = now;
     ad_place_ready(p);
 }
 
@@ -413,6 +439,9 @@ static struct proc *took(struct cpu *c, struct proc *p)
 
 static void ad_blocked(struct proc *p)
 {
+    volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
+    if (st && st->in_wait)
+        SCHED_PRIV(p, struct ad_proc)->asleep_since = rdtime();
     if (regime_of(p) == R_GANG && p->slot == ad.cur_slot)
         ad_mark_idle(p->hart);
 }
@@ -422,7 +451,7 @@ static void ad_exited(struct proc *p)
     struct ad_job *a = aj(p->job);
     ad.members[p->job->id - 1][p->idx] = 0;
     a->exited_run += p->run_ticks;
-    a->exited_blocked += p->blocked_ticks;
+    woke(p, SCHED_PRIV(p, struct ad_proc), rdtime());
     if (a->rule.regime == R_GANG && p->slot >= 0 && ad.matrix[p->slot][p->hart] == p) {
         ad.matrix[p->slot][p->hart] = 0;
         if (p->slot == ad.cur_slot)

@@ -21,8 +21,9 @@ struct ad_job {
     uint64_t cols;    /* gang: its columns, in process order */
     uint64_t mask;    /* part and fill: its harts in the SPACE slot */
     uint64_t since, in[NREGIMES];
-    uint64_t exited_run, exited_blocked; /* run_ticks and blocked_ticks of its exited processes */
+    uint64_t exited_run; /* run_ticks of its exited processes */
     uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
+    uint64_t asleep;  /* ticks its processes were blocked inside a wait (closed stretches) */
     uint64_t wait_seen; /* the most its sums' wait has been (sums_of): they never run backwards */
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;

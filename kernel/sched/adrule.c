@@ -8,7 +8,8 @@
  * Measurement (per job, every window= quanta, on hart 0's tick). The kernel counts each process's run time
  * (run_ticks) itself; spinning is invisible to it, so the library publishes per process, in the job's sync
  * statistics page (abi.h struct sl_sync, syncstat.h): barrier episodes, waits and ticks waited; the part
- * of them asleep is the kernel's own blocked time (p->blocked_ticks). Over the window, summed over the job's processes:
+ * of them asleep is the kernel's own count (the time a process blocked while its record said it was inside a
+ * wait: adaptive.c ad_blocked). Over the window, summed over the job's processes:
  *   e   = episodes (worker barrier arrivals, and the idle streaks of placed threads: a process out of threads
  *         waits for its partners; lib/threads/uthread.c)   W = ticks waited, S = of those asleep
  *   t_p = (run - (W - S)) / e   compute per worker between synchronizations (the grain: F&R's t_p)
@@ -31,9 +32,10 @@
  *     processes runs dedicated. Either way a gang row could only add the other rows' time and the refills:
  *     such a job stays in part.
  *   - A job that cannot fold (adapt=no) and has fewer harts than processes time-shares them: each episode
- *     it loses its whole wait to partners that are not running (F&R eq. 8 when it spins; with the time
- *     off its hart inside the wait, preempted or yielded: then its partner runs, but it queues behind
- *     every other process of the hart before it goes on), where blocking would lose
+ *     it loses its wait on the hart to partners that are not running (F&R eq. 8 when it spins; on harts
+ *     of its own, a waiter asleep or off its hart leaves the hart to its partners - the kernel folds it as
+ *     process control would; on harts other jobs share, more jobs than harts, it loses that time too: it
+ *     queues behind every other process of the hart before it goes on), where blocking would lose
  *     omega = alpha tau_s, the block + cross-hart wake the calibration measured (sched_wake_cost_ns: 2
  *     syscalls + 2 switches + an IPI; eq. 12). When that loss > omega, a gang row (eq. 6: all partners
  *     run, only the job's own imbalance is lost) is worth it: gang.
@@ -66,7 +68,11 @@
  * F&R eq. 8 it would lose its partners' quanta time-sharing if it synchronizes, and coscheduled it loses
  * nothing if it does not (the same hart time; no episodes take it to fill or part after a window). Such
  * a job (primed) has never measured part, so it leaves its row only for a part it has measured to lose
- * less - or when it stops synchronizing. prior=part measures it in part first (probed every quantum): on
+ * less, when its waits sleep (a blocking barrier: time-sharing, its partners take its hart meanwhile; and
+ * at once, the row being a guess: an imbalanced coarse synth, adapt=no, blocking, beside knary and a hog,
+ * simulated at 8 harts: 2.69 kept in its row, 2.61 leaving after three windows, 2.38 after one quantum,
+ * 2.33 under partition) - or
+ * when it stops synchronizing. prior=part measures it in part first (probed every quantum): on
  * QEMU at 2 harts gauss fine beside a hog took 1.95x its time alone that way, 1.63 so, 1.55 under gang.
  *
  * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
@@ -140,23 +146,30 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
            measured part, where time-sharing would lose its partners' quanta (F&R eq. 8), and leaving on
            its imbalance alone gauss fine ran 97 of its 198 ms time-sharing (prior=gang, MODEL=modern,
            QEMU, 2 harts) */
-        int lesser = r->loss[R_PART] ? gang_loss * 100 > r->loss[R_PART] * m : e->adaptive || !r->primed;
+        int asleep = dsl * 2 > dwt; /* most of its waiting blocked: time-sharing, its partners take its hart */
+        int lesser = r->loss[R_PART] ? gang_loss * 100 > r->loss[R_PART] * m : e->adaptive || !r->primed || asleep;
         int worse = gang_loss * 100 > e->omega * m && lesser;
         /* its own imbalance (past its grain), where blocking beats spinning: past a block + wake too (F&R
            15/16: below omega spinning wins whatever the grain - gauss fine's last steps, 2 us of work and 3
            of waiting, are no reason to leave), and not where the job lost more time-sharing a partition */
         r->imbalanced = tw * 100 > tp * m && tw * 100 > e->omega * m && lesser;
         r->loss[R_GANG] = gang_loss;
-        r->decisive = worse && !r->imbalanced && decisive(e, gang_loss);
+        /* an imbalance is a sticky reason to leave, so it waits for confirmation - but not where the row was
+           the prior's guess, before anything was measured */
+        r->decisive = worse && (!r->imbalanced || r->primed) && decisive(e, gang_loss);
         return r->imbalanced || worse ? R_PART : R_GANG;
     }
     if (!timeshares(e->adaptive, e->harts, e->nprocs) || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
         return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
     /* time-sharing, a wait lasts until the partner it waits for has run, on this hart or after it (F&R eq.
-       8): the time off its hart inside the wait is loss too - a waiting process that yields goes behind
-       every other process of the hart's queue (gauss fine beside three jobs at 2 harts on QEMU: 2% of its
-       time spinning, 27x its time alone) */
-    uint64_t part_loss = dwt_off / dep;
+       8). On harts of its own, what the job loses is its waits on the hart (spinning, yielding in turn):
+       while a waiter sleeps or queues, its hart runs its partners, whose time is theirs - a blocking
+       barrier folds its imbalance there as process control would (an imbalanced coarse synth, adapt=no,
+       blocking, beside knary and a hog: 2.10 under partition, 2.60 sent to a gang row by its sleep,
+       simulated, 4 harts). On harts other jobs share (more jobs than harts), its time off the hart and
+       asleep inside the wait is loss too: its hart goes to every other process of its queue first (gauss
+       fine beside three jobs at 2 harts on QEMU: 2% of its time spinning, 27x its time alone). */
+    uint64_t part_loss = (e->shared ? dwt_off : dwt - dsl) / dep;
     r->loss[R_PART] = part_loss;
     int gang = part_loss * 100 > e->omega * m && (!r->loss[R_GANG] || part_loss * 100 > r->loss[R_GANG] * m);
     r->decisive = gang && decisive(e, part_loss);

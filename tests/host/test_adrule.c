@@ -1,9 +1,10 @@
 /*
  * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adrule.c) under ASan/UBSan:
  * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more
- * than a block + wake -> gang; a gang job with its own imbalance -> part for good (one that came by the
- * prior and cannot fold only where part lost less); the prior (an unjudged job that cannot fold and would
- * time-share starts in gang); folded and dedicated jobs stay in part; windows that run backwards, are too
+ * than a block + wake -> gang (on harts of its own, only its waits on the hart count); a gang job with its
+ * own imbalance -> part for good (one that came by the prior and cannot fold only where part lost less, or
+ * where its waits sleep); the prior (an unjudged job that cannot fold and would time-share starts in
+ * gang); folded and dedicated jobs stay in part; windows that run backwards, are too
  * short or straddle a move carry no evidence; garbage is clamped; the hysteresis moves only after confirm=
  * agreeing windows, or one decisive window (decisive= omegas lost); counts wrap; a window with episodes
  * marks the job as one whose workers synchronize (allot.h's rounds), for good.
@@ -54,16 +55,25 @@ int main(void)
     /* spinning 1000 ticks per episode, far above omega = 200: gang */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 0) == R_GANG);
     CHECK(r.syncs); /* it synchronizes, and stays known to (sticky) */
-    /* the same wait asleep is not spinning; t_w counts the whole wait still: gang */
-    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 40000) == R_GANG);
+    /* the same wait asleep, on harts of its own: its hart ran its partners meanwhile - a blocking barrier
+       folds the imbalance, and the job loses nothing on the hart: part */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 40000) == R_PART && r.loss[R_PART] == 0);
+    /* on harts other jobs share (more jobs than harts), its hart went to them: the whole wait is loss, gang */
+    e.shared = 1;
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 40000) == R_GANG && r.loss[R_PART] == 1000);
     /* waiting 1 tick per episode: below omega, stays part */
     CHECK(judge(&r, &s, &e, 4 * Q, 40, 40, 0) == R_PART);
     CHECK(judge(&r, &s, &e, 4 * Q, 0, 0, 0) == R_PART && r.syncs);
-    /* time-sharing, a wait's time off the hart (preempted or yielded inside it) is loss too (F&R eq. 8):
-       1 tick spinning per episode and 1000 off the hart is past omega: gang */
+    /* time-sharing harts other jobs share, a wait's time off the hart (preempted or yielded inside it) is
+       loss too (F&R eq. 8): 1 tick spinning per episode and 1000 off the hart is past omega: gang */
     s = next(&s, 4 * Q, 40, 40040, 0);
     s.off += 40000;
     CHECK(ad_judge(&r, &s, &e, &(uint64_t){ 0 }, &(int){ 0 }) == R_GANG && r.loss[R_PART] == 1001);
+    /* on harts of its own, the time off the hart ran its partners: 1 tick per episode, part */
+    e.shared = 0;
+    s = next(&s, 4 * Q, 40, 40040, 0);
+    s.off += 40000;
+    CHECK(ad_judge(&r, &s, &e, &(uint64_t){ 0 }, &(int){ 0 }) == R_PART && r.loss[R_PART] == 1);
 
     /* the hysteresis: confirm=2 needs two agreeing windows; a window for the current regime resets */
     memset(&r, 0, sizeof r);
@@ -91,6 +101,16 @@ int main(void)
     CHECK(judge(&nomem, &ns, &folds, 4 * Q, 40, 3 * Q, 0) == R_PART && nomem.imbalanced);
     nomem = r, ns = s;
     CHECK(judge(&nomem, &ns, &e, 4 * Q, 40, 3 * Q, 0) == R_PART && nomem.imbalanced);
+    /* ... and one that came by the prior but waits asleep (a blocking barrier: time-sharing, its partners
+       take its hart meanwhile) takes part for the lesser - at once: the row was a guess, so an imbalance
+       decisively past omega need not be confirmed (decisive= 8: 2000 ticks > 8 x 200) */
+    nomem = r, ns = s;
+    nomem.primed = 1;
+    e.decisive = 8;
+    CHECK(judge(&nomem, &ns, &e, Q, 40, 80000, 80000) == R_PART && nomem.imbalanced && nomem.decisive);
+    nomem = r, ns = s;
+    CHECK(judge(&nomem, &ns, &e, Q, 40, 80000, 80000) == R_PART && nomem.imbalanced && !nomem.decisive);
+    e.decisive = 0;
     /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again -
        where part lost less (40 ticks per episode) */
     r.loss[R_PART] = 40;
