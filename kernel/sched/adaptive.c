@@ -180,15 +180,6 @@ static int gang_row_besides(const struct job *j)
     return 0;
 }
 
-/* Another job's processes run on j's harts in the SPACE slot: more jobs than harts share them (allot.h). */
-static int share_shared(const struct job *j)
-{
-    for (int i = 0; i < ad.nlive; i++)
-        if (ad.live[i] != j && aj(ad.live[i])->rule.regime != R_GANG && (aj(ad.live[i])->mask & aj(j)->mask))
-            return 1;
-    return 0;
-}
-
 /* Ticks from `from` to t (0: from is 0, nothing open, or not before t). */
 static uint64_t since(uint64_t from, uint64_t t) { return from && t > from ? t - from : 0; }
 
@@ -247,7 +238,7 @@ static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
         .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin),
         .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs, .ncpus = ncpus, .harts = popc(a->mask),
-        .adaptive = j->adaptive, .holes = gang_row_besides(j), .shared = share_shared(j),
+        .adaptive = j->adaptive, .holes = gang_row_besides(j),
     };
     return ad_judge(r, &now, &e, tp_us, wait_pct);
 }
@@ -284,8 +275,6 @@ static void coschedule_unmeasured(void)
             a->rule.primed = 1;
             move(j, R_GANG, ~0UL, 0);
             restart_window(j);
-            a->rule.settle = 0; /* its window starts in the row: nothing straddles the move, and the probes
-                                   of its first window judge it (a guess, not a measurement, put it there) */
         }
     }
 }

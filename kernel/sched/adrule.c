@@ -32,10 +32,9 @@
  *     processes runs dedicated. Either way a gang row could only add the other rows' time and the refills:
  *     such a job stays in part.
  *   - A job that cannot fold (adapt=no) and has fewer harts than processes time-shares them: each episode
- *     it loses its wait on the hart to partners that are not running (F&R eq. 8 when it spins; on harts
- *     of its own, a waiter asleep or off its hart leaves the hart to its partners - the kernel folds it as
- *     process control would; on harts other jobs share, more jobs than harts, it loses that time too: it
- *     queues behind every other process of the hart before it goes on), where blocking would lose
+ *     it loses its whole wait to partners that are not running (F&R eq. 8 when it spins; with the time
+ *     off its hart inside the wait, preempted or yielded: then its partner runs, but it queues behind
+ *     every other process of the hart before it goes on), where blocking would lose
  *     omega = alpha tau_s, the block + cross-hart wake the calibration measured (sched_wake_cost_ns: 2
  *     syscalls + 2 switches + an IPI; eq. 12). When that loss > omega, a gang row (eq. 6: all partners
  *     run, only the job's own imbalance is lost) is worth it: gang.
@@ -69,10 +68,10 @@
  * nothing if it does not (the same hart time; no episodes take it to fill or part after a window). Such
  * a job (primed) has never measured part, so it leaves its row only for a part it has measured to lose
  * less, when its waits sleep (a blocking barrier: time-sharing, its partners take its hart meanwhile; and
- * at once, the row being a guess: an imbalanced coarse synth, adapt=no, blocking, beside knary and a hog,
- * simulated at 8 harts: 2.69 kept in its row, 2.61 leaving after three windows, 2.38 after one quantum,
- * 2.33 under partition) - or
- * when it stops synchronizing. prior=part measures it in part first (probed every quantum): on
+ * with no confirmation, the row being a guess: an imbalanced coarse synth, adapt=no, blocking, beside knary
+ * and a hog, simulated at 8 harts: 2.69 kept in its row, 2.61 leaving after three windows, 2.51 after two,
+ * 2.33 under partition; its first window, the job's start-up, is skipped as after every move: judged, gauss
+ * fine's serial set-up looked asleep) - or when it stops synchronizing. prior=part measures it in part first (probed every quantum): on
  * QEMU at 2 harts gauss fine beside a hog took 1.95x its time alone that way, 1.63 so, 1.55 under gang.
  *
  * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
@@ -162,14 +161,12 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     if (!timeshares(e->adaptive, e->harts, e->nprocs) || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
         return R_PART; /* folded or dedicated: a gang row can only add the other rows' time and refills */
     /* time-sharing, a wait lasts until the partner it waits for has run, on this hart or after it (F&R eq.
-       8). On harts of its own, what the job loses is its waits on the hart (spinning, yielding in turn):
-       while a waiter sleeps or queues, its hart runs its partners, whose time is theirs - a blocking
-       barrier folds its imbalance there as process control would (an imbalanced coarse synth, adapt=no,
-       blocking, beside knary and a hog: 2.10 under partition, 2.60 sent to a gang row by its sleep,
-       simulated, 4 harts). On harts other jobs share (more jobs than harts), its time off the hart and
-       asleep inside the wait is loss too: its hart goes to every other process of its queue first (gauss
-       fine beside three jobs at 2 harts on QEMU: 2% of its time spinning, 27x its time alone). */
-    uint64_t part_loss = (e->shared ? dwt_off : dwt - dsl) / dep;
+       8): the time off its hart inside the wait is loss too - a waiting process that yields goes behind
+       every other process of the hart's queue (gauss fine beside three jobs at 2 harts on QEMU: 2% of its
+       time spinning, 27x its time alone). Not only where other jobs share its harts: asleep or queued
+       behind its partners, gauss fine beside a hog alone at 2 harts (QEMU) took 75 ms to show a loss on
+       the hart, time-sharing, and 107 ms in all against 29 in its row. */
+    uint64_t part_loss = dwt_off / dep;
     r->loss[R_PART] = part_loss;
     int gang = part_loss * 100 > e->omega * m && (!r->loss[R_GANG] || part_loss * 100 > r->loss[R_GANG] * m);
     r->decisive = gang && decisive(e, part_loss);

@@ -33,7 +33,6 @@ struct ad_env {
     int harts;               /* harts it holds now: its share (part) */
     int adaptive;            /* adapt=yes: it folds its workers onto its share */
     int holes;               /* another job holds a gang row: there are holes for a filler to fill */
-    int shared;              /* part: another job's processes run on its harts too (more jobs than harts) */
 };
 
 /* One job's rule state: its regime, the last window's sums, and the hysteresis. Zero it at admission
