@@ -385,8 +385,9 @@ static void ad_proc_new(struct proc *p)
 }
 
 /* p, asleep inside a wait since asleep_since (ad_blocked), is awake: that stretch is its job's time asleep
-   in waits - the S of adrule.c. The kernel's blocked time (p->blocked_ticks) counted every block, and a job's
-   start-up (simulated: processes blocked until their job starts) made a spinning synth's waits look asleep. */
+   in waits - the S of adrule.c. The kernel's blocked time (p->blocked_ticks) counts blocks outside waits
+   too: a spinning synth's first window in its row (simulated, 8 harts) showed as much time blocked as
+   waited, and looked asleep. */
 static void woke(struct proc *p, struct ad_proc *ap, uint64_t now)
 {
     if (ap->asleep_since) {

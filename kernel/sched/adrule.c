@@ -71,8 +71,9 @@
  * with no confirmation, the row being a guess: an imbalanced coarse synth, adapt=no, blocking, beside knary
  * and a hog, simulated at 8 harts: 2.69 kept in its row, 2.61 leaving after three windows, 2.51 after two,
  * 2.33 under partition; its first window, the job's start-up, is skipped as after every move: judged, gauss
- * fine's serial set-up looked asleep) - or when it stops synchronizing. prior=part measures it in part first (probed every quantum): on
- * QEMU at 2 harts gauss fine beside a hog took 1.95x its time alone that way, 1.63 so, 1.55 under gang.
+ * fine's serial set-up looked asleep) - or when it stops synchronizing. prior=part measures it in part
+ * first (probed every quantum): on QEMU at 2 harts gauss fine beside a hog took 1.95x its time alone that
+ * way, 1.63 so, 1.55 under gang.
  *
  * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
  * shown its episodes, its processes for adapt=no, else linear; it sets where the spare harts of the space
