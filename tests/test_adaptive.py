@@ -465,6 +465,27 @@ def test_sim_a_row_just_entered_runs_next(prior):
     assert after.arg == -1 or after.time_us >= gauss["end_us"], after  # the SPACE slot it cut short comes back
 
 
+@pytest.mark.parametrize("barrier", ["block", "spin"])
+def test_sim_a_guessed_row_is_left_when_the_waits_sleep(barrier):
+    """adrule.c's prior: an imbalanced coarse synth that cannot fold starts in a gang row unmeasured. Blocking,
+    its waits sleep - time-sharing, its partners would take its hart - so its first judged window (the second:
+    the first, its start-up, is skipped) sends it to its partition with no confirmation, measured (t_p shown);
+    spinning, it stays in its row. adaptive.c counts as asleep only the time blocked inside a wait."""
+    mix = f"job=synth:grain=20000,var=40000,iters=300,barrier={barrier},adapt=no job=knary:h=9,work=1000 job=hog"
+    run = sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms {mix}")
+    synth = next(r for r in run.results if r["app"] == "synth")
+    moves = [(x.time_us, tr.regime_move(x)) for x in tr.parse_trace(run.console).records
+             if x.event == "regime" and x.job == synth["job"]]
+    assert moves[0][1] == ("part", "gang", 0, None), moves  # the prior
+    if barrier == "spin":
+        assert synth["regime"] == "gang" and synth["regime_moves"] == 1, (synth, moves)
+        return
+    window_us = 4 * QUANTUM_MS * 1000
+    assert len(moves) >= 2 and moves[1][1][:2] == ("gang", "part") and moves[1][1][3] is not None, moves
+    assert moves[1][0] - moves[0][0] <= 2 * window_us + 1, moves
+    assert synth["regime"] == "part", synth
+
+
 def test_sim_a_wait_still_open_counts_in_its_window():
     """abi.h wait_open: at a 2 ms quantum, gauss fine time-sharing one hart waits for its partner longer than
     a quantum, so at the first probes its waits were still open - uncounted until they ended, the probe saw
