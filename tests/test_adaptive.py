@@ -158,7 +158,7 @@ def assert_partitions_disjoint(trace, timeline, harts, results):
     for start, end in space_periods(trace):
         if bisect.bisect_right(changes, end + GRACE_US) != bisect.bisect_left(changes, start - GRACE_US):
             continue
-        live = [r for r in results if r["arrive_us"] <= start and r["end_us"] >= end]
+        live = [r for r in results if r["arrive_us"] < end and r["end_us"] > start]  # at any time in it
         if sum(regime_at(timeline, r["job"], start) != "gang" for r in live) > harts:
             continue
         per_hart = {}
