@@ -127,7 +127,7 @@ struct sl_info {
  * threads write record i (plain stores, no lock), each field only grows. The kernel reads each field once per
  * measurement window and trusts nothing: a record that runs backwards or claims more time than the window
  * had is clamped or ignored, and what a job writes there decides only its own regime (adaptive.c). How
- * much of a wait was asleep the kernel knows itself (each process's blocked time): not published.
+ * much of a wait was asleep the kernel knows itself (the time a process blocks while in_wait): not published.
  * The waits (waits, wait_ticks, in_wait, wait_open) are counted only while the info page's sync_timed is
  * 1: the rule reads them only for a job in a gang row or time-sharing harts it cannot fold onto; a job
  * folded onto its partition (or dedicated harts) is judged by its episodes alone, and two time reads and

@@ -183,8 +183,8 @@ static int gang_row_besides(const struct job *j)
 /* Ticks from `from` to t (0: from is 0, nothing open, or not before t). */
 static uint64_t since(uint64_t from, uint64_t t) { return from && t > from ? t - from : 0; }
 
-/* Job j's sums now (0; -1: it has no statistics page): the kernel's run and blocked time and the library's
-   counts, each field of the page read once (the job may be rewriting it). */
+/* Job j's sums now (0; -1: it has no statistics page): the kernel's run time, time asleep and off the hart
+   inside waits, and the library's counts, each field of the page read once (the job may be rewriting it). */
 static int sums_of(struct job *j, struct ad_sums *sums)
 {
     struct ad_job *a = aj(j);
@@ -405,10 +405,13 @@ static void ad_enqueue(struct proc *p, enum enq_how how)
 {
     volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
     struct ad_proc *ap = SCHED_PRIV(p, struct ad_proc);
-    uint64_t now = rdtime();
-    woke(p, ap, now);
-    if (how != ENQ_NEW && st && st->in_wait)
-        ap->off_since = now;
+    int in_wait = how != ENQ_NEW && st && st->in_wait;
+    if (in_wait || ap->asleep_since) { /* the clock only for a waiter: enqueue is on every switch */
+        uint64_t now = rdtime();
+        woke(p, ap, now);
+        if (in_wait)
+            ap->off_since = now;
+    }
     ad_place_ready(p);
 }
 

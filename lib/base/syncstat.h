@@ -14,7 +14,7 @@
  *              info page's sync_timed says the kernel reads them (sl_sync_wait_begins/ends); in_wait says
  *              the process is inside one (the kernel subtracts its preemptions there), wait_open since when
  *   units      process 0's: the pinned workers of the worker run in progress (sl_sync_units)
- * The time asleep is the kernel's to count (each process's blocked time), not published.
+ * The time asleep is the kernel's to count (a process blocked while in_wait), not published.
  * Layer: base (lib/LAYERS) - it calls only the platform, so the wait and barrier layers may use it.
  */
 #ifndef SL_SYNCSTAT_H

@@ -12,10 +12,10 @@
  *
  * A user-level thread of a process whose idle streaks are published (a run of placed threads:
  * threads/uthread.c, the thread hooks' wait_is_threads) is not counted: while it waits its process runs
- * its other threads, and the process waits only when it has none left - the streak, which is counted. Counted as well, the threads'
- * waits covered the process's compute: gauss fine showed more time waiting than running (t_p 0, 99 %
- * waiting) and left its gang row for a partition where it ran 1.1 s instead of 0.28 (MODEL=modern, QEMU,
- * 2 harts, one seed of three).
+ * its other threads, and the process waits only when it has none left - the streak, which is counted.
+ * Counted as well, the threads' waits covered the process's compute: gauss fine showed more time waiting
+ * than running (t_p 0, 99 % waiting) and left its gang row for a partition where it ran 1.1 s instead of
+ * 0.28 (MODEL=modern, QEMU, 2 harts, one seed of three).
  *
  * A user-level thread may wait on one process and be resumed on another (work stealing, process control):
  * the wait is counted in the record of the process it began on, with atomic adds, so in_wait stays
@@ -28,11 +28,17 @@
 static const struct sl_waitops *inner[SL_NWAITS]; /* the kinds the counted ones wrap */
 static struct sl_waitops counted[SL_NWAITS];
 
+/* The caller is a thread whose wait is not its process's (the header). Asked only of a timed wait. */
+static int threads_wait(void)
+{
+    const struct sl_wait_threads *t = __atomic_load_n(&sl_wait_thread_hooks, __ATOMIC_RELAXED);
+    return t && t->wait_is_threads();
+}
+
 static void counted_wait(int k, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     struct sl_sync *s = sl_sync_rec();
-    const struct sl_wait_threads *t = __atomic_load_n(&sl_wait_thread_hooks, __ATOMIC_RELAXED);
-    if (!s || !sl_sync_timed() || (t && t->wait_is_threads())) {
+    if (!s || !sl_sync_timed() || threads_wait()) {
         inner[k]->wait(word, old, wf);
         return;
     }

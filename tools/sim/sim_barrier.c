@@ -35,8 +35,8 @@
  * publishes what lib/barrier.h and lib/wait.h would - episodes (the workers it hosts, at each arrival), and
  * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait (wait_open) while
  * it waits, the waits only while the policy asks for their times (info_set_sync_timed, as the library reads
- * the info page's sync_timed) - so the policy runs unchanged (the part asleep is the core's own blocked
- * time, as in the kernel) - and process 0's units, the workers of a worker run while it runs.
+ * the info page's sync_timed) - so the policy runs unchanged (the part asleep is the policy's own count of
+ * the time blocked while in_wait, as in the kernel) - and process 0's units, the workers of a worker run while it runs.
  *
  */
 #include <math.h>
