@@ -236,16 +236,18 @@ def test_churn_every_app_with_probes(boot):
 
 def test_a_gang_and_its_filler(boot):
     """A balanced fine-grain job that cannot fold (adapt=no: a partition would make it block) next to a hog:
-    the job goes to a gang row and stays coscheduled there, the hog fills."""
-    run = boot(2, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 "
-                  "job=synth:grain=300,iters=3000,adapt=no job=hog", timeout=600, deterministic=True)
+    the job goes to a gang row and stays coscheduled there. Its three processes leave one entry of its row on
+    4 harts empty, a hole, and the hog fills it (adaptive.c holes_besides; a full row of spinners has none:
+    test_sim_regimes_add_up_and_are_traced[spin])."""
+    run = boot(4, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 "
+                  "job=synth:procs=3,grain=300,iters=3000,adapt=no job=hog", timeout=600, deterministic=True)
     assert_all_ok(run)
     by_app = {r["app"]: r for r in run.results}
     assert by_app["synth"]["gang_us"] > 0 and by_app["hog"]["fill_us"] > 0, by_app
     trace = tr.parse_trace(run.console)
     timeline = regimes(trace)
     assert_gang_rows_coscheduled(trace, timeline, run.results)
-    assert_filler_served(trace, timeline, 2)
+    assert_filler_served(trace, timeline, 4)
     assert_regime_accounting(run.results, 1, 1)
 
 
@@ -313,14 +315,21 @@ def sim_ok(harts, bootargs):
     return run
 
 
-def test_sim_regimes_add_up_and_are_traced():
-    run = sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=synth:grain=500,iters=20000,adapt=no "
-                    "job=gauss:n=256 job=knary:h=9,work=1000 job=hog")
+@pytest.mark.parametrize("barrier", ["twophase", "spin"])
+def test_sim_regimes_add_up_and_are_traced(barrier):
+    """A synth that cannot fold goes to a gang row; knary and the hog (no barrier episodes) fill its holes when
+    its waits sleep (two-phase), and keep their partitions beside a full row of spinners, which has none
+    (adaptive.c holes_besides)."""
+    run = sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=synth:grain=500,iters=20000,adapt=no,"
+                    f"barrier={barrier} job=gauss:n=256 job=knary:h=9,work=1000 job=hog")
     trace = tr.parse_trace(run.console)
     timeline = regimes(trace)
     by_app = {r["app"]: r for r in run.results}
-    assert by_app["synth"]["regime"] == "gang" and by_app["knary"]["regime"] == "fill", by_app
-    assert by_app["hog"]["regime"] == "fill" and by_app["gauss"]["regime"] == "part", by_app
+    filler = "fill" if barrier == "twophase" else "part"
+    assert by_app["synth"]["regime"] == "gang" and by_app["knary"]["regime"] == filler, by_app
+    assert by_app["hog"]["regime"] == filler and by_app["gauss"]["regime"] == "part", by_app
+    if barrier == "spin":
+        assert by_app["knary"]["fill_us"] == by_app["hog"]["fill_us"] == 0, by_app
     for r in run.results:  # simulated time: exact
         assert r["gang_us"] + r["part_us"] + r["fill_us"] in range(r["end_us"] - r["arrive_us"] - 1,
                                                                      r["end_us"] - r["arrive_us"] + 1), r

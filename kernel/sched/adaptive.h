@@ -28,6 +28,7 @@ struct ad_job {
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;
     int probing;      /* in its first window: probed every quantum (probe) */
+    int slept;        /* a process of it slept inside a wait in a gang row: the row has holes (holes_besides) */
     uint64_t judged_at; /* its last window's end, or its admission: where its next window starts */
 };
 
@@ -64,6 +65,8 @@ void ad_repartition(struct job *skip, void (*share_changed)(struct job *));
 void ad_ack(struct cpu *c);                 /* hart c acts on the latest slot switch */
 /* The next slot with something runnable - row_next first, whatever stay says - or stay. */
 void ad_switch(enum trace_ev why, int stay);
+/* While the SPACE slot runs, switch to row_next now if it has a process ready (else it stays pending). */
+void ad_run_row_next(void);
 void ad_mark_idle(int h);                   /* hart h has nothing of the current slot */
 struct proc *ad_pick(struct cpu *c);        /* what hart c runs next (0: nothing) */
 

@@ -274,6 +274,16 @@ void ad_switch(enum trace_ev why, int stay)
     ad_ack(me);
 }
 
+/* A row entered at an admission runs at once, not after the SPACE slot's quanta. The job's first process is
+   created after its admission, so the row is empty then: row_next stays pending until that process's first
+   enqueue (simulated, 8 harts, oddeven + gauss fine + a hog: switching at the admission found the row empty
+   and stayed in SPACE, and gauss fine started at 20 ms, 10 under gang). */
+void ad_run_row_next(void)
+{
+    if (ad.row_next >= 0 && ad.cur_slot == SPACE && slot_runnable(ad.row_next))
+        ad_switch(TR_SLOT, 0);
+}
+
 void ad_mark_idle(int h)
 {
     idle_mask |= 1UL << h;

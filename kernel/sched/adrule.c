@@ -17,13 +17,15 @@
  *
  * The rule and its models. Per window, the job's loss per synchronization episode where it is is compared
  * with what it would lose elsewhere:
- *   - No barrier episode in the window: fill, while another job holds a gang row. A job that does not
+ *   - No barrier episode in the window: fill, while another job's gang row has holes - entries no process
+ *     of it holds, or processes that sleep inside waits (adaptive.c holes_besides). A job that does not
  *     synchronize loses nothing to being time-shared (F&R: only synchronizing gangs suffer uncoordinated
  *     scheduling; Blumofe & Papadopoulos: work stealing with yields runs well multiprogrammed), so it
- *     fills the holes the gang rows leave (FCS's filler). With no gang row there are no holes, and the
+ *     fills the holes the gang rows leave (FCS's filler). With no holes a filler gains nothing, and the
  *     filler FIFO shares its harts by processes, not jobs: beside a 16-process hog a 16-process knary got
  *     a third of their harts, and its last batches waited a round for a hart (simulated, 16 harts: 200 ms
- *     against 142 in a partition). Then it stays in (or returns to) part: a fair share of its own.
+ *     against 142 in a partition, with no gang row; beside a full row of spinners, 141 against 113). Then it
+ *     stays in (or returns to) part: a fair share of its own.
  *   - A job in a partition with process control (adapt=yes) folds its workers onto as many processes as it
  *     has harts: a waiting worker hands its process to the next by a user-level switch, no process spins
  *     on a descheduled partner, and folding recovers the imbalance a gang would spin away - Markatos 3.5.3

@@ -32,7 +32,7 @@ struct ad_env {
     int nprocs, ncpus;
     int harts;               /* harts it holds now: its share (part) */
     int adaptive;            /* adapt=yes: it folds its workers onto its share */
-    int holes;               /* another job holds a gang row: there are holes for a filler to fill */
+    int holes;               /* another job's gang row has holes for a filler to fill (empty or asleep entries) */
 };
 
 /* One job's rule state: its regime, the last window's sums, and the hysteresis. Zero it at admission
