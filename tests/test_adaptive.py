@@ -474,6 +474,20 @@ def test_sim_a_row_just_entered_runs_next(prior):
     assert after.arg == -1 or after.time_us >= gauss["end_us"], after  # the SPACE slot it cut short comes back
 
 
+def test_sim_a_row_taken_at_admission_runs_at_its_first_process():
+    """adround.c ad_run_row_next: a job the prior coschedules at its admission has no process yet, so its row is
+    empty then; the switch to it waits for its first process's enqueue instead of giving up (it stayed in the
+    SPACE slot, and gauss fine began two quanta late: 8 harts, beside oddeven and a hog)."""
+    mix = "job=oddeven:n=16384,barrier=spin job=gauss:n=192,variant=fine,adapt=no,mem=8M job=hog"
+    run = sim_ok(8, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms {mix}")
+    gauss = next(r for r in run.results if r["app"] == "gauss")
+    assert gauss["regime_moves"] >= 1 and gauss["gang_us"] > 0, gauss
+    records = tr.parse_trace(run.console).records
+    first = next(x for x in records if x.event == "run" and x.job == gauss["job"])
+    row = [x for x in records if x.event in tr.SWITCH_EVENTS and x.time_us <= first.time_us][-1]
+    assert row.arg >= 0 and first.time_us - gauss["arrive_us"] < QUANTUM_MS * 1000 / 10, (row, first, gauss)
+
+
 @pytest.mark.parametrize("barrier", ["block", "spin"])
 def test_sim_a_guessed_row_is_left_when_the_waits_sleep(barrier):
     """adrule.c's prior: an imbalanced coarse synth that cannot fold starts in a gang row unmeasured. Blocking,

@@ -165,11 +165,14 @@ void barrier_wait_turn(struct sproc *sp, uint64_t t)
 static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *releaser);
 
 /* sp arrives at a barrier that it will wait at (not the last arrival): a safe point. Too many active
-   processes for the allotment, and it suspends (process 0 never does: the header). */
+   processes for the allotment, and it suspends (process 0 never does: the header) - at the start barrier
+   too when the program is one iteration: adjoint's one loop, 16 processes on a 6-hart share, time-shared
+   the share spinning for 85 ms (6 folded), where the library folds at once (QEMU, 2 harts: 6 processes
+   159 ms, 2 processes 151). */
 static int safe_point_suspends(const struct sproc *sp, const struct sjob *w)
 {
     int allot = w->allot > 0 ? w->allot : ncpus;
-    return w->adaptive && sp->p.idx != 0 && w->active > allot && !work_last_iteration(w, sp->iter);
+    return w->adaptive && sp->p.idx != 0 && w->active > allot && (sp->starting || !work_last_iteration(w, sp->iter));
 }
 
 void barrier_arrive(struct sproc *sp, uint64_t t)
