@@ -138,6 +138,18 @@ def test_the_fit_scales_the_loop_apps_units():
             assert abs(got / (2 * base) - 1) < 0.05, (token, got, base)
 
 
+def test_a_one_loop_app_folds_at_its_start_barrier():
+    """adjoint is one loop: its workers' start barrier is its only safe point before the end, and the library
+    folds there (lib/threads/procctl.c: every wait's pause; on QEMU at 2 harts, 6 processes took 159 ms, 2
+    took 151). A share smaller than its processes from the start folds at once: no process time-shares its
+    hart spinning (sim_barrier.c safe_point_suspends; before, 6 processes on 2 harts spun for whole quanta)."""
+    tokens = "policy=partition quantum=2ms job=adjoint:n=30"
+    fit = ok(2, f"{tokens},procs=2").results[0]
+    folded = ok(2, f"{tokens},procs=6").results[0]
+    assert folded["check"] == "ok" and folded["preempts"] == 0 and folded["blocks"] >= 4, folded
+    assert folded["elapsed_us"] < 1.5 * fit["elapsed_us"], (folded["elapsed_us"], fit["elapsed_us"])
+
+
 @pytest.mark.parametrize("job", ["sor:n=64,iters=10", "sor:n=64,iters=10,sched=afs", "tclosure:n=64",
                                  "tclosure:n=64,sched=gss", "gauss:n=128,sched=ss"])
 def test_a_loop_app_folds_under_process_control(job):
