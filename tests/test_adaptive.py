@@ -364,6 +364,23 @@ def test_the_experiment_is_a_subcommand_and_judges_adaptive(capsys):
     assert "hog#2=part" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie (within 1 %)", "/ loses to partition (")), rows
 
 
+def test_the_experiment_takes_a_mix_of_ones_own(capsys):
+    """--mix adds a mix of the user's (named or not) and, alone, runs only it; a bad one is a usage error."""
+    from schedlab.experiments import main as experiment
+    from schedlab.experiments.adaptive import parse_mix
+    assert parse_mix("blocky=synth:grain=500,barrier=block hog", 1) == ("blocky", ["synth:grain=500,barrier=block", "hog"])
+    assert parse_mix("synth:grain=500 knary", 2) == ("custom2", ["synth:grain=500", "knary"])
+    for bad in ("x=", "hog", "  "):
+        with pytest.raises(ValueError):
+            parse_mix(bad, 1)
+    assert experiment(["adaptive", "--sim", "--harts", "4", "--seeds", "1", "--quantum", "2ms",
+                       "--policies", "partition,adaptive", "--mix", "two=synth:grain=500,iters=2000 knary:h=7"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| two ")]
+    assert [r.split("|")[1:4] for r in rows] == [[" two ", " 4 ", " partition "], [" two ", " 4 ", " adaptive "]], rows
+    with pytest.raises(SystemExit):
+        experiment(["adaptive", "--sim", "--mix", "hog"])
+
+
 def test_slowdown_counts_the_wait_for_a_first_slot():
     """The experiment's slowdown is a job's response time (arrival to end), not elapsed_us (from its first
     dispatch): under gang the second row's job waits a quantum before it runs, and that wait is its loss too."""

@@ -14,8 +14,10 @@ below both, else `loses to <policy> (<metric> +x %)`. Medians within --tie perce
 "below" means below by more than that, "at or below" not above by more.
 
 The boots go through the executor (``--jobs N`` side by side, ``--executor dask://...``): each mix and hart count
-submits all its alone and mix boots at once. The mixes are named; `--mixes` picks some. `holdout` is the mix the
-rule was not tuned on (issue 29: "a mix the tests do not use should show the same"). Simulated time is
+submits all its alone and mix boots at once. The mixes are named; `--mixes` picks some, and `--mix` adds one of
+your own (its jobs' specs as in job=, space-separated, optionally named: `--mix "blocky=synth:barrier=block,adapt=no
+knary hog"`; repeat it for more; a hog is background: it runs until the others end and has no slowdown). `holdout` is
+the mix the rule was not tuned on (issue 29: "a mix the tests do not use should show the same"). Simulated time is
 deterministic, so --sim is valid on a busy host and at any --jobs; QEMU timings are not: run --qemu on a quiet
 machine (the harness flags a busy host in each boot's record).
 The simulator models synth, oddeven, gauss (coarse and fine), hog, sleeper, chaos (two modes), knary (mode=steal) and
@@ -46,6 +48,19 @@ MIXES = {
     # default limit, with the others', passes the simulator's memory at 64 harts)
     "threads": ["gauss:n=256,variant=fine,adapt=no,mem=8M", COARSE, KNARY, HOG],
 }
+
+
+def parse_mix(text, n):
+    """`--mix` text: ``[name=]spec spec ...`` -> (name, [spec, ...]). Unnamed, it is custom<n>. A name is what comes
+    before the first `=` when that holds no `:` (a spec's options follow its app's `:`)."""
+    head, eq, rest = text.partition("=")
+    name, specs = (head.strip(), rest) if eq and ":" not in head and " " not in head.strip() else (f"custom{n}", text)
+    jobs = specs.split()
+    if not name or not jobs:
+        raise ValueError(f"--mix {text!r}: give the jobs' specs, space-separated (e.g. \"synth:grain=500 hog\")")
+    if all(j == HOG for j in jobs):
+        raise ValueError(f"--mix {text!r}: a mix needs a job besides the hog (the hog has no slowdown)")
+    return name, jobs
 
 
 def response_us(result):
@@ -137,13 +152,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quantum", default="10ms")
     ap.add_argument("--tie", type=float, default=1.0, metavar="PCT",
                     help="medians within PCT percent count as equal in the verdict (default 1)")
-    ap.add_argument("--mixes", default=",".join(MIXES), help="which mixes: " + ",".join(MIXES))
+    ap.add_argument("--mixes", default=None, help="which mixes: " + ",".join(MIXES) + " (default: all, or none with --mix)")
+    ap.add_argument("--mix", action="append", default=[], metavar="[NAME=]SPEC ...",
+                    help="a mix of your own: job specs as in job=, space-separated (repeatable)")
     ap.add_argument("--policies", default=None, help="default: every policy of the build (BOOT policies=)")
     executor.add_options(ap)
     args = ap.parse_args(argv)
-    unknown = [m for m in args.mixes.split(",") if m not in MIXES]
+    mixes = {}
+    for n, text in enumerate(args.mix, 1):
+        try:
+            name, jobs = parse_mix(text, n)
+        except ValueError as e:
+            ap.error(str(e))
+        mixes[name] = jobs
+    names = args.mixes.split(",") if args.mixes else ([] if mixes else list(MIXES))
+    unknown = [m for m in names if m not in MIXES]
     if unknown:
         ap.error(f"no mix named {', '.join(unknown)}: the mixes are {', '.join(MIXES)}")
+    mixes = {**{m: MIXES[m] for m in names}, **mixes}
     harts = [int(h) for h in (args.harts or ("8,16,32,64" if args.sim else "2")).split(",")]
     seeds = seeds_of(args.seeds)
     with executor.use(executor.from_args(args, cpus=max(harts) if args.qemu else None)):
@@ -157,9 +183,9 @@ def main(argv: list[str] | None = None) -> int:
               f"response time (arrival to end) in the mix / best alone; median (min..max) over seeds")
         print("| mix | harts | policy | mean slowdown | makespan ms | adaptive's regimes (first seed) / verdict |")
         print("|---|---|---|---|---|---|")
-        for name in args.mixes.split(","):
+        for name, mix in mixes.items():
             for h in harts:
-                rows = measure_mix(args, h, fixed + ["adaptive"], MIXES[name], seeds)
+                rows = measure_mix(args, h, fixed + ["adaptive"], mix, seeds)
                 med = {}
                 for pol in fixed + ["adaptive"]:
                     sl, mk = [r[0] for r in rows[pol]], [r[1] / 1000 for r in rows[pol]]
