@@ -63,6 +63,10 @@ struct ad_proc {
     uint64_t asleep_since; /* blocked inside a wait at this time (0: not) */
 };
 
+/* A hart of a part job's own share idling in the SPACE slot: since when, and whose (share_idle). */
+static uint64_t idle_since[SL_MAX_HARTS];
+static struct job *idle_of[SL_MAX_HARTS];
+
 static uint64_t ns_ticks(uint64_t ns) { return ns * plat.timebase_hz / 1000000000UL; }
 
 static void ad_init(void)
@@ -194,6 +198,64 @@ static int holes_besides(const struct job *j)
 /* Ticks from `from` to t (0: from is 0, nothing open, or not before t). */
 static uint64_t since(uint64_t from, uint64_t t) { return from && t > from ? t - from : 0; }
 
+/* The one part job whose share holds hart h, and no other job's (0: none, or the hart is shared). */
+static struct job *share_owner(int h)
+{
+    struct job *owner = 0;
+    for (int i = 0; i < ad.nlive; i++) {
+        struct ad_job *a = aj(ad.live[i]);
+        if (a->rule.regime == R_GANG || !(a->mask >> h & 1))
+            continue;
+        if (owner || a->rule.regime != R_PART)
+            return 0;
+        owner = ad.live[i];
+    }
+    return owner;
+}
+
+/* No other job holds a hart of part job j's share - or, for a gang job, none would in part: with it the
+   SPACE slot would hold no more jobs than harts (allot.h gives each at least one of its own then). */
+static int own_share(const struct job *j)
+{
+    uint64_t mask = aj(j)->mask;
+    if (aj(j)->rule.regime == R_GANG) {
+        int nspace = 1;
+        for (int i = 0; i < ad.nlive; i++)
+            nspace += aj(ad.live[i])->rule.regime != R_GANG;
+        return nspace <= ncpus;
+    }
+    for (int h = 0; h < ncpus; h++)
+        if ((mask >> h & 1) && share_owner(h) != j)
+            return 0;
+    return mask != 0;
+}
+
+/* Hart h picked p (0: it idles). An idle stretch of a hart of a part job's own share in the SPACE slot is
+   that job's loss (adrule.c: time-sharing its share, its processes all asleep there). Closed at the hart's
+   next pick - a kick, a slot switch, a wake-up all bring one - or when the job is done (close_idle). */
+static void share_idle(int h, struct proc *p)
+{
+    struct job *owner = !p && ad.cur_slot == SPACE ? share_owner(h) : 0;
+    if (!idle_since[h] && !owner)
+        return;
+    uint64_t now = rdtime();
+    if (idle_since[h])
+        aj(idle_of[h])->idle += since(idle_since[h], now);
+    idle_since[h] = owner ? now : 0;
+    idle_of[h] = owner;
+}
+
+/* Close every idle stretch of job j's share (it is done). */
+static void close_idle(struct job *j)
+{
+    for (int h = 0; h < ncpus; h++)
+        if (idle_since[h] && idle_of[h] == j) {
+            aj(j)->idle += since(idle_since[h], rdtime());
+            idle_since[h] = 0;
+            idle_of[h] = 0;
+        }
+}
+
 /* Job j's sums now (0; -1: it has no statistics page): the kernel's run time, time asleep and off the hart
    inside waits, and the library's counts, each field of the page read once (the job may be rewriting it). */
 static int sums_of(struct job *j, struct ad_sums *sums)
@@ -201,8 +263,11 @@ static int sums_of(struct job *j, struct ad_sums *sums)
     struct ad_job *a = aj(j);
     if (!syncstat_of(j, 0))
         return -1;
-    struct ad_sums now = { .run = a->exited_run, .sleep = a->asleep, .off = a->off };
+    struct ad_sums now = { .run = a->exited_run, .sleep = a->asleep, .off = a->off, .idle = a->idle };
     uint64_t t = rdtime();
+    for (int h = 0; h < ncpus; h++)
+        if (idle_of[h] == j)
+            now.idle += since(idle_since[h], t);
     for (int i = 0; i < j->nprocs; i++) {
         struct proc *p = ad.members[j->id - 1][i];
         volatile struct sl_sync *st = syncstat_of(j, i);
@@ -249,7 +314,7 @@ static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
         .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin),
         .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs, .ncpus = ncpus, .harts = popc(a->mask),
-        .adaptive = j->adaptive, .holes = holes_besides(j),
+        .adaptive = j->adaptive, .holes = holes_besides(j), .own_share = own_share(j),
     };
     return ad_judge(r, &now, &e, tp_us, wait_pct);
 }
@@ -286,6 +351,8 @@ static void coschedule_unmeasured(void)
             a->rule.primed = 1;
             move(j, R_GANG, ~0UL, 0);
             restart_window(j);
+            a->rule.settle = 0; /* no window to skip: its start-up carries no evidence (adrule.c) */
+            a->probing = 1;     /* its guess is probed every quantum: a decisive loss leaves at once */
         }
     }
 }
@@ -325,7 +392,12 @@ static void probe(void)
 /* ---- the hooks ---- */
 
 static struct proc *took(struct cpu *c, struct proc *p);
-static struct proc *ad_pick_next(struct cpu *c) { return took(c, ad_pick(c)); }
+static struct proc *ad_pick_next(struct cpu *c)
+{
+    struct proc *p = ad_pick(c);
+    share_idle(c->id, p);
+    return took(c, p);
+}
 
 /* A job arrived: what each job lost where may be less than it would lose there now (one more job to share
    the harts with), and a memory that underestimates would send a job where it loses more. A departure
@@ -367,6 +439,7 @@ static void ad_job_done(struct job *j)
     if (k == ad.nlive)
         return;
     ad.nlive = k; /* the memories stay: see forget_losses */
+    close_idle(j);
     if (a->rule.regime == R_GANG && a->row >= 0)
         leave_gang(a);
     uint64_t end = j->end ? j->end : rdtime();

@@ -38,8 +38,11 @@
  *     off its hart inside the wait, preempted or yielded: then its partner runs, but it queues behind
  *     every other process of the hart before it goes on), where blocking would lose
  *     omega = alpha tau_s, the block + cross-hart wake the calibration measured (sched_wake_cost_ns: 2
- *     syscalls + 2 switches + an IPI; eq. 12). When that loss > omega, a gang row (eq. 6: all partners
- *     run, only the job's own imbalance is lost) is worth it: gang.
+ *     syscalls + 2 switches + an IPI; eq. 12). On a share of its own (no other job's processes on its
+ *     harts) a wait asleep or queued is its partners' running time, and what it loses is its spinning and
+ *     the share's harts idling (every process of it there asleep: the kernel's count, adaptive.c
+ *     share_idle). When that loss > omega, a gang row (eq. 6: all partners run, only the job's own
+ *     imbalance is lost) is worth it: gang.
  *   - In a gang row the job loses gang_loss = t_w + t_p R / tau_q per episode: its imbalance spun away and,
  *     after every other slot, the refill of the private cache the other rows corrupted (Tucker & Gupta's
  *     cause 4: R = the machine model's lines x miss cycles, sched_reload_cost_ns; 0 without a model; R /
@@ -69,13 +72,15 @@
  * F&R eq. 8 it would lose its partners' quanta time-sharing if it synchronizes, and coscheduled it loses
  * nothing if it does not (the same hart time; no episodes take it to fill or part after a window). Such
  * a job (primed) has never measured part, so it leaves its row only for a part it has measured to lose
- * less, when its waits sleep (a blocking barrier: time-sharing, its partners take its hart meanwhile; and
- * with no confirmation, the row being a guess: an imbalanced coarse synth, adapt=no, blocking, beside knary
- * and a hog, simulated at 8 harts: 2.69 kept in its row, 2.61 leaving after three windows, 2.51 after two,
- * 2.33 under partition; its first window, the job's start-up, is skipped as after every move: judged, gauss
- * fine's serial set-up looked asleep) - or when it stops synchronizing. prior=part measures it in part
- * first (probed every quantum): on QEMU at 2 harts gauss fine beside a hog took 1.95x its time alone that
- * way, 1.63 so, 1.55 under gang.
+ * less, or when its waits sleep and its share there would be its own (a blocking barrier: time-sharing,
+ * its partners take its hart meanwhile; on a hart shared with another job, that job's processes would
+ * take it for whole quanta) - or when it stops synchronizing. Its row being a guess, it is probed every
+ * quantum, and its first evidence moves it with no confirmation: an imbalanced coarse synth, adapt=no,
+ * blocking, beside knary and a hog, simulated at 8 harts: 2.69 kept in its row, 2.51 leaving after two
+ * windows, 2.34 after a quantum, 2.28 under partition. Its start-up is no evidence: a window with no more
+ * episodes than processes (the workers' start barrier: judged, gauss fine's serial set-up looked asleep).
+ * prior=part measures it in part first (probed every quantum): on QEMU at 2 harts gauss fine beside a hog
+ * took 1.95x its time alone that way, 1.63 so, 1.55 under gang.
  *
  * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
  * shown its episodes, its processes for adapt=no, else linear; it sets where the spare harts of the space
@@ -110,8 +115,10 @@ int ad_reads_waits(enum ad_regime regime, int adaptive, int harts, int nprocs)
 int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct)
 {
     const struct ad_sums *o = &r->last;
-    int back = now->wait < o->wait || now->sleep < o->sleep || now->run < o->run || now->off < o->off;
+    int back = now->wait < o->wait || now->sleep < o->sleep || now->run < o->run || now->off < o->off ||
+               now->idle < o->idle;
     uint64_t drun = now->run - o->run, dwt = now->wait - o->wait, dsl = now->sleep - o->sleep;
+    uint64_t didle = min_u(now->idle - o->idle, (uint64_t)e->harts * e->wticks);
     uint64_t dep = (uint32_t)(now->episodes - o->episodes), doff = now->off - o->off;
     r->last = *now;
     r->decisive = 0;
@@ -126,6 +133,10 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     uint64_t dwt_off = dwt; /* with the time its processes waited off their harts inside waits */
     dwt -= doff;            /* on-hart waiting only */
     dep = min_u(dep, cap);
+    if (r->primed && !r->judged && dep <= (uint64_t)e->nprocs)
+        return -1; /* its start-up: the workers' start barrier is no grain (asleep there, gauss fine's
+                      processes wait out its serial set-up) */
+    int guess = r->primed && !r->judged; /* the first evidence on the prior's guess */
     r->judged = 1;
     r->syncs |= dep > 0;
     if (dep == 0)
@@ -148,8 +159,13 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
            measured part, where time-sharing would lose its partners' quanta (F&R eq. 8), and leaving on
            its imbalance alone gauss fine ran 97 of its 198 ms time-sharing (prior=gang, MODEL=modern,
            QEMU, 2 harts) */
-        int asleep = dsl * 2 > dwt; /* most of its waiting blocked: time-sharing, its partners take its hart */
-        int lesser = r->loss[R_PART] ? gang_loss * 100 > r->loss[R_PART] * m : e->adaptive || !r->primed || asleep;
+        /* most of its waiting blocked: time-sharing a share of its own (own_share: one would be its own),
+           its partners take its hart meanwhile; on a hart shared with another job, that job's processes
+           take it for whole quanta (QEMU, 2 harts, a blocking coarse synth beside knary and a hog: 682 ms
+           in part, 313 under gang) */
+        int asleep = dsl * 2 > dwt;
+        int lesser = r->loss[R_PART] ? gang_loss * 100 > r->loss[R_PART] * m
+                                     : e->adaptive || !r->primed || (asleep && e->own_share);
         int worse = gang_loss * 100 > e->omega * m && lesser;
         /* its own imbalance (past its grain), where blocking beats spinning: past a block + wake too (F&R
            15/16: below omega spinning wins whatever the grain - gauss fine's last steps, 2 us of work and 3
@@ -158,7 +174,7 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
         r->loss[R_GANG] = gang_loss;
         /* an imbalance is a sticky reason to leave, so it waits for confirmation - but not where the row was
            the prior's guess, before anything was measured */
-        r->decisive = worse && (!r->imbalanced || r->primed) && decisive(e, gang_loss);
+        r->decisive = worse && (!r->imbalanced || r->primed) && (decisive(e, gang_loss) || guess);
         return r->imbalanced || worse ? R_PART : R_GANG;
     }
     if (!timeshares(e->adaptive, e->harts, e->nprocs) || e->nprocs > e->ncpus || e->ncpus == 1 || r->demoted)
@@ -168,8 +184,13 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
        every other process of the hart's queue (gauss fine beside three jobs at 2 harts on QEMU: 2% of its
        time spinning, 27x its time alone). Not only where other jobs share its harts: asleep or queued
        behind its partners, gauss fine beside a hog alone at 2 harts (QEMU) took 75 ms to show a loss on
-       the hart, time-sharing, and 107 ms in all against 29 in its row. */
-    uint64_t part_loss = dwt_off / dep;
+       the hart, time-sharing, and 107 ms in all against 29 in its row: its hart idled while both its
+       processes slept. So on a share of its own (no other job's processes on its harts), where a waiter
+       asleep or queued leaves the hart to its partners, the loss is its spinning on the hart and the share's
+       harts idling (adaptive.c share_idle) - an imbalanced coarse synth that blocks (adapt=no) loses little
+       there, and went back to a gang row on its whole wait (simulated, 4 harts, beside knary and a hog: it
+       waited 42 % time-sharing, asleep included, and 20 % in its row). */
+    uint64_t part_loss = (e->own_share ? dwt - dsl + didle : dwt_off) / dep;
     r->loss[R_PART] = part_loss;
     int gang = part_loss * 100 > e->omega * m && (!r->loss[R_GANG] || part_loss * 100 > r->loss[R_GANG] * m);
     r->decisive = gang && decisive(e, part_loss);

@@ -18,6 +18,7 @@ struct ad_sums {
     uint64_t wait;     /* ticks inside waits (the library's) */
     uint64_t sleep;    /* ticks blocked in the kernel (the kernel's count) */
     uint64_t off;      /* ticks its processes waited for a hart after a preemption inside a wait */
+    uint64_t idle;     /* ticks the harts of its own share idled in the SPACE slot (the kernel's count) */
 };
 
 /* What the rule needs to know about the job and the machine this window. */
@@ -33,6 +34,8 @@ struct ad_env {
     int harts;               /* harts it holds now: its share (part) */
     int adaptive;            /* adapt=yes: it folds its workers onto its share */
     int holes;               /* another job's gang row has holes for a filler to fill (empty or asleep entries) */
+    int own_share;           /* part: no other job's processes run on its harts in the SPACE slot; gang: in
+                                part it would have a share of its own (no more SPACE jobs than harts) */
 };
 
 /* One job's rule state: its regime, the last window's sums, and the hysteresis. Zero it at admission

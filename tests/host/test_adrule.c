@@ -25,7 +25,8 @@ static struct ad_env env(int nprocs, int harts, int adaptive)
 /* A window after `prev` with the given deltas. */
 static struct ad_sums next(const struct ad_sums *prev, uint64_t run, uint32_t ep, uint64_t wait, uint64_t sleep)
 {
-    return (struct ad_sums){ prev->run + run, prev->episodes + ep, prev->wait + wait, prev->sleep + sleep, prev->off };
+    return (struct ad_sums){ prev->run + run, prev->episodes + ep, prev->wait + wait, prev->sleep + sleep, prev->off,
+                             prev->idle };
 }
 
 static int judge(struct ad_rule *r, struct ad_sums *s, const struct ad_env *e, uint64_t run, uint32_t ep,
@@ -65,6 +66,22 @@ int main(void)
     s.off += 40000;
     CHECK(ad_judge(&r, &s, &e, &(uint64_t){ 0 }, &(int){ 0 }) == R_GANG && r.loss[R_PART] == 1001);
 
+    /* on a share of its own, a wait asleep or off the hart leaves the hart to its partners: the loss is its
+       spinning and the share's idle time - 1000 ticks asleep per episode, the hart never idle: part; the
+       same with the share idle 1000 ticks per episode (its processes all asleep): gang; shared with another
+       job's processes, the whole wait: gang */
+    struct ad_env own = e;
+    own.own_share = 1;
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    CHECK(judge(&r, &s, &own, 4 * Q, 40, 40000, 40000) == R_PART && r.loss[R_PART] == 0);
+    s.idle += 40000;
+    CHECK(judge(&r, &s, &own, 4 * Q, 40, 40000, 40000) == R_GANG && r.loss[R_PART] == 1000);
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 40000, 40000) == R_GANG && r.loss[R_PART] == 1000);
+    s.idle += 10 * 4 * Q; /* garbage: clamped to its harts x the window */
+    CHECK(judge(&r, &s, &own, 4 * Q, 40, 0, 0) == R_GANG && r.loss[R_PART] == 2 * 4 * Q / 40);
+    s.idle -= 1; /* backwards: no evidence */
+    CHECK(judge(&r, &s, &own, 4 * Q, 40, 0, 0) == -1);
+
     /* the hysteresis: confirm=2 needs two agreeing windows; a window for the current regime resets */
     memset(&r, 0, sizeof r);
     CHECK(!ad_confirm(&r, R_GANG, 2));
@@ -91,16 +108,32 @@ int main(void)
     CHECK(judge(&nomem, &ns, &folds, 4 * Q, 40, 3 * Q, 0) == R_PART && nomem.imbalanced);
     nomem = r, ns = s;
     CHECK(judge(&nomem, &ns, &e, 4 * Q, 40, 3 * Q, 0) == R_PART && nomem.imbalanced);
-    /* ... and one that came by the prior but waits asleep (a blocking barrier: time-sharing, its partners
-       take its hart meanwhile) takes part for the lesser - at once: the row was a guess, so an imbalance
-       decisively past omega need not be confirmed (decisive= 8: 2000 ticks > 8 x 200) */
+    /* ... and one that came by the prior but waits asleep (a blocking barrier: time-sharing a share of its
+       own, its partners take its hart meanwhile) takes part for the lesser - at once: the row was a guess,
+       so an imbalance decisively past omega need not be confirmed (decisive= 8: 2000 ticks > 8 x 200);
+       where its share would be shared with another job (more SPACE jobs than harts), whose processes would
+       take its hart for whole quanta, it stays */
     nomem = r, ns = s;
     nomem.primed = 1;
     e.decisive = 8;
+    CHECK(judge(&nomem, &ns, &e, Q, 40, 80000, 80000) == R_GANG && !nomem.imbalanced);
+    nomem = r, ns = s;
+    nomem.primed = 1;
+    e.own_share = 1;
     CHECK(judge(&nomem, &ns, &e, Q, 40, 80000, 80000) == R_PART && nomem.imbalanced && nomem.decisive);
     nomem = r, ns = s;
     CHECK(judge(&nomem, &ns, &e, Q, 40, 80000, 80000) == R_PART && nomem.imbalanced && !nomem.decisive);
+    /* the prior's guess, unjudged: its start-up (no more episodes than processes: the start barrier) is no
+       evidence; its first evidence that the waits sleep and lose past omega moves it with no confirmation,
+       decisive or not (300 ticks per episode, under 8 x 200); a later window waits for confirmation */
+    struct ad_rule guess = r;
+    ns = s;
+    guess.primed = 1, guess.judged = 0;
+    CHECK(judge(&guess, &ns, &e, Q, 4, 80000, 80000) == -1 && !guess.judged);
+    CHECK(judge(&guess, &ns, &e, Q, 40, 12000, 12000) == R_PART && guess.judged && guess.decisive);
+    CHECK(judge(&guess, &ns, &e, Q, 40, 12000, 12000) == R_PART && !guess.decisive);
     e.decisive = 0;
+    e.own_share = 0;
     /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again -
        where part lost less (40 ticks per episode) */
     r.loss[R_PART] = 40;
