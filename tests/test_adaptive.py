@@ -505,6 +505,17 @@ def test_sim_a_row_taken_at_admission_runs_at_its_first_process():
     assert row.arg >= 0 and first.time_us - gauss["arrive_us"] < QUANTUM_MS * 1000 / 10, (row, first, gauss)
 
 
+def test_sim_a_new_process_is_bound_away_from_its_creator():
+    """adround.c ad_pick_hart: among the harts of its share that hold fewest of its job's processes, a new
+    process goes to one other than the hart creating it - which is busy admitting the job (process 0: on
+    QEMU at 2 harts gauss fine's first process, bound to hart 0 while hart 0 admitted the hog, waited 7 ms
+    with hart 1 idle) or running the creator (the others)."""
+    run = sim_ok(4, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms job=synth:procs=4,iters=200")
+    news = [r for r in tr.parse_trace(run.console).records if r.event == "new"]
+    assert len(news) == 4 and all(r.arg != r.hart for r in news), news
+    assert sorted(r.arg for r in news) == [0, 1, 2, 3], news  # one per hart: fewest first
+
+
 @pytest.mark.parametrize("barrier,harts", [("block", 8), ("block", 4), ("spin", 8)])
 def test_sim_a_guessed_row_is_left_when_the_waits_sleep(barrier, harts):
     """adrule.c's prior: an imbalanced coarse synth that cannot fold starts in a gang row unmeasured. Blocking,
