@@ -182,14 +182,13 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     /* time-sharing, a wait lasts until the partner it waits for has run, on this hart or after it (F&R eq.
        8): the time off its hart inside the wait is loss too - a waiting process that yields goes behind
        every other process of the hart's queue (gauss fine beside three jobs at 2 harts on QEMU: 2% of its
-       time spinning, 27x its time alone). Not only where other jobs share its harts: asleep or queued
-       behind its partners, gauss fine beside a hog alone at 2 harts (QEMU) took 75 ms to show a loss on
-       the hart, time-sharing, and 107 ms in all against 29 in its row: its hart idled while both its
-       processes slept. So on a share of its own (no other job's processes on its harts), where a waiter
-       asleep or queued leaves the hart to its partners, the loss is its spinning on the hart and the share's
-       harts idling (adaptive.c share_idle) - an imbalanced coarse synth that blocks (adapt=no) loses little
-       there, and went back to a gang row on its whole wait (simulated, 4 harts, beside knary and a hog: it
-       waited 42 % time-sharing, asleep included, and 20 % in its row). */
+       time spinning, 27x its time alone). On a share of its own (no other job's processes on its harts),
+       though, a waiter asleep or queued leaves the hart to its partners: there the loss is its spinning on
+       the hart and the share's harts idling (adaptive.c share_idle). An imbalanced coarse synth that blocks
+       (adapt=no) loses little there, and its whole wait sent it back to a gang row (simulated, 4 harts,
+       beside knary and a hog: it waited 42 % time-sharing, asleep included, and 20 % in its row); gauss fine
+       beside a hog, which barely blocks, still shows its loss spinning (QEMU, 2 harts, prior=part: it left
+       its partition after 16 and 19 ms, seeds 1-2, and ran 90 and 98 ms in all). */
     uint64_t part_loss = (e->own_share ? dwt - dsl + didle : dwt_off) / dep;
     r->loss[R_PART] = part_loss;
     int gang = part_loss * 100 > e->omega * m && (!r->loss[R_GANG] || part_loss * 100 > r->loss[R_GANG] * m);
