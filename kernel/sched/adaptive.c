@@ -217,17 +217,18 @@ static struct job *share_owner(int h)
    SPACE slot would hold no more jobs than harts (allot.h gives each at least one of its own then). */
 static int own_share(const struct job *j)
 {
-    uint64_t mask = aj(j)->mask;
-    if (aj(j)->rule.regime == R_GANG) {
-        int nspace = 1;
-        for (int i = 0; i < ad.nlive; i++)
-            nspace += aj(ad.live[i])->rule.regime != R_GANG;
-        return nspace <= ncpus;
+    struct ad_job *a = aj(j);
+    int nspace = 1, shared = 0;
+    for (int i = 0; i < ad.nlive; i++) {
+        struct ad_job *o = aj(ad.live[i]);
+        if (ad.live[i] != j && o->rule.regime != R_GANG) {
+            nspace++;
+            shared |= (o->mask & a->mask) != 0;
+        }
     }
-    for (int h = 0; h < ncpus; h++)
-        if ((mask >> h & 1) && share_owner(h) != j)
-            return 0;
-    return mask != 0;
+    if (a->rule.regime == R_GANG)
+        return nspace <= ncpus;
+    return a->rule.regime == R_PART && a->mask && !shared;
 }
 
 /* Hart h picked p (0: it idles). An idle stretch of a hart of a part job's own share in the SPACE slot is
@@ -351,8 +352,7 @@ static void coschedule_unmeasured(void)
             a->rule.primed = 1;
             move(j, R_GANG, ~0UL, 0);
             restart_window(j);
-            a->rule.settle = 0; /* no window to skip: its start-up carries no evidence (adrule.c) */
-            a->probing = 1;     /* its guess is probed every quantum: a decisive loss leaves at once */
+            a->probing = 1; /* its guess is probed every quantum (adrule.c: its first evidence moves it) */
         }
     }
 }

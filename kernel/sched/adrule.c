@@ -238,5 +238,5 @@ void ad_moved(struct ad_rule *r, enum ad_regime from, enum ad_regime to)
     r->regime = to;
     r->moves++;
     r->streak = 0;
-    r->settle = 1;
+    r->settle = !(r->primed && !r->judged); /* the prior's move skips nothing: its start-up is no evidence */
 }

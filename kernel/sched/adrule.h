@@ -76,7 +76,8 @@ enum allot_shape ad_shape(const struct ad_rule *r, int adaptive, int nprocs, uin
    consecutive windows agreeing, or one decisive window: adrule.c's header). */
 int ad_confirm(struct ad_rule *r, int c, int confirm);
 
-/* The job moved from regime `from` to `to` (adaptive.c has moved it). */
+/* The job moved from regime `from` to `to` (adaptive.c has moved it): its next window is skipped - straddling
+   the move - except after the prior's move, whose start-up ad_judge tells apart itself. */
 void ad_moved(struct ad_rule *r, enum ad_regime from, enum ad_regime to);
 
 #endif

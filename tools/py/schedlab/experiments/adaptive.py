@@ -30,6 +30,7 @@ import statistics
 import sys
 
 from .. import executor
+from ..mix import DEFAULT_BACKGROUND_APPS, background_apps
 
 FINE = "synth:grain=500,var=100,iters=30000,barrier=spin"        # ~3 us of work between barriers
 COARSE = "gauss:n=768,barrier=spin"                              # a barrier per row step: shrinking steps
@@ -50,6 +51,12 @@ MIXES = {
 }
 
 
+def is_background(spec, background=DEFAULT_BACKGROUND_APPS):
+    """A background job (its app is one the BOOT line lists as background= , the hog): it runs until the others
+    end, is never run alone and has no slowdown (mix.py)."""
+    return spec.partition(":")[0] in background
+
+
 def parse_mix(text, n):
     """`--mix` text: ``[name=]spec spec ...`` -> (name, [spec, ...]). Unnamed, it is custom<n>. A name is what comes
     before the first `=` when that holds no `:` (a spec's options follow its app's `:`)."""
@@ -58,7 +65,7 @@ def parse_mix(text, n):
     jobs = specs.split()
     if not name or not jobs:
         raise ValueError(f"--mix {text!r}: give the jobs' specs, space-separated (e.g. \"synth:grain=500 hog\")")
-    if all(j == HOG for j in jobs):
+    if all(is_background(j) for j in jobs):
         raise ValueError(f"--mix {text!r}: a mix needs a job besides the hog (the hog has no slowdown)")
     return name, jobs
 
@@ -94,9 +101,9 @@ def mix_tokens(args, policy, mix, seed):
     return f"seed={seed} policy={policy} quantum={args.quantum} " + " ".join(f"job={j}" for j in mix)
 
 
-def measure_mix(args, harts, policies, mix, seeds):
+def measure_mix(args, harts, policies, mix, seeds, background=DEFAULT_BACKGROUND_APPS):
     """{policy: [(mean slowdown of the foreground jobs, makespan us, {app#job: regime or ''}) per seed]}."""
-    fg = sorted({spec for spec in mix if spec != HOG})
+    fg = sorted({spec for spec in mix if not is_background(spec, background)})
     alone_keys = [(spec, seed, p) for spec in fg for seed in seeds for p in policies]
     mix_keys = [(p, seed) for p in policies for seed in seeds]
     runs = boots(args, harts, [f"seed={seed} policy={p} quantum={args.quantum} job={spec}"
@@ -113,7 +120,7 @@ def measure_mix(args, harts, policies, mix, seeds):
         for r in run.results:
             spec = mix[r["job"] - 1]
             regimes[f'{r["app"]}#{r["job"]}'] = r.get("regime", "")
-            if spec != HOG:  # the background runs until the others end
+            if not is_background(spec, background):  # the background runs until the others end
                 slow.append(response_us(r) / alone[spec, seed])
         out.setdefault(p, []).append((statistics.mean(slow), run.summary["makespan_us"], regimes))
     return out
@@ -173,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     harts = [int(h) for h in (args.harts or ("8,16,32,64" if args.sim else "2")).split(",")]
     seeds = seeds_of(args.seeds)
     with executor.use(executor.from_args(args, cpus=max(harts) if args.qemu else None)):
-        policies = (args.policies.split(",") if args.policies
-                    else boots(args, 1, ["job=hog:procs=1"])[0].boot["policies"])
+        build = boots(args, 1, ["job=hog:procs=1"])[0].boot  # the build's policies and background apps
+        policies = args.policies.split(",") if args.policies else build["policies"]
+        background = background_apps(build)
         if "adaptive" not in policies:
             sys.exit("this build has no policy=adaptive")
         fixed = [p for p in policies if p != "adaptive"]
@@ -185,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---|---|---|---|---|")
         for name, mix in mixes.items():
             for h in harts:
-                rows = measure_mix(args, h, fixed + ["adaptive"], mix, seeds)
+                rows = measure_mix(args, h, fixed + ["adaptive"], mix, seeds, background)
                 med = {}
                 for pol in fixed + ["adaptive"]:
                     sl, mk = [r[0] for r in rows[pol]], [r[1] / 1000 for r in rows[pol]]
