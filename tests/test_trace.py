@@ -125,6 +125,18 @@ def test_switch_stats_on_a_hand_computed_example():
     assert stats.overhead_pct == pytest.approx(0.15)        # median of mean costs 7, 1.5, 0 over 1000 us
 
 
+def test_a_hart_still_switching_at_the_next_switch_enters_there():
+    """A hart that acked, left its process and ran nothing before the next switch began was still switching:
+    the window lasts until that switch (deterministic mode, 4 harts: the last ack's preemption came 0.2 us after
+    it, and the gang check counted those 0.2 us as a partner running out of its slot)."""
+    parsed = trace.parse_trace(dump({0: ["1000 slot 0 -1 1", "1001 ack 0 -1 1", "1002 run 1 0 1", "1030 early 0 -1 2",
+                                         "1031 ack 0 -1 2"],
+                                     1: ["1010 ack 0 -1 1", "1012 pre 2 0 0", "1031 ack 0 -1 2", "1032 run 1 1 2"]}))
+    first = trace.switch_stats(parsed).switches[0]
+    assert first.acks == {0: 1001.0, 1: 1010.0} and first.entries == {0: 1002.0, 1: 1030.0}
+    assert first.window_end_us == 1030.0
+
+
 def test_switch_stats_without_switches():
     stats = trace.switch_stats(trace.parse_trace(dump(TIMESLICE, policy="timeslice")))
     assert stats.switches == [] and stats.count == 0

@@ -364,8 +364,11 @@ class SwitchStats:
 
 def _ack_and_entry(records: list[Record], times: list[float], start: float, until: float,
                    slot: int) -> tuple[float, float] | None:
-    """(ack, entry) of one hart for the switch to ``slot`` in [start, until), or None without an ack."""
-    ack = None
+    """(ack, entry) of one hart for the switch to ``slot`` in [start, until), or None without an ack. A hart
+    that left its process after the ack but ran nothing before the next switch was still switching then: its
+    entry is ``until`` (deterministic mode, 4 harts: a hart acked last, preempted 0.2 us later, and the next
+    switch began before it ran anything - the window had ended at the ack)."""
+    ack, left = None, False
     for r in records[bisect.bisect_left(times, start):]:
         if r.time_us >= until:
             break
@@ -374,7 +377,11 @@ def _ack_and_entry(records: list[Record], times: list[float], start: float, unti
                 ack = r.time_us
         elif r.event in ("run", "idle"):
             return ack, r.time_us
-    return None if ack is None else (ack, ack)
+        else:
+            left = left or r.event in LEAVE_EVENTS
+    if ack is None:
+        return None
+    return ack, until if left and until != math.inf else ack
 
 
 def switch_stats(trace: Trace) -> SwitchStats:
