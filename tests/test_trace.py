@@ -191,6 +191,16 @@ def test_a_wake_merged_after_the_run_it_caused_is_ignored():
     assert checks[1].violation_us == 0
 
 
+def test_a_preemption_merged_after_the_run_it_made_possible_is_ignored():
+    # Hart 1 preempts 1.0 and hart 0 dispatches it in the same tick (a slot switch moving it between harts):
+    # merged by hart, the run comes first. The preemption ends 1.0's earlier run on hart 1, and 1.0 is not
+    # ready-waiting while 1.1 runs beside it (found by random mixes in the simulator, 5 and 6 harts).
+    blocks = {0: ["0 run 1 1 -1", "500 pre 1 1 0", "500 run 1 0 -1", "1000 exit 1 0 0"],
+              1: ["0 run 1 0 -1", "500 pre 1 0 0", "500 run 1 1 -1", "1000 exit 1 1 0"]}
+    checks = trace.gang_violations(trace.parse_trace(dump(blocks, policy="timeslice")))
+    assert checks[1].violation_us == 0 and checks[1].run_us == 2000
+
+
 def test_processes_in_different_rows_are_not_a_gang():
     # Job 1 has processes in rows 0 and 1 (more processes than harts): 1.1 waiting for
     # row 1 while 1.0 runs in row 0 is expected.

@@ -452,17 +452,24 @@ def _waits(trace: Trace) -> dict[tuple[int, int], list[_Wait]]:
     ``run`` it caused) or ``pre``/``yld``, until its ``run``, ``blk`` or
     ``exit``.  A wait still open at the end ends at ``trace.end_us``.  Its row is
     that of the ``run`` ending it, else of the process's previous ``run``.
+    Records of one tick merge by hart, so a ``pre``/``yld`` may follow the ``run``
+    on another hart that it made possible (simulated, 5 harts: hart 0 ran a process
+    at the tick hart 1 preempted it): one from a hart other than the process's
+    running one is that earlier run's end, and the process is not waiting.
     """
     state: dict[tuple[int, int], str] = {}
     since: dict[tuple[int, int], float] = {}
     row: dict[tuple[int, int], int] = {}
+    on: dict[tuple[int, int], int] = {}
     waits: dict[tuple[int, int], list[_Wait]] = defaultdict(list)
     for r in trace.records:
         key = (r.job, r.proc)
         now = state.get(key)
+        if r.event in ("pre", "yld") and now == "running" and on.get(key, r.hart) != r.hart:
+            continue
         if r.event in ("run", "blk", "exit"):
             if r.event == "run":
-                row[key] = r.arg
+                row[key], on[key] = r.arg, r.hart
             if now == "ready":
                 waits[key].append(_Wait(since[key], r.time_us, row.get(key)))
             state[key] = {"run": "running", "blk": "blocked", "exit": "gone"}[r.event]
