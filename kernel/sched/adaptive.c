@@ -37,10 +37,11 @@
  * << 9), on the Perfetto trace's "regime" track; RESULT adds regime= (the last), gang_us=, part_us=,
  * fill_us= (time in each) and regime_moves=.
  *
- * The files. This one is the policy: each job's measurement, its regime and moving it, and the hooks.
- * adround.c is the machine above, which it drives through adaptive.h (where a ready process waits, what a
- * hart runs, the shares, the round) and which never decides a regime; adrule.c is the rule. All their state
- * (adaptive.h's `ad`, adround.c's queues) is guarded by sched_lock.
+ * The files. This one is the policy: each job's regime, judging and moving it, and the hooks. admeasure.c
+ * keeps what the kernel counts of each job and sums a window (the hooks call in there); adround.c is the
+ * machine above, which it drives through adaptive.h (where a ready process waits, what a hart runs, the
+ * shares, the round); neither decides a regime, and adrule.c is the rule. All their state (adaptive.h's
+ * `ad`, adround.c's queues, admeasure.c's stretches) is guarded by sched_lock.
  */
 #include "adaptive.h"
 #include "../info.h"
@@ -57,15 +58,6 @@ SCHED_OPTIONS(OPTIONS);
 static const char *const regime_name[NREGIMES] = { "part", "gang", "fill" };
 struct ad_state ad = { .cur_slot = SPACE, .round_at = SPACE, .row_next = -1 };
 static int quanta; /* quanta since boot (hart 0's tick): every window= of them, a window ends */
-
-struct ad_proc {
-    uint64_t off_since;    /* preempted inside a wait at this time (0: not) */
-    uint64_t asleep_since; /* blocked inside a wait at this time (0: not) */
-};
-
-/* A hart of a part job's own share idling in the SPACE slot: since when, and whose (share_idle). */
-static uint64_t idle_since[SL_MAX_HARTS];
-static struct job *idle_of[SL_MAX_HARTS];
 
 static uint64_t ns_ticks(uint64_t ns) { return ns * plat.timebase_hz / 1000000000UL; }
 
@@ -195,110 +187,13 @@ static int holes_besides(const struct job *j)
     return 0;
 }
 
-/* Ticks from `from` to t (0: from is 0, nothing open, or not before t). */
-static uint64_t since(uint64_t from, uint64_t t) { return from && t > from ? t - from : 0; }
-
-/* The one part job whose share holds hart h, and no other job's (0: none, or the hart is shared). */
-static struct job *share_owner(int h)
-{
-    struct job *owner = 0;
-    for (int i = 0; i < ad.nlive; i++) {
-        struct ad_job *a = aj(ad.live[i]);
-        if (a->rule.regime == R_GANG || !(a->mask >> h & 1))
-            continue;
-        if (owner || a->rule.regime != R_PART)
-            return 0;
-        owner = ad.live[i];
-    }
-    return owner;
-}
-
-/* No other job holds a hart of part job j's share - or, for a gang job, none would in part: with it the
-   SPACE slot would hold no more jobs than harts (allot.h gives each at least one of its own then). */
-static int own_share(const struct job *j)
-{
-    struct ad_job *a = aj(j);
-    int nspace = 1, shared = 0;
-    for (int i = 0; i < ad.nlive; i++) {
-        struct ad_job *o = aj(ad.live[i]);
-        if (ad.live[i] != j && o->rule.regime != R_GANG) {
-            nspace++;
-            shared |= (o->mask & a->mask) != 0;
-        }
-    }
-    if (a->rule.regime == R_GANG)
-        return nspace <= ncpus;
-    return a->rule.regime == R_PART && a->mask && !shared;
-}
-
-/* Hart h picked p (0: it idles). An idle stretch of a hart of a part job's own share in the SPACE slot is
-   that job's loss (adrule.c: time-sharing its share, its processes all asleep there). Closed at the hart's
-   next pick - a kick, a slot switch, a wake-up all bring one - or when the job is done (close_idle). */
-static void share_idle(int h, struct proc *p)
-{
-    struct job *owner = !p && ad.cur_slot == SPACE ? share_owner(h) : 0;
-    if (!idle_since[h] && !owner)
-        return;
-    uint64_t now = rdtime();
-    if (idle_since[h])
-        aj(idle_of[h])->idle += since(idle_since[h], now);
-    idle_since[h] = owner ? now : 0;
-    idle_of[h] = owner;
-}
-
-/* Close every idle stretch of job j's share (it is done). */
-static void close_idle(struct job *j)
-{
-    for (int h = 0; h < ncpus; h++)
-        if (idle_since[h] && idle_of[h] == j) {
-            aj(j)->idle += since(idle_since[h], rdtime());
-            idle_since[h] = 0;
-            idle_of[h] = 0;
-        }
-}
-
-/* Job j's sums now (0; -1: it has no statistics page): the kernel's run time, time asleep and off the hart
-   inside waits, and the library's counts, each field of the page read once (the job may be rewriting it). */
-static int sums_of(struct job *j, struct ad_sums *sums)
-{
-    struct ad_job *a = aj(j);
-    if (!syncstat_of(j, 0))
-        return -1;
-    struct ad_sums now = { .run = a->exited_run, .sleep = a->asleep, .off = a->off, .idle = a->idle };
-    uint64_t t = rdtime();
-    for (int h = 0; h < ncpus; h++)
-        if (idle_of[h] == j)
-            now.idle += since(idle_since[h], t);
-    for (int i = 0; i < j->nprocs; i++) {
-        struct proc *p = ad.members[j->id - 1][i];
-        volatile struct sl_sync *st = syncstat_of(j, i);
-        now.episodes += st->episodes; /* counts wrap: the rule takes deltas modulo 2^32 */
-        now.wait += __atomic_load_n(&st->wait_ticks, __ATOMIC_ACQUIRE); /* before wait_open: syncstat.h */
-        if (!p)
-            continue;
-        /* each count up to now: run_ticks covers a running process up to its last change, the asleep and
-           off times a waiter's up to its wake-up (ad_enqueue) and next dispatch (took), and a wait the
-           library's up to its end */
-        now.run += p->run_ticks + (p->state == P_RUNNING ? since(p->dispatched_at, t) : 0);
-        now.sleep += since(SCHED_PRIV(p, struct ad_proc)->asleep_since, t);
-        now.off += since(SCHED_PRIV(p, struct ad_proc)->off_since, t);
-        now.wait += since(st->wait_open, t);
-    }
-    /* Sums that run backwards void a window (adrule.c). An open wait's stretch can drop out for a moment
-       (abi.h wait_open: its end withdraws it before adding the wait), so the job's wait is its high-water
-       mark: what a window counted too early, the next does not count again. */
-    now.wait = a->wait_seen = now.wait > a->wait_seen ? now.wait : a->wait_seen;
-    *sums = now;
-    return 0;
-}
-
 /* j's window starts again now, what it measured so far dropped (skipping the whole window instead left
    gauss fine, whose share shrank to one hart 2 ms after it arrived, time-sharing it for a window its
    probes could not judge). A pending post-move skip stays pending. */
 static void restart_window(struct job *j)
 {
     struct ad_sums now;
-    if (sums_of(j, &now) == 0)
+    if (ad_sums_of(j, &now) == 0)
         aj(j)->rule.last = now;
     aj(j)->judged_at = rdtime();
 }
@@ -308,14 +203,14 @@ static int judge(struct job *j, struct ad_rule *r, uint64_t wticks, uint64_t *tp
 {
     struct ad_job *a = aj(j);
     struct ad_sums now;
-    if (sums_of(j, &now) < 0)
+    if (ad_sums_of(j, &now) < 0)
         return -1;
     struct ad_env e = {
         .wticks = wticks, .quantum = sched_quantum,
         .omega = ns_ticks(sched_wake_cost_ns()), .reload = ns_ticks(sched_reload_cost_ns()),
         .timebase_hz = plat.timebase_hz, .margin = (int)SCHED_OPT(margin),
         .decisive = (int)SCHED_OPT(decisive), .nprocs = j->nprocs, .ncpus = ncpus, .harts = popc(a->mask),
-        .adaptive = j->adaptive, .holes = holes_besides(j), .own_share = own_share(j),
+        .adaptive = j->adaptive, .holes = holes_besides(j), .own_share = ad_own_share(j),
     };
     return ad_judge(r, &now, &e, tp_us, wait_pct);
 }
@@ -395,7 +290,7 @@ static struct proc *took(struct cpu *c, struct proc *p);
 static struct proc *ad_pick_next(struct cpu *c)
 {
     struct proc *p = ad_pick(c);
-    share_idle(c->id, p);
+    ad_share_idle(c->id, p);
     return took(c, p);
 }
 
@@ -439,7 +334,7 @@ static void ad_job_done(struct job *j)
     if (k == ad.nlive)
         return;
     ad.nlive = k; /* the memories stay: see forget_losses */
-    close_idle(j);
+    ad_close_idle(j);
     if (a->rule.regime == R_GANG && a->row >= 0)
         leave_gang(a);
     uint64_t end = j->end ? j->end : rdtime();
@@ -467,34 +362,11 @@ static void ad_proc_new(struct proc *p)
     }
 }
 
-/* p, asleep inside a wait since asleep_since (ad_blocked), is awake: that stretch is its job's time asleep
-   in waits - the S of adrule.c. The kernel's blocked time (p->blocked_ticks) counts blocks outside waits
-   too: a spinning synth's first window in its row (simulated, 8 harts) showed as much time blocked as
-   waited, and looked asleep. */
-static void woke(struct proc *p, struct ad_proc *ap, uint64_t now)
-{
-    if (ap->asleep_since) {
-        aj(p->job)->asleep += since(ap->asleep_since, now);
-        ap->asleep_since = 0;
-    }
-}
-
-/* A process that becomes ready inside a wait (its record's in_wait) - preempted or yielded there, or woken
-   from its sleep, which returns into the wait - is off its hart in the middle of the wait until it is
-   dispatched: that time is in the library's wait_ticks but was not spinning, and gang rows make it up to a
-   whole round (a gang process woken while the SPACE slot runs, counted as spinning, made gauss fine's
-   t_w exceed its grain and left it demoted from its row: MODEL=modern, QEMU, 2 harts). */
+/* p is READY: its wait bookkeeping (admeasure.c), then its regime's queue. */
 static void ad_enqueue(struct proc *p, enum enq_how how)
 {
     volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
-    struct ad_proc *ap = SCHED_PRIV(p, struct ad_proc);
-    int in_wait = how != ENQ_NEW && st && st->in_wait;
-    if (in_wait || ap->asleep_since) { /* the clock only for a waiter: enqueue is on every switch */
-        uint64_t now = rdtime();
-        woke(p, ap, now);
-        if (in_wait)
-            ap->off_since = now;
-    }
+    ad_ready(p, how != ENQ_NEW && st && st->in_wait);
     ad_place_ready(p);
     if (how == ENQ_NEW && p->slot >= 0 && p->slot == ad.row_next)
         ad_run_row_next(); /* the first process of a row entered at admission */
@@ -506,11 +378,7 @@ static struct proc *took(struct cpu *c, struct proc *p)
 {
     if (!p)
         return 0;
-    struct ad_proc *ap = SCHED_PRIV(p, struct ad_proc);
-    if (ap->off_since) {
-        aj(p->job)->off += rdtime() - ap->off_since;
-        ap->off_since = 0;
-    }
+    ad_dispatched(p);
     p->hart = c->id;
     return p;
 }
@@ -519,7 +387,7 @@ static void ad_blocked(struct proc *p)
 {
     volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
     if (st && st->in_wait) {
-        SCHED_PRIV(p, struct ad_proc)->asleep_since = rdtime();
+        ad_asleep(p);
         aj(p->job)->slept |= regime_of(p) == R_GANG;
     }
     if (regime_of(p) == R_GANG && p->slot == ad.cur_slot)
@@ -530,8 +398,7 @@ static void ad_exited(struct proc *p)
 {
     struct ad_job *a = aj(p->job);
     ad.members[p->job->id - 1][p->idx] = 0;
-    a->exited_run += p->run_ticks;
-    woke(p, SCHED_PRIV(p, struct ad_proc), rdtime());
+    ad_gone(p);
     if (a->rule.regime == R_GANG && p->slot >= 0 && ad.matrix[p->slot][p->hart] == p) {
         ad.matrix[p->slot][p->hart] = 0;
         if (p->slot == ad.cur_slot)

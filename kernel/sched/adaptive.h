@@ -1,9 +1,9 @@
 /*
- * adaptive.h - policy=adaptive's state, shared by its two halves: adaptive.c, the policy (each job's
- * measurement, its regime, moving it; the hooks), and adround.c, the machine it drives (where a process
- * waits and which one a hart runs: the hart queues, the filler FIFO, the SPACE slot's shares, the round of
- * slots). adaptive.c's header explains both. Only those two files include this one; everything in it is
- * guarded by sched_lock.
+ * adaptive.h - policy=adaptive's state, shared by its three parts: adaptive.c, the policy (each job's
+ * regime, judging and moving it; the hooks), admeasure.c, what it measures of each job, and adround.c, the
+ * machine it drives (where a process waits and which one a hart runs: the hart queues, the filler FIFO, the
+ * SPACE slot's shares, the round of slots). adaptive.c's header explains them. Only those files include
+ * this one; everything in it is guarded by sched_lock.
  */
 #ifndef ADAPTIVE_H
 #define ADAPTIVE_H
@@ -70,5 +70,15 @@ void ad_switch(enum trace_ev why, int stay);
 void ad_run_row_next(void);
 void ad_mark_idle(int h);                   /* hart h has nothing of the current slot */
 struct proc *ad_pick(struct cpu *c);        /* what hart c runs next (0: nothing) */
+
+/* admeasure.c: the measurement. */
+int ad_sums_of(struct job *j, struct ad_sums *sums); /* j's sums now (0; -1: no statistics page) */
+int ad_own_share(const struct job *j);      /* no other job holds a hart of j's share (gang: would hold) */
+void ad_share_idle(int h, struct proc *p);  /* hart h picked p (0: idles): its own-share idle stretches */
+void ad_close_idle(struct job *j);          /* j is done: its idle stretches end */
+void ad_ready(struct proc *p, int in_wait); /* p is READY (in_wait: inside a wait, off its hart from now) */
+void ad_dispatched(struct proc *p);         /* p runs: a stretch off its hart inside a wait ends */
+void ad_asleep(struct proc *p);             /* p blocked inside a wait */
+void ad_gone(struct proc *p);               /* p exited or was abandoned */
 
 #endif
