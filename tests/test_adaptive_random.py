@@ -4,10 +4,10 @@ Each case draws, from its own seed, a hart count the other tests do not use, two
 apps (its BOOT apps=, so a new modelled app is in with no edit) arriving at staggered times, and some of the
 policy's options (window, confirm, prior, margin, decisive). An app runs its defaults, with adapt=no where the
 simulator models only that under an allotting policy (it says so: each app is probed alone first); the apps this
-test knows run the work in WORK and a variant drawn for them. Simulated time is deterministic, so a failure reproduces from
-the case's seed. What such mixes found: the trace reader took a preemption, merged after the run on another hart
-that it made possible (one tick, records ordered by hart), for a process waiting beside its running partners
-(trace.py _waits: cases 8 and 26 failed before its fix).
+test knows run the work in WORK and a variant drawn for them. Simulated time is deterministic, so a failure
+reproduces from the case's seed. What such mixes found: the trace reader took a preemption, merged after the run
+on another hart that it made possible (one tick, records ordered by hart), for a process waiting beside its
+running partners (trace.py _waits: cases 8 and 26 failed before its fix).
 """
 from __future__ import annotations
 
