@@ -1,4 +1,4 @@
-"""policy=adaptive on random mixes in the simulator, checked with test_adaptive.py's regime invariants.
+"""policy=adaptive on random mixes in the simulator, checked with the regime invariants (regime_checks.py).
 
 Each case draws, from its own seed, a hart count the other tests do not use, two to four jobs of the simulator's
 apps (its BOOT apps=, so a new modelled app is in with no edit) arriving at staggered times, and some of the
@@ -19,8 +19,8 @@ import pytest
 from schedlab import trace as tr
 from schedlab.sim import sim_boot
 from helpers import assert_all_ok
-from test_adaptive import (QUANTUM_MS, assert_filler_served, assert_gang_rows_coscheduled,
-                           assert_partitions_disjoint, regimes)
+from regime_checks import (QUANTUM_MS, assert_filler_served, assert_gang_rows_coscheduled, assert_partitions_disjoint,
+                           regimes)
 
 HARTS = [3, 5, 6, 7, 12, 16]
 OPTIONS = {"window": [1, 2, 4, 8], "confirm": [1, 2, 3], "prior": ["part", "gang"], "margin": [0, 25, 100],
