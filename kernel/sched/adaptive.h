@@ -24,8 +24,8 @@ struct ad_job {
     uint64_t exited_run; /* run_ticks of its exited processes */
     uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
     uint64_t asleep;  /* ticks its processes were blocked inside a wait (closed stretches) */
-    uint64_t idle;    /* ticks a hart of its own share idled in the SPACE slot (closed stretches: share_idle) */
-    uint64_t wait_seen; /* the most its sums' wait has been (sums_of): they never run backwards */
+    uint64_t idle;    /* ticks a hart of its own share idled in the SPACE slot (closed stretches: ad_share_idle) */
+    uint64_t wait_seen; /* the most its sums' wait has been (ad_sums_of): they never run backwards */
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;
     int probing;      /* in its first window: probed every quantum (probe) */

@@ -108,7 +108,7 @@ int ad_sums_of(struct job *j, struct ad_sums *sums)
         if (!p)
             continue;
         /* each count up to now: run_ticks covers a running process up to its last change, the asleep and
-           off times a waiter's up to its wake-up (ad_enqueue) and next dispatch (took), and a wait the
+           off times a waiter's up to its wake-up (ad_ready) and next dispatch (ad_dispatched), and a wait the
            library's up to its end */
         now.run += p->run_ticks + (p->state == P_RUNNING ? since(p->dispatched_at, t) : 0);
         now.sleep += since(SCHED_PRIV(p, struct ad_proc)->asleep_since, t);

@@ -9,7 +9,7 @@
  * (run_ticks) itself; spinning is invisible to it, so the library publishes per process, in the job's sync
  * statistics page (abi.h struct sl_sync, syncstat.h): barrier episodes, waits and ticks waited; the part
  * of them asleep is the kernel's own count (the time a process blocked while its record said it was inside a
- * wait: adaptive.c ad_blocked). Over the window, summed over the job's processes:
+ * wait: admeasure.c ad_asleep). Over the window, summed over the job's processes:
  *   e   = episodes (worker barrier arrivals, and the idle streaks of placed threads: a process out of threads
  *         waits for its partners; lib/threads/uthread.c)   W = ticks waited, S = of those asleep
  *   t_p = (run - (W - S)) / e   compute per worker between synchronizations (the grain: F&R's t_p)
@@ -40,8 +40,8 @@
  *     omega = alpha tau_s, the block + cross-hart wake the calibration measured (sched_wake_cost_ns: 2
  *     syscalls + 2 switches + an IPI; eq. 12). On a share of its own (no other job's processes on its
  *     harts) a wait asleep or queued is its partners' running time, and what it loses is its spinning and
- *     the share's harts idling (every process of it there asleep: the kernel's count, adaptive.c
- *     share_idle). When that loss > omega, a gang row (eq. 6: all partners run, only the job's own
+ *     the share's harts idling (every process of it there asleep: the kernel's count, admeasure.c
+ *     ad_share_idle). When that loss > omega, a gang row (eq. 6: all partners run, only the job's own
  *     imbalance is lost) is worth it: gang.
  *   - In a gang row the job loses gang_loss = t_w + t_p R / tau_q per episode: its imbalance spun away and,
  *     after every other slot, the refill of the private cache the other rows corrupted (Tucker & Gupta's
@@ -159,7 +159,7 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
            measured part, where time-sharing would lose its partners' quanta (F&R eq. 8), and leaving on
            its imbalance alone gauss fine ran 97 of its 198 ms time-sharing (prior=gang, MODEL=modern,
            QEMU, 2 harts) */
-        /* most of its waiting blocked: time-sharing a share of its own (own_share: one would be its own),
+        /* most of its waiting blocked: time-sharing a share of its own (ad_own_share: one would be its own),
            its partners take its hart meanwhile; on a hart shared with another job, that job's processes
            take it for whole quanta (QEMU, 2 harts, a blocking coarse synth beside knary and a hog: 682 ms
            in part, 313 under gang) */
@@ -184,7 +184,7 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
        every other process of the hart's queue (gauss fine beside three jobs at 2 harts on QEMU: 2% of its
        time spinning, 27x its time alone). On a share of its own (no other job's processes on its harts),
        though, a waiter asleep or queued leaves the hart to its partners: there the loss is its spinning on
-       the hart and the share's harts idling (adaptive.c share_idle). An imbalanced coarse synth that blocks
+       the hart and the share's harts idling (admeasure.c ad_share_idle). An imbalanced coarse synth that blocks
        (adapt=no) loses little there, and its whole wait sent it back to a gang row (simulated, 4 harts,
        beside knary and a hog: it waited 42 % time-sharing, asleep included, and 20 % in its row); gauss fine
        beside a hog, which barely blocks, still shows its loss spinning (QEMU, 2 harts, prior=part: it left
