@@ -175,3 +175,13 @@ def assert_regime_accounting(results, window_quanta, confirm):
         assert r["elapsed_us"] - 2 <= total <= r["end_us"] - r["arrive_us"] + 2, r
         windows = (r["end_us"] - r["arrive_us"]) / (window_quanta * QUANTUM_MS * 1000)
         assert r["regime_moves"] <= windows / (confirm + 1) + 1, r
+
+
+def assert_regimes_exact(results, timeline):
+    """Simulated time: each job's time per regime adds up to its response (arrival to end; RESULT's whole
+    microseconds may round one down), and its regime_moves are the trace's regime events for it."""
+    for r in results:
+        response = r["end_us"] - r["arrive_us"]
+        assert response - 1 <= r["gang_us"] + r["part_us"] + r["fill_us"] <= response, r
+        moves = timeline.get(r["job"], [])[1:]
+        assert len(moves) == r["regime_moves"], (r, moves)

@@ -21,7 +21,7 @@ from schedlab.qemu import REPO_ROOT
 from schedlab.sim import sim_boot
 from helpers import assert_all_ok
 from regime_checks import (QUANTUM_MS, assert_filler_served, assert_gang_rows_coscheduled, assert_partitions_disjoint,
-                           assert_regime_accounting, deterministic_grace, regimes)
+                           assert_regime_accounting, assert_regimes_exact, deterministic_grace, regimes)
 
 #: Small work for the apps this test knows; an app it does not know (a new one) runs with its defaults.
 SMALL = {
@@ -165,11 +165,7 @@ def test_sim_regimes_add_up_and_are_traced(barrier):
     assert by_app["hog"]["regime"] == filler and by_app["gauss"]["regime"] == "part", by_app
     if barrier == "spin":
         assert by_app["knary"]["fill_us"] == by_app["hog"]["fill_us"] == 0, by_app
-    for r in run.results:  # simulated time: exact
-        assert r["gang_us"] + r["part_us"] + r["fill_us"] in range(r["end_us"] - r["arrive_us"] - 1,
-                                                                     r["end_us"] - r["arrive_us"] + 1), r
-        moves = [m for m in timeline.get(r["job"], [])[1:]]
-        assert len(moves) == r["regime_moves"], (r, moves)
+    assert_regimes_exact(run.results, timeline)
     assert_gang_rows_coscheduled(trace, timeline, run.results)
     assert_partitions_disjoint(trace, timeline, 8, run.results)
 
