@@ -38,13 +38,16 @@ static inline struct sl_sync *sl_sync_rec(void)
 }
 
 /* A worker of this process arrived at a barrier. The record is this process's own and a process runs its
-   threads one at a time, so it has one writer: a plain increment (a relaxed load and store, no atomic
-   read-modify-write; the kernel only reads it, and an aligned word is never torn). */
+   threads one at a time, so it has one writer: a plain increment through a volatile word (a load and a
+   store; no atomic read-modify-write, which the compiler emits even for a relaxed atomic store of a
+   32-bit word here, an amoswap: the kernel only reads it, and an aligned word is never torn). */
 static inline void sl_sync_episode(void)
 {
     struct sl_sync *s = sl_sync_rec();
-    if (s)
-        __atomic_store_n(&s->episodes, __atomic_load_n(&s->episodes, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    if (s) {
+        volatile uint32_t *e = &s->episodes;
+        *e = *e + 1;
+    }
 }
 
 /* Process 0, around a worker run: it runs n pinned workers (0: the run is over). A job whose workers

@@ -66,8 +66,25 @@ long     sl_sys_relax(void);                       /* a spin pause; hands the ha
 #endif
 
 /* ---- cheap queries ---- */
+#ifdef SL_TARGET_KERNEL
+/* Inline on the kernel target: both are on the waits' paths, where an out-of-line call costs a frame's
+   stores and loads - each one a charged access under the machine model (tools/model). */
+static inline uint64_t
+sl_plat_ticks(void)                            /* `time` CSR, no trap */
+{
+    uint64_t t;
+    __asm__ volatile("rdtime %0" : "=r"(t));
+    return t;
+}
+static inline volatile struct sl_info *
+sl_plat_info(void)                             /* the job info page: a constant address */
+{
+    return (volatile struct sl_info *)SL_INFO_VA;
+}
+#else
 uint64_t sl_plat_ticks(void);                  /* `time` CSR, no trap */
 volatile struct sl_info *sl_plat_info(void);   /* the job info page */
+#endif
 #ifdef SL_TARGET_KERNEL
 /* The caller's sl_proc: tp, one instruction (it is on every thread
    operation's path). volatile: each call reads tp anew, so a thread that

@@ -58,16 +58,7 @@ long sl_sys_alloc(uint64_t bytes, int node) { return ecall(SYS_alloc, (long)byte
 long sl_sys_result(int ok, const char *keys) { return ecall(SYS_result, ok, (long)keys, 0); }
 long sl_sys_relax(void) { return ecall(SYS_relax, 0, 0, 0); }
 
-uint64_t sl_plat_ticks(void)
-{
-    uint64_t t;
-    asm volatile("rdtime %0" : "=r"(t));
-    return t;
-}
-
-volatile struct sl_info *sl_plat_info(void) { return (volatile struct sl_info *)SL_INFO_VA; }
-
-/* sl_plat_proc is inline in platform.h: tp. */
+/* sl_plat_ticks, sl_plat_info and sl_plat_proc are inline in platform.h. */
 
 static void set_proc(struct sl_proc *p) { asm volatile("mv tp, %0" : : "r"(p) : "memory"); }
 
