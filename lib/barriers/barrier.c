@@ -27,31 +27,22 @@ const struct sl_barrier_shape *sl_barrier_shape_at(unsigned i)
 }
 
 /* ---- the counting shapes (sync statistics: base/syncstat.h) ----
-   Each shape of the table wrapped so that every arrival is one episode in the arriving process's record.
-   Built by sl_barrier_stats_start (process 0, at start-up) only where the job publishes; a barrier made
-   after that with a table shape gets the counting one. Elsewhere counted[] stays empty and a barrier's
-   wait is the shape's own, as it was. */
+   Each shape of the table with its counted wait (the shape's SL_BARRIER_COUNTED: every arrival is one
+   episode in the arriving process's record). Built by sl_barrier_stats_start (process 0, at start-up) only
+   where the job publishes; a barrier made after that with a table shape gets the counting one. Elsewhere
+   counted[] stays empty and a barrier's wait is the shape's own, as it was. */
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 static struct sl_barrier_shape counted[NSHAPES];
-
-static void counted_wait(unsigned i, struct sl_barrier *b, uint32_t id)
-{
-    sl_sync_episode();
-    shapes[i]->wait(b, id);
-}
-static void counted_0(struct sl_barrier *b, uint32_t id) { counted_wait(0, b, id); }
-static void counted_1(struct sl_barrier *b, uint32_t id) { counted_wait(1, b, id); }
-static void counted_2(struct sl_barrier *b, uint32_t id) { counted_wait(2, b, id); }
-_Static_assert(NSHAPES == 3, "a counted wrapper per shape");
-static void (*const counted_fns[NSHAPES])(struct sl_barrier *, uint32_t) = { counted_0, counted_1, counted_2 };
 
 void sl_barrier_stats_start(void)
 {
     if (!sl_sync_published() || counted[0].wait)
         return;
     for (unsigned i = 0; i < NSHAPES; i++) {
+        if (!shapes[i]->counted_wait)
+            sl_die("barrier shape %s has no counted wait (barrier_impl.h: SL_BARRIER_COUNTED)", shapes[i]->name);
         counted[i] = *shapes[i];
-        counted[i].wait = counted_fns[i];
+        counted[i].wait = shapes[i]->counted_wait;
     }
 }
 

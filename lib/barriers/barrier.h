@@ -45,6 +45,9 @@ struct sl_barrier_shape {
     int  (*init)(struct sl_barrier *b);    /* set b->state; 0 or -1 (no memory) */
     void (*wait)(struct sl_barrier *b, uint32_t id);
     void (*destroy)(struct sl_barrier *b);
+    /* wait, counting the arrival as an episode in the sync statistics - made by SL_BARRIER_COUNTED(wait)
+       (barrier_impl.h) beside the shape. Required: where the job publishes, barriers take it for wait. */
+    void (*counted_wait)(struct sl_barrier *b, uint32_t id);
 };
 
 struct sl_barrier {

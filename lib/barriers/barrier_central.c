@@ -89,9 +89,12 @@ static void central_destroy(struct sl_barrier *b)
         sl_free(c->mem);
 }
 
+SL_BARRIER_COUNTED(central_wait)
+
 const struct sl_barrier_shape sl_barrier_central = {
     .name = "central",
     .init = central_init,
     .wait = central_wait,
+    .counted_wait = central_wait_counted,
     .destroy = central_destroy,
 };

@@ -170,9 +170,12 @@ static void comb_destroy(struct sl_barrier *b)
         sl_free(c->mem);
 }
 
+SL_BARRIER_COUNTED(comb_wait)
+
 const struct sl_barrier_shape sl_barrier_combination = {
     .name = "combination",
     .init = comb_init,
     .wait = comb_wait,
+    .counted_wait = comb_wait_counted,
     .destroy = comb_destroy,
 };

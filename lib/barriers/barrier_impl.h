@@ -21,6 +21,17 @@
 
 #include "schedlab.h"
 #include "barriers/barrier.h"
+#include "base/syncstat.h"
+
+/* A shape's counted wait, SL_BARRIER_COUNTED(fn) -> fn_counted, for its table entry: the episode (three
+   accesses: the record's address, the count, its store) and a direct tail call of fn - no frame and no
+   load of fn through a table, since under the machine model each access costs host time (barrier.c). */
+#define SL_BARRIER_COUNTED(fn)                                 \
+    static void fn##_counted(struct sl_barrier *b, uint32_t id) \
+    {                                                           \
+        sl_sync_episode();                                      \
+        fn(b, id);                                              \
+    }
 
 #define SL_LINE 64
 

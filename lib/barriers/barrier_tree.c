@@ -164,9 +164,12 @@ static void tree_destroy(struct sl_barrier *b)
         sl_free(t->mem);
 }
 
+SL_BARRIER_COUNTED(tree_wait)
+
 const struct sl_barrier_shape sl_barrier_tree = {
     .name = "tree",
     .init = tree_init,
     .wait = tree_wait,
+    .counted_wait = tree_wait_counted,
     .destroy = tree_destroy,
 };

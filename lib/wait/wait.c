@@ -179,8 +179,10 @@ static void block_wait(const uint32_t *word, uint32_t old, const struct sl_waitf
 }
 
 extern const struct sl_waitops sl_wait_twophase_ops, sl_wait_adaptive_ops;
-static const struct sl_waitops spin_ops = { "spin", spin_wait, spin_wake };
-static const struct sl_waitops block_ops = { "block", block_wait, sl_wake_word };
+SL_WAIT_COUNTED(spin_wait)
+SL_WAIT_COUNTED(block_wait)
+static const struct sl_waitops spin_ops = { "spin", spin_wait, spin_wake, spin_wait_counted };
+static const struct sl_waitops block_ops = { "block", block_wait, sl_wake_word, block_wait_counted };
 
 const struct sl_waitops *sl_waits[SL_NWAITS] = {
     [SL_WAIT_SPIN] = &spin_ops,

@@ -54,6 +54,7 @@
 
 #include <stdint.h>
 #include "schedlab.h"
+#include "base/syncstat.h"
 
 #define SL_WAIT_SLEEPERS 0x80000000u
 #define SL_WAIT_VALUE    0x7fffffffu
@@ -86,7 +87,25 @@ struct sl_waitops {
     void (*wait)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
     /* After changing *word without set/add: wake whoever may sleep on it. */
     void (*wake)(const uint32_t *word);
+    /* wait, publishing itself in the sync statistics (wait_stats.c) - made by SL_WAIT_COUNTED(wait) beside
+       the kind. Required: sl_wait_stats_start swaps it in for wait where the job publishes. */
+    void (*counted)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
 };
+
+/* A kind's counted wait, SL_WAIT_COUNTED(fn) -> fn_counted, for the kind's table entry. Untimed (the
+   common case: the info page's sync_timed is 0) it is one load and a direct tail call more than fn itself,
+   no stack: under the machine model every access costs host time, and a shared wrapper that called the
+   kind through a table and kept a frame doubled the counting's accesses (wait_stats.c). */
+typedef void (*sl_waitfn)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
+void sl_wait_timed(sl_waitfn fn, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
+#define SL_WAIT_COUNTED(fn)                                                                   \
+    static void fn##_counted(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf) \
+    {                                                                                          \
+        if (__builtin_expect(!sl_sync_timed(), 1))                                             \
+            fn(word, old, wf);                                                                 \
+        else                                                                                   \
+            sl_wait_timed(fn, word, old, wf);                                                  \
+    }
 
 /* The kinds, by enum sl_wait. Written once, by sl_wait_stats_start, before any process but 0 exists. */
 extern const struct sl_waitops *sl_waits[SL_NWAITS];

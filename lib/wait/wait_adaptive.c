@@ -63,4 +63,5 @@ static void adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_wa
     }
 }
 
-const struct sl_waitops sl_wait_adaptive_ops = { "adaptive", adaptive_wait, sl_wake_word };
+SL_WAIT_COUNTED(adaptive_wait)
+const struct sl_waitops sl_wait_adaptive_ops = { "adaptive", adaptive_wait, sl_wake_word, adaptive_wait_counted };

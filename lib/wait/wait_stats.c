@@ -1,14 +1,16 @@
 /*
- * wait_stats.c - the counting wait kinds: each kind of sl_waits[] wrapped so that a wait publishes itself
+ * wait_stats.c - the counting wait kinds: each kind of sl_waits[] swapped for one whose wait publishes itself
  * in the process's sync statistics record (base/syncstat.h, abi.h "sync statistics"): one wait, the ticks
  * it took (spinning, asleep, parked or preempted), and in_wait and wait_open while inside it.
  *
- * Installed by sl_wait_stats_start (the start code, process 0, before the app's main and before any other
- * process or thread exists) only where the kernel mapped the page (policy=adaptive); then sl_waits[k]
- * points at counted[k], which calls the kind it replaced. Under every other policy the table is never
- * touched and a wait costs exactly what it did: the publication is paid by the policy that reads it - and
- * only while it reads the wait times (the info page's sync_timed: a job folded onto its partition is judged
- * by its barrier episodes alone, and its waits then cost one load more than uncounted ones).
+ * Each kind makes its counted wait beside itself (wait.h SL_WAIT_COUNTED: a direct call of the kind's wait,
+ * and sl_wait_timed below only while timed). Installed by sl_wait_stats_start (the start code, process 0,
+ * before the app's main and before any other process or thread exists) only where the kernel mapped the
+ * page (policy=adaptive); then sl_waits[k] points at counted[k], the kind with its counted wait. Under
+ * every other policy the table is never touched and a wait costs exactly what it did: the publication is
+ * paid by the policy that reads it - and only while it reads the wait times (the info page's sync_timed:
+ * a job folded onto its partition is judged by its barrier episodes alone, and its waits then cost one
+ * load more than uncounted ones).
  *
  * A user-level thread of a process whose idle streaks are published (a run of placed threads:
  * threads/uthread.c, the thread hooks' wait_is_threads) is not counted: while it waits its process runs
@@ -25,8 +27,6 @@
 #include "wait/wait.h"
 #include "base/syncstat.h"
 
-/* The waits of the kinds the counted ones wrap (set once, at start-up: the kinds are immutable). */
-static void (*inner_wait[SL_NWAITS])(const uint32_t *, uint32_t, const struct sl_waitfor *);
 static struct sl_waitops counted[SL_NWAITS];
 
 /* The caller is a thread whose wait is not its process's (the header). Asked only of a timed wait. */
@@ -36,53 +36,30 @@ static int threads_wait(void)
     return t && t->wait_is_threads();
 }
 
-/* A wait of kind k that the kernel reads (the info page's sync_timed): out of line, so that the untimed
-   path below keeps no frame. */
-static __attribute__((noinline)) void timed_wait(int k, const uint32_t *word, uint32_t old,
-                                                  const struct sl_waitfor *wf)
+/* A kind's wait fn that the kernel reads (the info page's sync_timed), from its SL_WAIT_COUNTED wrapper
+   (wait.h): out of line, so that the untimed path keeps no frame. */
+void sl_wait_timed(sl_waitfn fn, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
     struct sl_sync *s = sl_sync_rec();
     if (!s || threads_wait()) {
-        inner_wait[k](word, old, wf);
+        fn(word, old, wf);
         return;
     }
     uint64_t t0 = sl_plat_ticks();
     sl_sync_wait_begins(s, t0);
-    inner_wait[k](word, old, wf);
+    fn(word, old, wf);
     sl_sync_wait_ends(s, t0, sl_plat_ticks(), 1);
 }
 
-/* Untimed (the common case: a job folded onto its share), a counted wait is two loads and a jump more
-   than the kind's own: the flag, the kind's wait, a tail call - no stack, since under the machine model
-   every access is charged host time (measured: the frame of a single wrapper function doubled the
-   counting's accesses). */
-static inline void counted_wait(int k, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
-{
-    if (__builtin_expect(!sl_sync_timed(), 1))
-        inner_wait[k](word, old, wf);
-    else
-        timed_wait(k, word, old, wf);
-}
-
-#define COUNTED(k) \
-    static void counted_##k(const uint32_t *w, uint32_t old, const struct sl_waitfor *wf) { counted_wait(k, w, old, wf); }
-COUNTED(0)
-COUNTED(1)
-COUNTED(2)
-COUNTED(3)
-_Static_assert(SL_NWAITS == 4, "a counted wrapper per wait kind");
-static void (*const counted_fns[SL_NWAITS])(const uint32_t *, uint32_t, const struct sl_waitfor *) = {
-    counted_0, counted_1, counted_2, counted_3,
-};
-
 int sl_wait_stats_start(void)
 {
-    if (!sl_sync_published() || inner_wait[0])
-        return inner_wait[0] != 0;
+    if (!sl_sync_published() || counted[0].wait)
+        return counted[0].wait != 0;
     for (int k = 0; k < SL_NWAITS; k++) {
-        inner_wait[k] = sl_waits[k]->wait;
+        if (!sl_waits[k]->counted)
+            sl_die("wait kind %s has no counted wait (wait.h: SL_WAIT_COUNTED)", sl_waits[k]->name);
         counted[k] = *sl_waits[k];
-        counted[k].wait = counted_fns[k];
+        counted[k].wait = sl_waits[k]->counted;
         sl_waits[k] = &counted[k];
     }
     return 1;

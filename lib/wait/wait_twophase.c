@@ -62,4 +62,5 @@ static void twophase_wait(const uint32_t *word, uint32_t old, const struct sl_wa
         sl_wait_sleep(word, old);
 }
 
-const struct sl_waitops sl_wait_twophase_ops = { "twophase", twophase_wait, sl_wake_word };
+SL_WAIT_COUNTED(twophase_wait)
+const struct sl_waitops sl_wait_twophase_ops = { "twophase", twophase_wait, sl_wake_word, twophase_wait_counted };

@@ -72,11 +72,13 @@ $(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(U
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
 
-# The sync statistics a run of placed threads publishes (policy=adaptive's page, emulated).
+# The sync statistics a run of placed threads, every wait kind and every barrier shape publish
+# (policy=adaptive's page, emulated).
 HOST_TESTS  += $(B)/host-tests/test_syncstat
-$(B)/host-tests/test_syncstat: tests/host/test_syncstat.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_syncstat: tests/host/test_syncstat.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/barriers/*.c) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_syncstat.c $(UTHREAD_SRC) -lm
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_syncstat.c $(UTHREAD_SRC) \
+	    $(wildcard lib/barriers/*.c) -lm
 
 # The same under TSan (smaller runs; the library tells TSan about its stack switches).
 HOST_TESTS  += $(B)/host-tests/test_uthread_tsan

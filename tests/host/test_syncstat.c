@@ -12,6 +12,7 @@
 #include "hostjob.h"
 #include "threads/uthread.h"
 #include "wait/wait.h"
+#include "barriers/barrier.h"
 
 #define PROCS 2
 
@@ -79,6 +80,71 @@ static void body(void)
     run_ns = now_ns() - t0;
 }
 
+/* ---- every wait kind and every barrier shape counts (wait.h SL_WAIT_COUNTED, barrier_impl.h
+   SL_BARRIER_COUNTED): each arrival is an episode; while the waits are timed, each is counted and closed;
+   untimed, none is. The kinds and shapes come from their tables, so a new one is tested too. ---- */
+#define EPISODES 40
+static struct sl_barrier bar;
+static const struct sl_barrier_shape *shape;
+static enum sl_wait kind;
+static int timed;
+
+static void publish_as_set(void)
+{
+    host_job.info.flags |= SL_INFO_SYNCSTAT;
+    host_job.info.sync_timed = (uint32_t)timed;
+    sl_plat_proc()->sync = &host_job.sync[0];
+    CHECK(sl_wait_stats_start() == 1);
+    sl_barrier_stats_start();
+}
+
+static void arrive(void *arg, int index)
+{
+    (void)arg;
+    (void)index;
+    for (int e = 0; e < EPISODES; e++)
+        sl_barrier_wait(&bar);
+}
+
+static void barrier_body(void)
+{
+    sl_barrier_init_shape(&bar, shape, PROCS, kind);
+    CHECK(bar.shape->wait == shape->counted_wait);    /* the counting shape */
+    CHECK(sl_waits[kind]->wait == sl_waits[kind]->counted);
+    sl_run_procs(arrive, 0);
+    sl_barrier_destroy(&bar);
+}
+
+static void test_every_shape_and_kind_counts(void)
+{
+    uint32_t timed_waits = 0;
+    hostjob_at_start = publish_as_set;
+    for (unsigned i = 0; sl_barrier_shape_at(i); i++)
+        for (int k = 0; k < SL_NWAITS; k++)
+            for (timed = 0; timed <= 1; timed++) {
+                shape = sl_barrier_shape_at(i);
+                kind = (enum sl_wait)k;
+                memset(host_job.sync, 0, sizeof host_job.sync);
+                hostjob_run("test_syncstat", PROCS, barrier_body);
+                uint32_t eps = 0, waits = 0;
+                for (int p = 0; p < PROCS; p++) {
+                    const struct sl_sync *st = &host_job.sync[p];
+                    eps += st->episodes;
+                    waits += st->waits;
+                    CHECK(st->in_wait == 0 && st->wait_open == 0);
+                    CHECK(timed || st->wait_ticks == 0);
+                }
+                if (eps != PROCS * EPISODES || (!timed && waits) || waits > eps)
+                    fprintf(stderr, "  %s/%s timed=%d: %u episodes, %u waits\n", shape->name, sl_waits[k]->name,
+                            timed, eps, waits);
+                CHECK(eps == PROCS * EPISODES);   /* every arrival, by the shape's counted wait */
+                CHECK(timed || waits == 0);       /* untimed: the kind's own wait, nothing counted */
+                CHECK(waits <= eps);
+                timed_waits += timed ? waits : 0;
+            }
+    CHECK(timed_waits > 0); /* some arrival found its partner missing and waited, counted */
+}
+
 int main(void)
 {
     memset(host_job.sync, 0, sizeof host_job.sync);
@@ -95,5 +161,6 @@ int main(void)
     /* a process ran out of threads before the setter set the flag (so the waiter did wait): a streak - its
        wait counted if that process found the waiter again, else ended with the run */
     CHECK(episodes() >= 1);
+    test_every_shape_and_kind_counts();
     return check_done("test_syncstat");
 }
