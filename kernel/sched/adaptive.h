@@ -31,6 +31,7 @@ struct ad_job {
     int probing;      /* in its first window: probed every quantum (probe) */
     int slept;        /* a process of it slept inside a wait in a gang row: the row has holes (holes_besides) */
     uint64_t judged_at; /* its last window's end, or its admission: where its next window starts */
+    uint64_t probed_at; /* its last probe (a guessed row is probed at most every quarter quantum) */
 };
 
 struct ad_state {

@@ -5,7 +5,8 @@
  * prior and cannot fold only where part lost less, or where its waits sleep - then with no confirmation);
  * the prior (an unjudged job that cannot fold and would time-share starts in gang); folded and dedicated
  * jobs stay in part; windows that run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis moves only after confirm=
- * agreeing windows, or one decisive window (decisive= omegas lost); counts wrap; a window with episodes
+ * agreeing windows, or one decisive window (decisive= omegas lost); a prior's row judged early needs more
+ * episodes of evidence; counts wrap; a window with episodes
  * marks the job as one whose workers synchronize (allot.h's rounds), for good.
  */
 #include <stdio.h>
@@ -130,6 +131,14 @@ int main(void)
     ns = s;
     guess.primed = 1, guess.judged = 0;
     CHECK(judge(&guess, &ns, &e, Q, 4, 80000, 80000) == -1 && !guess.judged);
+    /* judged early (before its first quantum is out: adaptive.c probe_guess), a few episodes past the start
+       barrier are no evidence either: it needs EARLY_EPISODES per process (4 processes: more than 16) */
+    struct ad_rule early = guess;
+    struct ad_sums es = ns;
+    e.early = 1;
+    CHECK(judge(&early, &es, &e, Q, 16, 12000, 12000) == -1 && !early.judged);
+    CHECK(judge(&early, &es, &e, Q, 17, 12000, 12000) == R_PART && early.judged && early.decisive);
+    e.early = 0;
     CHECK(judge(&guess, &ns, &e, Q, 40, 12000, 12000) == R_PART && guess.judged && guess.decisive);
     CHECK(judge(&guess, &ns, &e, Q, 40, 12000, 12000) == R_PART && !guess.decisive);
     e.decisive = 0;
