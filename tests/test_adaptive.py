@@ -195,6 +195,34 @@ def test_the_experiment_is_a_subcommand_and_judges_adaptive(capsys):
     assert "hog#2=part" in rows[1] and any(v in rows[1] for v in ("/ win", "/ tie (within 1 %)", "/ loses to partition (")), rows
 
 
+def test_the_experiment_interleaves_the_policies_seed_by_seed(monkeypatch):
+    """The mix boots go seed by seed, each seed's policies in a rotated order, so a host that drifts over the
+    session moves every policy alike (policy after policy, it favoured whichever came first); each policy's
+    numbers are still its own."""
+    from types import SimpleNamespace
+    import schedlab.experiments.adaptive as exp
+    order = []
+
+    def fake_boots(args, harts, bootargs_list):
+        runs = []
+        for b in bootargs_list:
+            seed, policy = (int(re.search(r"seed=(\d+)", b)[1]), re.search(r"policy=(\w+)", b)[1])
+            order.append((policy, seed) if b.count("job=") > 1 else None)
+            end = 1000 * seed + {"gang": 100, "partition": 200, "adaptive": 300}[policy]
+            runs.append(SimpleNamespace(results=[{"job": 1, "app": "synth", "arrive_us": 0, "end_us": end}],
+                                        summary={"makespan_us": end}))
+        return runs
+
+    monkeypatch.setattr(exp, "boots", fake_boots)
+    out = exp.measure_mix(SimpleNamespace(quantum="2ms"), 4, ["gang", "partition", "adaptive"],
+                          ["synth:grain=500", "hog"], [1, 2, 3])
+    assert [k for k in order if k] == [("gang", 1), ("partition", 1), ("adaptive", 1), ("partition", 2),
+                                       ("adaptive", 2), ("gang", 2), ("adaptive", 3), ("gang", 3), ("partition", 3)]
+    # each policy's makespans, in seed order, are its own runs'
+    assert {p: [m for _, m, _ in v] for p, v in out.items()} == {
+        "gang": [1100, 2100, 3100], "partition": [1200, 2200, 3200], "adaptive": [1300, 2300, 3300]}
+
+
 def test_the_experiment_takes_a_mix_of_ones_own(capsys):
     """--mix adds a mix of the user's (named or not) and, alone, runs only it; a bad one is a usage error."""
     from schedlab.experiments import main as experiment

@@ -89,13 +89,14 @@ struct sl_waitops {
     void (*wake)(const uint32_t *word);
     /* wait, publishing itself in the sync statistics (wait_stats.c) - made by SL_WAIT_COUNTED(wait) beside
        the kind. Required: sl_wait_stats_start swaps it in for wait where the job publishes. */
-    void (*counted)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
+    void (*counted_wait)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
 };
 
 /* A kind's counted wait, SL_WAIT_COUNTED(fn) -> fn_counted, for the kind's table entry. Untimed (the
    common case: the info page's sync_timed is 0) it is one load and a direct tail call more than fn itself,
    no stack: under the machine model every access costs host time, and a shared wrapper that called the
-   kind through a table and kept a frame doubled the counting's accesses (wait_stats.c). */
+   kind through a table and kept a frame had cost twice the accesses (a fine synth folded onto one hart,
+   MODEL=modern). */
 typedef void (*sl_waitfn)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
 void sl_wait_timed(sl_waitfn fn, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
 #define SL_WAIT_COUNTED(fn)                                                                   \

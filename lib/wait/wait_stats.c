@@ -56,10 +56,10 @@ int sl_wait_stats_start(void)
     if (!sl_sync_published() || counted[0].wait)
         return counted[0].wait != 0;
     for (int k = 0; k < SL_NWAITS; k++) {
-        if (!sl_waits[k]->counted)
+        if (!sl_waits[k]->counted_wait)
             sl_die("wait kind %s has no counted wait (wait.h: SL_WAIT_COUNTED)", sl_waits[k]->name);
         counted[k] = *sl_waits[k];
-        counted[k].wait = sl_waits[k]->counted;
+        counted[k].wait = sl_waits[k]->counted_wait;
         sl_waits[k] = &counted[k];
     }
     return 1;

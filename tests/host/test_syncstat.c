@@ -110,7 +110,7 @@ static void barrier_body(void)
 {
     sl_barrier_init_shape(&bar, shape, PROCS, kind);
     CHECK(bar.shape->wait == shape->counted_wait);    /* the counting shape */
-    CHECK(sl_waits[kind]->wait == sl_waits[kind]->counted);
+    CHECK(sl_waits[kind]->wait == sl_waits[kind]->counted_wait);
     sl_run_procs(arrive, 0);
     sl_barrier_destroy(&bar);
 }

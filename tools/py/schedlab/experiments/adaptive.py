@@ -105,7 +105,10 @@ def measure_mix(args, harts, policies, mix, seeds, background=DEFAULT_BACKGROUND
     """{policy: [(mean slowdown of the foreground jobs, makespan us, {app#job: regime or ''}) per seed]}."""
     fg = sorted({spec for spec in mix if not is_background(spec, background)})
     alone_keys = [(spec, seed, p) for spec in fg for seed in seeds for p in policies]
-    mix_keys = [(p, seed) for p in policies for seed in seeds]
+    # seed by seed, each seed's policies in a rotated order: a host that drifts (load, heat) over the
+    # session moves every policy alike, where policy after policy it had favoured whichever came first
+    mix_keys = [(p, seed) for i, seed in enumerate(seeds)
+                for p in policies[i % len(policies):] + policies[:i % len(policies)]]
     runs = boots(args, harts, [f"seed={seed} policy={p} quantum={args.quantum} job={spec}"
                                for spec, seed, p in alone_keys]
                  + [mix_tokens(args, p, mix, seed) for p, seed in mix_keys])
