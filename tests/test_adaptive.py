@@ -252,7 +252,8 @@ def test_slowdown_counts_the_wait_for_a_first_slot():
 
 def test_the_verdict_counts_medians_within_the_tie_tolerance_as_equal():
     """The verdict reads medians (slowdown, makespan ms): within --tie percent is equal, past it a loss that
-    names the policy, the metric and by how much; a win needs one metric below by more than the tolerance."""
+    names the policy, the metric, by how much and on how many seeds; a win needs one metric below by more than
+    the tolerance."""
     from schedlab.experiments.adaptive import verdict
     med = {"gang": (3.21, 409), "partition": (3.23, 326)}
     assert verdict({**med, "adaptive": (3.23, 326)}, ["gang", "partition"], 1) == "tie (within 1 %)"
@@ -261,6 +262,12 @@ def test_the_verdict_counts_medians_within_the_tie_tolerance_as_equal():
         "loses to gang (slowdown +0.6 %)"
     assert verdict({**med, "adaptive": (3.40, 330)}, ["gang", "partition"], 1) == \
         "loses to gang (slowdown +5.9 %), partition (slowdown +5.3 %, makespan +1.2 %)"
+    # seed by seed: on how many seeds adaptive was past the tolerance against the same seed's boot
+    per_seed = {"gang": [(3.0, 400), (3.2, 409), (3.3, 420)], "partition": [(3.2, 320), (3.23, 326), (3.3, 330)],
+                "adaptive": [(3.1, 330), (3.4, 330), (3.5, 331)]}
+    assert verdict({**med, "adaptive": (3.40, 330)}, ["gang", "partition"], 1, per_seed) == \
+        ("loses to gang (slowdown +5.9 %: worse on 3 of 3 seeds), "
+         "partition (slowdown +5.3 %: worse on 2 of 3 seeds, makespan +1.2 %: worse on 2 of 3 seeds)")
 
 
 def published_sync(bootargs, cpus=2):
