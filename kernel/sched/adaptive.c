@@ -280,6 +280,7 @@ static void probe_job(struct job *j, uint64_t now, int early)
     }
 }
 
+/* Every quantum: each job still in its first window. */
 static void probe(void)
 {
     uint64_t now = rdtime();
@@ -296,14 +297,15 @@ static void probe(void)
    end, its row held every hart for the whole quantum while the other jobs had not started (simulated, 24
    harts, a blocking imbalanced adapt=no synth beside knary and a hog: knary began at 10 ms and took 82.6
    ms, 72.6 under partition). A right guess loses nothing: the judgment finds no reason to move, and the
-   row keeps its quantum. */
+   row keeps its quantum. Judged at its first sleeps, the window ends just past its first barriers, so it
+   needs more evidence than a tick's judgment (adrule.h EARLY_EPISODES). */
 static void probe_guess(struct job *j)
 {
     struct ad_job *a = aj(j);
     uint64_t now = rdtime();
     if (a->probing && a->rule.primed && !a->rule.judged && a->rule.regime == R_GANG &&
         now - a->judged_at >= sched_quantum / 4 && now - a->probed_at >= sched_quantum / 4)
-        probe_job(j, now, now - a->judged_at < sched_quantum);
+        probe_job(j, now, 1);
 }
 
 /* ---- the hooks ---- */

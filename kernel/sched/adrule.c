@@ -80,9 +80,9 @@
  * blocking, beside knary and a hog, simulated at 8 harts: 2.69 kept in its row, 2.51 leaving after two
  * windows, 2.34 after a quantum, 2.31 after its first 5 ms, 2.28 under partition (at 24 harts, seed 1:
  * 2.49 after a quantum, 2.41, partition 2.31 - its row holds every hart, and the other jobs start when it
- * leaves). Its start-up is no
- * evidence: a window with no more episodes than processes (the workers' start barrier: judged, gauss
- * fine's serial set-up looked asleep), or judged early, no more than EARLY_EPISODES per process.
+ * leaves). Its start-up is no evidence: a window with no more episodes than processes (the workers' start
+ * barrier: judged, gauss fine's serial set-up looked asleep), or judged early, no more than EARLY_EPISODES
+ * per process.
  * prior=part measures it in part first (probed every quantum): on QEMU at 2 harts gauss fine beside a hog
  * took 1.95x its time alone that way, 1.63 so, 1.55 under gang.
  *
@@ -139,9 +139,11 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
     dep = min_u(dep, cap);
     if (r->primed && !r->judged && dep <= (uint64_t)e->nprocs * (e->early ? EARLY_EPISODES : 1))
         return -1; /* its start-up: the workers' start barrier is no grain (asleep there, gauss fine's
-                      processes wait out its serial set-up); judged early, a few episodes past it are no
-                      imbalance either (simulated, 24 harts, a blocking imbalanced synth: 9 episodes past
-                      its start barrier showed a wait of 5 %, its first full quantum 31 %) */
+                      processes wait out its serial set-up); judged early - at its first waits that sleep,
+                      just past its first barriers - a few episodes past it are no imbalance either
+                      (simulated, 24 harts, a blocking imbalanced synth: 9 episodes past its start barrier
+                      showed a wait of 5 %, its first full quantum 31 %; at 8 harts with 2 ms quanta, 6.5 ms
+                      in, 2 %, and the row's underestimated loss brought it back) */
     int guess = r->primed && !r->judged; /* the first evidence on the prior's guess */
     r->judged = 1;
     r->syncs |= dep > 0;

@@ -36,11 +36,11 @@ struct ad_env {
     int holes;               /* another job's gang row has holes for a filler to fill (empty or asleep entries) */
     int own_share;           /* part: no other job's processes run on its harts in the SPACE slot; gang: in
                                 part it would have a share of its own (no more SPACE jobs than harts) */
-    int early;               /* a prior's row judged before its first quantum is out (adaptive.c probe_guess):
-                                its first evidence needs EARLY_EPISODES episodes per process */
+    int early;               /* a prior's row judged when a wait of it sleeps, not at a tick (adaptive.c
+                                probe_guess): its first evidence needs EARLY_EPISODES episodes per process */
 };
 
-/* The episodes per process an early judgment of a prior's row needs (adrule.c "The prior"). */
+/* The episodes per process a prior's row judged early needs (adrule.c "The prior"). */
 #define EARLY_EPISODES 4
 
 /* One job's rule state: its regime, the last window's sums, and the hysteresis. Zero it at admission
