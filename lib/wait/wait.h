@@ -81,15 +81,17 @@ struct sl_waitfor {
     int (*running)(const struct sl_waitfor *wf);
 };
 
+typedef void (*sl_waitfn)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
+
 struct sl_waitops {
     const char *name;                                   /* as in app keys */
     /* Until (*word & SL_WAIT_VALUE) != old; wf may be null. */
-    void (*wait)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
+    sl_waitfn wait;
     /* After changing *word without set/add: wake whoever may sleep on it. */
     void (*wake)(const uint32_t *word);
     /* wait, publishing itself in the sync statistics (wait_stats.c) - made by SL_WAIT_COUNTED(wait) beside
        the kind. Required: sl_wait_stats_start swaps it in for wait where the job publishes. */
-    void (*counted_wait)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
+    sl_waitfn counted_wait;
 };
 
 /* A kind's counted wait, SL_WAIT_COUNTED(fn) -> fn_counted, for the kind's table entry. Untimed (the
@@ -97,7 +99,6 @@ struct sl_waitops {
    no stack: under the machine model every access costs host time, and a shared wrapper that called the
    kind through a table and kept a frame had cost twice the accesses (a fine synth folded onto one hart,
    MODEL=modern). */
-typedef void (*sl_waitfn)(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
 void sl_wait_timed(sl_waitfn fn, const uint32_t *word, uint32_t old, const struct sl_waitfor *wf);
 #define SL_WAIT_COUNTED(fn)                                                                   \
     static void fn##_counted(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf) \
