@@ -294,20 +294,27 @@ static int leave_if_asked(struct vp *s)
 
 void sl_safe_point(void) { (void)leave_if_asked(self_vp()); }
 
+/* The process sleeps on word while it holds v, with its thread (uthread_impl.h, "Sleeping with a thread"):
+   the sleep is opened (word, value, then its number) before the vp looks for work, and closed however it
+   ends, so a ringer that saw it open knows when to stop poking. */
 int sl_thread_block_process(const uint32_t *word, uint32_t v)
 {
     struct vp *s = self_vp();
+    uint32_t seq;
+    int slept = 0;
 
     if (!s || !s->cur || !s->run->pinned_only)
         return 0;
-    __atomic_store_n(&s->sleep_word, word, __ATOMIC_SEQ_CST);
-    if (must_leave(s, s->cur)) {
-        __atomic_store_n(&s->sleep_word, 0, __ATOMIC_RELAXED);
-        return 0;
+    seq = s->sleep_seq + 1;
+    __atomic_store_n(&s->sleep_word, word, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->sleep_val, v, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->sleep_seq, seq, __ATOMIC_SEQ_CST);
+    if (!must_leave(s, s->cur)) {
+        sl_futex_wait(word, v, 0);
+        slept = 1;
     }
-    sl_futex_wait(word, v, 0);
-    __atomic_store_n(&s->sleep_word, 0, __ATOMIC_RELAXED);
-    return 1;
+    __atomic_store_n(&s->sleep_done, seq, __ATOMIC_SEQ_CST);
+    return slept;
 }
 
 void sl_thread_pause(void)

@@ -10,15 +10,42 @@
 #include "threads/uthread_impl.h"
 #include "wait/wait.h"
 
+/* h's process sleeps (or is about to) on a wait word with its thread, in sleep number seq, opened after
+   the caller published what it gave h: poke the word until that sleep is over (uthread_impl.h, "Sleeping
+   with a thread"). A poke that a waiter's new sleepers bit undid before h's futex check was lost, and h
+   slept with the thread it was given in its inbox while every other worker waited for that one (the host
+   test_workers caught it under process control). */
+static int sleep_over(struct vp *h, uint32_t seq)
+{
+    return (int32_t)(__atomic_load_n(&h->sleep_done, __ATOMIC_SEQ_CST) - seq) >= 0;
+}
+
+static void wake_word_sleeper(struct vp *h, uint32_t seq)
+{
+    const uint32_t *w = __atomic_load_n(&h->sleep_word, __ATOMIC_ACQUIRE);
+    uint32_t v = __atomic_load_n(&h->sleep_val, __ATOMIC_ACQUIRE);
+
+    /* word and value are sleep seq's while it is open (h writes them only before opening its next one);
+       read after it closed, they are unused */
+    while (!sleep_over(h, seq)) {
+        sl_wait_poke(w);
+        if ((__atomic_load_n(w, __ATOMIC_SEQ_CST) & SL_WAIT_VALUE) != (v & SL_WAIT_VALUE))
+            return; /* moved on: its mover wakes h, or h's futex check fails */
+        if (sleep_over(h, seq))
+            return;
+        sl_yield(); /* let h reach its futex wait (or come back from it) */
+    }
+}
+
 void sl_ut_ring(struct run *r, struct vp *h)
 {
-    const uint32_t *w;
+    uint32_t seq;
 
     __atomic_add_fetch(&h->bell, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST))
         sl_futex_wake(&h->bell, 1);
-    else if ((w = __atomic_load_n(&h->sleep_word, __ATOMIC_SEQ_CST)) != 0)
-        sl_wait_poke(w); /* it sleeps on a wait word with its thread */
+    else if ((seq = __atomic_load_n(&h->sleep_seq, __ATOMIC_SEQ_CST)) != __atomic_load_n(&h->sleep_done, __ATOMIC_SEQ_CST))
+        wake_word_sleeper(h, seq);
     (void)r;
 }
 

@@ -30,13 +30,22 @@
  * Sleeping with a thread. In a worker run a thread that must sleep on a
  * wait word, on a vp with nothing else to run, does not park: its process
  * sleeps on the word itself, as a process would (the same system calls, no
- * user-level switch; sl_thread_block_process). It first publishes the word
- * in sleep_word; a ringer that then finds sleep_word set "pokes" the word:
- * it clears the word's sleepers bit and wakes every sleeper of it (wait.c,
- * sl_wait_poke), so the process returns from its futex wait - or never
- * enters it, the word no longer holding the value it waits on - and finds
- * the thread it was given. Waiters treat that as the spurious wake-up they
- * already loop on.
+ * user-level switch; sl_thread_block_process). Each such sleep is numbered:
+ * the vp publishes the word and the value it sleeps on, then the sleep's
+ * number in sleep_seq (sequentially consistent), then looks for work, and
+ * when the sleep is over (slept, or never entered) stores its number in
+ * sleep_done. A ringer that finds a sleep open (sleep_seq != sleep_done,
+ * read after it published the thread: so either the vp sees the thread or
+ * the ringer sees the sleep) "pokes" the word: it clears the word's
+ * sleepers bit and wakes every sleeper of it (wait.c, sl_wait_poke), so the
+ * process returns from its futex wait, or never enters it, the word no
+ * longer holding the value it waits on. One poke is not enough: another
+ * waiter of the word may set the bit again before the vp's futex check
+ * (which then passes), after the poke's wake. So the ringer pokes until
+ * that sleep is over or the word's value has moved on (then whoever moved
+ * it wakes the vp, or its futex check fails), giving its hart away between
+ * pokes (uready.c, wake_word_sleeper). Waiters treat a poke as the spurious
+ * wake-up they already loop on.
  */
 #ifndef SL_UTHREAD_IMPL_H
 #define SL_UTHREAD_IMPL_H
@@ -131,7 +140,11 @@ struct vp {
     uint32_t       resume;         /* process control: futex word, set to 1 to resume this vp */
     uint32_t       bell;           /* futex word of its idle sleep: bumped by whoever gives it work */
     uint32_t       sleeping;       /* 1 while in (or about to enter) that sleep */
-    const uint32_t *sleep_word;    /* while the process sleeps on a wait word with its thread (procctl.c) */
+    /* its process sleeping on a wait word with its thread (the header; procctl.c): written by this vp */
+    const uint32_t *sleep_word;    /* the word of the latest such sleep */
+    uint32_t       sleep_val;      /* the value that sleep waits on while the word holds it */
+    uint32_t       sleep_seq;      /* that sleep's number (published after word and value) */
+    uint32_t       sleep_done;     /* the number of the latest sleep that is over (== sleep_seq: none open) */
     int32_t        hart;           /* hart it was on when it last looked (-1: not yet) */
 } __attribute__((aligned(64)));
 
