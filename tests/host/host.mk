@@ -149,14 +149,16 @@ $(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(
 # Worker runs under a changing allotment (process control, re-homed workers), every shape x wait kind.
 WORKERS_SRC := $(BARRIER_SRC) $(wildcard lib/workers/*.c)
 HOST_TESTS  += $(B)/host-tests/test_workers $(B)/host-tests/test_workers_tsan
+# test_workers widens the window before a futex wait (its __wrap_sl_sys_futex_wait)
+WORKERS_WRAP = -Wl,--wrap=sl_sys_futex_wait
 $(B)/host-tests/test_workers: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) $(WORKERS_WRAP) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
 
 $(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
-	    tests/host/test_workers.c $(WORKERS_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) \
+	    $(WORKERS_WRAP) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
 
 # The host backend's crowding estimate (lib/platform/host_spin.c: runnable processes vs CPUs), pure logic, under
 # ASan/UBSan and again under TSan (its counters are updated from many threads).

@@ -11,6 +11,12 @@
  * resumed processes, workers really ran away from home while theirs was suspended, and the run ended
  * (an alarm turns a lost wake-up or a deadlock into a failure). Then the allotment drops to 1 for good,
  * so every worker of the suspended processes must finish on the one process left.
+ *
+ * Last, the lost poke: the blocking kinds again with the window between a process's last look for work and
+ * its futex check on a wait word widened (the binary is linked with --wrap=sl_sys_futex_wait). A ringer's
+ * poke that another waiter of the word undoes before that check (it sets the sleepers bit again) once
+ * left a process asleep with the worker it was given, about one run in twenty of this whole program on a
+ * loaded host; with the window widened every run of these configurations hit it.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +26,7 @@
 #include <unistd.h>
 #include "schedlab.h"
 #include "barriers/barrier.h"
+#include "wait/wait.h"
 #include "threads/uthread.h"
 #include "workers/workers.h"
 #include "hostjob.h"
@@ -141,6 +148,18 @@ static void body(void)
     sl_barrier_destroy(&W.bar);
 }
 
+/* Widened in the lost-poke configurations: a sleep on a wait word (the sleepers bit in the value it waits
+   on; bells and resume words never have it) first naps, inside the window uthread_impl.h describes. */
+static int widen_window;
+long __real_sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us);
+long __wrap_sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us);
+long __wrap_sl_sys_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_us)
+{
+    if (__atomic_load_n(&widen_window, __ATOMIC_RELAXED) && (expected & SL_WAIT_SLEEPERS))
+        usleep(200);
+    return __real_sl_sys_futex_wait(addr, expected, timeout_us);
+}
+
 static void alarm_handler(int sig)
 {
     (void)sig;
@@ -187,8 +206,9 @@ static void one(const struct sl_barrier_shape *shape, enum sl_wait wait, uint32_
         CHECK(W.away > 0);               /* allotment 1: three workers finished away from home */
     }
     fflush(stderr);
-    printf("  %-11s %-8s allot=%s: suspends=%lu resumes=%lu away=%lu\n", shape->name, sl_waits[wait]->name,
-           allot ? "1" : "random", (unsigned long)st.suspends, (unsigned long)st.resumes, (unsigned long)W.away);
+    printf("  %-11s %-8s allot=%s%s: suspends=%lu resumes=%lu away=%lu\n", shape->name, sl_waits[wait]->name,
+           allot ? "1" : "random", widen_window ? " (window widened)" : "", (unsigned long)st.suspends,
+           (unsigned long)st.resumes, (unsigned long)W.away);
 }
 
 static void adaptive_info(void)
@@ -212,5 +232,10 @@ int main(void)
         }
     for (int k = 0; k < SL_NWAITS; k++)
         one(&sl_barrier_central, (enum sl_wait)k, tsan ? 100 : 400, 1);
+    __atomic_store_n(&widen_window, 1, __ATOMIC_RELAXED);
+    for (int k = 0; k < SL_NWAITS; k++)
+        if (k != SL_WAIT_SPIN)
+            for (unsigned s = 0; sl_barrier_shape_at(s); s++)
+                one(sl_barrier_shape_at(s), (enum sl_wait)k, 100, 0);
     return check_done("test_workers");
 }
