@@ -294,6 +294,10 @@ static int leave_if_asked(struct vp *s)
 
 void sl_safe_point(void) { (void)leave_if_asked(self_vp()); }
 
+static int word_sleep_folded; /* sl_threads_word_sleep_folded */
+
+void sl_threads_word_sleep_folded(int on) { __atomic_store_n(&word_sleep_folded, on != 0, __ATOMIC_RELAXED); }
+
 /* The process sleeps on word while it holds v, with its thread (uthread_impl.h, "Sleeping with a thread"):
    the sleep is opened (word, value, then its number) before the vp looks for work, and closed however it
    ends, so a ringer that saw it open knows when to stop poking. */
@@ -303,7 +307,11 @@ int sl_thread_block_process(const uint32_t *word, uint32_t v)
     uint32_t seq;
     int slept = 0;
 
-    if (!s || !s->cur || !s->run->pinned_only)
+    /* while process control keeps vps suspended their threads share the others: a vp's ringers are then
+       many (every wake of a sibling), and it parks its thread and sleeps on its bell, which no waiter can
+       undo (uthread_impl.h); a vp asleep on a word when a suspension begins is poked */
+    if (!s || !s->cur || !s->run->pinned_only ||
+        (__atomic_load_n(&s->run->nsusp, __ATOMIC_RELAXED) && !__atomic_load_n(&word_sleep_folded, __ATOMIC_RELAXED)))
         return 0;
     seq = s->sleep_seq + 1;
     __atomic_store_n(&s->sleep_word, word, __ATOMIC_RELAXED);

@@ -230,6 +230,11 @@ void sl_thread_pause(void);
    else wants the process (uthread_impl.h, "Sleeping with a thread"); 1 if
    it did (returns on any wake-up), 0 if the caller must park the thread. */
 int sl_thread_block_process(const uint32_t *word, uint32_t v);
+/* Off by default: while process control keeps processes suspended a folded vp parks its waiting thread and
+   sleeps on its bell rather than on the wait word (measured no slower, and a ringer seldom has to poke).
+   On, it sleeps on the word then too: every wake of a sibling pokes it - the host test of the poke
+   protocol drives it that way. Set before the run. */
+void sl_threads_word_sleep_folded(int on);
 
 /* ---- counters of the last sl_threads_run, summed over processes ---- */
 struct sl_thread_stats {

@@ -45,7 +45,10 @@
  * that sleep is over or the word's value has moved on (then whoever moved
  * it wakes the vp, or its futex check fails), giving its hart away between
  * pokes (uready.c, wake_word_sleeper). Waiters treat a poke as the spurious
- * wake-up they already loop on.
+ * wake-up they already loop on. Pokes stay rare: while process control
+ * keeps processes suspended, a folded vp's waiting thread parks and the vp
+ * sleeps on its bell instead (its siblings' wakes ring it there), so only
+ * a vp that went to sleep on a word before a suspension is poked.
  */
 #ifndef SL_UTHREAD_IMPL_H
 #define SL_UTHREAD_IMPL_H

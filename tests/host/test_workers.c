@@ -13,10 +13,11 @@
  * so every worker of the suspended processes must finish on the one process left.
  *
  * Last, the lost poke: the blocking kinds again with the window between a process's last look for work and
- * its futex check on a wait word widened (the binary is linked with --wrap=sl_sys_futex_wait). A ringer's
- * poke that another waiter of the word undoes before that check (it sets the sleepers bit again) once
- * left a process asleep with the worker it was given, about one run in twenty of this whole program on a
- * loaded host; with the window widened every run of these configurations hit it.
+ * its futex check on a wait word widened (the binary is linked with --wrap=sl_sys_futex_wait), and folded
+ * processes sleeping on wait words too (sl_threads_word_sleep_folded), so that ringers poke them at every
+ * wake of a sibling. A poke that another waiter of the word undoes before that check (it sets the sleepers
+ * bit again) once left a process asleep with the worker it was given, about one run in twenty of this
+ * whole program on a loaded host; with the window widened every run of these configurations hit it.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -233,6 +234,7 @@ int main(void)
     for (int k = 0; k < SL_NWAITS; k++)
         one(&sl_barrier_central, (enum sl_wait)k, tsan ? 100 : 400, 1);
     __atomic_store_n(&widen_window, 1, __ATOMIC_RELAXED);
+    sl_threads_word_sleep_folded(1); /* folded vps sleep on words too: pokes at every wake of a sibling */
     for (int k = 0; k < SL_NWAITS; k++)
         if (k != SL_WAIT_SPIN)
             for (unsigned s = 0; sl_barrier_shape_at(s); s++)
