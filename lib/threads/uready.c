@@ -10,23 +10,22 @@
 #include "threads/uthread_impl.h"
 #include "wait/wait.h"
 
-/* h's process sleeps (or is about to) on a wait word with its thread, in sleep number seq, opened after
-   the caller published what it gave h: poke the word until that sleep is over (uthread_impl.h, "Sleeping
-   with a thread"). A poke that a waiter's new sleepers bit undid before h's futex check was lost, and h
-   slept with the thread it was given in its inbox while every other worker waited for that one (the host
-   test_workers caught it under process control). */
 static int sleep_over(struct vp *h, uint32_t seq)
 {
     return (int32_t)(__atomic_load_n(&h->sleep_done, __ATOMIC_SEQ_CST) - seq) >= 0;
 }
 
+/* h's process sleeps (or is about to) on a wait word with its thread, in sleep number seq, opened after
+   the caller published what it gave h: poke the word until that sleep is over (uthread_impl.h, "Sleeping
+   with a thread"). A poke that a waiter's new sleepers bit undid before h's futex check was lost, and h
+   slept with the thread it was given in its inbox while every other worker waited for that one (the host
+   test_workers caught it under process control). Word and value are sleep seq's while it is open (h
+   writes them only before opening its next one); read after it closed, they are unused. */
 static void wake_word_sleeper(struct vp *h, uint32_t seq)
 {
     const uint32_t *w = __atomic_load_n(&h->sleep_word, __ATOMIC_ACQUIRE);
     uint32_t v = __atomic_load_n(&h->sleep_val, __ATOMIC_ACQUIRE);
 
-    /* word and value are sleep seq's while it is open (h writes them only before opening its next one);
-       read after it closed, they are unused */
     while (!sleep_over(h, seq)) {
         sl_wait_poke(w);
         if ((__atomic_load_n(w, __ATOMIC_SEQ_CST) & SL_WAIT_VALUE) != (v & SL_WAIT_VALUE))
