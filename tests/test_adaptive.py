@@ -371,6 +371,23 @@ def test_sim_a_row_taken_at_admission_runs_at_its_first_process():
     assert row.arg >= 0 and first.time_us - gauss["arrive_us"] < QUANTUM_MS * 1000 / 10, (row, first, gauss)
 
 
+def test_sim_every_slot_has_one_turn_per_round():
+    """adround.c ad_switch: a row's early turn (row_next) takes the place of its next regular one. Two spinning
+    synths that cannot fold take rows 0 and 1 at their admission, the second while row 0 runs; the switch to
+    row 1 went on from row 0 afterwards and gave row 1 a second quantum in a row, while the blocking synth in
+    the SPACE slot waited (slots 0, 1, 1: it began at 30 ms instead of 20)."""
+    mix = ("job=synth:grain=20000,var=20000,iters=100,barrier=spin,adapt=no "
+           "job=synth:grain=2000,var=1000,iters=1000,barrier=spin,adapt=no "
+           "job=synth:grain=20000,var=40000,iters=100,barrier=block")
+    run = sim_ok(4, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms {mix}")
+    assert sorted(r["regime"] for r in run.results) == ["gang", "gang", "part"], run.results
+    first_end = min(r["end_us"] for r in run.results)
+    slots = [x.arg for x in tr.parse_trace(run.console).records
+             if x.event in tr.SWITCH_EVENTS and x.time_us < first_end]  # all three runnable: three slots a round
+    assert len(slots) >= 4 and set(slots[:3]) == {0, 1, -1}, slots
+    assert all(a != b for a, b in zip(slots, slots[1:])), slots  # one quantum per slot: one job each
+
+
 def test_sim_a_new_process_is_bound_away_from_its_creator():
     """adround.c ad_pick_hart: among the harts of its share that hold fewest of its job's processes, a new
     process goes to one other than the hart creating it - which is busy admitting the job (process 0: on

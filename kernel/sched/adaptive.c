@@ -98,6 +98,8 @@ static void leave_gang(struct ad_job *a)
     slots_free(&ad.table, a->row, a->cols);
     if (ad.row_next == a->row)
         ad.row_next = -1;
+    if (!slots_used(&ad.table, a->row))
+        ad.row_early[a->row] = 0; /* a job that takes the row later takes a row with its turns */
     for (int h = 0; h < ncpus; h++)
         if (a->cols >> h & 1)
             ad.matrix[a->row][h] = 0;

@@ -47,6 +47,8 @@ struct ad_state {
                                                  a switch to row_next left */
     int row_next;                             /* a row a job just entered: the next switch goes there
                                                  (-1: none) */
+    char row_early[SLOTS_MAX_ROWS];           /* a row that had its turn early (row_next): the round skips
+                                                 its next regular turn (cleared when the row empties) */
     int space_quanta;                         /* quanta the SPACE slot has lasted in this round */
 };
 extern struct ad_state ad;

@@ -242,7 +242,11 @@ void ad_ack(struct cpu *c)
    because it loses where it was, and waiting out the round behind the SPACE slot's quanta lost it what the
    move gains (simulated, 8 harts, the threads mix: gauss fine, coscheduled at its arrival, waited 3 quanta
    before its first; gang ran it at once). The round then goes on where it was left - a SPACE slot cut
-   short comes back (its quanta anew), a row ended its quantum - so no other slot loses its turn. */
+   short comes back (its quanta anew), a row ended its quantum - so no other slot loses its turn, and the
+   early turn takes the place of the row's next regular one (row_early), so the row gains none: every slot
+   has one turn per round. (Without that, two jobs that took rows at their admission, while another row
+   ran, gave the second row two quanta in a row and the SPACE slot waited for both: simulated, 16 harts,
+   two spinning synths adapt=no and a blocking one, the blocking synth started at 30 ms, under gang at 10.) */
 void ad_switch(enum trace_ev why, int stay)
 {
     int s = ad.cur_slot;
@@ -250,10 +254,16 @@ void ad_switch(enum trace_ev why, int stay)
         s = ad.row_next;
         if (ad.cur_slot == SPACE)
             ad.round_at = ad.table.nrows - 1; /* the maximal used row (slots.h): SPACE follows it */
+        else
+            ad.row_early[s] = 1;
     } else if (!stay) {
         int from = ad.round_at;
-        for (int k = 0; k <= ad.table.nrows + 1; k++) {
+        for (int k = 0; k <= 2 * (ad.table.nrows + 1); k++) { /* twice round: row_early skips cleared */
             from = next_slot(from);
+            if (from != SPACE && ad.row_early[from]) {
+                ad.row_early[from] = 0; /* its turn this round was the early one */
+                continue;
+            }
             if (slot_runnable(from)) {
                 s = from;
                 break;
