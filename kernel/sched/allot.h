@@ -16,7 +16,8 @@
  *   - a job whose speedup shape is told (policy=adaptive, .shape below) is allotted by it: the remainder of
  *     the division goes to the jobs that gain most from one more hart, and an adaptive job whose workers
  *     synchronize gets the z-rule of its units (see allot_shape), a background job (it runs until the
- *     others end) takes such harts last. A policy that tells no shape (partition)
+ *     others end) takes such harts last, and a hart that speeds no job up goes back to the job the z-rule
+ *     took it from. A policy that tells no shape (partition)
  *     gets the rules above unchanged.
  * Which harts: a job keeps as many of the harts it held before as it still may (lowest first), then
  * takes the lowest free ones, so a repartition moves as few processes as it can.

@@ -214,6 +214,16 @@ static void test_shapes(void)
     CHECK(counts_are(2, (int[]){ 5, 5 }));
     allot_compute(12, jobs, 2); /* 4 more make the first one round */
     CHECK(counts_are(2, (int[]){ 8, 4 }));
+    /* a hart the z-rule takes that buys nobody a round goes back where it was, not to the first job: two
+       16-worker jobs and a background one on 16 harts, 6, 5, 5 (the second's fifth takes no round off, and
+       the first would need two more for one); it went to the first, 7, 4, 5 */
+    int p3[] = { 16, 16, 16 };
+    setup(3, p3, NULL);
+    for (int i = 0; i < 2; i++)
+        jobs[i].shape = ALLOT_ROUNDS, jobs[i].units = 16;
+    jobs[2].shape = ALLOT_LINEAR, jobs[2].background = 1;
+    allot_compute(16, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 6, 5, 5 }) && masks_ok(16, 3));
     /* units beyond its processes count as its processes; rounds of no units are nothing known */
     setup(2, p2, NULL);
     jobs[0].shape = ALLOT_ROUNDS, jobs[0].units = 1000;
