@@ -240,6 +240,30 @@ def test_the_experiment_takes_a_mix_of_ones_own(capsys):
         experiment(["adaptive", "--sim", "--mix", "hog"])
 
 
+def test_the_experiment_draws_random_mixes_from_the_build(capsys):
+    """--random N draws N mixes of 2-3 jobs from the build's apps (the same seed, the same mixes; an app the build
+    lacks is never drawn), names and prints each, and the table ends with the tally of adaptive's verdicts."""
+    from schedlab.experiments import main as experiment
+    from schedlab.experiments.adaptive import random_mixes, tally
+    apps, bg = ["synth", "knary", "hog"], frozenset({"hog"})
+    mixes = random_mixes(20, 7, apps, bg)
+    assert mixes == random_mixes(20, 7, apps, bg) and mixes != random_mixes(20, 8, apps, bg)
+    assert all(2 <= len([j for j in m if j != "hog"]) <= 3 for m in mixes.values()), mixes
+    assert {j.partition(":")[0] for m in mixes.values() for j in m} <= set(apps), mixes
+    assert any("hog" in m for m in mixes.values()) and not all("hog" in m for m in mixes.values()), mixes
+    with pytest.raises(ValueError):
+        random_mixes(1, 1, ["hog"], bg)
+    assert tally(["win", "tie (within 1 %)", "loses to gang (slowdown +2.0 %), partition (makespan +3.0 %)",
+                  "loses to gang (makespan +1.5 %: worse on 2 of 3 seeds)"]) == \
+        "# 4 cases: 1 wins, 1 ties, 2 losses (against gang 2, partition 1)"
+    assert experiment(["adaptive", "--sim", "--harts", "4", "--seeds", "1", "--quantum", "2ms", "--policies",
+                       "partition,adaptive", "--random", "1", "--random-seed", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("# random3.1: ") and out[-1].startswith("# 1 cases: "), out
+    assert [r.split("|")[1:4] for r in out if r.startswith("| random3.1 ")] == \
+        [[" random3.1 ", " 4 ", " partition "], [" random3.1 ", " 4 ", " adaptive "]], out
+
+
 def test_slowdown_counts_the_wait_for_a_first_slot():
     """The experiment's slowdown is a job's response time (arrival to end), not elapsed_us (from its first
     dispatch): under gang the second row's job waits a quantum before it runs, and that wait is its loss too."""

@@ -17,7 +17,9 @@ The boots go through the executor (``--jobs N`` side by side, ``--executor dask:
 submits all its alone and mix boots at once. The mixes are named; `--mixes` picks some, and `--mix` adds one of
 your own (its jobs' specs as in job=, space-separated, optionally named: `--mix "blocky=synth:barrier=block,adapt=no
 knary hog"`; repeat it for more; a hog is background: it runs until the others end and has no slowdown). `holdout` is
-the mix the rule was not tuned on (issue 29: "a mix the tests do not use should show the same"). Simulated time is
+the mix the rule was not tuned on (issue 29: "a mix the tests do not use should show the same"), and `--random N`
+draws N more from the build's apps at the experiment's scale (`--random-seed`: which; each is printed above the
+table, and the last line tallies adaptive's verdicts and whom it lost to). Simulated time is
 deterministic, so --sim is valid on a busy host and at any --jobs; QEMU timings are not: run --qemu on a quiet
 machine (the harness flags a busy host in each boot's record).
 The simulator models synth, oddeven, gauss (coarse and fine), hog, sleeper, chaos (two modes), knary (mode=steal) and
@@ -49,6 +51,53 @@ MIXES = {
     # default limit, with the others', passes the simulator's memory at 64 harts)
     "threads": ["gauss:n=256,variant=fine,adapt=no,mem=8M", COARSE, KNARY, HOG],
 }
+
+
+# --random: jobs of the experiment's scale (tens to hundreds of ms at 8-64 simulated harts), one draw of each
+# choice per job; only apps the build has (BOOT apps=) and the simulator models are drawn
+RANDOM_JOBS = {
+    "synth": lambda r: (f"synth:grain={r.choice([500, 1000, 2000])},var={r.choice([100, 500, 1000])},"
+                        f"iters={r.choice([10000, 20000, 30000])},barrier={r.choice(['spin', 'block', 'twophase'])}"
+                        if r.random() < 0.5 else
+                        f"synth:grain=20000,var={r.choice([0, 20000, 40000])},iters={r.choice([300, 400])},"
+                        f"barrier={r.choice(['spin', 'block'])}") + r.choice(["", ",adapt=no"]),
+    "gauss": lambda r: (f"gauss:n={r.choice([512, 768])},barrier={r.choice(['spin', 'block'])}" if r.random() < 0.6
+                        else f"gauss:n={r.choice([256, 384])},variant=fine,adapt=no,mem=8M"),
+    "oddeven": lambda r: (f"oddeven:n={r.choice([16384, 24576])},barrier={r.choice(['spin', 'block'])}"
+                          + r.choice(["", ",adapt=no"])),
+    "knary": lambda r: f"knary:h={r.choice([8, 9])},work={r.choice([1000, 2000])}",
+    "msort": lambda r: f"msort:n={r.choice([262144, 524288])},adapt=no",
+}
+
+
+def random_mixes(n, seed, apps, background):
+    """n mixes of 2-3 jobs drawn from RANDOM_JOBS's apps that are in `apps`, half of them beside a background job
+    (the first of `background` the build has), named random<seed>.<i>; the same seed draws the same mixes."""
+    import random
+    r = random.Random(seed)
+    pool = sorted(a for a in RANDOM_JOBS if a in apps)
+    bg = sorted(a for a in background if a in apps)
+    if not pool:
+        raise ValueError(f"--random: the build has none of the apps it draws from ({', '.join(RANDOM_JOBS)})")
+    mixes = {}
+    for i in range(1, n + 1):
+        jobs = [RANDOM_JOBS[r.choice(pool)](r) for _ in range(r.randint(2, 3))]
+        if bg and r.random() < 0.5:
+            jobs.append(bg[0])
+        mixes[f"random{seed}.{i}"] = jobs
+    return mixes
+
+
+def tally(verdicts):
+    """The closing line: how many cases adaptive won, tied and lost, and against which policies it lost."""
+    lost = {}
+    for v in verdicts:
+        for p in v.removeprefix("loses to ").split("), ") if v.startswith("loses") else []:
+            lost[p.split(" (")[0]] = lost.get(p.split(" (")[0], 0) + 1
+    n = {k: sum(v.startswith(k) for v in verdicts) for k in ("win", "tie", "loses")}
+    against = ", ".join(f"{p} {c}" for p, c in lost.items())
+    return (f"# {len(verdicts)} cases: {n['win']} wins, {n['tie']} ties, {n['loses']} losses"
+            + (f" (against {against})" if against else ""))
 
 
 def is_background(spec, background=DEFAULT_BACKGROUND_APPS):
@@ -173,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mixes", default=None, help="which mixes: " + ",".join(MIXES) + " (default: all, or none with --mix)")
     ap.add_argument("--mix", action="append", default=[], metavar="[NAME=]SPEC ...",
                     help="a mix of your own: job specs as in job=, space-separated (repeatable)")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="N mixes drawn at random from the build's apps (2-3 jobs, half beside the hog)")
+    ap.add_argument("--random-seed", type=int, default=1, metavar="S", help="which random mixes (default 1)")
     ap.add_argument("--policies", default=None, help="default: every policy of the build (BOOT policies=)")
     executor.add_options(ap)
     args = ap.parse_args(argv)
@@ -183,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             ap.error(str(e))
         mixes[name] = jobs
-    names = args.mixes.split(",") if args.mixes else ([] if mixes else list(MIXES))
+    names = args.mixes.split(",") if args.mixes else ([] if mixes or args.random else list(MIXES))
     unknown = [m for m in names if m not in MIXES]
     if unknown:
         ap.error(f"no mix named {', '.join(unknown)}: the mixes are {', '.join(MIXES)}")
@@ -197,11 +249,20 @@ def main(argv: list[str] | None = None) -> int:
         if "adaptive" not in policies:
             sys.exit("this build has no policy=adaptive")
         fixed = [p for p in policies if p != "adaptive"]
+        if args.random:
+            try:
+                mixes.update(random_mixes(args.random, args.random_seed, build.get("apps", []), background))
+            except ValueError as e:
+                sys.exit(str(e))
         where_ = "simulator" if args.sim else f"QEMU, model {args.model or 'none'}"
         print(f"# {where_}; seeds {args.seeds}; quantum {args.quantum}; slowdown = mean over foreground jobs of "
               f"response time (arrival to end) in the mix / best alone; median (min..max) over seeds")
+        for name, mix in mixes.items():
+            if name.startswith("random"):
+                print(f"# {name}: {' '.join(mix)}")
         print("| mix | harts | policy | mean slowdown | makespan ms | adaptive's regimes (first seed) / verdict |")
         print("|---|---|---|---|---|---|")
+        verdicts = []
         for name, mix in mixes.items():
             for h in harts:
                 rows = measure_mix(args, h, fixed + ["adaptive"], mix, seeds, background)
@@ -211,9 +272,10 @@ def main(argv: list[str] | None = None) -> int:
                     med[pol] = (statistics.median(sl), statistics.median(mk))
                     note = ""
                     if pol == "adaptive":
-                        note = (" ".join(f"{k}={v}" for k, v in rows[pol][0][2].items()) + " / "
-                                + verdict(med, fixed, args.tie,
-                                          {q: [(r[0], r[1]) for r in rows[q]] for q in fixed + ["adaptive"]}))
+                        verdicts.append(verdict(med, fixed, args.tie,
+                                                {q: [(r[0], r[1]) for r in rows[q]] for q in fixed + ["adaptive"]}))
+                        note = " ".join(f"{k}={v}" for k, v in rows[pol][0][2].items()) + " / " + verdicts[-1]
                     print(f"| {name} | {h} | {pol} | {spread(sl, lambda x: f'{x:.2f}')} | "
                           f"{spread(mk, lambda x: f'{x:.0f}')} | {note} |", flush=True)
+        print(tally(verdicts))
     return 0
