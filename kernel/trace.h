@@ -4,7 +4,12 @@
  * Each hart appends 16-byte records (time, event, job, process, arg) to its own ring of pages. Only the
  * hart itself writes its ring, so recording takes no lock: it is a time read, four stores and an index
  * bump (trace_rec is inline and does nothing when tracing is off). When the ring is full the oldest
- * records are overwritten and counted as dropped. At the end of the run the launcher stops recording
+ * records are overwritten and counted as dropped. The policy's decisions (slot, early, rep, regime) are
+ * also kept in a second, small ring of each hart, from which the dump puts back those the big ring lost,
+ * ahead of it: they are a few per quantum, so they outlive the dispatches around them, and a long run's
+ * trace still explains every regime move and share from its start (at 32 harts a mix of a few hundred ms
+ * had overwritten its first regime moves). A trace that dropped nothing is dumped as before. At the end
+ * of the run the launcher stops recording
  * and dumps every ring on the console (trace_dump); tools/schedlab trace turns the dump into a
  * Chrome/Perfetto trace and a Gantt chart. The dump format is part of the console contract (README).
  *
@@ -42,6 +47,7 @@ _Static_assert(SL_MAX_PROCS - 1 <= 127, "process indices must fit trace_rec.proc
 #define TRACE_PAGE_RECS (PAGE_SIZE / sizeof(struct trace_rec))
 #define TRACE_MAX_PAGES 256                      /* per hart: 65536 records, 1 MiB */
 #define TRACE_BUDGET_BYTES (16UL << 20)          /* all harts together at most */
+#define TRACE_DECISION_PAGES 8                   /* per hart: the last 2048 decisions, beside the budget */
 
 struct trace_ring {
     struct trace_rec *page[TRACE_MAX_PAGES];
@@ -59,6 +65,7 @@ extern int trace_enabled;
 void trace_model_rec(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg);
 extern const char *trace_header_extra; /* appended to the TRACE begin line: " clock=virtual" (launcher.c) */
 extern struct trace_ring trace_rings[SL_MAX_HARTS];
+extern struct trace_ring trace_decisions[SL_MAX_HARTS]; /* each hart's decision records (above) */
 extern void (*trace_dump_extra)(uint64_t t0); /* after TRACE end: the library's logs (ulog.c) */
 
 int trace_init(char *err, size_t errlen);   /* boot hart, before t0: allocate the rings; 0 or -1 */
@@ -66,10 +73,15 @@ void trace_stop(void);                      /* stop recording (before the dump) 
 void trace_dump(uint64_t t0, const char *policy, uint64_t quantum_us);
 uint64_t trace_bytes(int nharts);           /* memory trace_init takes */
 
-/* Append one record to `hart`'s ring: the calling hart's own. */
-static inline void trace_ring_put(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
+/* The policy's decisions, kept in their own ring too (above); ev is a constant at every record site. */
+static inline int trace_decision(enum trace_ev ev)
 {
-    struct trace_ring *r = &trace_rings[hart];
+    return ev == TR_SLOT || ev == TR_EARLY || ev == TR_REP || ev == TR_REGIME;
+}
+
+/* Append one record to ring r (the calling hart's own). */
+static inline void trace_ring_append(struct trace_ring *r, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
+{
     uint64_t i = r->n & (r->cap - 1);
     struct trace_rec *rec = &r->page[i / TRACE_PAGE_RECS][i % TRACE_PAGE_RECS];
     rec->t = t;
@@ -78,6 +90,14 @@ static inline void trace_ring_put(int hart, uint64_t t, enum trace_ev ev, int jo
     rec->proc = (int8_t)proc;
     rec->ev = (uint8_t)ev;
     __atomic_store_n(&r->n, r->n + 1, __ATOMIC_RELEASE);   /* the dump reads only published records */
+}
+
+/* Record on `hart`'s rings: the calling hart's own. */
+static inline void trace_ring_put(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
+{
+    trace_ring_append(&trace_rings[hart], t, ev, job, proc, arg);
+    if (trace_decision(ev))
+        trace_ring_append(&trace_decisions[hart], t, ev, job, proc, arg);
 }
 
 /* The events that change which process a hart runs: the machine model marks them (model.c). new and wake

@@ -412,6 +412,23 @@ def test_sim_every_slot_has_one_turn_per_round():
     assert all(a != b for a, b in zip(slots, slots[1:])), slots  # one quantum per slot: one job each
 
 
+def test_sim_a_trace_that_overflowed_keeps_every_decision():
+    """trace.h: the policy's decisions are kept in a small ring of their own too, and the dump puts back those
+    the big ring overwrote. Here the big rings drop records (a blocking oddeven that cannot fold, at 12 harts),
+    and every job's regime moves and its share at its admission are still in the trace; before, oddeven's
+    move and every job's first share were gone, so the Perfetto track could not explain them."""
+    mix = ("job=oddeven:n=8192,barrier=block,adapt=no,at=7ms "
+           "job=synth:grain=200,var=20000,iters=300,barrier=twophase,adapt=no job=sleeper:iters=5,sleep_us=500,at=7ms")
+    run = sim_ok(12, f"seed=2049 policy=adaptive trace=on quantum=5ms {mix}")
+    trace = tr.parse_trace(run.console)
+    assert trace.complete and sum(trace.dropped.values()) > 0, trace.dropped  # the big rings overflowed
+    for r in run.results:
+        moves = [x for x in trace.records if x.event == "regime" and x.job == r["job"]]
+        assert len(moves) == r["regime_moves"] >= 1, (r, moves)
+        reps = [x.time_us for x in trace.records if x.event == "rep" and x.job == r["job"]]
+        assert reps and reps[0] <= r["arrive_us"] + 1, (r, reps[:3])
+
+
 def test_sim_a_new_process_is_bound_away_from_its_creator():
     """adround.c ad_pick_hart: among the harts of its share that hold fewest of its job's processes, a new
     process goes to one other than the hart creating it - which is busy admitting the job (process 0: on

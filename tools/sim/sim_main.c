@@ -246,7 +246,9 @@ int main(int argc, char **argv)
     work_free();
     mem_free();
     for (int h = 0; h < ncpus; h++)
-        for (int i = 0; i < TRACE_MAX_PAGES; i++)
+        for (int i = 0; i < TRACE_MAX_PAGES; i++) {
             free(trace_rings[h].page[i]);
+            free(trace_decisions[h].page[i]);
+        }
     return nfailed ? 1 : 0;
 }
