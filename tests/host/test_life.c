@@ -23,7 +23,7 @@ struct platform plat = { .timebase_hz = 1000000000UL };
 uintptr_t sim_tp;
 uint64_t sim_now = 1000;
 int trace_enabled;
-struct trace_ring trace_rings[SL_MAX_HARTS];
+struct trace_ring trace_rings[SL_MAX_HARTS], trace_decisions[SL_MAX_HARTS];
 void trace_model_rec(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg) {}
 
 static char console[4096]; /* every kprintf, appended */
