@@ -72,11 +72,7 @@ static struct kept kept_of(const struct trace_ring *r)
     return (struct kept){ r, n > r->cap ? n - r->cap : 0, n };
 }
 
-static const struct trace_rec *kept_rec(const struct kept *c)
-{
-    uint64_t i = c->k & (c->r->cap - 1);
-    return &c->r->page[i / TRACE_PAGE_RECS][i % TRACE_PAGE_RECS];
-}
+static const struct trace_rec *kept_rec(const struct kept *c) { return trace_ring_at(c->r, c->k); }
 
 static void print_rec(int h, const struct trace_rec *rec, uint64_t t0)
 {

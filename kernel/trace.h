@@ -79,11 +79,17 @@ static inline int trace_decision(enum trace_ev ev)
     return ev == TR_SLOT || ev == TR_EARLY || ev == TR_REP || ev == TR_REGIME;
 }
 
+/* Where record number k (of all ever written) of ring r is, or was. */
+static inline struct trace_rec *trace_ring_at(const struct trace_ring *r, uint64_t k)
+{
+    uint64_t i = k & (r->cap - 1);
+    return &r->page[i / TRACE_PAGE_RECS][i % TRACE_PAGE_RECS];
+}
+
 /* Append one record to ring r (the calling hart's own). */
 static inline void trace_ring_append(struct trace_ring *r, uint64_t t, enum trace_ev ev, int job, int proc, int arg)
 {
-    uint64_t i = r->n & (r->cap - 1);
-    struct trace_rec *rec = &r->page[i / TRACE_PAGE_RECS][i % TRACE_PAGE_RECS];
+    struct trace_rec *rec = trace_ring_at(r, r->n);
     rec->t = t;
     rec->arg = arg;
     rec->job = (uint16_t)job;

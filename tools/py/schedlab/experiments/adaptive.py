@@ -28,6 +28,7 @@ the other thread apps (grassfire, msort), not every app: the mixes here use mode
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 
@@ -73,7 +74,6 @@ RANDOM_JOBS = {
 def random_mixes(n, seed, apps, background):
     """n mixes of 2-3 jobs drawn from RANDOM_JOBS's apps that are in `apps`, half of them beside a background job
     (the first of `background` the build has), named random<seed>.<i>; the same seed draws the same mixes."""
-    import random
     r = random.Random(seed)
     pool = sorted(a for a in RANDOM_JOBS if a in apps)
     bg = sorted(a for a in background if a in apps)
