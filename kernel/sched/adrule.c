@@ -76,8 +76,14 @@
  * its partners take its hart meanwhile; on a hart shared with another job, that job's processes would
  * take it for whole quanta) - or when it stops synchronizing. Its row being a guess, it is probed every
  * quantum, and as soon as a process of it sleeps inside a wait once a quarter quantum has run (adaptive.c
- * probe_guess), and its first evidence moves it with no confirmation: an imbalanced coarse synth, adapt=no,
- * blocking, beside knary and a hog, simulated at 8 harts: 2.69 kept in its row, 2.51 leaving after two
+ * probe_guess), and its first evidence moves it with no confirmation and no margin (a guess has no
+ * measured choice behind it for the hysteresis to keep: a blocking oddeven, adapt=no, beside a blocking
+ * gauss and a twophase synth, simulated at 32 harts, lost 1.24 omega per episode in its row and stayed
+ * there until its third window, 120 ms; leaving at its first evidence, 2.5 ms in, the mix's mean slowdown
+ * went from 2.20 to 2.00). Its waits sleep when most of their time is asleep, or when what is not asleep
+ * is within a block + wake per episode: a short blocking wait is half its own block and wake (that
+ * oddeven's: 3.5 us, 49 % asleep). An imbalanced coarse synth, adapt=no, blocking, beside knary and a
+ * hog, simulated at 8 harts: 2.69 kept in its row, 2.51 leaving after two
  * windows, 2.34 after a quantum, 2.31 after its first 5 ms, 2.28 under partition (at 24 harts, seed 1:
  * 2.49 after a quantum, 2.41, partition 2.31 - its row holds every hart, and the other jobs start when it
  * leaves). Its start-up is no evidence: a window with no more episodes than processes (the workers' start
@@ -167,14 +173,18 @@ int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *
            measured part, where time-sharing would lose its partners' quanta (F&R eq. 8), and leaving on
            its imbalance alone gauss fine ran 97 of its 198 ms time-sharing (prior=gang, MODEL=modern,
            QEMU, 2 harts) */
-        /* most of its waiting blocked: time-sharing a share of its own (ad_own_share: one would be its own),
-           its partners take its hart meanwhile; on a hart shared with another job, that job's processes
-           take it for whole quanta (QEMU, 2 harts, a blocking coarse synth beside knary and a hog: 682 ms
-           in part, 313 under gang) */
-        int asleep = dsl * 2 > dwt;
+        /* its waits block: most of its waiting asleep, or what is not asleep within a block + wake per
+           episode (a short blocking wait is half its own block and wake: oddeven, barrier=block, adapt=no,
+           at 32 harts, waited 3.5 us per episode, 49 % of it asleep). Time-sharing a share of its own
+           (ad_own_share: one would be its own), its partners take its hart meanwhile; on a hart shared with
+           another job, that job's processes take it for whole quanta (QEMU, 2 harts, a blocking coarse synth
+           beside knary and a hog: 682 ms in part, 313 under gang) */
+        int asleep = dsl * 2 > dwt || (dsl && dwt - dsl <= e->omega * dep);
         int lesser = r->loss[R_PART] ? gang_loss * 100 > r->loss[R_PART] * m
                                      : e->adaptive || !r->primed || (asleep && e->own_share);
-        int worse = gang_loss * 100 > e->omega * m && lesser;
+        /* the prior's guess has no measured choice behind it for the margin to keep: its first evidence
+           counts as it is */
+        int worse = gang_loss * 100 > e->omega * (guess ? 100 : m) && lesser;
         /* its own imbalance (past its grain), where blocking beats spinning: past a block + wake too (F&R
            15/16: below omega spinning wins whatever the grain - gauss fine's last steps, 2 us of work and 3
            of waiting, are no reason to leave), and not where the job lost more time-sharing a partition */

@@ -2,7 +2,8 @@
  * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adrule.c) under ASan/UBSan:
  * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more
  * than a block + wake -> gang; a gang job with its own imbalance -> part for good (one that came by the
- * prior and cannot fold only where part lost less, or where its waits sleep - then with no confirmation);
+ * prior and cannot fold only where part lost less, or where its waits sleep - then with no confirmation,
+ * and on its first evidence with no margin either);
  * the prior (an unjudged job that cannot fold and would time-share starts in gang); folded and dedicated
  * jobs stay in part; windows that run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis moves only after confirm=
  * agreeing windows, or one decisive window (decisive= omegas lost); a prior's row judged early needs more
@@ -142,6 +143,20 @@ int main(void)
     CHECK(judge(&guess, &ns, &e, Q, 40, 12000, 12000) == R_PART && guess.judged && guess.decisive);
     CHECK(judge(&guess, &ns, &e, Q, 40, 12000, 12000) == R_PART && !guess.decisive);
     e.decisive = 0;
+    /* a short blocking wait is half its own block and wake: a guessed row whose waits are 49 % asleep
+       (220 ticks per episode, the 112 awake within a block + wake) takes part at its first evidence, though
+       220 is inside the margin (1.1 omega): the guess has no measured choice for the margin to keep. A
+       judged row with the same window stays (the margin), and so does a guess whose waits spin as long
+       (they do not sleep) */
+    guess = r, ns = s;
+    guess.primed = 1, guess.judged = 0;
+    CHECK(judge(&guess, &ns, &e, Q, 40, 40 * 220, 40 * 108) == R_PART && guess.decisive);
+    guess = r, ns = s;
+    guess.primed = 1, guess.judged = 1;
+    CHECK(judge(&guess, &ns, &e, Q, 40, 40 * 220, 40 * 108) == R_GANG);
+    guess = r, ns = s;
+    guess.primed = 1, guess.judged = 0;
+    CHECK(judge(&guess, &ns, &e, Q, 40, 40 * 220, 0) == R_GANG);
     e.own_share = 0;
     /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again -
        where part lost less (40 ticks per episode) */
