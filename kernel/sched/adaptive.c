@@ -26,8 +26,8 @@
  * ceil(units / harts) rounds, and a hart that takes no round off is worth nothing to it (the z-rule,
  * extended to adaptive jobs); stealing threads, workers that never meet and fillers speed up with every
  * hart; a background job (it runs until the others end) takes spare harts last; a hart that speeds no
- * job up stays with the job it came from (allot.c redistribute). Simulated, 8 harts, the
- * holdout mix: mean slowdown 2.72 under partition, 2.40 here, the makespan the same (279 ms).
+ * job up stays with the job it came from (allot.c redistribute). Simulated, 8 harts, the holdout mix:
+ * mean slowdown 2.72 under partition, 2.40 here, the makespan the same (279 ms).
  *
  * Measurement, the rule and its models, hysteresis, hostile statistics: adrule.c's header (the rule is
  * pure arithmetic there, host-tested). This file gathers each window's sums (judge) and moves jobs: every

@@ -31,6 +31,7 @@ import argparse
 import random
 import statistics
 import sys
+from collections import Counter
 
 from .. import executor
 from ..mix import DEFAULT_BACKGROUND_APPS, background_apps
@@ -90,10 +91,8 @@ def random_mixes(n, seed, apps, background):
 
 def tally(verdicts):
     """The closing line: how many cases adaptive won, tied and lost, and against which policies it lost."""
-    lost = {}
-    for v in verdicts:
-        for p in v.removeprefix("loses to ").split("), ") if v.startswith("loses") else []:
-            lost[p.split(" (")[0]] = lost.get(p.split(" (")[0], 0) + 1
+    lost = Counter(p.split(" (")[0] for v in verdicts if v.startswith("loses")
+                   for p in v.removeprefix("loses to ").split("), "))
     n = {k: sum(v.startswith(k) for v in verdicts) for k in ("win", "tie", "loses")}
     against = ", ".join(f"{p} {c}" for p, c in lost.items())
     return (f"# {len(verdicts)} cases: {n['win']} wins, {n['tie']} ties, {n['loses']} losses"
