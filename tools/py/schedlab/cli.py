@@ -13,7 +13,7 @@ import argparse
 import importlib
 import sys
 
-from . import commands, executor
+from . import commands, commands_batch, executor
 from .qemu import DEFAULT_TIMEOUT, HarnessError
 
 EPILOG = """\
@@ -125,7 +125,7 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                      "PREFIX.journal.jsonl (same kernel build, tokens, seed, harts, model) are not booted again")
     swp.add_argument("scenario", nargs="+", metavar="TOKEN|SCENARIO",
                      help="bootargs tokens, or a scenario file (+ extra tokens)")
-    swp.set_defaults(func=commands.sweep_command)
+    swp.set_defaults(func=commands_batch.sweep_command)
 
     trace = sub.add_parser(
         "trace", help="turn a saved console of a trace=on boot into a Perfetto trace, a Chrome JSON and a Gantt chart",
@@ -176,7 +176,7 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                      "OUT/results.journal.jsonl (same kernel build, tokens, seed, harts, model) are not booted again")
     _model_option(rep)
     executor.add_options(rep)
-    rep.set_defaults(func=commands.reproduce_command)
+    rep.set_defaults(func=commands_batch.reproduce_command)
     for name, (_, about) in DELEGATED.items():       # listed for --help; main() hands their arguments over
         sub.add_parser(name, help=about, add_help=False)
     return parser

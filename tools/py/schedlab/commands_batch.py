@@ -1,0 +1,161 @@
+"""The commands ``sweep`` and ``reproduce``: many boots into files, kept in a journal so an interrupted
+command resumes (journal.py), refused from docs/ when a boot failed or was flagged (commands.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+from . import busy, executor
+from . import model as machine
+from . import sweep as sw
+from .commands import (EXIT_FAILED, EXIT_OK, _boots, _check_policies_first, _docs_refusal, _model_tag, _settings,
+                       _unknown_policies, failure_report, note)
+from .journal import Journal
+from .mix import token_key
+from .qemu import REPO_ROOT, HarnessError, oversubscription_warning
+from .scenario import scenario_from_args
+from .table import calib_line, sweep_table
+from .writers import dumps, records, run_meta, run_summaries
+
+
+# ---- sweep ----
+
+def _progress(total: int):
+    """A tqdm progress bar on stderr (hidden when stderr is not a terminal)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        raise HarnessError("sweep's progress bar needs tqdm (make deps, or pip install tqdm)") from None
+    return tqdm(total=total, unit="boot", file=sys.stderr, disable=None, dynamic_ncols=True)
+
+
+def _sweep_outputs(args: Namespace, vary: sw.Vary) -> tuple[Path, Path, Path | None]:
+    prefix = Path(args.out) if args.out else REPO_ROOT / "build" / "sweep" / vary.name
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    json_path = Path(args.json) if args.json else prefix.with_name(prefix.name + ".json")
+    csv_path = Path(args.csv) if args.csv else prefix.with_name(prefix.name + ".csv")
+    png = None if args.no_plot else prefix.with_name(prefix.name + ".png")
+    return json_path, csv_path, png
+
+
+def _write_sweep(json_path: Path, csv_path: Path, entries, rows: list[dict], about: dict) -> None:
+    document = {"command": "sweep", "sweep": {**about, "points": rows},
+                "runs": run_summaries(entries), "records": records(entries)}
+    json_path.write_text(dumps(document, indent=2) + "\n")
+    import csv
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["policy"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def sweep_command(args: Namespace) -> int:
+    vary = sw.parse_vary(args.vary)
+    scenario = scenario_from_args(args.scenario)
+    if not any(token_key(t) == "job" for t in scenario.tokens):
+        raise HarnessError("sweep needs a scenario with at least one job=<app>")
+    cpus, repeat = _settings(args, scenario, default_repeat=3)
+    policies = [p for p in (args.policies or "").split(",") if p] or [None]
+    _check_policies_first(args, [p for p in policies if p])
+    points = sw.plan(vary, scenario.tokens, policies, repeat, vary_seed=not args.same_seed)
+    json_path, csv_path, png = _sweep_outputs(args, vary)
+    done, failures, options = [], [], None
+    # every finished boot is kept beside the output; --resume answers from it what is there (journal.py)
+    executor.current().journal = Journal(json_path.with_name(json_path.stem + ".journal.jsonl"), args.resume)
+    with _progress(len(points)) as bar:
+        # the first boot alone: its BOOT line's options shape the others' tokens (Point.tokens reads `options`
+        # when the second batch is drawn, after the loop below has set it)
+        runs = (run for batch in (points[:1], points[1:])
+                for run in _boots(args, cpus, (p.tokens(options) for p in batch)))
+        for point, run in zip(points, runs):
+            bar.set_postfix_str(point.describe(vary))
+            done.append((point, run))
+            bar.update()
+            if run.ok and options is None:
+                options = (run.boot or {}).get("options") or {}
+                sw.check_known(vary, options)
+                refusal = _unknown_policies([p for p in policies if p], (run.boot or {}).get("policies"))
+                if refusal:
+                    raise HarnessError(refusal)
+            refused = sw.refusal(vary, point, run)
+            if refused:
+                raise HarnessError(refused)
+            if not run.ok:
+                failures.append(run)
+                bar.write(failure_report(run))
+                if not args.keep_going:
+                    break
+    if args.resume:
+        note(executor.current().journal.summary())
+    machine.check_same([(point.describe(vary), run.model) for point, run in done], "sweep over")
+    summaries = sw.summarise(done, vary, args.metric)
+    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus}{_model_tag(args, cpus)} repeats={repeat} "
+          f"seeds {'fixed' if args.same_seed or vary.key == 'seed' else 'seed+repeat'}; "
+          f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
+    print(calib_line([run.calib for _, run in done]))
+    print(sweep_table(summaries, vary.name, args.metric))
+    flagged = busy.warning(run for _, run in done)
+    if flagged:
+        print(flagged)
+    rows = sw.to_rows(summaries, vary, args.metric)
+    entries = [(run_meta(i, run, repeat=p.repeat, vary=vary.name, value=p.value, policy_asked=p.policy), run)
+               for i, (p, run) in enumerate(done)]
+    about = {"vary": vary.name, "values": list(vary.values), "metric": args.metric, "cpus": cpus,
+             "repeats": repeat, "policies": policies, "seed_varied": not args.same_seed and vary.key != "seed",
+             "tokens": scenario.tokens, "model": machine.canonical(getattr(args, "model", None), cpus)}
+    refusal = _docs_refusal(args, (json_path, csv_path, png), [run for _, run in done])
+    if refusal:
+        note(refusal)
+        return EXIT_FAILED
+    _write_sweep(json_path, csv_path, entries, rows, about)
+    written = [json_path, csv_path]
+    if png is not None:
+        sw.draw(summaries, vary, args.metric, png,
+                f"{args.metric} vs {vary.name}: median and {sw.ci_label()} over {repeat} repeats, {cpus} harts")
+        written.append(png)
+    note("wrote " + " ".join(str(p) for p in written))
+    if failures:
+        note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def reproduce_command(args: Namespace) -> int:
+    from . import reproduce as rp
+    exps = rp.load_all()
+    if args.list:
+        for e in exps:
+            print(f"{e.name:26} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}")
+        print(rp.plan_line(exps, False) + "; " + rp.plan_line(exps, True).split(", ", 1)[1])
+        return 0
+    warning = oversubscription_warning(args.cpus)
+    if warning:
+        note(warning)
+    names = [n for n in (args.only or "").split(",") if n]
+    deterministic = getattr(args, "deterministic", False)
+    out = Path(args.out) if args.out else rp.REPO / ("build/reproduce-deterministic" if deterministic else "docs")
+    if deterministic and busy.inside_docs(out):
+        raise HarnessError("reproduce --deterministic: its times are instruction counts, and docs/ holds only "
+                           "wall-clock measurements: write elsewhere with --out DIR (default "
+                           "build/reproduce-deterministic)")
+    ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick, out=out, replace=args.replace,
+                 allow_busy=args.allow_busy)
+    ctx.model = getattr(args, "model", None)
+    ctx.deterministic = deterministic
+    # every finished boot is kept beside the results; --resume answers from it what is there (journal.py)
+    executor.current().journal = Journal(ctx.out / "results.journal.jsonl", getattr(args, "resume", False))
+    try:
+        rp.check_model_destination(ctx)
+        sections = rp.run(names or None, ctx)
+    except rp.ReproError as exc:
+        raise HarnessError(str(exc)) from None
+    if getattr(args, "resume", False):
+        note(executor.current().journal.summary())
+    failed = [s.name for s in sections if s.error]
+    if failed:
+        note("sections that failed to run: " + ", ".join(failed))
+    return EXIT_FAILED if failed else EXIT_OK
+
