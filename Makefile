@@ -50,6 +50,10 @@ MODEL_ON       = $(filter-out none,$(strip $(MODEL)))
 MODEL_SRCS    := $(wildcard tools/model/*.c)
 MODEL_SO       = $(if $(MODEL_SRCS),$(B)/model/model.so)
 MODEL_CFLAGS  ?= -O2 -g -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
+# The plugin API the plugin is built for: the installed QEMU's (tools/model/qemu_api.sh; MODEL_API=n overrides).
+# The stamp holds the last value, so a QEMU upgrade rebuilds the plugin.
+MODEL_API     ?= $(shell sh tools/model/qemu_api.sh $(QEMU))
+MODEL_API_STAMP  = $(B)/model/api.stamp
 MODEL_TOOL     = PYTHONPATH=tools/py $(PYTHON) -m schedlab.model
 ifneq ($(MODEL_ON),)
 MODEL_CHECK   := $(shell $(MODEL_TOOL) check '$(MODEL)' --harts $(CPUS) 2>&1; echo " status=$$?")
@@ -198,10 +202,12 @@ QEMU_MODEL = @plan=$$($(MODEL_TOOL) qemu '$(MODEL)' --harts $(CPUS) --mem $(MEM)
 	args="$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG)) $${plan\#*|}"; \
 	$(if $(findstring s,$(firstword -$(MAKEFLAGS))),,echo "$$* -append \"$$args\"";) exec "$$@" -append "$$args"
 
-# The machine model's plugin: every tools/model/*.c, one shared object for QEMU (host compiler).
-$(B)/model/model.so: $(MODEL_SRCS) $(wildcard tools/model/*.h) include/schedlab/model.h
+# The machine model's plugin: every tools/model/*.c, one shared object for QEMU (host compiler), for the
+# installed QEMU's plugin API.
+$(shell mkdir -p $(B)/model && { [ "$$(cat $(MODEL_API_STAMP) 2>/dev/null)" = "$(MODEL_API)" ] || echo $(MODEL_API) > $(MODEL_API_STAMP); })
+$(B)/model/model.so: $(MODEL_SRCS) $(wildcard tools/model/*.h) include/schedlab/model.h $(MODEL_API_STAMP)
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(MODEL_CFLAGS) -Iinclude -o $@ $(MODEL_SRCS)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(MODEL_CFLAGS) -DMODEL_QEMU_API=$(MODEL_API) -Iinclude -o $@ $(MODEL_SRCS)
 
 deps:
 	sh tools/deps.sh

@@ -142,6 +142,8 @@ uint64_t calib_model_cycle_ps(void);    /* boot hart, model= only: one emulated 
 extern char model_spec[];               /* the canonical spec; "" = no model */
 extern uint64_t model_cycle_ps;
 void model_start(const char *spec);     /* before t0: mark every dispatch and switch out from now on */
+uint64_t model_pace_rate(const char *spec); /* pace=R of a model spec, 0 = unpaced */
+void model_pace_start(void);            /* launcher, before the card and t0: a paced boot's pacing starts */
 
 /* ---- launcher.c ---- */
 void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */

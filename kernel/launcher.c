@@ -79,7 +79,8 @@ void launcher_init(void)
     clock_virtual = scen.clock_virtual;
     idle_poll = scen.idle_poll;
     if (scen.model[0]) { /* before the other harts start: the calibration loop has the host to itself */
-        model_cycle_ps = calib_model_cycle_ps();
+        uint64_t pace = model_pace_rate(scen.model); /* paced: a cycle is 1/R, nothing to measure */
+        model_cycle_ps = pace ? 1000000000000UL / pace : calib_model_cycle_ps();
         model_start(scen.model);
     }
     if (clock_virtual)
@@ -131,6 +132,8 @@ static void arrivals(struct deadline *d, uint64_t now)
 
 void launcher_start(void)
 {
+    if (scen.model[0])
+        model_pace_start(); /* from here a paced boot runs at its R (the plugin sees this call) */
     if (scen.calib && !scen.clock_virtual)
         calib_run(); /* before t0: no job's times include it; in virtual time it would measure instructions */
     t0 = rdtime();

@@ -12,6 +12,10 @@
  * scenario the bit is never set and nothing here runs. Nothing in the kernel depends on a plugin being there:
  * without one the stores are ordinary stores.
  *
+ * Paced (model=...,pace=R: tools/model/pace.h): a cycle is 1/R, so the kernel takes it from the spec instead of
+ * measuring it, and model_pace_start - whose first instruction the plugin watches - starts the pacing just
+ * before the calibration card and t0: the boot runs unpaced, everything timed runs paced.
+ *
  * The simulator links this file too (it links trace.c), and never sets TRACE_MODEL.
  */
 #include "kernel.h"
@@ -37,9 +41,32 @@ void trace_model_rec(int hart, uint64_t t, enum trace_ev ev, int job, int proc, 
         trace_ring_put(hart, t, ev, job, proc, arg);
 }
 
+/* R of a spec's pace=R (a whole key of the comma-separated spec), or 0 when it has none. The harness wrote the
+   spec, and the scenario parser took only [a-z0-9_,=] characters: the digits need no further checking. */
+uint64_t model_pace_rate(const char *spec)
+{
+    for (const char *k = spec; k; k = strchr(k, ',')) {
+        k += *k == ',';
+        if (!strncmp(k, "pace=", 5)) {
+            uint64_t r = 0;
+            for (k += 5; *k >= '0' && *k <= '9'; k++)
+                r = r * 10 + (uint64_t)(*k - '0');
+            return r;
+        }
+    }
+    return 0;
+}
+
 /* From now on every dispatch and switch out is marked. Before t0: no process has run yet. */
 void model_start(const char *spec)
 {
     snprintf(model_spec, sizeof model_spec, "%s", spec);
     __atomic_or_fetch(&trace_enabled, TRACE_MODEL, __ATOMIC_RELEASE);
+}
+
+/* Paced boots start here (launcher_start, before the calibration card): the plugin hooks this function's first
+   instruction. noinline, and with a side effect, so that it is called and has an instruction of its own. */
+void __attribute__((noinline)) model_pace_start(void)
+{
+    __atomic_store_n(&model_marks[0], 1, __ATOMIC_RELAXED);
 }

@@ -179,6 +179,12 @@ $(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h include
 
 # The machine model's caches (tools/model/cache.c, pure C) against a reference model, under ASan/UBSan and
 # again under TSan (the plugin calls it from one host thread per hart; a test hammers it from several).
+# The paced hart's schedule (tools/model/pace.c), pure arithmetic with a fake clock.
+HOST_TESTS  += $(B)/host-tests/test_pace
+$(B)/host-tests/test_pace: tests/host/test_pace.c tools/model/pace.c tools/model/pace.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -Itools/model -o $@ tests/host/test_pace.c tools/model/pace.c
+
 HOST_TESTS  += $(B)/host-tests/test_cache_model $(B)/host-tests/test_cache_model_tsan
 $(B)/host-tests/test_cache_model: tests/host/test_cache_model.c tools/model/cache.c tools/model/cache.h tests/host/cache_ref.h tests/host/check.h
 	@mkdir -p $(dir $@)

@@ -35,51 +35,44 @@
  *
  * Pay points. The debt is paid once it exceeds PAY_PS, and always before the vCPU reads the time CSR or waits
  * for an interrupt (wfi), so no reading of the clock misses a stall that came before it.
+ *
+ * Paced (pace=R, pace.h explains the model): a cycle is 1/R instead of the measured one, so nothing is
+ * calibrated and nothing is busy-waited: a miss's cycles join the hart's model time, and the hart sleeps while
+ * that runs ahead of the wall clock. Instructions are counted per translation block: a callback per block on API
+ * version 1, and on version 2 and later an inline add to the vCPU's scoreboard entry with a callback only once
+ * PACE_CHUNK instructions have gathered. profile=none paces without a memory model: the only accesses watched
+ * are the stores of trace_model_rec (kernel/model.c: the job marks, given as mark_lo..mark_hi).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
-#include "qemu_api.h"
+#include "plugin.h"
 #include "cache.h"
 #include "selfcost.h"
 #include "schedlab/model.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define VTLB_SIZE     256                 /* per vCPU, direct mapped, 4 KiB pages */
 #define PAY_PS        2000000             /* pay the debt once it passes 2 us */
 #define KERNEL_BASE   0x80200000UL        /* OpenSBI below it: not modelled */
 #define PAGE_MASK     0xfffUL
 
-struct vtlb_entry {
-    uint64_t vpage, ppage;                /* vpage ~0: empty */
-};
-
-struct jobstat {
-    uint64_t served[SERVED_REMOTE + 1], stall_cycles;   /* accesses: their sum */
-};
-
-struct vcpu {
-    struct vtlb_entry tlb[VTLB_SIZE];
-    int job;                              /* the job whose process this vCPU runs; 0 = none */
-    int64_t debt_ps;                      /* stall owed and not yet waited; negative = waited too long */
-    uint64_t paid_ns;                     /* stall actually waited */
-    uint64_t calib_t0;                    /* host ns at the calibration loop's start */
-    struct jobstat stat[MODEL_MARKS];
-} __attribute__((aligned(64)));
-
 static struct model *model;
 static struct model_params params;
-static struct vcpu *vcpus;
-static int nvcpus;
+struct vcpu *vcpus;
+int nvcpus;
 static char profile[64] = "custom";
 static uint64_t marks_pa, calib_lo, calib_hi;
 static int charge = 1;
-static uint64_t cycle_ps;                 /* 0 until calibrated; written once per calibration run */
+uint64_t cycle_ps;                        /* 0 until calibrated; written once per calibration run */
 static uint64_t calib_best_ns = ~0UL;
+static int have_cache = 1;                /* profile=none: no memory model (a paced machine without caches) */
+static uint64_t pace_at, mark_lo, mark_hi;
 
 /* What a miss is charged: its profile cost less what its lookup took beyond the fast path's (selfcost.c),
    never below 0; 0 for everything until the cycle is known. Written by the calibration, before the other
@@ -105,12 +98,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000UL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- paying the stall ---- */
 
@@ -125,7 +112,13 @@ static void pay(struct vcpu *v)
     v->paid_ns += t - start;
 }
 
-static void on_time_read(unsigned int vcpu, void *udata) { pay(&vcpus[vcpu]); }
+static void on_time_read(unsigned int vcpu, void *udata)
+{
+    if (pace.rate)
+        pace_point(vcpu, pace.lead_ns);
+    else
+        pay(&vcpus[vcpu]);
+}
 
 static void on_vtlb_flush(unsigned int vcpu, void *udata)
 {
@@ -156,7 +149,8 @@ static void on_calib_end(unsigned int vcpu, void *udata)
         double c = (double)served_cycles[s] * (double)ps - uncharged_ps(s);
         charge_ps[s] = c > 0 ? (int64_t)c : 0;
     }
-    __atomic_store_n(&cycle_ps, ps, __ATOMIC_RELAXED);
+    if (!pace.rate) /* paced, a cycle is 1/R */
+        __atomic_store_n(&cycle_ps, ps, __ATOMIC_RELAXED);
 }
 
 /* ---- physical addresses ---- */
@@ -201,6 +195,25 @@ static void learn_pa(uint64_t va, uint64_t r)
 
 /* ---- the access ---- */
 
+/* A store to model_marks: the kernel saying which job this hart now runs - a byte store (the boot's clearing of
+   .bss, 8 bytes at a time, is not one). What was counted inline so far was the previous job's. */
+static void on_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t pa)
+{
+    if (!qemu_plugin_mem_is_store(info) || qemu_plugin_mem_size_shift(info) != 0)
+        return;
+    if (pace.rate)
+        pace_fold(vcpu);
+    vcpus[vcpu].job = (int)(pa - marks_pa);
+}
+
+/* profile=none: only trace_model_rec's stores are watched, at kernel (identity-mapped) addresses. */
+static void on_mark_store(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+    if (vaddr - marks_pa < MODEL_MARKS)
+        on_mark(vcpu, info, vaddr);
+}
+
+
 static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
     struct vcpu *v = &vcpus[vcpu];
@@ -225,10 +238,7 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
         e->ppage = pa & ~PAGE_MASK;
     }
     if (pa - marks_pa < MODEL_MARKS) {
-        /* the kernel saying which job this hart now runs: a byte store (the boot's clearing of .bss, 8 bytes
-           at a time, is not one) */
-        if (qemu_plugin_mem_is_store(info) && qemu_plugin_mem_size_shift(info) == 0)
-            v->job = (int)(pa - marks_pa);
+        on_mark(vcpu, info, pa);
         return;
     }
     if (pa - params.ram_base >= params.ram_bytes)
@@ -239,7 +249,9 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
     js->served[s]++;
     if (cycles) {
         js->stall_cycles += cycles;
-        if (charge && charge_ps[s]) {
+        if (pace.rate) {
+            pace_add(&v->pace, 0, cycles);
+        } else if (charge && charge_ps[s]) {
             v->debt_ps += charge_ps[s];
             if (v->debt_ps >= PAY_PS)
                 pay(v);
@@ -251,25 +263,51 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 
 static int is_csr_op(uint32_t insn) { return (insn & 0x7f) == 0x73 && (insn >> 12 & 7) != 0 && (insn >> 12 & 7) != 4; }
 
+/* a read of the time or cycle CSR, or wfi: where a stall must be paid or the schedule checked */
+static int is_time_read(uint32_t w)
+{
+    return (is_csr_op(w) && (w >> 20 == 0xc01 || w >> 20 == 0xc00)) || w == 0x10500073;
+}
+
+static uint32_t insn_word(struct qemu_plugin_insn *insn)
+{
+    uint32_t w = 0;
+#if MODEL_QEMU_API >= 3
+    qemu_plugin_insn_data(insn, &w, 4);
+#else
+    memcpy(&w, qemu_plugin_insn_data(insn), 4);
+#endif
+    return w;
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     size_t n = qemu_plugin_tb_n_insns(tb);
+    if (pace.rate)
+        pace_instrument(tb);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         uint64_t va = qemu_plugin_insn_vaddr(insn);
         if (va >= params.ram_base && va < KERNEL_BASE)
             continue; /* the firmware (M-mode, untranslated addresses) */
+        if (va == pace_at && pace.rate)
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_pace_start, QEMU_PLUGIN_CB_NO_REGS, 0);
+        if (!have_cache) {
+            if (va >= mark_lo && va < mark_hi)
+                qemu_plugin_register_vcpu_mem_cb(insn, on_mark_store, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, 0);
+            if (qemu_plugin_insn_size(insn) == 4 && (is_time_read(insn_word(insn))))
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_time_read, QEMU_PLUGIN_CB_NO_REGS, 0);
+            continue;
+        }
         if (va == calib_lo)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_calib_start, QEMU_PLUGIN_CB_NO_REGS, 0);
         if (va == calib_hi)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_calib_end, QEMU_PLUGIN_CB_NO_REGS, 0);
         if (qemu_plugin_insn_size(insn) == 4) {
-            uint32_t w;
-            memcpy(&w, qemu_plugin_insn_data(insn), 4);
-            uint32_t csr = w >> 20;
-            if ((is_csr_op(w) && csr == 0x180) || (w & 0xfe007fff) == 0x12000073) /* satp; sfence.vma */
+            uint32_t w = insn_word(insn);
+            if ((is_csr_op(w) && w >> 20 == 0x180) || (w & 0xfe007fff) == 0x12000073) /* satp; sfence.vma */
                 qemu_plugin_register_vcpu_insn_exec_cb(insn, on_vtlb_flush, QEMU_PLUGIN_CB_NO_REGS, 0);
-            if ((is_csr_op(w) && (csr == 0xc01 || csr == 0xc00)) || w == 0x10500073) /* time, cycle; wfi */
+            if (is_time_read(w))
                 qemu_plugin_register_vcpu_insn_exec_cb(insn, on_time_read, QEMU_PLUGIN_CB_NO_REGS, 0);
         }
         qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, 0);
@@ -282,6 +320,7 @@ static uint64_t stall_us(uint64_t cycles) { return cycles * cycle_ps / 1000000; 
 
 static void report(qemu_plugin_id_t id, void *udata)
 {
+    pace_stop();
     struct jobstat sum[MODEL_MARKS];
     memset(sum, 0, sizeof sum);
     uint64_t paid_ns = 0;
@@ -290,6 +329,9 @@ static void report(qemu_plugin_id_t id, void *udata)
         for (int j = 0; j < MODEL_MARKS; j++) {
             struct jobstat *s = &vcpus[c].stat[j];
             sum[j].stall_cycles += s->stall_cycles;
+            sum[j].insns += s->insns;
+            sum[j].pace.events += s->pace.events;
+            sum[j].pace.lag_ns += s->pace.lag_ns;
             for (int k = 0; k <= SERVED_REMOTE; k++)
                 sum[j].served[k] += s->served[k];
         }
@@ -301,25 +343,32 @@ static void report(qemu_plugin_id_t id, void *udata)
             jacc[j] += sum[j].served[k];
         acc += jacc[j], stall += sum[j].stall_cycles;
     }
-    char buf[512];
+    char buf[2048];
     int n = snprintf(buf, sizeof buf,
                      "\nMODEL end profile=%s cycle_ps=%lu charge=%s accesses=%lu stall_us=%lu paid_us=%lu "
-                     "lookup_ns=%.1f miss_lookup_ns=%.1f\n",
+                     "lookup_ns=%.1f miss_lookup_ns=%.1f",
                      profile, cycle_ps, charge ? "on" : "off", acc, stall_us(stall), paid_ns / 1000, lookup_ns,
                      uncharged_ps(SERVED_LOCAL) / 1000);
+    if (pace.rate)
+        n += pace_report(buf + n, sizeof buf - n - 1);
+    buf[n++] = '\n';
     if (write(1, buf, n) < 0)
         return;
     for (int j = 0; j < MODEL_MARKS; j++) {
         struct jobstat *s = &sum[j];
-        if (!jacc[j])
+        if (!jacc[j] && !s->insns)
             continue;
         uint64_t misses = s->served[SERVED_LLC] + s->served[SERVED_COH] + s->served[SERVED_LOCAL] +
                           s->served[SERVED_REMOTE];
         n = snprintf(buf, sizeof buf,
                      "MODEL job=%d accesses=%lu misses=%lu l2_hits=%lu llc_hits=%lu coherence=%lu local=%lu "
-                     "remote=%lu stall_us=%lu\n",
+                     "remote=%lu stall_us=%lu",
                      j, jacc[j], misses, s->served[SERVED_L2], s->served[SERVED_LLC], s->served[SERVED_COH],
                      s->served[SERVED_LOCAL], s->served[SERVED_REMOTE], stall_us(s->stall_cycles));
+        if (pace.rate)
+            n += snprintf(buf + n, sizeof buf - n - 1, " insns=%lu pace_events=%lu pace_lag_us=%lu", s->insns,
+                          s->pace.events, s->pace.lag_ns / 1000);
+        buf[n++] = '\n';
         if (write(1, buf, n) < 0)
             return;
     }
@@ -361,7 +410,9 @@ static int parse_arg(const char *arg, char *err, size_t errlen)
         return 0;
     }
     uint64_t *addr = !strcmp(key, "marks") ? &marks_pa : !strcmp(key, "calib_lo") ? &calib_lo
-                   : !strcmp(key, "calib_hi") ? &calib_hi : 0;
+                   : !strcmp(key, "calib_hi") ? &calib_hi : !strcmp(key, "pace_at") ? &pace_at
+                   : !strcmp(key, "mark_lo") ? &mark_lo : !strcmp(key, "mark_hi") ? &mark_hi
+                   : !strcmp(key, "pace") ? &pace.rate : 0;
     if (addr || !strcmp(key, "ram_mb") || !strcmp(key, "harts")) {
         if (parse_u64(val, &u)) {
             snprintf(err, errlen, "bad argument '%s': expected a number", arg);
@@ -398,12 +449,22 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
                         "make qemu MODEL=... and the harness pass them)\n", info->system.smp_vcpus);
         return -1;
     }
-    model = model_new(&params, err, sizeof err);
-    if (!model) {
+    if (pace_install(pace_at, mark_lo, mark_hi, err, sizeof err)) {
         fprintf(stderr, "model: %s\n", err);
         return -1;
     }
-    model_self_cost(&params, self_ns);
+    have_cache = strcmp(profile, "none") != 0;
+    if (!have_cache && !pace.rate) {
+        fprintf(stderr, "model: profile=none is a paced machine without caches: it needs pace=R\n");
+        return -1;
+    }
+    model = have_cache ? model_new(&params, err, sizeof err) : 0;
+    if (have_cache && !model) {
+        fprintf(stderr, "model: %s\n", err);
+        return -1;
+    }
+    if (have_cache)
+        model_self_cost(&params, self_ns);
     lookup_ns = params.l1_kb ? self_ns[SERVED_L1] : self_ns[SERVED_LOCAL]; /* the calibration loop's path */
     served_cycles[SERVED_L2] = (uint32_t)params.l2_cycles;
     served_cycles[SERVED_LLC] = (uint32_t)params.llc_cycles;
@@ -421,5 +482,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         on_vtlb_flush(c, 0);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
     qemu_plugin_register_atexit_cb(id, report, 0);
+    if (pace.rate)
+        qemu_plugin_register_vcpu_idle_cb(id, on_idle);
     return 0;
 }
