@@ -17,6 +17,11 @@ The quiet card is stored per host, hart count and machine model in ``QUIET_CARDS
 check, so it is learnt from this host's first quiet runs and then stays put.  Deterministic (virtual-clock)
 and simulated boots are never flagged: their times do not depend on the host.
 
+A *paced* boot (``--model ...,pace=R``, tools/model/pace.h) is judged by its own fidelity instead: its wall time
+is model time as long as every hart kept its schedule, whatever else ran, and its calibration card holds the
+model's costs, not this host's. It is flagged when its harts lost more than ``PACE_LAG_FRACTION`` of their
+paced time (``MODEL end``'s ``pace_lag_us`` over harts x ``pace_span_us``): the host could not carry harts x R.
+
 ``host_load`` is the one place the host is looked at; tests replace it (and the card) with fakes instead of
 loading the machine.
 """
@@ -39,6 +44,8 @@ ABSOLUTE_NS = {"syscall_ns": 5_000.0, "switch_ns": 5_000.0, "ipi_ns": 20_000.0, 
 FACTOR = 4.0
 #: Busy when the 1-minute load average exceeds cores + LOAD_MARGIN.
 LOAD_MARGIN = 1.0
+#: A paced boot whose harts fell behind by more than this fraction of their paced time is flagged.
+PACE_LAG_FRACTION = 0.01
 #: Quiet cards kept per host and hart count; the reference is their element-wise median.
 KEEP = 5
 QUIET_CARDS = Path(os.environ.get("SCHEDLAB_QUIET_CARDS", REPO_ROOT / "build" / "calib" / "quiet-cards.json"))
@@ -159,10 +166,35 @@ def judge(card: dict | None, cpus: int, load: HostLoad, quiet: dict | None) -> V
     return Verdict(reasons)
 
 
+def judge_paced(model_end: dict | None, cpus: int) -> Verdict:
+    """The reasons a paced boot's times are not its model's (pure): its harts fell behind their schedule for
+    more than PACE_LAG_FRACTION of the paced span, or the plugin's report is missing."""
+    end = model_end or {}
+    lag, span, rate = end.get("pace_lag_us"), end.get("pace_span_us"), end.get("pace")
+    if not all(isinstance(v, int) for v in (lag, span, rate)) or span <= 0:
+        return Verdict(["a paced boot without the plugin's pace report (MODEL end ... pace_lag_us=): its "
+                        "fidelity is unknown"])
+    fraction = lag / (cpus * span)
+    if fraction <= PACE_LAG_FRACTION:
+        return Verdict()
+    return Verdict([f"paced harts fell behind: {lag / 1000:.1f} ms lost of {cpus} x {span / 1000:.1f} ms "
+                    f"({100 * fraction:.1f} %, {end.get('pace_events', '?')} events past "
+                    f"{end.get('pace_bound_us', '?')} us): this host cannot carry {cpus} harts x pace={rate}; "
+                    "lower pace= or use pace=auto"])
+
+
+def paced(run) -> bool:
+    """The boot ran paced (its model spec has pace=R)."""
+    return any(part.startswith("pace=") for part in str(getattr(run, "model", "none")).split(","))
+
+
 def assess(run) -> Verdict:
     """Judge one finished boot (QEMU, real clock) and learn its card when it was quiet; sets ``run.busy``."""
     if getattr(run, "virtual_clock", False) or "sim" in (run.boot or {}):
         run.busy = Verdict()
+        return run.busy
+    if paced(run):
+        run.busy = judge_paced(getattr(run, "model_end", None), run.cpus)
         return run.busy
     model = getattr(run, "model", "none")
     verdict = judge(run.calib, run.cpus, host_load(), quiet_card(run.cpus, model))
@@ -204,7 +236,9 @@ def warning(runs) -> str | None:
     reasons = sorted({r for run in flagged for r in run.busy.reasons})
     return (f"BUSY HOST: {len(flagged)} of {len(runs)} boots ran on a busy host, so their times measure the "
             f"host, not the kernel (rows marked BUSY): " + "; ".join(reasons[:4])
-            + ("; ..." if len(reasons) > 4 else "") + ". Measure again on an idle machine with --cpus <= cores."
+            + ("; ..." if len(reasons) > 4 else "")
+            + (". Run again with a lower pace= (or pace=auto), or on a quieter host." if all(paced(r) for r in flagged)
+               else ". Measure again on an idle machine with --cpus <= cores, or paced (--model pace=auto).")
             + (f"\n{note}" if note else ""))
 
 

@@ -12,6 +12,13 @@ and what is allowed; ``Model.canonical`` is the spec with every key in ``KEYS`` 
 and ``idle=poll`` (while harts <= host cores, outside deterministic mode). Deterministic mode gets
 ``charge=off``: its clock counts instructions, so a stall could not be seen anyway.
 
+*Pacing* (tools/model/pace.h): ``pace=R`` (instructions per second per hart) or ``pace=auto`` may end any spec,
+and ``pace=R`` alone is a paced machine without caches (profile ``none``). A paced boot's wall time is model
+time: every hart runs at most R instructions per wall-second from the kernel's model_pace_start on, and a
+cycle of the profile's costs is 1/R. ``pace=auto`` is resolved by the harness (pace.py) to one R per command
+before anything boots; ``plan`` takes only a resolved R. Deterministic mode refuses pacing (its clock counts
+instructions already).
+
 Run as ``PYTHONPATH=tools/py python3 -m schedlab.model`` it is the Makefile's helper (``check`` and
 ``qemu``, see ``main``): errors go to stderr with exit status 2.
 """
@@ -33,6 +40,9 @@ PROFILE_DIR = REPO_ROOT / "tools" / "model" / "profiles"
 DEFAULT_PLUGIN = REPO_ROOT / "build" / "model" / "model.so"
 DEFAULT_NM = "riscv64-unknown-elf-nm"
 NONE = "none"
+#: The pace a spec may end with (tools/model/pace.h PACE_RATE_MIN/MAX): instructions per second per hart.
+PACE_RANGE = (1000, 10_000_000_000)
+AUTO = "auto"
 
 #: Every key of a profile, in the canonical order (tools/model/README.md's table), with its allowed range.
 KEYS = ("line_b", "l1_kb", "l1_ways", "l2_kb", "l2_ways", "llc_kb", "llc_ways",
@@ -45,7 +55,10 @@ LIMITS = {"line_b": (16, 1024), "nodes": (1, 64),
           **{key: (0, _MAX_CYCLES) for key in KEYS if key.endswith("_cycles")}}
 LEVELS = ("l1", "l2", "llc")
 #: The kernel symbols the plugin is given (include/schedlab/model.h, kernel/model.c, kernel/calib_loops.S).
-SYMBOLS = {"marks": "model_marks", "calib_lo": "model_calib_loop", "calib_hi": "model_calib_loop_end"}
+SYMBOLS = {"marks": "model_marks", "calib_lo": "model_calib_loop", "calib_hi": "model_calib_loop_end",
+           "pace_at": "model_pace_start"}
+#: The function whose stores are the job marks (kernel/model.c): a paced machine without caches watches only it.
+MARK_FUNCTION = "trace_model_rec"
 #: The kernel's room for model=<spec> (kernel/scenario.h SCEN_MODEL_LEN, with its terminating NUL).
 KERNEL_SPEC_MAX = 255
 
@@ -60,24 +73,40 @@ class ModelError(HarnessError):
 
 @dataclass(frozen=True)
 class Model:
-    """A validated profile with its overrides: ``values`` holds every key of ``KEYS``."""
+    """A validated profile with its overrides: ``values`` holds every key of ``KEYS`` (none for profile
+    ``none``, the paced machine without caches); ``pace`` is R, ``auto`` (not resolved yet) or 0 (unpaced)."""
 
     profile: str
     values: tuple[tuple[str, int], ...]
+    pace: int | str = 0
 
     def __getitem__(self, key: str) -> int:
-        return dict(self.values)[key]
+        values = dict(self.values)
+        return values.get(key, 1) if key == "nodes" else values[key]
+
+    @property
+    def has_cache(self) -> bool:
+        return self.profile != NONE
 
     def for_harts(self, harts: int) -> "Model":
         """The model as a boot of ``harts`` harts runs it: ``nodes`` clamped to the harts."""
-        return self.replace(nodes=min(self["nodes"], harts))
+        return self.replace(nodes=min(self["nodes"], harts)) if self.has_cache else self
 
     def replace(self, **changes: int) -> "Model":
-        return Model(self.profile, tuple((k, changes.get(k, v)) for k, v in self.values))
+        return Model(self.profile, tuple((k, changes.get(k, v)) for k, v in self.values), self.pace)
+
+    def with_pace(self, pace: int | str) -> "Model":
+        return Model(self.profile, self.values, pace)
 
     @property
     def canonical(self) -> str:
-        return ",".join([self.profile, *(f"{k}={v}" for k, v in self.values)])
+        parts = [self.profile, *(f"{k}={v}" for k, v in self.values)] if self.has_cache else []
+        return ",".join(parts + ([f"pace={self.pace}"] if self.pace else []))
+
+    @property
+    def memory_spec(self) -> str:
+        """The canonical spec without pace (the simulator's: its time is model time already), or none."""
+        return self.with_pace(0).canonical if self.has_cache else NONE
 
 
 # ---------------------------------------------------------------- profiles
@@ -130,6 +159,17 @@ def _integer(key: str, text: str, where: str) -> int:
     return value
 
 
+def _pace(text: str, where: str) -> int | str:
+    """pace=R or pace=auto."""
+    if text == AUTO:
+        return AUTO
+    low, high = PACE_RANGE
+    if not _INT.match(text) or not low <= int(text) <= high:
+        raise ModelError(f"{where}: pace={text} is not a pace: pace takes auto or {low}..{high} instructions "
+                         "per second per hart (e.g. pace=10000000)")
+    return int(text)
+
+
 def _validate(values: dict[str, int], where: str) -> dict[str, int]:
     """The values with absent levels' ways set to 0; ModelError for an impossible cache."""
     line = values["line_b"]
@@ -158,21 +198,33 @@ def parse_spec(spec: str | None) -> Model | None:
         return None
     where = f"model {text!r}"
     name, *items = text.split(",")
-    values = load_profile(name)
+    if "=" in name:                        # pace=R alone: the paced machine without caches
+        name, items = NONE, [name, *items]
+    values = load_profile(name) if name != NONE else {}
     given: set[str] = set()
+    pace: int | str = 0
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key:
             raise ModelError(f"{where}: expected key=value after the profile, got {item!r} "
                              f"(e.g. {name},l2_kb=512)")
-        if key not in KEYS:
-            raise ModelError(f"{where}: unknown key {key!r}: the keys are {', '.join(KEYS)}")
         if key in given:
             raise ModelError(f"{where}: {key} is given twice")
         given.add(key)
-        values[key] = _integer(key, value, where)
-    values = _validate(values, where)
-    model = Model(name, tuple((k, values[k]) for k in KEYS))
+        if key == "pace":
+            pace = _pace(value, where)
+        elif name == NONE:
+            raise ModelError(f"{where}: {key}= needs a profile: a machine without one has only pace=R "
+                             f"(e.g. {_allowed_profiles().split(',')[0]},{item})")
+        elif key not in KEYS:
+            raise ModelError(f"{where}: unknown key {key!r}: the keys are {', '.join(KEYS)}, pace")
+        else:
+            values[key] = _integer(key, value, where)
+    if name == NONE and not pace:
+        raise ModelError(f"{where}: a model without a profile is a paced machine: give pace=R "
+                         "(instructions per second per hart) or pace=auto")
+    values = _validate(values, where) if values else values
+    model = Model(name, tuple((k, values[k]) for k in KEYS if k in values), pace)
     if len(model.canonical) > KERNEL_SPEC_MAX:
         raise ModelError(f"{where}: the canonical spec is {len(model.canonical)} characters; the kernel takes "
                          f"{KERNEL_SPEC_MAX}")
@@ -189,6 +241,13 @@ def canonical(spec: str | None, harts: int) -> str:
     """The canonical spec for ``harts`` harts, or ``none``."""
     model = resolve(spec, harts)
     return model.canonical if model else NONE
+
+
+def memory_spec(spec: str | None, harts: int) -> str:
+    """The simulator's spec for ``spec``: its memory model without pace (the simulator's clock is model time
+    already), or ``none`` (no spec, or a paced machine without caches)."""
+    model = resolve(spec, harts)
+    return model.memory_spec if model else NONE
 
 
 def check_same(runs, what: str) -> str:
@@ -217,25 +276,31 @@ def mem_mb(mem: str | int) -> int:
 
 
 def kernel_symbols(kernel: str | os.PathLike, nm: str | None = None) -> dict[str, int]:
-    """The plugin's addresses (marks, calib_lo, calib_hi) from the kernel ELF's symbol table."""
+    """The plugin's addresses (SYMBOLS' arguments, and mark_lo/mark_hi: MARK_FUNCTION's code) from the kernel
+    ELF's symbol table."""
     tool = nm or os.environ.get("SCHEDLAB_NM") or DEFAULT_NM
     try:
-        out = subprocess.run([*shlex.split(tool), str(kernel)], capture_output=True, text=True, check=False)
+        out = subprocess.run([*shlex.split(tool), "-S", str(kernel)], capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise ModelError(f"{tool} not found: it reads the kernel's symbols for the model "
                          "(install the RISC-V toolchain: make deps, or set SCHEDLAB_NM)") from None
     if out.returncode != 0:
         raise ModelError(f"{tool} {kernel} failed: {out.stderr.strip() or f'exit {out.returncode}'}")
-    table = {}
+    table, sizes = {}, {}
     for line in out.stdout.splitlines():
         words = line.split()
-        if len(words) == 3:
-            table[words[2]] = words[0]
-    missing = [s for s in SYMBOLS.values() if s not in table]
+        if len(words) in (3, 4):               # address [size] type name
+            table[words[-1]] = words[0]
+            if len(words) == 4:
+                sizes[words[-1]] = int(words[1], 16)
+    missing = [s for s in [*SYMBOLS.values(), MARK_FUNCTION] if s not in table]
     if missing:
-        raise ModelError(f"{kernel} has no {', '.join(missing)}: the kernel predates the machine model "
-                         "(kernel/model.c); rebuild it with make from a tree that has it")
-    return {arg: int(table[symbol], 16) for arg, symbol in SYMBOLS.items()}
+        raise ModelError(f"{kernel} has no {', '.join(missing)}: the kernel predates the machine model or its "
+                         "pacing (kernel/model.c); rebuild it with make from a tree that has it")
+    symbols = {arg: int(table[symbol], 16) for arg, symbol in SYMBOLS.items()}
+    symbols["mark_lo"] = int(table[MARK_FUNCTION], 16)
+    symbols["mark_hi"] = symbols["mark_lo"] + sizes.get(MARK_FUNCTION, 0)
+    return symbols
 
 
 def plugin_path() -> Path:
@@ -248,7 +313,10 @@ def plugin_arg(model: Model, harts: int, ram: int, symbols: dict[str, int], char
     the addresses (tools/model/README.md)."""
     parts = [str(plugin).replace(",", ",,"), f"profile={model.profile}",
              *(f"{k}={v}" for k, v in model.values), f"harts={harts}", f"ram_mb={ram}",
-             *(f"{arg}=0x{symbols[arg]:x}" for arg in SYMBOLS), f"charge={'on' if charge else 'off'}"]
+             *(f"{arg}=0x{symbols[arg]:x}" for arg in [*SYMBOLS, "mark_lo", "mark_hi"]),
+             f"charge={'on' if charge else 'off'}"]
+    if model.pace:
+        parts.append(f"pace={model.pace}")
     return ",".join(parts)
 
 
@@ -295,6 +363,12 @@ def plan(spec: str | Model, harts: int, kernel: str | os.PathLike, mem: str | in
     if model is None:
         raise ModelError("no model to plan (the spec is none)")
     model = model.for_harts(harts)
+    if model.pace == AUTO:
+        raise ModelError("pace=auto is resolved before a boot (schedlab's commands do it: schedlab.pace.resolve); "
+                         "give pace=R here, e.g. pace=10000000")
+    if model.pace and deterministic:
+        raise ModelError(f"model {model.canonical!r}: pace= cannot be used in deterministic mode (clock=virtual "
+                         "counts instructions already): drop one")
     extra = shlex.split(extra) if isinstance(extra, str) else list(extra)
     if any(word == "-numa" or word.startswith("-numa=") for word in extra):
         raise ModelError("the extra QEMU arguments already have -numa: under a model the NUMA map is the "
@@ -313,7 +387,9 @@ def plan(spec: str | Model, harts: int, kernel: str | os.PathLike, mem: str | in
             *numa_args(model["nodes"], harts, ram)]
     cores = host_cores if host_cores is not None else (os.cpu_count() or 1)
     added = [f"model={model.canonical}"]
-    if not deterministic and harts <= cores and not any(t.startswith("idle=") for t in tokens):
+    # idle=poll: a wake-up costs a store, as on a real machine. Paced, a polling hart uses only its R's share
+    # of a core, so it polls at any number of harts; unpaced only while each hart has a core.
+    if not deterministic and (harts <= cores or model.pace) and not any(t.startswith("idle=") for t in tokens):
         added.append("idle=poll")
     return Plan(model, tuple(args), tuple(added))
 

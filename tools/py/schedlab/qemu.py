@@ -146,6 +146,11 @@ class Run:
         return self.parsed.calib
 
     @property
+    def model_end(self) -> dict | None:
+        """The machine model's ``MODEL end`` line (with its pace keys on a paced boot), or None."""
+        return self.parsed.model_end
+
+    @property
     def errors(self) -> list[str]:
         return self.parsed.errors
 

@@ -42,7 +42,7 @@ def sim_argv(cpus: int, bootargs: str, calib: str | None = None, model: str | No
     ``charge`` False: the model counts misses but adds no stall, as the plugin in deterministic mode."""
     argv = [str(sim_binary()), "--cpus", str(cpus), "--apps", str(REPO_ROOT / "build" / "apps")]
     argv += ["--calib", calib or str(REPO_ROOT / "tools" / "sim" / "calib" / "default.json")]
-    spec = machine.canonical(model, cpus)
+    spec = machine.memory_spec(model, cpus)
     if spec != machine.NONE:
         argv += ["--model", spec if charge else spec + ",charge=off", "--profiles", str(machine.PROFILE_DIR)]
         if cycle_ps:

@@ -81,9 +81,22 @@ def model_report(run) -> str:
         return head + "\nmodel: no MODEL end line (the plugin printed no report: run did not finish?)"
     head += (f"\nmodel: profile={end.get('profile')} cycle_ps={end.get('cycle_ps')} charge={end.get('charge')} "
              f"accesses={end.get('accesses')} stall={ms(end.get('stall_us'))} ms")
+    if "pace" in end:
+        head += "\n" + pace_line(end, run.cpus)
     keys = ("accesses", "misses", "l2_hits", "llc_hits", "coherence", "local", "remote")
-    rows = [[job, *(c.get(k, "-") for k in keys), ms(c.get("stall_us"))] for job, c in sorted(jobs.items())]
-    return head + ("\n" + format_table(["job", *keys, "stall ms"], rows) if rows else "")
+    paced = ("insns", "pace_events", "pace_lag_us") if "pace" in end else ()
+    rows = [[job, *(c.get(k, "-") for k in keys), ms(c.get("stall_us")), *(c.get(k, "-") for k in paced)]
+            for job, c in sorted(jobs.items())]
+    return head + ("\n" + format_table(["job", *keys, "stall ms", *paced], rows) if rows else "")
+
+
+def pace_line(end: dict, cpus: int) -> str:
+    """A paced boot's pacing (MODEL end's pace keys): R, the span, and how often and how far harts fell behind."""
+    span, lag = end.get("pace_span_us") or 0, end.get("pace_lag_us") or 0
+    lost = f"{100 * lag / (cpus * span):.2f} %" if isinstance(span, int) and span > 0 and cpus else "-"
+    return (f"pace: {end.get('pace')} instructions/s per hart over {ms(span)} ms; fell behind "
+            f"{end.get('pace_events')} times past {end.get('pace_bound_us')} us, {ms(lag)} ms lost ({lost} of "
+            f"harts x span; per hart {end.get('pace_hart_events')}); slept {ms(end.get('pace_slept_us'))} ms")
 
 
 def _ratio(x: float) -> str:
