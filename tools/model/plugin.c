@@ -71,6 +71,7 @@ static uint64_t marks_pa, calib_lo, calib_hi;
 static int charge = 1;
 uint64_t cycle_ps;                        /* 0 until calibrated; written once per calibration run */
 static uint64_t calib_best_ns = ~0UL;
+static int report_fd = 1;                 /* stdout, dup'ed at install: QEMU 10 closes fd 1 before atexit */
 static int have_cache = 1;                /* profile=none: no memory model (a paced machine without caches) */
 static uint64_t pace_at, mark_lo, mark_hi;
 
@@ -352,7 +353,7 @@ static void report(qemu_plugin_id_t id, void *udata)
     if (pace.rate)
         n += pace_report(buf + n, sizeof buf - n - 1);
     buf[n++] = '\n';
-    if (write(1, buf, n) < 0)
+    if (write(report_fd, buf, n) < 0)
         return;
     for (int j = 0; j < MODEL_MARKS; j++) {
         struct jobstat *s = &sum[j];
@@ -369,7 +370,7 @@ static void report(qemu_plugin_id_t id, void *udata)
             n += snprintf(buf + n, sizeof buf - n - 1, " insns=%lu pace_events=%lu pace_lag_us=%lu", s->insns,
                           s->pace.events, s->pace.lag_ns / 1000);
         buf[n++] = '\n';
-        if (write(1, buf, n) < 0)
+        if (write(report_fd, buf, n) < 0)
             return;
     }
 }
@@ -480,6 +481,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     memset(vcpus, 0, sizeof *vcpus * nvcpus);
     for (int c = 0; c < nvcpus; c++)
         on_vtlb_flush(c, 0);
+    report_fd = dup(1);
+    if (report_fd < 0)
+        report_fd = 1;
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
     qemu_plugin_register_atexit_cb(id, report, 0);
     if (pace.rate)
