@@ -146,3 +146,18 @@ def test_paced_boot_under_a_profile_counts_misses_as_unpaced(boot):
     a, b = paced.parsed.model_jobs[1], plain.parsed.model_jobs[1]
     assert a["misses"] > 0 and abs(a["misses"] - b["misses"]) <= 0.01 * b["misses"] + 50, (a, b)
     assert paced.model_end["stall_us"] > 0
+
+
+def test_a_paced_boot_reserves_its_share_of_the_host(monkeypatch, tmp_path):
+    from schedlab import executor
+    monkeypatch.setattr(pace, "CAPACITY_FILE", tmp_path / "cap.json")
+    monkeypatch.setattr(pace, "host_cores", lambda: 8)
+    task = executor.Task("qemu", 16, "job=gauss", "k.elf", "0", model="pace=5000000")
+    assert task.cores_needed == 16                      # capacity never measured: a core per hart
+    for _ in range(pace.KEEP):
+        pace._store("none", 100e6)
+    assert pace.share("pace=5000000", 16) == 2          # 16 x 5 M over half of 100 M per core
+    assert task.cores_needed == 2
+    assert pace.share("pace=100000000", 16) == 8        # never more than the host
+    assert executor.Task("qemu", 4, "job=gauss", "k.elf", "0").cores_needed == 4
+    assert pace.share(None, 4) is None and pace.share("modern", 4) is None

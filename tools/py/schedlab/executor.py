@@ -86,7 +86,11 @@ class Task:
 
     @property
     def cores_needed(self) -> int:
-        return self.cpus if self.timed else 1
+        """A timed boot's harts each need a core; a paced one only its share of the host (pace.share)."""
+        if not self.timed:
+            return 1
+        from . import pace
+        return pace.share(self.model, self.cpus) or self.cpus
 
     def key(self) -> str:
         """The journal's key: same key, same measurement (journal.py)."""

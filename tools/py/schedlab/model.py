@@ -417,10 +417,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.what == "check":
             print(canonical(args.spec, args.harts))
         else:
-            p = plan(args.spec, args.harts, args.kernel, args.mem, args.deterministic, args.extra,
+            spec = args.spec
+            if not args.deterministic:            # pace=auto: this host's R, said on stderr (pace.py)
+                from .pace import resolve
+                spec = resolve(spec, args.harts, kernel=args.kernel)
+            p = plan(spec, args.harts, args.kernel, args.mem, args.deterministic, args.extra,
                      args.bootargs, nm=args.nm, plugin=args.plugin)
             print(" ".join(p.qemu_args) + "|" + " ".join(p.bootargs))     # no argument has a space
-    except ModelError as exc:
+    except HarnessError as exc:             # a ModelError, or pace=auto's probe failing
         print(f"MODEL={args.spec}: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -120,6 +120,23 @@ def resolve(spec: str | None, harts: int, kernel=None, cores: int | None = None,
     return parsed.with_pace(rate).canonical
 
 
+def share(spec: str | None, harts: int, cores: int | None = None) -> int | None:
+    """The host cores a paced boot of ``harts`` harts needs (the executor reserves them): its harts x R over
+    the share pace=auto would give it, FRACTION of a core's stored capacity, rounded up; None when the boot is
+    not paced or this host's capacity under its memory model was never measured (then: a core per hart)."""
+    try:
+        parsed = machine.parse_spec(spec)
+    except machine.ModelError:
+        return None
+    if parsed is None or not isinstance(parsed.pace, int) or not parsed.pace:
+        return None
+    kept = _stored().get(_key(parsed.memory_spec), [])
+    if not kept:
+        return None
+    need = math.ceil(harts * parsed.pace / (FRACTION * statistics.median(kept)))
+    return max(1, min(need, cores or host_cores()))
+
+
 def needs_pace(cpus: int, deterministic: bool, sim: bool, spec: str | None) -> str | None:
     """Why a timed boot of ``cpus`` harts must be paced here, or None: unpaced, harts above the host's cores
     are time-sliced by the host and every timing is distorted."""
