@@ -8,7 +8,8 @@ Each module is one experiment with its own ``main(argv)`` and ``--help``:
 * ``cache-corruption``: Tucker & Gupta's cache corruption with and without the machine model;
 * ``model-overhead``: what the machine model costs per app;
 * ``parallel-timing``: the same compare sequentially and with ``--jobs``: does side by side change the times;
-* ``adaptive``: policy=adaptive against every fixed policy on named mixes (simulator or QEMU).
+* ``adaptive``: policy=adaptive against every fixed policy on named mixes (simulator or QEMU);
+* ``pacing``: is a paced boot's time model time (scaling, spread under load, misses, paced against unpaced).
 
 Timings mean something only on an idle machine with harts <= host cores (README, "Measuring").
 """
@@ -27,6 +28,7 @@ EXPERIMENTS = {
     "model-overhead": ("model_overhead", "what the machine model costs: each app with no, a zero-cost and a real model"),
     "parallel-timing": ("parallel_timing", "one compare sequential and with --jobs: the ratio of every median"),
     "adaptive": ("adaptive", "policy=adaptive against every fixed policy on named mixes (--sim or --qemu)"),
+    "pacing": ("pacing", "paced harts validated: scaling, spread beside a hog, misses, paced vs unpaced ranking"),
 }
 
 
