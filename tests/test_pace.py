@@ -132,7 +132,7 @@ def _check_paced(run, harts):
 def test_paced_boot_keeps_every_hart_to_its_rate(boot, harts):
     run = boot(harts, f"job=gauss:n=64 job=synth:iters=40,procs={harts}", model=f"pace={RATE}")
     _check_paced(run, harts)
-    assert "idle=poll" in run.bootargs                 # paced, idle harts poll at any hart count
+    assert "idle=" not in run.bootargs                 # paced, idle harts halt: an IPI wakes them at once
 
 
 def test_paced_boot_under_a_profile_counts_misses_as_unpaced(boot):

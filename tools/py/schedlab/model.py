@@ -387,9 +387,10 @@ def plan(spec: str | Model, harts: int, kernel: str | os.PathLike, mem: str | in
             *numa_args(model["nodes"], harts, ram)]
     cores = host_cores if host_cores is not None else (os.cpu_count() or 1)
     added = [f"model={model.canonical}"]
-    # idle=poll: a wake-up costs a store, as on a real machine. Paced, a polling hart uses only its R's share
-    # of a core, so it polls at any number of harts; unpaced only while each hart has a core.
-    if not deterministic and (harts <= cores or model.pace) and not any(t.startswith("idle=") for t in tokens):
+    # idle=poll: a wake-up costs a store, as on a real machine - unpaced, while each hart has a core. Not paced:
+    # a polling hart runs ahead of the wall clock and sleeps in the plugin, where it sees a wake-up only when it
+    # wakes (up to the pacing lead, 200 us), while a halted hart is woken by its IPI at once (pace.h).
+    if not deterministic and not model.pace and harts <= cores and not any(t.startswith("idle=") for t in tokens):
         added.append("idle=poll")
     return Plan(model, tuple(args), tuple(added))
 
