@@ -161,3 +161,9 @@ def test_a_paced_boot_reserves_its_share_of_the_host(monkeypatch, tmp_path):
     assert pace.share("pace=100000000", 16) == 8        # never more than the host
     assert executor.Task("qemu", 4, "job=gauss", "k.elf", "0").cores_needed == 4
     assert pace.share(None, 4) is None and pace.share("modern", 4) is None
+
+
+def test_reproduce_refuses_unpaced_harts_above_the_cores(fake, capsys):
+    from schedlab import cli
+    assert cli.main(["reproduce", "--cpus", "3", "--only", "gang-switch", "--out", str(fake.path)]) == 2
+    assert "--cpus 3 on a host with 2 cores" in capsys.readouterr().err and fake.calls() == []

@@ -11,11 +11,12 @@ from pathlib import Path
 from . import busy, executor
 from . import model as machine
 from . import sweep as sw
+from . import pace
 from .commands import (EXIT_FAILED, EXIT_OK, _boots, _check_policies_first, _docs_refusal, _model_tag, _settings,
                        _unknown_policies, failure_report, note)
 from .journal import Journal
 from .mix import token_key
-from .qemu import REPO_ROOT, HarnessError, oversubscription_warning
+from .qemu import REPO_ROOT, HarnessError
 from .scenario import scenario_from_args
 from .table import calib_line, sweep_table
 from .writers import dumps, records, run_meta, run_summaries
@@ -131,11 +132,11 @@ def reproduce_command(args: Namespace) -> int:
             print(f"{e.name:26} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}")
         print(rp.plan_line(exps, False) + "; " + rp.plan_line(exps, True).split(", ", 1)[1])
         return 0
-    warning = oversubscription_warning(args.cpus)
-    if warning:
-        note(warning)
     names = [n for n in (args.only or "").split(",") if n]
     deterministic = getattr(args, "deterministic", False)
+    why = pace.needs_pace(args.cpus, deterministic, False, getattr(args, "model", None))
+    if why:                             # more harts than cores: timed only paced (pace.py)
+        raise HarnessError(why)
     out = Path(args.out) if args.out else rp.REPO / ("build/reproduce-deterministic" if deterministic else "docs")
     if deterministic and busy.inside_docs(out):
         raise HarnessError("reproduce --deterministic: its times are instruction counts, and docs/ holds only "
@@ -143,7 +144,8 @@ def reproduce_command(args: Namespace) -> int:
                            "build/reproduce-deterministic)")
     ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick, out=out, replace=args.replace,
                  allow_busy=args.allow_busy)
-    ctx.model = getattr(args, "model", None)
+    ctx.model = pace.resolve(getattr(args, "model", None), args.cpus, say=note) if not deterministic else \
+        getattr(args, "model", None)    # pace=auto: one R for every section
     ctx.deterministic = deterministic
     # every finished boot is kept beside the results; --resume answers from it what is there (journal.py)
     executor.current().journal = Journal(ctx.out / "results.journal.jsonl", getattr(args, "resume", False))
