@@ -167,3 +167,18 @@ def test_reproduce_refuses_unpaced_harts_above_the_cores(fake, capsys):
     from schedlab import cli
     assert cli.main(["reproduce", "--cpus", "3", "--only", "gang-switch", "--out", str(fake.path)]) == 2
     assert "--cpus 3 on a host with 2 cores" in capsys.readouterr().err and fake.calls() == []
+
+
+def test_lead_is_a_pacing_key():
+    model = machine.parse_spec(f"pace={RATE},lead=50")
+    assert model.lead == 50 and model.canonical == f"pace={RATE},lead=50"
+    assert machine.parse_spec("modern,pace=auto,lead=20").with_pace(RATE).canonical.endswith(f"pace={RATE},lead=20")
+    for bad, words in (("modern,lead=50", "needs pace"), (f"pace={RATE},lead=5", "lead=5 is out of range")):
+        with pytest.raises(ModelError, match=words):
+            machine.parse_spec(bad)
+
+
+def test_a_short_lead_reaches_the_plugin(boot):
+    run = boot(2, "calib=off job=gauss:n=48", model=f"pace={RATE},lead=50")
+    _check_paced(run, 2)
+    assert any("pace_lead_us=50" in arg for arg in run.argv)

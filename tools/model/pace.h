@@ -22,7 +22,9 @@
 
 #include <stdint.h>
 
-#define PACE_LEAD_NS_DEFAULT   200000      /* sleep once 200 us ahead */
+#define PACE_LEAD_NS_DEFAULT   200000      /* sleep once 200 us ahead (a spec's lead=<us> sets it) */
+#define PACE_LEAD_NS_MIN       10000
+#define PACE_LEAD_NS_MAX       10000000
 #define PACE_BOUND_NS_DEFAULT  500000      /* a hart 500 us behind the wall clock is a fidelity event */
 #define PACE_RATE_MIN          1000        /* instructions per second: below this a boot would take hours */
 #define PACE_RATE_MAX          10000000000ULL

@@ -142,6 +142,11 @@ int pace_install(uint64_t start_at, uint64_t mark_lo, uint64_t mark_hi, char *er
                               "trace_model_rec; make qemu MODEL=... and the harness pass them)");
         return -1;
     }
+    if (pace.lead_ns < PACE_LEAD_NS_MIN || pace.lead_ns > PACE_LEAD_NS_MAX) {
+        snprintf(err, errlen, "pace_lead_us=%lu is out of range: %d..%d", pace.lead_ns / 1000,
+                 PACE_LEAD_NS_MIN / 1000, PACE_LEAD_NS_MAX / 1000);
+        return -1;
+    }
     cycle_ps = 1000000000000UL / pace.rate;
     pace_chunk = pace.rate * pace.lead_ns / 4000000000UL; /* a quarter of the lead between checks */
     if (pace_chunk < 16)

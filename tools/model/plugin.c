@@ -73,7 +73,7 @@ uint64_t cycle_ps;                        /* 0 until calibrated; written once pe
 static uint64_t calib_best_ns = ~0UL;
 static int report_fd = 1;                 /* stdout, dup'ed at install: QEMU 10 closes fd 1 before atexit */
 static int have_cache = 1;                /* profile=none: no memory model (a paced machine without caches) */
-static uint64_t pace_at, mark_lo, mark_hi;
+static uint64_t pace_at, mark_lo, mark_hi, pace_lead_us;
 
 /* What a miss is charged: its profile cost less what its lookup took beyond the fast path's (selfcost.c),
    never below 0; 0 for everything until the cycle is known. Written by the calibration, before the other
@@ -413,7 +413,7 @@ static int parse_arg(const char *arg, char *err, size_t errlen)
     uint64_t *addr = !strcmp(key, "marks") ? &marks_pa : !strcmp(key, "calib_lo") ? &calib_lo
                    : !strcmp(key, "calib_hi") ? &calib_hi : !strcmp(key, "pace_at") ? &pace_at
                    : !strcmp(key, "mark_lo") ? &mark_lo : !strcmp(key, "mark_hi") ? &mark_hi
-                   : !strcmp(key, "pace") ? &pace.rate : 0;
+                   : !strcmp(key, "pace") ? &pace.rate : !strcmp(key, "pace_lead_us") ? &pace_lead_us : 0;
     if (addr || !strcmp(key, "ram_mb") || !strcmp(key, "harts")) {
         if (parse_u64(val, &u)) {
             snprintf(err, errlen, "bad argument '%s': expected a number", arg);
@@ -450,6 +450,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
                         "make qemu MODEL=... and the harness pass them)\n", info->system.smp_vcpus);
         return -1;
     }
+    if (pace_lead_us)
+        pace.lead_ns = pace_lead_us * 1000;
     if (pace_install(pace_at, mark_lo, mark_hi, err, sizeof err)) {
         fprintf(stderr, "model: %s\n", err);
         return -1;

@@ -42,6 +42,9 @@ DEFAULT_NM = "riscv64-unknown-elf-nm"
 NONE = "none"
 #: The pace a spec may end with (tools/model/pace.h PACE_RATE_MIN/MAX): instructions per second per hart.
 PACE_RANGE = (1000, 10_000_000_000)
+#: lead=<us>, only with pace: how far a hart may run ahead of the wall clock before it sleeps (pace.h's lead;
+#: the plugin's default 200 us when not given). Smaller: less jitter on cross-hart events, more sleeps.
+LEAD_RANGE = (10, 10_000)
 AUTO = "auto"
 
 #: Every key of a profile, in the canonical order (tools/model/README.md's table), with its allowed range.
@@ -79,6 +82,7 @@ class Model:
     profile: str
     values: tuple[tuple[str, int], ...]
     pace: int | str = 0
+    lead: int = 0                           # lead=<us> with pace; 0: the plugin's default
 
     def __getitem__(self, key: str) -> int:
         values = dict(self.values)
@@ -93,15 +97,16 @@ class Model:
         return self.replace(nodes=min(self["nodes"], harts)) if self.has_cache else self
 
     def replace(self, **changes: int) -> "Model":
-        return Model(self.profile, tuple((k, changes.get(k, v)) for k, v in self.values), self.pace)
+        return Model(self.profile, tuple((k, changes.get(k, v)) for k, v in self.values), self.pace, self.lead)
 
     def with_pace(self, pace: int | str) -> "Model":
-        return Model(self.profile, self.values, pace)
+        return Model(self.profile, self.values, pace, self.lead if pace else 0)
 
     @property
     def canonical(self) -> str:
         parts = [self.profile, *(f"{k}={v}" for k, v in self.values)] if self.has_cache else []
-        return ",".join(parts + ([f"pace={self.pace}"] if self.pace else []))
+        paced = [f"pace={self.pace}"] + ([f"lead={self.lead}"] if self.lead else []) if self.pace else []
+        return ",".join(parts + paced)
 
     @property
     def memory_spec(self) -> str:
@@ -170,6 +175,13 @@ def _pace(text: str, where: str) -> int | str:
     return int(text)
 
 
+def _lead(text: str, where: str) -> int:
+    low, high = LEAD_RANGE
+    if not _INT.match(text) or not low <= int(text) <= high:
+        raise ModelError(f"{where}: lead={text} is out of range: lead takes {low}..{high} microseconds")
+    return int(text)
+
+
 def _validate(values: dict[str, int], where: str) -> dict[str, int]:
     """The values with absent levels' ways set to 0; ModelError for an impossible cache."""
     line = values["line_b"]
@@ -203,6 +215,7 @@ def parse_spec(spec: str | None) -> Model | None:
     values = load_profile(name) if name != NONE else {}
     given: set[str] = set()
     pace: int | str = 0
+    lead = 0
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key:
@@ -213,18 +226,22 @@ def parse_spec(spec: str | None) -> Model | None:
         given.add(key)
         if key == "pace":
             pace = _pace(value, where)
+        elif key == "lead":
+            lead = _lead(value, where)
         elif name == NONE:
             raise ModelError(f"{where}: {key}= needs a profile: a machine without one has only pace=R "
                              f"(e.g. {_allowed_profiles().split(',')[0]},{item})")
         elif key not in KEYS:
-            raise ModelError(f"{where}: unknown key {key!r}: the keys are {', '.join(KEYS)}, pace")
+            raise ModelError(f"{where}: unknown key {key!r}: the keys are {', '.join(KEYS)}, pace, lead")
         else:
             values[key] = _integer(key, value, where)
     if name == NONE and not pace:
         raise ModelError(f"{where}: a model without a profile is a paced machine: give pace=R "
                          "(instructions per second per hart) or pace=auto")
+    if lead and not pace:
+        raise ModelError(f"{where}: lead= is the pacing's lead: it needs pace=R or pace=auto")
     values = _validate(values, where) if values else values
-    model = Model(name, tuple((k, values[k]) for k in KEYS if k in values), pace)
+    model = Model(name, tuple((k, values[k]) for k in KEYS if k in values), pace, lead)
     if len(model.canonical) > KERNEL_SPEC_MAX:
         raise ModelError(f"{where}: the canonical spec is {len(model.canonical)} characters; the kernel takes "
                          f"{KERNEL_SPEC_MAX}")
@@ -317,6 +334,8 @@ def plugin_arg(model: Model, harts: int, ram: int, symbols: dict[str, int], char
              f"charge={'on' if charge else 'off'}"]
     if model.pace:
         parts.append(f"pace={model.pace}")
+    if model.lead:
+        parts.append(f"pace_lead_us={model.lead}")
     return ",".join(parts)
 
 
