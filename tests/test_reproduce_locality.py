@@ -35,7 +35,7 @@ def test_speedup_model_divides_computation_and_adds_what_the_harts_miss():
 def test_table21_ratio_is_bandwidth_per_processor_over_integer_power():
     assert ch2.table21_ratio("symmetry") == pytest.approx(2.25 / 10)
     assert ch2.table21_ratio("iris") == pytest.approx(8 / 98)        # the thesis's "1 : 12" for the Power Series
-    assert set(ch2.PAPER) == {(v, p) for v in ch2.VARIANTS for p in ch2.PROFILES}
+    assert set(ch2.chapter2_criteria(2)) == {(v, p) for v in ch2.VARIANTS for p in ch2.PROFILES}
     assert set(ch2.QUICK_PROFILES) <= set(ch2.PROFILES)
 
 
@@ -83,8 +83,9 @@ def test_chapter2_end_to_end(tmp_path):
             # the 2-hart run of a pair ran both processes under the same profile, and the model counted misses
             assert len(d["par_us_1"]) == len(d["par_us_2"]) == 1 and min(d["misses_1"] + d["misses_2"]) > 0
             assert d["speedup"] == [pytest.approx(d["par_us_1"][0] / d["par_us_2"][0])]
-    assert sum(r["verdict"] == "not on this machine" for r in section["rows"]) == 2
-    assert all(r["why"] for r in section["rows"] if r["verdict"] != "reproduced")
+    # the KSR-1's curves (coarse: least time on 12 processors; fine: a peak at 4) are judged where that many run
+    assert sum(r["verdict"] == "not on this machine" for r in section["rows"]) == 3
+    assert all(r["why"] for r in section["rows"] if r["verdict"] not in ("reproduced", "shape reproduced"))
     assert (tmp_path / "figures" / "markatos-fig2.2-2.3.png").is_file()
 
 

@@ -38,10 +38,12 @@ from pathlib import Path
 from typing import Callable
 
 from .. import busy, executor, qemu
+from ..comparison import response_us
 from ..writers import dumps
 
 REPO = qemu.REPO_ROOT
-VERDICTS = ("reproduced", "partially", "not reproduced", "not on this machine")
+from . import criteria as cr
+from .criteria import VERDICTS
 
 
 class ReproError(Exception):
@@ -54,14 +56,42 @@ class Row:
     paper: str          # the paper's number as printed, "-" if none
     model: str          # the paper's model for our machine and sizes, "-" if none
     ours: str           # "median (min..max)", or an exact value
-    verdict: str        # one of VERDICTS
-    why: str = ""       # one sentence; required when verdict != "reproduced"
+    verdict: str        # one of VERDICTS; computed from the criterion when the row has one
+    why: str = ""       # one sentence; required when the verdict is not a passing one
+    criterion: dict | None = None   # criteria.Criterion.to_dict(): what the verdict is computed from
+    measured: dict | None = None    # name -> values (the repeats) that fed the criterion
+    harts: int | None = None        # processors the measurements ran on (simulated: the simulator's)
+    simulated: bool = False         # the measurements are the simulator's, not QEMU's
 
     def __post_init__(self):
+        if self.criterion:
+            c = cr.Criterion.from_dict(self.criterion)
+            self.verdict = cr.judge(c, self.measured, self.harts, self.simulated)
+            # a section's measured cause explains a miss; a row judged elsewhere says where, from its criterion
+            self.why = self.why if self.verdict not in cr.PASSING + (cr.ELSEWHERE,) else ""
+            self.why = self.why or cr.why(c, self.measured, self.harts, self.verdict)
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-        if self.verdict != "reproduced" and not self.why:
+        if self.verdict not in cr.PASSING and not self.why:
             raise ValueError(f"row {self.label!r}: a verdict of {self.verdict!r} needs its reason (why=)")
+        if (self.verdict in cr.PASSING and self.verdict != cr.MEASURED and not self.criterion
+                and self.paper.strip() in ("", "-")):
+            raise ValueError(f"row {self.label!r}: {self.verdict!r} with no paper number or claim to judge it by "
+                             "(a measurement alone is 'measured')")
+
+
+def judged(label: str, criterion: "cr.Criterion", measured: dict, ours: str | None = None, model: str = "-",
+           why: str = "", harts: int | None = 2, simulated: bool = False, fmt: str = "{:.2f}") -> Row:
+    """A row whose verdict the framework computes from a criterion declared apart from the measuring code and
+    the measurements (name -> values) that feed it; ``why`` (a measured cause) replaces the criterion's own
+    words when the row does not pass."""
+    if ours is None:
+        names = cr.needs(criterion) if criterion.kind != "measured" else list(measured)
+        ours = "; ".join(fmt_spread(measured.get(n, []), fmt) for n in names if n in measured) or "-"
+    paper = criterion.paper if criterion.source in ("", "-") else f"{criterion.paper} ({criterion.source})"
+    return Row(label, paper, model, ours, cr.MEASURED, why, criterion.to_dict(),
+               {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in measured.items()},
+               harts, simulated)
 
 
 @dataclass
@@ -154,17 +184,19 @@ def verdict_within(ours: float | None, target: float | None, rel: float) -> str:
 
 
 def verdict_shape(holds: bool, partly: bool = False) -> str:
-    """For a qualitative claim (an ordering, a trend): reproduced if it holds, partially if partly."""
+    """For a qualitative claim (an ordering, a trend) judged in a section's own code: reproduced if it holds,
+    partially if partly. Legacy: a row declaring criteria.ordering/trend gets a shape verdict, counted apart."""
     return "reproduced" if holds else "partially" if partly else "not reproduced"
 
 
 # ---------------------------------------------------------------- booting
 
 def elapsed_us(run, app: str | None = None, job: int | None = None, key: str = "elapsed_us") -> float:
-    """A job's RESULT field (elapsed_us by default), by app name (the first such job) or by job id."""
+    """A job's RESULT field (elapsed_us by default), by app name (the first such job) or by job id. key
+    "response_us": end_us - arrive_us, from the job's arrival (elapsed_us runs from its first dispatch)."""
     for r in run.results:
         if (job is not None and r["job"] == job) or (job is None and (app is None or r["app"] == app)):
-            return float(r[key])
+            return float(response_us(r)) if key == "response_us" else float(r[key])
     raise ReproError(f"no RESULT for {'job ' + str(job) if job is not None else app} in this boot")
 
 
@@ -354,9 +386,16 @@ def _header(ctx: Ctx, written: dict, reruns: list[dict]) -> list[str]:
         "",
         "Each table: the paper's number as printed | what the paper's own model predicts for our machine and "
         "sizes (tools/py/schedlab/reproduce/models.py, from constants measured here) | ours, median "
-        "(min..max) over the repeats, seeds varied | the verdict, computed from the numbers. QEMU has no caches "
-        "and no remote-memory latency, and this host has 2 cores: results that need 16 processors are marked "
-        "*not on this machine* and shown in the simulator's section instead.",
+        "(min..max) over the repeats, seeds varied | the verdict, computed from the numbers. A row with a declared "
+        "criterion (tools/py/schedlab/reproduce/criteria.py; results.json carries it and the measurements that "
+        "fed it) says it in words beside its verdict: *reproduced* / *partially* / *not reproduced* compare a "
+        "number with the paper's, *shape reproduced* / *shape not reproduced* an ordering or a trend, *measured* "
+        "has nothing in the paper to judge it by (no verdict), *(simulated)* marks the simulator's numbers judged "
+        "by the same criterion, and *not on this machine* a claim about more processors than were run (judged by "
+        "paced runs where they exist). A slowdown is a time in the mix over the time alone, of the RESULT key each "
+        "section's scenario names: par_us (the parallel part, as the papers time it) or response_us (end_us - "
+        "arrive_us: from the job's arrival, so a wait for its first dispatch counts); sections last run before "
+        "that definition name elapsed_us (from the first dispatch).",
         "",
     ]
 
@@ -393,9 +432,7 @@ def check_model_destination(ctx: Ctx) -> None:
 def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: dict | None = None,
            reruns: list[dict] | None = None) -> str:
     lines = _header(ctx, written or _written(ctx, sections, partial), reruns or [])
-    papers = [r for s in sections if not s.name.startswith(("sim-", "sim16-")) for r in s.rows]
-    counts = {v: sum(1 for r in papers if r.verdict == v) for v in VERDICTS}
-    lines += ["Verdicts on the papers' results: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."]
+    lines += [verdict_counts(sections)]
     sim = [r for s in sections if s.name.startswith("sim-") for r in s.rows]
     if sim:
         lines += [f"The simulator's validation against QEMU: {sum(r.verdict == 'reproduced' for r in sim)} of "
@@ -421,14 +458,90 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
                   "| result | paper | model | ours | verdict |", "|---|---|---|---|---|"]
         for r in s.rows:
             verdict = r.verdict + (f": {r.why}" if r.why else "")
+            if r.criterion and r.criterion["kind"] != "measured":
+                verdict += f" (criterion: {cr.Criterion.from_dict(r.criterion).words()})"
             lines.append(f"| {r.label} | {r.paper} | {r.model} | {r.ours} | {verdict} |")
         lines += ["", s.notes, ""]
         lines += [f"![{f}](figures/{f})" for f in s.figures] + ([""] if s.figures else [])
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _load_sections(doc: dict) -> list[Section]:
-    return [Section(**{**s, "rows": [Row(**r) for r in s["rows"]]}) for s in doc["sections"]]
+def counts(sections: list[Section]) -> dict:
+    """The header's columns over the papers' rows (every section but the simulator's validation, sim-*):
+    quantitative, shape, measured, simulated, elsewhere (not on this machine), each by verdict; and how many of
+    the quantitative ones a section still judges in its own code (no declared criterion)."""
+    out = {k: {} for k in ("quantitative", "shape", "measured", "simulated", "elsewhere")}
+    undeclared = 0
+    for s in sections:
+        if s.name.startswith("sim-"):
+            continue
+        for r in s.rows:
+            col = out[cr.category(r.verdict)]
+            col[r.verdict] = col.get(r.verdict, 0) + 1
+            undeclared += not r.criterion and cr.category(r.verdict) == "quantitative"
+    return {**out, "undeclared": undeclared}
+
+
+def verdict_counts(sections: list[Section]) -> str:
+    c = counts(sections)
+    total = lambda k: sum(c[k].values())     # noqa: E731
+    part = lambda k, order: ", ".join(f"{c[k].get(v, 0)} {v}" for v in order)     # noqa: E731
+    return (f"Verdicts on the papers' results ({sum(total(k) for k in c if k != 'undeclared')} rows): "
+            f"quantitative {total('quantitative')} ({part('quantitative', cr.QUANT)}; {c['undeclared']} of them "
+            f"still judged in a section's code, not by a declared criterion); shape {total('shape')} "
+            f"({part('shape', cr.SHAPE)}); measured {total('measured')} (no paper number: no verdict); simulated "
+            f"{total('simulated')} ({part('simulated', cr.SIMULATED)}); not on this machine {total('elsewhere')}.")
+
+
+#: section name -> fn(data, cpus, old) -> rows: a section whose rows the framework can rebuild from its stored
+#: measurements and its declared criteria, without booting (``rejudge``); old: the stored rows by label (a
+#: column the data cannot give again, e.g. a model's per-seed prediction, is taken from there)
+RESTATE: dict[str, Callable] = {}
+
+
+def restates(name: str):
+    """Register ``fn(data, cpus, old=None) -> list[Row]``: ``name``'s rows from its stored data (the section's own
+    run uses the same function, so a stored run and a fresh one are judged alike)."""
+    def register(fn):
+        RESTATE[name] = fn
+        return fn
+    return register
+
+
+def _row(r: dict) -> Row:
+    """A stored row; an old one that called a bare measurement reproduced becomes measured."""
+    if not r.get("criterion") and r["verdict"] in cr.PASSING and r["paper"].strip() in ("", "-"):
+        r = {**r, "verdict": cr.MEASURED, "why": ""}
+    return Row(**r)
+
+
+def _load_sections(doc: dict, restate: bool = False) -> list[Section]:
+    cpus = doc.get("cpus", 2)
+    load_all()
+    out = []
+    for s in doc["sections"]:
+        old = {r["label"]: r for r in s["rows"]}
+        rows = (RESTATE[s["name"]](s["data"], cpus, old) if restate and s["name"] in RESTATE and not s.get("error")
+                else [_row(r) for r in s["rows"]])
+        out.append(Section(**{**s, "rows": rows}))
+    return out
+
+
+def rejudge(out: Path = REPO / "docs") -> Path:
+    """Rewrite results.md and results.json in ``out`` from results.json alone: every section registered with
+    ``restates`` rebuilds its rows from its stored data and declared criteria, every other row keeps its stored
+    verdict (recomputed when it has a criterion). No boot: the header still names the runs that measured."""
+    path = Path(out) / "results.json"
+    doc = json.loads(path.read_text())
+    sections = _load_sections(doc, restate=True)
+    ctx = Ctx(cpus=doc.get("cpus", 2), quick=bool(doc.get("quick")), out=Path(out), progress=lambda m: None)
+    shutil.rmtree(ctx.figdir, ignore_errors=True)
+    (Path(out) / "results.md").write_text(render(sections, ctx, bool(doc.get("reruns")), doc.get("written"),
+                                                 doc.get("reruns")))
+    for write in PAGES:
+        write(sections, Path(out))
+    path.write_text(dumps({**doc, "sections": [asdict(s) for s in sections]}, indent=1, default=str) + "\n")
+    return path
 
 
 def _mode(cpus, quick) -> str:

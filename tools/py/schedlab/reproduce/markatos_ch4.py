@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ReproError, Row, Section, experiment, fmt_spread, median, verdict_shape, verdict_within
+from . import (ReproError, Row, Section, experiment, fmt_spread, judged, median, restates, verdict_shape,
+               verdict_within)
+from . import criteria as cr
 from .common import plot
 from ..model import load_profile
 
@@ -160,40 +162,19 @@ def table41(ctx) -> Section:
     spec = "butterfly"
     prof = load_profile(spec)
     nodes = min(prof["nodes"], procs)
-    rows, data = [], {}
+    data = {}
     for app in APPS:
         n = BUTTERFLY_N[app][quick]
-        lb_s, mcs_s, bound_s = TABLE41[app]
         under = {m: sweep(ctx, app, n, m, reps) for m in (spec, "none")}
         data[app] = {m: {v: [x.par_us for x in xs] for v, xs in per.items()} for m, per in under.items()}
         data[app]["remote"] = {v: [x.counts.get("remote", 0) for x in xs] for v, xs in under[spec].items()}
         b = under[spec]
-        for num, den, paper, what in (("lb", "mcs", f"{lb_s} / {mcs_s} = {lb_s / mcs_s:.2f}",
-                                       "LB / MCS"),
-                                      ("mcs", "coarse", f"{mcs_s} / {bound_s} = {mcs_s / bound_s:.2f}",
-                                       "MCS / coarse grain (the bound)")):
-            target = (lb_s / mcs_s) if num == "lb" else (mcs_s / bound_s)
-            ours = ratios(b[num], b[den])
-            mod = model_ratios(b[num], b[den], prof, ("remote",), procs)
-            o, m = median(ours), median(mod)
-            d_remote = median([x.counts["remote"] for x in b[num]]) - median([x.counts["remote"] for x in b[den]])
-            if num == "lb" and o <= 1:
-                v, why = "not reproduced", f"MCS was not faster than LB here ({o:.2f})"
-            else:
-                v = verdict_gain(o, m)
-                why = "" if v == "reproduced" else gain_why(
-                    o, m, f"the {d_remote / 1e6:+.2f} M remote accesses x {prof['remote_cycles']} cycles",
-                    accesses(b[num]) - accesses(b[den]), -d_remote if den == "coarse" else 0.0,
-                    "remote accesses")
-            rows.append(Row(f"{app} n={n}: time {what}, `{spec}` ({nodes} nodes)", paper,
-                            f"{m:.2f}", fmt_spread(ours), v, why))
-            plain = ratios(under["none"][num], under["none"][den])
-            pv = verdict_within(median(plain), target, 0.15)
-            rows.append(Row(f"{app} n={n}: time {what}, no model", paper, "1.00 (no remote cost)",
-                            fmt_spread(plain), pv, "" if pv == "reproduced" else
-                            "without the model a remote access costs what a local one does, so the remote "
-                            "accesses the thesis's gap is made of cost nothing: only each side's extra "
-                            "instructions (copies, thread management) and the host's noise show in time"))
+        data[app]["model"] = {f"{num}/{den}": model_ratios(b[num], b[den], prof, ("remote",), procs)
+                              for num, den in RATIOS}
+        data[app]["accesses"] = {v: [x.counts.get("accesses", 0) for x in xs] for v, xs in b.items()}
+        data[app]["n"] = n
+    data["remote_cycles"], data["nodes"] = prof["remote_cycles"], nodes
+    rows = table41_rows(data, procs)
     return Section("markatos-table4.1-butterfly", "Markatos Table 4.1 under the machine model: LB vs MCS vs the "
                    "bound on a two-node Butterfly", "Markatos 1993, sec. 4.2.2, Table 4.1 (Butterfly Plus, 8 "
                    "processors)",
@@ -214,6 +195,65 @@ def table41(ctx) -> Section:
                    "the model's own uncharged work per access (README, Machine model, Caveats: tens of ns, the "
                    "order of a remote access's charged cost here) makes time under `butterfly` follow the number "
                    "of accesses as well as where they go.", data=data)
+
+
+# Table 4.1's ratios, each judged against the thesis's own numbers (never against our model's prediction, which is
+# shown beside them), and on the same side of 1 as the thesis's: 15 % covers the table's rounding and our seeds' spread; "partially" within 45 % because the
+# thesis's 8 nodes put 7/8 of a load-balanced thread's data remote and our 2 nodes half of it (sec. 4.2.2).
+RATIOS = (("lb", "mcs"), ("mcs", "coarse"))
+WHAT = {"lb/mcs": "LB / MCS", "mcs/coarse": "MCS / coarse grain (the bound)"}
+
+
+def table41_criterion(app: str, ratio: str) -> cr.Criterion:
+    lb_s, mcs_s, bound_s = TABLE41[app]
+    num, den = (lb_s, mcs_s) if ratio == "lb/mcs" else (mcs_s, bound_s)
+    return cr.within(ratio, num / den, 0.15, f"{num} / {den} = {num / den:.2f}", "Markatos Table 4.1",
+                     "the table's rounding and our seeds' spread; partially within 45 %: 8 nodes there, 2 here; "
+                     "never on the other side of 1 (which of the two is faster is the claim)", partly=0.45, side=1.0,
+                     domain=(0.0, 10.0))
+
+
+T41 = {(app, r): table41_criterion(app, r) for app in APPS for r in WHAT}
+
+
+def _ratio_why(app: str, per: dict, data: dict, r: str, ours: float, model: float) -> str:
+    """A measured cause for a miss under the model: the remote and total accesses the two sides made."""
+    num, den = r.split("/")
+    d_remote = median(per["remote"][num]) - median(per["remote"][den])
+    acc = per.get("accesses", {})
+    extra = (median(acc[num]) - median(acc[den])) if acc else 0.0
+    if num == "lb" and ours <= 1:
+        return f"MCS was not faster than LB here ({ours:.2f})"
+    return gain_why(ours, model, f"the {d_remote / 1e6:+.2f} M remote accesses x {data.get('remote_cycles', '?')} "
+                    "cycles", extra, -d_remote if den == "coarse" else 0.0, "remote accesses")
+
+
+@restates("markatos-table4.1-butterfly")
+def table41_rows(data: dict, cpus: int, old: dict | None = None) -> list[Row]:
+    rows, old = [], old or {}
+    for app in APPS:
+        per = data[app]
+        n = per.get("n", BUTTERFLY_N[app][1])
+        for r, what in WHAT.items():
+            num, den = r.split("/")
+            c = T41[app, r]
+            label = f"{app} n={n}: time {what}, `butterfly` ({data.get('nodes', 2)} nodes)"
+            ours = ratios_of(per["butterfly"][num], per["butterfly"][den])
+            model = (f"{median(per['model'][r]):.2f}" if "model" in per else old.get(label, {}).get("model", "-"))
+            mod = float(model) if model not in ("-", "") else 1.0
+            why = (_ratio_why(app, per, data, r, median(ours), mod) if "accesses" in per
+                   else old.get(label, {}).get("why", ""))      # a stored run without the access counts
+            rows.append(judged(label, c, {r: ours}, model=model, harts=cpus, why=why))
+            plain = ratios_of(per["none"][num], per["none"][den])
+            rows.append(judged(f"{app} n={n}: time {what}, no model", c, {r: plain}, model="1.00 (no remote cost)",
+                               harts=cpus, why="without the model a remote access costs what a local one does, so "
+                               "the remote accesses the thesis's gap is made of cost nothing: only each side's "
+                               "extra instructions (copies, thread management) and the host's noise show in time"))
+    return rows
+
+
+def ratios_of(num: list[float], den: list[float]) -> list[float]:
+    return [a / b for a, b in zip(num, den)]
 
 
 # ---------------------------------------------------------------- Figs. 4.1-4.3 under iris

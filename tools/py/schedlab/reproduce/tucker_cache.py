@@ -23,7 +23,9 @@ matrix: gauss's n x n doubles over its processes), each line a memory miss at th
 
 from __future__ import annotations
 
-from . import Row, Section, experiment, fmt_spread, median, verdict_shape, verdict_within
+from . import Row, Section, experiment, fmt_spread, judged, median, restates
+from . import criteria as cr
+from ..comparison import response_us
 from .common import plot
 from .markatos_partition import TUCKER_APPS, tucker_scenario
 
@@ -38,7 +40,8 @@ def mix_records(run) -> dict[str, dict]:
     out = {}
     for r in run.results:
         m = run.parsed.model_jobs.get(r["job"], {})
-        out[r["app"]] = {"elapsed_us": float(r["elapsed_us"]), "switches": int(r.get("switches", 0)),
+        # elapsed_us here is the response time, from arrival (end_us - arrive_us): the jobs arrive 10 ms apart
+        out[r["app"]] = {"elapsed_us": float(response_us(r)), "switches": int(r.get("switches", 0)),
                          "migrations": int(r.get("migrations", 0)), "accesses": int(m.get("accesses", 0)),
                          "misses": int(m.get("misses", 0)), "coherence": int(m.get("coherence", 0)),
                          "stall_us": float(m.get("stall_us", 0))}
@@ -96,67 +99,16 @@ def cache_corruption(ctx) -> Section:
                     cycle_ps.append(float(run.parsed.model_end["cycle_ps"]))
     apps = list(recs[("none", "global")][0])
 
-    def per_seed(model, fn):
-        return [fn(g, p) for g, p in zip(recs[(model, "global")], recs[(model, "partition+pc")])]
-
-    rows = []
-    ratio = {m: per_seed(m, lambda g, p: g["gauss"]["elapsed_us"] / p["gauss"]["elapsed_us"]) for m in MODELS}
-    r = median(ratio[PROFILE])
-    v = verdict_within(r, 66 / 28, 0.3)
-    v = "partially" if v != "reproduced" and r > 1.2 else v
-    rows.append(Row(f"gauss: elapsed under global / partition with process control, {PROFILE} (no model)",
-                    "66 s / 28 s = 2.36", "-",
-                    f"{fmt_spread(ratio[PROFILE])}; without a model {fmt_spread(ratio['none'])}", v,
-                    "" if v == "reproduced" else "process control helped, by a different factor: 3 jobs on 2 "
-                    "harts, not 16 processors" if r > 1.2 else "process control gained little here"))
-    lines = working_set_lines(_gauss_n(), h, prof["line_b"])
-    g_sw = per_seed(PROFILE, lambda g, p: max(g["gauss"]["switches"], 1))
-    per_switch = per_seed(PROFILE, lambda g, p: misses_per_switch(g["gauss"], p["gauss"]))
-    coh = per_seed(PROFILE, lambda g, p: coherence_share(g["gauss"], p["gauss"]))
-    g_mis, p_mis, g_coh, p_coh = (median([r["gauss"][k] for r in recs[(PROFILE, c)]])
-                                  for k in ("misses", "coherence") for c in ("global", "partition+pc"))
-    v = verdict_shape(median(per_switch) >= 0.5 * lines, median(per_switch) >= 0.1 * lines)
-    rows.append(Row(f"gauss under global, {PROFILE}: misses per switch beyond partition's",
-                    "the entire working set each time slice (point 4)",
-                    f"{lines} lines ({_gauss_n()}^2 doubles / {h} processes / {prof['line_b']} B)",
-                    fmt_spread(per_switch, "{:.0f}"), v, "" if v == "reproduced" else
-                    f"gauss took about as many misses under global as under partitions ({g_mis / 1e3:.0f}k vs "
-                    f"{p_mis / 1e3:.0f}k; coherence {g_coh / 1e3:.0f}k vs {p_coh / 1e3:.0f}k): synth's few words and "
-                    "oddeven's 12 KB evict little of its share from a 1 MB L2, and its processes seldom ran on the "
-                    "other hart's lines"
-                    if median(per_switch) < 0.02 * lines else
-                    f"a switch refetched about {median(per_switch) / lines:.0%} of the working set, "
-                    f"{median(coh):.0%} of it coherence misses (lines the other hart held: global moved the "
-                    "process between harts), not lines other jobs evicted - synth's few words and oddeven's 12 KB "
-                    "leave gauss's share in a 1 MB L2"))
-    share = per_seed(PROFILE, lambda g, p: stall_share(g["gauss"], p["gauss"]))
-    share = [s for s in share if s is not None]
-    model_us = refetch_us(int(median(g_sw)), lines, prof["mem_cycles"], median(cycle_ps) if cycle_ps else 0)
-    saved = median(per_seed(PROFILE, lambda g, p: g["gauss"]["elapsed_us"] - p["gauss"]["elapsed_us"]))
-    model_share = model_us / h / saved if saved > 0 else None
-    big = bool(share) and median(share) >= 0.5
-    rows.append(Row(f"gauss, {PROFILE}: stall time saved / elapsed time saved by process control",
-                    "a major source, a factor of 10 or more (point 4)",
-                    f"{model_share:.0%} (every switch refetches it, in parallel on {h} harts)" if model_share
-                    is not None else "-", fmt_spread([100 * s for s in share], "{:.1f}", " %") if share else "-",
-                    verdict_shape(big, bool(share) and median(share) >= 0.1),
-                    "" if big else "process control saved far more time than the caches cost: under global the "
-                    "busy-waiting processes spin away each other's quanta (points 1-2); the stall avoided is the "
-                    "smaller part"))
-    stall = {label: [sum(r[a]["stall_us"] for a in apps) / 1e3 for r in recs[(PROFILE, label)]]
-             for label, _p, _a in CONFIGS}
-    rows.append(Row(f"the three jobs' stall, global vs partition with process control, {PROFILE} (ms)",
-                    "control keeps caches warm: less stall", "-",
-                    f"{fmt_spread(stall['global'], '{:.1f}')} vs {fmt_spread(stall['partition+pc'], '{:.1f}')}",
-                    verdict_shape(median(stall["global"]) > median(stall["partition+pc"])),
-                    "" if median(stall["global"]) > median(stall["partition+pc"]) else
-                    "the jobs stalled no less under partitions"))
+    data = {f"{m}/{label}": v for (m, label), v in recs.items()}
+    data["cycle_ps"] = cycle_ps
+    rows = cache_rows(data, h)
     fig = _figure(ctx, recs, apps)
     return Section(
         "tucker-gupta-cache", "Tucker & Gupta's point 4: cache corruption under the machine model",
         "Tucker & Gupta 1989, sec. 2 point 4 (cache corruption) and sec. 5",
         f"the tucker-gupta section's mix, `{tucker_scenario(h, 'global|partition', 'yes')}`, without a model and "
-        f"under `{PROFILE}`; {reps} seeds; each job's elapsed_us and switches, and its MODEL line (misses, stall).",
+        f"under `{PROFILE}`; {reps} seeds; each job's response time (end_us - arrive_us) and switches, and its "
+        "MODEL line (misses, stall).",
         rows, "Without a model the gain of process control is the spinning and switching it avoids; under the "
         "model it also keeps each job's lines in one hart's caches. The stall a job is charged includes the kernel's "
         "work on its behalf (tools/model/README.md). Per job (medians), misses and stall under global / partition: "
@@ -165,8 +117,82 @@ def cache_corruption(ctx) -> Section:
                     f"{median([r[a]['misses'] for r in recs[(PROFILE, 'partition+pc')]]) / 1e3:.0f}k, "
                     f"{median([r[a]['stall_us'] for r in recs[(PROFILE, 'partition+pc')]]) / 1e3:.1f} ms"
                     for a in apps) + ".",
-        figures=[f for f in [fig] if f],
-        data={f"{m}/{label}": v for (m, label), v in recs.items()})
+        figures=[f for f in [fig] if f], data=data)
+
+
+# Tucker & Gupta 1989, sec. 2, point 4: "much of the data from previously scheduled applications will be purged
+# from the cache on each time slice. By the time the old application is scheduled again, it will have to refetch
+# its entire working set ... the performance degradation may be a factor of 10 or more".
+POINT4 = "Tucker & Gupta 1989, sec. 2 point 4"
+CACHE = {
+    "stall": cr.bound("stall_share", ">=", 0.5, "a major source, a factor of 10 or more (point 4)", POINT4,
+                      "the paper predicts cache corruption dominates the loss: read as at least half of the time "
+                      "process control saves being stall time saved", domain=(-10.0, 10.0)),
+    "warm": cr.ordering(["stall_global", "stall_partition"], "control keeps caches warm: less stall", POINT4,
+                        "an ordering: the paper gives no stall times", domain=(0.0, 1e6)),
+}
+
+
+def refetch_criterion(lines: int) -> cr.Criterion:
+    """'Refetch its entire working set' each time slice, the set computed from the configuration (n, procs, line)."""
+    return cr.within("per_switch", lines, 0.5, "the entire working set each time slice (point 4)", POINT4,
+                     "at least half the set and at most 1.5 times it (a switch also evicts other lines); "
+                     "partially from a tenth", partly=0.9, domain=(-10.0 * lines, 10.0 * lines))
+
+
+def _seeds(data: dict, model: str, fn) -> list:
+    return [fn(g, p) for g, p in zip(data[f"{model}/global"], data[f"{model}/partition+pc"])]
+
+
+@restates("tucker-gupta-cache")
+def cache_rows(data: dict, h: int, old: dict | None = None) -> list[Row]:
+    from ..model import parse_spec
+    from .markatos_partition import TUCKER, _tucker_why
+    prof, old = dict(parse_spec(PROFILE).values), old or {}
+    ratio = {m: _seeds(data, m, lambda g, p: g["gauss"]["elapsed_us"] / p["gauss"]["elapsed_us"]) for m in MODELS}
+    rows = [judged(f"gauss: elapsed under global / partition with process control, {PROFILE} (no model)",
+                   TUCKER["gauss"], {"gauss": ratio[PROFILE]}, harts=h, why=_tucker_why(ratio[PROFILE]),
+                   ours=f"{fmt_spread(ratio[PROFILE])}; without a model {fmt_spread(ratio['none'])}")]
+    lines = working_set_lines(_gauss_n(), h, prof["line_b"])
+    per_switch = _seeds(data, PROFILE, lambda g, p: misses_per_switch(g["gauss"], p["gauss"]))
+    coh = _seeds(data, PROFILE, lambda g, p: coherence_share(g["gauss"], p["gauss"]))
+    g_mis, p_mis, g_coh, p_coh = (median([r["gauss"][k] for r in data[f"{PROFILE}/{c}"]])
+                                  for k in ("misses", "coherence") for c in ("global", "partition+pc"))
+    rows.append(judged(
+        f"gauss under global, {PROFILE}: misses per switch beyond partition's", refetch_criterion(lines),
+        {"per_switch": per_switch}, model=f"{lines} lines ({_gauss_n()}^2 doubles / {h} processes / "
+        f"{prof['line_b']} B)", harts=h, fmt="{:.0f}",
+        why=f"gauss took about as many misses under global as under partitions ({g_mis / 1e3:.0f}k vs "
+            f"{p_mis / 1e3:.0f}k; coherence {g_coh / 1e3:.0f}k vs {p_coh / 1e3:.0f}k): synth's few words and "
+            "oddeven's 12 KB evict little of its share from a 1 MB L2, and its processes seldom ran on the "
+            "other hart's lines" if median(per_switch) < 0.02 * lines else
+            f"a switch refetched about {median(per_switch) / lines:.0%} of the working set, {median(coh):.0%} of "
+            "it coherence misses (lines the other hart held: global moved the process between harts), not lines "
+            "other jobs evicted - synth's few words and oddeven's 12 KB leave gauss's share in a 1 MB L2"))
+    share = [x for x in _seeds(data, PROFILE, lambda g, p: stall_share(g["gauss"], p["gauss"])) if x is not None]
+    rows.append(judged(f"gauss, {PROFILE}: stall time saved / elapsed time saved by process control",
+                       CACHE["stall"], {"stall_share": share}, model=_stall_model(data, h, lines, prof, old),
+                       harts=h, ours=fmt_spread([100 * x for x in share], "{:.1f}", " %") if share else "-",
+                       why="process control saved far more time than the caches cost: under global the "
+                       "busy-waiting processes spin away each other's quanta (points 1-2); the stall avoided is "
+                       "the smaller part"))
+    stall = {label: [sum(r[a]["stall_us"] for a in r) / 1e3 for r in data[f"{PROFILE}/{label}"]]
+             for label, _p, _a in CONFIGS}
+    rows.append(judged(f"the three jobs' stall, global vs partition with process control, {PROFILE} (ms)",
+                       CACHE["warm"], {"stall_global": stall["global"], "stall_partition": stall["partition+pc"]},
+                       harts=h, fmt="{:.1f}", why="the jobs stalled no less under partitions"))
+    return rows
+
+
+def _stall_model(data: dict, h: int, lines: int, prof: dict, old: dict) -> str:
+    """Their point 4 as a share of the time saved: every switch refetches the set, in parallel on h harts."""
+    label = f"gauss, {PROFILE}: stall time saved / elapsed time saved by process control"
+    if not data.get("cycle_ps"):
+        return old.get(label, {}).get("model", "-")      # a stored run without the plugin's cycle
+    g_sw = _seeds(data, PROFILE, lambda g, p: max(g["gauss"]["switches"], 1))
+    model_us = refetch_us(int(median(g_sw)), lines, prof["mem_cycles"], median(data["cycle_ps"]))
+    saved = median(_seeds(data, PROFILE, lambda g, p: g["gauss"]["elapsed_us"] - p["gauss"]["elapsed_us"]))
+    return f"{model_us / h / saved:.0%} (every switch refetches it, in parallel on {h} harts)" if saved > 0 else "-"
 
 
 def _figure(ctx, recs, apps) -> str | None:
