@@ -41,12 +41,14 @@ def test_compare_returns_one_record_per_policy_and_job_best_first(fake):
         ("gang", 1, "gauss"), ("gang", 2, "oddeven"), ("gang", 3, "hog"),
         ("timeslice", 1, "gauss"), ("timeslice", 2, "oddeven"), ("timeslice", 3, "hog")]
     by = {(r["policy"], r["app"]): r for r in rows}
-    # the fake kernel: with three jobs, elapsed = base x (1 + 2 x extra): gang 2.0, timeslice 3.0
-    assert by["gang", "gauss"]["slowdown"] == by["gang", "gauss"]["slowdown_max"] == pytest.approx(2.0)
-    assert by["timeslice", "oddeven"]["slowdown"] == pytest.approx(3.0)
-    assert by["gang", "gauss"]["alone_us"] == 10000 and by["gang", "gauss"]["mix_us"] == 20000
+    # the fake kernel: with three jobs, elapsed = base x (1 + 2 x extra): gang 2.0, timeslice 3.0; every job
+    # is first dispatched 10 us after it arrives, and slowdowns are of response times (from arrival: +10 us)
+    assert by["gang", "gauss"]["slowdown"] == by["gang", "gauss"]["slowdown_max"] == pytest.approx(20010 / 10010)
+    assert by["timeslice", "oddeven"]["slowdown"] == pytest.approx(60010 / 20010)
+    assert by["gang", "gauss"]["alone_us"] == 10010 and by["gang", "gauss"]["mix_us"] == 20010
     assert by["gang", "hog"]["background"] and by["gang", "hog"]["slowdown"] is None
-    assert by["gang", "gauss"]["mean_slowdown"] == pytest.approx(2.0) and rows[0]["repeat"] == 2
+    assert by["gang", "gauss"]["mean_slowdown"] == pytest.approx((20010 / 10010 + 40010 / 20010) / 2)
+    assert rows[0]["repeat"] == 2
     # 2 repeats x 2 policies x (2 alone + 1 mix), the policies given: no discovery boot
     assert len(fake.calls()) == 12
 

@@ -5,9 +5,14 @@ For each policy P and each repeat r the comparison boots
 * every foreground job of the mix *alone* (same settings, same keys, policy P), and
 * the whole *mix* under policy P.
 
-A job's slowdown under P is, per repeat, (its elapsed time in the mix) /
-(its elapsed time alone), both from repeat r; the reported slowdown is the
-median of those ratios with their min..max spread.  A policy's score is the
+A job's slowdown under P is, per repeat, (its response time in the mix) /
+(its response time alone), both from repeat r; the reported slowdown is the
+median of those ratios with their min..max spread.  A response time is timed
+from the job's arrival (RESULT end_us - arrive_us), as the papers time a job
+from its start in the mix: the quanta it waits for its first dispatch count.
+(The kernel's elapsed_us runs from the first dispatch, start_us: with it a
+gang that waited out another's slot had a slowdown of 1.00 while the makespan
+doubled.)  The wait before the first dispatch is reported beside it.  A policy's score is the
 mean over foreground jobs of their median slowdowns - lower is better, 1.0
 means sharing the machine cost nothing.  Runs that failed (non-zero verdict
 or timeout) contribute no numbers.
@@ -85,9 +90,10 @@ class JobOutcome:
     """One job of the mix under one policy, over the repeats."""
 
     job: Job
-    alone: Spread | None = None         # elapsed_us alone
-    mix: Spread | None = None           # elapsed_us in the mix
-    slowdown: Spread | None = None      # per-repeat mix/alone
+    alone: Spread | None = None         # response time alone: end_us - arrive_us
+    mix: Spread | None = None           # response time in the mix: end_us - arrive_us
+    slowdown: Spread | None = None      # per-repeat mix/alone of the response times
+    wait: Spread | None = None          # in the mix: start_us - arrive_us, the wait for the first dispatch
     misses_alone: Spread | None = None  # under a machine model: the job's misses (its MODEL job= line) alone
     misses_mix: Spread | None = None    # ... and in the mix
 
@@ -103,11 +109,27 @@ class PolicyOutcome:
         return mean(j.slowdown.median for j in self.jobs if j.slowdown)
 
 
-def _elapsed_by_job(run, jobs: list[Job]) -> dict[int, int]:
+def response_us(result: dict) -> float | None:
+    """A job's response time: from its arrival to its end (end_us - arrive_us); a RESULT without those keys (an
+    older kernel's, a test's) has only elapsed_us, which runs from the first dispatch."""
+    end, arrive = result.get("end_us"), result.get("arrive_us")
+    if isinstance(end, (int, float)) and isinstance(arrive, (int, float)) and end >= arrive:
+        return end - arrive
+    value = result.get("elapsed_us")
+    return value if isinstance(value, (int, float)) else None
+
+
+def wait_us(result: dict) -> float | None:
+    """The wait from a job's arrival to its first dispatch (start_us - arrive_us), None without those keys."""
+    start, arrive = result.get("start_us"), result.get("arrive_us")
+    ok = isinstance(start, (int, float)) and isinstance(arrive, (int, float)) and start >= arrive
+    return start - arrive if ok else None
+
+
+def _response_by_job(run, jobs: list[Job], of=response_us) -> dict[int, float]:
     if not run.ok:
         return {}
-    return {i: r["elapsed_us"] for i, r in match_results(run.results, jobs).items()
-            if isinstance(r.get("elapsed_us"), (int, float))}
+    return {i: v for i, r in match_results(run.results, jobs).items() if (v := of(r)) is not None}
 
 
 def _misses_by_job(run, jobs: list[Job]) -> dict[int, int]:
@@ -126,6 +148,7 @@ def aggregate(done: list[tuple[Trial, object]], jobs: list[Job], policies: list[
     for policy in policies:
         alone = {j.index: [None] * repeats for j in jobs}
         mixed = {j.index: [None] * repeats for j in jobs}
+        waits = {j.index: [None] * repeats for j in jobs}
         miss_alone = {j.index: [None] * repeats for j in jobs}
         miss_mixed = {j.index: [None] * repeats for j in jobs}
         makespans = [None] * repeats
@@ -133,14 +156,16 @@ def aggregate(done: list[tuple[Trial, object]], jobs: list[Job], policies: list[
             if trial.policy != policy:
                 continue
             if trial.kind == ALONE:
-                got = _elapsed_by_job(run, [trial.job])
+                got = _response_by_job(run, [trial.job])
                 if trial.job.index in got:
                     alone[trial.job.index][trial.repeat] = got[trial.job.index]
                 for index, misses in _misses_by_job(run, [trial.job]).items():
                     miss_alone[index][trial.repeat] = misses
             else:
-                for index, elapsed in _elapsed_by_job(run, jobs).items():
-                    mixed[index][trial.repeat] = elapsed
+                for index, response in _response_by_job(run, jobs).items():
+                    mixed[index][trial.repeat] = response
+                for index, wait in _response_by_job(run, jobs, wait_us).items():
+                    waits[index][trial.repeat] = wait
                 for index, misses in _misses_by_job(run, jobs).items():
                     miss_mixed[index][trial.repeat] = misses
                 if run.ok and run.summary:
@@ -150,6 +175,7 @@ def aggregate(done: list[tuple[Trial, object]], jobs: list[Job], policies: list[
             outcome.jobs.append(JobOutcome(
                 job, alone=Spread.of(alone[job.index]), mix=Spread.of(mixed[job.index]),
                 slowdown=None if job.background else Spread.of(slowdowns(mixed[job.index], alone[job.index])),
+                wait=Spread.of(waits[job.index]),
                 misses_alone=Spread.of(miss_alone[job.index]), misses_mix=Spread.of(miss_mixed[job.index])))
         outcomes.append(outcome)
     return outcomes
@@ -168,6 +194,9 @@ def _spread_dict(value: Spread | None) -> dict | None:
 def outcomes_to_dict(outcomes: list[PolicyOutcome]) -> dict:
     """The comparison as plain data for JSON export (times in us, slowdowns as ratios)."""
     return {
+        "definitions": {"alone_us, mix_us": "response time: end_us - arrive_us, from the job's arrival",
+                        "slowdown": "mix_us / alone_us per repeat (response times)",
+                        "wait_us": "in the mix, start_us - arrive_us: the wait for the first dispatch"},
         "policies": [{
             "policy": o.policy,
             "mean_slowdown": o.mean_slowdown,
@@ -175,6 +204,7 @@ def outcomes_to_dict(outcomes: list[PolicyOutcome]) -> dict:
             "jobs": [{"job": j.job.index + 1, "app": j.job.app, "token": j.job.token,
                       "background": j.job.background, "alone_us": _spread_dict(j.alone),
                       "mix_us": _spread_dict(j.mix), "slowdown": _spread_dict(j.slowdown),
+                      "wait_us": _spread_dict(j.wait),
                       "misses_alone": _spread_dict(j.misses_alone), "misses_mix": _spread_dict(j.misses_mix)}
                      for j in o.jobs],
         } for o in outcomes],

@@ -112,6 +112,11 @@ def _count(x: float) -> str:
 
 
 
+#: above every comparison table: what its times and slowdowns are (comparison.py)
+SLOWDOWN_HEADER = ("slowdown = response time in the mix / response time alone; a response time runs from the job's "
+                   "arrival to its end (end_us - arrive_us), so waiting for the first dispatch counts (mix wait ms)")
+
+
 def comparison_table(outcomes: list[PolicyOutcome], marks: dict | None = None) -> str:
     """Per policy and job: alone and mix medians (ms) and the slowdown with its interval (under a machine model
     also the job's misses alone and in the mix), then makespans.
@@ -119,17 +124,17 @@ def comparison_table(outcomes: list[PolicyOutcome], marks: dict | None = None) -
     column that is there only when some row has one."""
     marks = marks or {}
     misses = any(j.misses_mix or j.misses_alone for o in outcomes for j in o.jobs)   # under a machine model
-    headers = (["policy", "#", "app", "alone ms", "mix ms", "slowdown", "slowdown 95% CI"]
+    headers = (["policy", "#", "app", "alone resp ms", "mix resp ms", "mix wait ms", "slowdown", "slowdown 95% CI"]
                + (["misses alone", "misses mix"] if misses else []) + (["host"] if marks else []))
     rows = []
     for outcome in outcomes:
         for j in outcome.jobs:
             alone = "background" if j.job.background else spread(j.alone, _ms_value)
-            rows.append([outcome.policy, j.job.index + 1, j.job.app, alone,
-                         spread(j.mix, _ms_value), spread(j.slowdown, _ratio), interval(j.slowdown, _ratio)]
+            rows.append([outcome.policy, j.job.index + 1, j.job.app, alone, spread(j.mix, _ms_value),
+                         spread(j.wait, _ms_value), spread(j.slowdown, _ratio), interval(j.slowdown, _ratio)]
                         + ([spread(j.misses_alone, _count), spread(j.misses_mix, _count)] if misses else [])
                         + ([marks.get((outcome.policy, j.job.index), "")] if marks else []))
-    lines = [format_table(headers, rows), ""]
+    lines = [SLOWDOWN_HEADER, format_table(headers, rows), ""]
     for outcome in outcomes:
         lines.append(f"{outcome.policy}: mix makespan {spread(outcome.makespan, _ms_value)} ms"
                      + (f", 95% CI {interval(outcome.makespan, _ms_value)}" if outcome.makespan
