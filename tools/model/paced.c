@@ -8,9 +8,14 @@
  * pace_fold moves the entry into the counts - at checks, and at each job mark so each job gets its own.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "plugin.h"
 
@@ -18,6 +23,8 @@
 struct pace pace = { 0, PACE_LEAD_NS_DEFAULT, PACE_BOUND_NS_DEFAULT };
 static uint64_t pace_t0, pace_end;
 static uint64_t pace_chunk;               /* instructions between two checks of the schedule */
+#define PACE_NICE (-10)                   /* a paced vCPU thread's nice value when not real-time (prio_set) */
+#define PACE_OVERLOAD_NS 20000000UL       /* two fidelity events this close: the hart cannot keep up */
 
 #if MODEL_QEMU_API >= 2
 static qemu_plugin_u64 tb_insns;          /* per vCPU: instructions counted inline since the last fold */
@@ -38,13 +45,38 @@ void pace_fold(unsigned int vcpu)
 #endif
 }
 
+/*
+ * The vCPU thread's priority. A paced hart sleeps thousands of times a second, and on a loaded host every wake-up
+ * waits in the run queue - milliseconds at a load of 5 on 2 cores, each one a fidelity event. So a hart that
+ * keeps its schedule runs SCHED_RR (priority 1) and preempts ordinary work the moment its sleep ends; it uses
+ * the core only for its share of R, and the kernel's real-time throttling leaves others 5 % even then. A hart
+ * that falls behind twice within PACE_OVERLOAD_NS cannot keep up (it does not sleep while behind): it drops to
+ * nice -10 until its next sleep, so that an overloaded paced boot cannot starve the host (QEMU's own main loop
+ * among it). Without the
+ * privilege for either, the thread keeps its priority.
+ */
+enum { PRIO_UNSET, PRIO_RR, PRIO_NORMAL, PRIO_NONE };
+static __thread int thread_prio;
+
+static void prio_set(int want)
+{
+    if (thread_prio == want || thread_prio == PRIO_NONE)
+        return;
+    struct sched_param rr = { .sched_priority = 1 }, normal = { .sched_priority = 0 };
+    if (want == PRIO_RR && pthread_setschedparam(pthread_self(), SCHED_RR, &rr) == 0) {
+        thread_prio = PRIO_RR;
+        return;
+    }
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), PACE_NICE);
+    thread_prio = want == PRIO_RR ? PRIO_NONE : PRIO_NORMAL; /* RR refused: never ask again */
+}
+
 static void pace_sleep(struct vcpu *v, uint64_t until)
 {
-    static __thread int slack_set;
-    if (!slack_set) { /* wake on time: a vCPU thread's default timer slack (50 us) would be model time lost */
+    if (thread_prio == PRIO_UNSET) /* wake on time: the default slack (50 us) would be model time lost */
         prctl(PR_SET_TIMERSLACK, 1UL);
-        slack_set = 1;
-    }
+    prio_set(PRIO_RR);
     uint64_t start = now_ns();
     struct timespec ts = { (time_t)(until / 1000000000UL), (long)(until % 1000000000UL) };
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, 0) == EINTR)
@@ -63,10 +95,15 @@ void pace_point(unsigned int vcpu, uint64_t lead_ns)
         memset(&v->pace, 0, sizeof v->pace);
         return;
     }
-    uint64_t now = now_ns();
+    uint64_t now = now_ns(), events = v->pace.count.events;
     uint64_t sleep = pace_check(&v->pace, &pace, now - t0, lead_ns, &v->stat[v->job].pace);
     if (sleep)
         pace_sleep(v, now + sleep);
+    else if (v->pace.count.events != events) { /* behind again soon after the last time: overloaded */
+        if (now - v->last_event_ns < PACE_OVERLOAD_NS && thread_prio == PRIO_RR)
+            prio_set(PRIO_NORMAL); /* back among the host's ordinary work until it sleeps again */
+        v->last_event_ns = now;
+    }
 }
 
 #if MODEL_QEMU_API >= 2

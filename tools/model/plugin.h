@@ -35,6 +35,7 @@ struct vcpu {
     uint64_t paid_ns;                     /* stall actually waited */
     uint64_t calib_t0;                    /* host ns at the calibration loop's start */
     struct pace_hart pace;                /* paced: this hart's model time */
+    uint64_t last_event_ns;               /* paced: host ns of its last fidelity event */
     struct jobstat stat[MODEL_MARKS];
 } __attribute__((aligned(64)));
 
