@@ -13,6 +13,9 @@
 
 #define RAM_BASE 0x80000000UL
 #define KERNEL_RESERVE (4UL << 20) /* each node's first 4 MB: the kernel's image, stacks and tables */
+/* The most NUMA nodes QEMU 7.2's virt boots (a third socket aborts it): model_limits.QEMU_MAX_NODES, kept equal by
+   tests/test_hostile.py. */
+#define SIM_MAX_NODES 2
 
 static struct model *m;
 static struct model_params prm;
@@ -119,6 +122,9 @@ int mem_init(const char *spec, const char *profile_dir, int harts, uint64_t mem_
     }
     if (prm.nodes > harts)
         prm.nodes = harts; /* clamped to the harts, as the harness's Model.for_harts */
+    if (prm.nodes > SIM_MAX_NODES) /* what QEMU's virt boots (tools/py/schedlab/model_limits.py) */
+        return snprintf(err, errlen, "--model %s: nodes=%d at %d harts: QEMU 7.2's virt machine boots at most %d "
+                        "NUMA nodes: give nodes=1..%d", spec, prm.nodes, harts, SIM_MAX_NODES, SIM_MAX_NODES), -1;
     prm.harts = harts;
     prm.ram_base = RAM_BASE;
     prm.ram_bytes = mem_mb << 20;
