@@ -165,7 +165,9 @@ def run_task(task: Task, pool: affinity.CorePool | None = None, stop=None) -> Ru
             given = {"kernel": task.image, "extra": task.extra, "deterministic": task.deterministic,
                      "affinity": cores}
             given = {k: v for k, v in given.items() if v and not (k == "kernel" and Path(v) == qemu.DEFAULT_KERNEL)}
+            before = busy.cpu_sample() if pool is None else None     # alone on the host: others measurable
             run = qemu.boot(task.cpus, task.tokens, timeout=task.timeout, model=task.model, **given)
+            run.others_cores = busy.others_cores(before, busy.cpu_sample() if before else None)
             with _assessing:            # it may learn a quiet card: one read-modify-write of the file at a time
                 busy.assess(run)
     finally:
@@ -186,6 +188,19 @@ def infrastructure_failure(run: Run) -> str | None:
         last = run.console.strip().splitlines()[-1:] or ["no output"]
         return f"exit {run.exit_code} before the kernel printed BOOT ({last[0][:200]})"
     return None
+
+
+def qemu_refusal(run: Run) -> str | None:
+    """QEMU's own complaint about its command line (``qemu-system-riscv64: -bogusflag: invalid option``, an
+    -smp it cannot read), else None: QEMU exited 1 before any firmware line, its first line naming an option.
+    That is the user's input (--qemu-extra, cpus), reported once and never retried."""
+    if run.timed_out or run.exit_code != 1 or run.boot is not None:
+        return None
+    lines = run.console.strip().splitlines()
+    if not lines or not lines[0].startswith("qemu-system-"):
+        return None
+    _, _, said = lines[0].partition(": ")
+    return lines[0][:300] if said.startswith("-") else None
 
 
 def failed_run(task: Task, problem: str) -> Run:
@@ -283,6 +298,10 @@ class Executor:
     def _cancel(self, handle) -> None:
         pass
 
+    def _restart(self, task: Task, failed_handle):
+        """The retry of a task whose first attempt (``failed_handle``) failed for the harness's reasons."""
+        return self._start(task)
+
     def close(self) -> None:
         pass
 
@@ -315,6 +334,9 @@ class Executor:
                 where = traceback.extract_tb(exc.__traceback__)[-1:]
                 at = f" (at {Path(where[0].filename).name}:{where[0].lineno})" if where else ""
                 run, problem = None, f"{type(exc).__name__}: {exc}{at}"
+            refused = qemu_refusal(run) if run is not None and task.kind == "qemu" else None
+            if refused:
+                raise HarnessError(f"QEMU refused its command line: {refused}")
             if problem is None:
                 run.placement = {**getattr(run, "placement", {}), "attempts": attempt}
                 if self.journal is not None:
@@ -323,7 +345,7 @@ class Executor:
             if attempt == 1:
                 note(f"executor: {task.describe()}: {problem}; retrying once")
                 try:
-                    handle = self._start(task)
+                    handle = self._restart(task, handle)
                 except HarnessError:
                     raise
                 except Exception as exc:    # noqa: BLE001 - the cluster is gone: reported like the failure
@@ -428,7 +450,9 @@ def from_args(args, journal=None, cpus: int | None = None) -> Executor:
     address = getattr(args, "executor", None)
     reserve = getattr(args, "reserve_cores", None)
     reserve = affinity.DEFAULT_RESERVE if reserve is None else reserve
-    if address:
+    if address is not None:
+        from .inputs import executor_address
+        executor_address(address)           # a malformed address: one line, before distributed is imported
         from .executor_dask import Dask
         return Dask(address, journal=journal, reserve=reserve)
     jobs = getattr(args, "jobs", None) or 1
@@ -445,12 +469,13 @@ def from_args(args, journal=None, cpus: int | None = None) -> Executor:
 
 def add_options(parser) -> None:
     """``--jobs``, ``--executor``, ``--reserve-cores`` on a command that boots."""
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+    from .inputs import argparse_int
+    parser.add_argument("--jobs", type=argparse_int(1), default=1, metavar="N",
                         help="boots at a time on this host, each pinned to cores of its own (timed boots: "
                              "at most (cores - reserve) // cpus; deterministic and simulated: every core)")
     parser.add_argument("--executor", metavar="dask://HOST:PORT",
                         help="run the boots on a Dask cluster whose workers declare --resources cores=N")
-    parser.add_argument("--reserve-cores", type=int, default=None, metavar="K",
+    parser.add_argument("--reserve-cores", type=argparse_int(0), default=None, metavar="K",
                         help=f"host cores a timed boot never gets when boots run side by side (default "
                              f"{affinity.DEFAULT_RESERVE})")
 
@@ -473,6 +498,8 @@ def use(executor: Executor):
     finally:
         _current.pop()
         executor.close()
+        if executor.journal is not None:
+            executor.journal.close()        # its lock: the output is free for the next command
 
 
 def boot(cpus: int, bootargs, kernel=None, timeout: float = DEFAULT_TIMEOUT, extra=(), deterministic=False,

@@ -33,11 +33,8 @@ def remote_task(task: Task, image: bytes | None, reserve: int):
 
 
 def _address(text: str) -> str:
-    if text.startswith("dask://"):
-        return "tcp://" + text[len("dask://"):]
-    if "://" not in text:
-        return "tcp://" + text
-    return text
+    from .inputs import executor_address
+    return executor_address(text)
 
 
 class Dask(Executor):
@@ -69,7 +66,8 @@ class Dask(Executor):
         self.largest = max(cores)
         self.slots = int(sum(cores))
         self.window = 2 * self.slots
-        self._images: dict = {}
+        self._images: dict = {}         # image hash -> its scattered future (the current copy)
+        self._used: dict = {}           # task future key -> the image future it was submitted with
 
     def _image(self, task: Task):
         if task.kind != "qemu":
@@ -86,11 +84,25 @@ class Dask(Executor):
         if need > self.largest:
             raise HarnessError(f"{task.describe()}: needs {need} dedicated cores, and the largest Dask worker "
                                f"declares {self.largest:g} (--resources cores=N)")
-        return self.client.submit(remote_task, task, self._image(task), self.reserve, resources={"cores": need},
-                                  pure=False)
+        image = self._image(task)
+        future = self.client.submit(remote_task, task, image, self.reserve, resources={"cores": need}, pure=False)
+        self._used[future.key] = image          # the scattered image this attempt depends on
+        return future
+
+    def _restart(self, task: Task, failed_handle):
+        """A retry after a lost worker: the scattered image may have died with it (its only copy), so when
+        the failed attempt used the current copy it is scattered again before the task is resubmitted."""
+        used = self._used.pop(getattr(failed_handle, "key", None), None)
+        if used is not None and self._images.get(task.image_hash) is used:
+            del self._images[task.image_hash]
+        return self._start(task)
 
     def _wait(self, handle):
-        return handle.result()
+        try:
+            return handle.result()
+        finally:
+            if handle.done() and handle.status == "finished":
+                self._used.pop(handle.key, None)
 
     def _cancel(self, handle):
         try:
