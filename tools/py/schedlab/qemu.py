@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .affinity import pinned
+from .lifetime import die_with_parent
 from .console import Console, parse_console
 
 def _repo_root() -> Path:
@@ -257,7 +258,8 @@ def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None 
     started = time.monotonic()
     try:
         proc = subprocess.Popen(pinned(argv, affinity), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=die_with_parent())    # no QEMU outlives a SIGKILLed harness
     except FileNotFoundError as exc:
         raise HarnessError(f"{argv[0]} not found: install qemu-system-misc "
                            f"(or set SCHEDLAB_QEMU to the QEMU binary)") from exc
