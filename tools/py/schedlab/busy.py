@@ -10,7 +10,11 @@ cores to themselves.  A boot is flagged *busy* when any of these says otherwise:
   its boots side by side on cores of their own, ``qemu.OWN_PIDS`` - another user's or another session's machine
   competes for the cores);
 * the 1-minute load average exceeded the host's cores plus ``LOAD_MARGIN`` (the harness's own boot keeps
-  up to one thread per hart busy; more than that is someone else's work).
+  up to one thread per hart busy; more than that is someone else's work);
+* during the boot itself, other processes kept more cores busy than the host had beside the boot's harts
+  (plus ``OTHERS_MARGIN``): the host's CPU time (/proc/stat) less the harness's children's, over the boot's
+  wall time (``cpu_sample``, ``others_cores``). The load average lags by a minute; this sees a hog that
+  started just before the boot. Measured for a boot that ran alone (unpinned, executor.run_task).
 
 The quiet card is stored per host, hart count and machine model in ``QUIET_CARDS`` (``build/calib/quiet-cards.json``, or
 ``$SCHEDLAB_QUIET_CARDS``): the element-wise median of the first ``KEEP`` cards of boots that passed every
@@ -31,8 +35,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import statistics
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .qemu import OWN_PIDS, REPO_ROOT
@@ -44,6 +50,10 @@ ABSOLUTE_NS = {"syscall_ns": 5_000.0, "switch_ns": 5_000.0, "ipi_ns": 20_000.0, 
 FACTOR = 4.0
 #: Busy when the 1-minute load average exceeds cores + LOAD_MARGIN.
 LOAD_MARGIN = 1.0
+#: Busy when others kept more than (cores - harts) + OTHERS_MARGIN cores busy on average during the boot.
+OTHERS_MARGIN = 0.5
+#: A boot shorter than this is too short to judge the others' share from /proc/stat's ticks.
+MIN_SAMPLE_SECONDS = 0.5
 #: A paced boot whose harts fell behind by more than this fraction of their paced time is flagged.
 PACE_LAG_FRACTION = 0.01
 #: Quiet cards kept per host and hart count; the reference is their element-wise median.
@@ -58,6 +68,39 @@ class HostLoad:
     load1: float
     cores: int
     qemus: tuple[tuple[int, str], ...] = ()
+    others: float | None = None     # cores other processes kept busy during the boot (None: not measured)
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """The host's busy CPU seconds (all cores), this process's reaped children's, and the monotonic clock."""
+
+    host_busy: float
+    children: float
+    wall: float
+
+
+def cpu_sample() -> CpuSample | None:
+    """Now, from /proc/stat's first line (None where there is none)."""
+    try:
+        with open("/proc/stat") as handle:
+            fields = handle.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 8:
+        return None
+    ticks = [int(f) for f in fields[1:9]]
+    busy = sum(ticks) - ticks[3] - ticks[4]             # all but idle and iowait
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return CpuSample(busy / os.sysconf("SC_CLK_TCK"), usage.ru_utime + usage.ru_stime, time.monotonic())
+
+
+def others_cores(before: CpuSample | None, after: CpuSample | None) -> float | None:
+    """Cores' worth of CPU that processes other than this one's children used between the samples."""
+    if before is None or after is None or after.wall - before.wall < MIN_SAMPLE_SECONDS:
+        return None
+    others = (after.host_busy - before.host_busy) - (after.children - before.children)
+    return max(0.0, others) / (after.wall - before.wall)
 
 
 def _other_qemus() -> tuple[tuple[int, str], ...]:
@@ -163,6 +206,8 @@ def judge(card: dict | None, cpus: int, load: HostLoad, quiet: dict | None) -> V
                        f"{shown}{', ...' if len(load.qemus) > 3 else ''}")
     if load.load1 > load.cores + LOAD_MARGIN:
         reasons.append(f"load average {load.load1:.2f} on {load.cores} cores")
+    if load.others is not None and load.others > max(0, load.cores - cpus) + OTHERS_MARGIN:
+        reasons.append(f"other processes kept {load.others:.1f} of {load.cores} cores busy during the boot")
     return Verdict(reasons)
 
 
@@ -197,7 +242,10 @@ def assess(run) -> Verdict:
         run.busy = judge_paced(getattr(run, "model_end", None), run.cpus)
         return run.busy
     model = getattr(run, "model", "none")
-    verdict = judge(run.calib, run.cpus, host_load(), quiet_card(run.cpus, model))
+    load = host_load()
+    if load.others is None and getattr(run, "others_cores", None) is not None:
+        load = replace(load, others=run.others_cores)
+    verdict = judge(run.calib, run.cpus, load, quiet_card(run.cpus, model))
     if not verdict.busy and run.calib and run.ok:
         _remember(run.cpus, run.calib, model)
     run.busy = verdict
