@@ -13,7 +13,7 @@ import argparse
 import importlib
 import sys
 
-from . import commands, commands_batch, executor
+from . import commands, commands_batch, executor, inputs
 from .qemu import DEFAULT_TIMEOUT, HarnessError
 
 EPILOG = """\
@@ -38,9 +38,10 @@ DELEGATED = {
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cpus", type=int, metavar="N",
+    parser.add_argument("--cpus", type=inputs.argparse_int(1), metavar="N",
                         help="harts (-smp); default: the scenario's '# cpus:' or min(host cores, 4)")
-    parser.add_argument("--repeat", type=int, metavar="R", help="boots per configuration")
+    parser.add_argument("--repeat", type=inputs.argparse_int(1, inputs.MAX_REPEAT), metavar="R",
+                        help=f"boots per configuration (at most {inputs.MAX_REPEAT})")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"kill a boot that runs longer (default {DEFAULT_TIMEOUT:.0f})")
     parser.add_argument("--json", metavar="FILE", help="write runs and per-job records as JSON")
@@ -156,8 +157,8 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
     rep.add_argument("--quick", action="store_true", help=f"fewer repeats and points (about {quick} minutes)")
     rep.add_argument("--only", metavar="NAME[,NAME]",
                      help="only these sections (see --list); a name may be a shell pattern, e.g. 'sim16-*'")
-    rep.add_argument("--cpus", type=int, default=2, metavar="N", help="harts (default 2)")
-    rep.add_argument("--repeat", type=int, metavar="R", help="repeats per configuration (the full run's default: "
+    rep.add_argument("--cpus", type=inputs.argparse_int(1), default=2, metavar="N", help="harts (default 2)")
+    rep.add_argument("--repeat", type=inputs.argparse_int(1, inputs.MAX_REPEAT), metavar="R", help="repeats per configuration (the full run's default: "
                      "each section's own, 3 to 20)")
     rep.add_argument("--out", default=None, metavar="DIR", help="where results.md, results.json and figures/ go "
                      "(default docs/)")

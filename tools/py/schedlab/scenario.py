@@ -95,6 +95,8 @@ def scenario_from_args(args: list[str], default_tokens: list[str] | None = None)
     """Build the scenario from positional arguments (tokens and/or one file reference)."""
     refs = [a for a in args if "=" not in a]
     tokens = [a for a in args if "=" in a]
+    from .inputs import single_settings
+    single_settings(tokens)         # on one command line a setting given twice is a slip, not an override
     if len(refs) > 1:
         raise HarnessError(f"more than one scenario file given ({', '.join(refs)}); "
                            f"tokens must look like key=value")

@@ -177,6 +177,19 @@ class Summary:
     boots: int = 0
 
 
+def _policy_of(point: Point, run) -> str | None:
+    """The policy a boot ran under, from its own lines or its scenario's policy= token (None: unknown)."""
+    said = [r.get("policy") for r in run.results] + [(run.summary or {}).get("policy")]
+    said += [t.partition("=")[2] for t in point.settings if token_key(t) == "policy"][-1:]
+    return next((p for p in said if isinstance(p, str) and p), None)
+
+
+def _policy_ran(done) -> str | None:
+    """The kernel's default policy as the sweep's boots that printed one name it: the label of a point that
+    asked for no policy and failed before saying (a boot lost with its worker), so its row joins the others."""
+    return next((p for point, run in done if point.policy is None and (p := _policy_of(point, run))), None)
+
+
 def summarise(done: list[tuple[Point, object]], vary: Vary, metric: str) -> list[Summary]:
     """Reduce (point, run) pairs to one Summary per policy, value and job; failed runs give no numbers.
     A point without an explicit policy is labelled with the policy its RESULT lines name. Ordered as asked:
@@ -184,11 +197,9 @@ def summarise(done: list[tuple[Point, object]], vary: Vary, metric: str) -> list
     values: dict[tuple, list] = {}
     apps: dict[tuple, tuple[str, bool]] = {}
     boots: dict[tuple, list[int]] = {}
+    ran = _policy_ran(done)
     for point, run in done:
-        label = point.policy
-        for result in run.results:
-            label = label or result.get("policy")
-        label = label or "default"
+        label = point.policy or _policy_of(point, run) or ran or "default"
         flagged = int(bool(getattr(getattr(run, "busy", None), "busy", False)))
         for job in point.jobs:
             key = (label, point.value, job.index + 1)
