@@ -24,12 +24,12 @@ from argparse import Namespace
 from collections import defaultdict
 from pathlib import Path
 
-from . import busy, executor, kernel_elf
+from . import busy, executor, inputs, kernel_elf, model_limits
 from . import comparison as cmp
 from . import model as machine
 from .console import parse_console
 from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token_key
-from .qemu import (ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, host_cores, is_deterministic,
+from .qemu import (ICOUNT_SHIFT, MEMORY, REPO_ROOT, HarnessError, Run, host_cores, is_deterministic,
                    oversubscription_warning)
 from .scenario import Scenario, scenario_from_args
 from .stats import Spread
@@ -63,7 +63,8 @@ def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple
     """(cpus, repeat): command line first, then the scenario header, then defaults; warns once (not in
     deterministic mode, where harts take turns on one host thread by design)."""
     cpus = args.cpus or scenario.cpus or default_cpus()
-    repeat = args.repeat or scenario.repeat or default_repeat
+    repeat = inputs.whole_number("repeat", args.repeat or scenario.repeat or default_repeat, 1, inputs.MAX_REPEAT)
+    args.qemu_extra = inputs.qemu_extra(getattr(args, "qemu_extra", None)) or None
     _check_model(args, cpus, scenario.tokens)
     sim = getattr(args, "sim", False)
     warning = None if sim or _deterministic(args, scenario.tokens) else oversubscription_warning(cpus)
@@ -80,7 +81,7 @@ def _sim_tag(args: Namespace) -> str:
 def _check_model(args: Namespace, cpus: int, tokens) -> None:
     """Before any boot: the --model spec is valid (ModelError names what is wrong), and the scenario does not
     say model= itself (only --model loads the plugin that makes the token true)."""
-    machine.resolve(getattr(args, "model", None), cpus)
+    model_limits.check(getattr(args, "model", None), cpus, machine.mem_mb(MEMORY))
     if any(token_key(t) == "model" for t in tokens):
         raise HarnessError("the scenario has a model= token: choose the machine model with --model "
                            "<profile>[,key=value...], which also loads the plugin")
@@ -116,9 +117,14 @@ def _busy_tag(run: Run) -> str:
 
 
 def _docs_refusal(args: Namespace, paths, runs) -> str | None:
-    """Why files under docs/ may not be written from these runs (a busy host, no --allow-busy), else None."""
+    """Why files under docs/ may not be written from these runs (a failed or unreadable boot; a checked
+    kernel; a busy host without --allow-busy), else None."""
     inside = [str(p) for p in paths if p and busy.inside_docs(p)]
     runs = list(runs)
+    failed = sum(1 for run in runs if not run.ok or unreadable(run))
+    if inside and failed:
+        return (f"schedlab: not writing {', '.join(inside)}: {failed} of {len(runs)} boots failed, and docs/ holds "
+                "only the results of clean runs (write elsewhere to keep a failed run's records)")
     checked = sum(1 for run in runs if busy.checked(run))
     if inside and checked:
         return (f"schedlab: not writing {', '.join(inside)}: {checked} of {len(runs)} boots ran a kernel built "
@@ -244,6 +250,15 @@ def _save_trace(run: Run, prefix: Path) -> bool:
     return True
 
 
+def _trace(args: Namespace, run: Run, prefix: Path) -> bool:
+    """_save_trace, unless the files would go under docs/ from a boot that may not write there."""
+    refusal = _docs_refusal(args, [prefix], [run])
+    if refusal:
+        note(refusal.replace("schedlab: not writing", "trace: not writing", 1))
+        return False
+    return _save_trace(run, prefix)
+
+
 def _read_log(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
@@ -311,7 +326,7 @@ def run_command(args: Namespace) -> int:
             print(model_report(run))
         if run.virtual_clock:
             print(VIRTUAL_NOTE)
-        traced = _save_trace(run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
+        traced = _trace(args, run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
         garbled = unreadable(run)
         if garbled:
             print(garbled)
