@@ -24,10 +24,16 @@ SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
 SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h tools/model/cache.h lib/loops/loopsched.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 
+# The link follows the list of sources, not only their timestamps: a policy file removed or renamed leaves
+# nothing newer behind, so the list itself is a prerequisite, kept in a stamp rewritten only when it changes.
+SIM_LIST   := $(SIM_OUT)/sources.list
+$(shell mkdir -p $(SIM_OUT) && { [ "$$(cat $(SIM_LIST) 2>/dev/null)" = "$(sort $(SIM_OBJ))" ] || \
+          echo "$(sort $(SIM_OBJ))" > $(SIM_LIST); })
+
 .PHONY: sim sim-asan sim-calibrate sim-validate sim-reproduce
 sim: $(SIM_OUT)/schedlab-sim apps $(B)/kernel.elf
 
-$(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld
+$(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld $(SIM_LIST)
 	$(call quiet,HOSTLD,$@)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Wl,-T,tools/sim/sections.ld -o $@ $(SIM_OBJ) -lm
 
 $(SIM_OUT)/obj/%.o: %.c $(SIM_HDRS)
