@@ -3,6 +3,7 @@
 SCHEDLAB_QEMU. It records its argv (one JSON list a line in FAKE_QEMU_LOG) and, depending on FAKE_QEMU_MODE,
 
 * ``canned``: prints the file FAKE_QEMU_CONSOLE and exits with FAKE_QEMU_EXIT;
+* ``killparent``: the first boot (no file FAKE_QEMU_MARK yet) SIGKILLs its parent, later ones are ``canned``;
 * ``hang``:   prints the canned console without its last newline, starts a
   grandchild (pid in FAKE_QEMU_PIDFILE) and sleeps, to be killed by the timeout;
 * ``sim``:    plays a tiny kernel: reads -append, answers bad tokens with ERROR,
@@ -12,6 +13,8 @@ SCHEDLAB_QEMU. It records its argv (one JSON list a line in FAKE_QEMU_LOG) and, 
   SUMMARY lines are the recorded ones of FAKE_QEMU_TEMPLATE (a real boot's
   console) with values changed, so when the kernel's format moves the tests
   see the new format.
+
+With FAKE_QEMU_SELFPID set it writes its own pid there first.
 """
 import json, os, subprocess, sys, time
 
@@ -21,6 +24,20 @@ if os.environ.get("FAKE_QEMU_LOG"):
         log.write(json.dumps(argv) + "\n")
 mode = os.environ.get("FAKE_QEMU_MODE", "canned")
 out = sys.stdout
+if os.environ.get("FAKE_QEMU_SELFPID"):         # its own pid, for the tests that QEMU dies with its parent
+    with open(os.environ["FAKE_QEMU_SELFPID"], "w") as f:
+        f.write(str(os.getpid()))
+
+if mode == "killparent":
+    # the first boot SIGKILLs the process that started it (a Dask worker lost mid-boot) and waits to die with
+    # it; every later boot (FAKE_QEMU_MARK exists) plays the canned console
+    mark = os.environ["FAKE_QEMU_MARK"]
+    if not os.path.exists(mark):
+        open(mark, "w").close()
+        os.kill(os.getppid(), 9)
+        time.sleep(60)
+        sys.exit(1)
+    mode = "canned"
 
 if mode == "canned":
     out.buffer.write(open(os.environ["FAKE_QEMU_CONSOLE"], "rb").read())
