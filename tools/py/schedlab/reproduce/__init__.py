@@ -467,30 +467,12 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
 
 
 def counts(sections: list[Section]) -> dict:
-    """The header's columns over the papers' rows (every section but the simulator's validation, sim-*):
-    quantitative, shape, measured, simulated, elsewhere (not on this machine), each by verdict; and how many of
-    the quantitative ones a section still judges in its own code (no declared criterion)."""
-    out = {k: {} for k in ("quantitative", "shape", "measured", "simulated", "elsewhere")}
-    undeclared = 0
-    for s in sections:
-        if s.name.startswith("sim-"):
-            continue
-        for r in s.rows:
-            col = out[cr.category(r.verdict)]
-            col[r.verdict] = col.get(r.verdict, 0) + 1
-            undeclared += not r.criterion and cr.category(r.verdict) == "quantitative"
-    return {**out, "undeclared": undeclared}
+    """The header's columns over the papers' rows: every section but the simulator's validation (sim-*)."""
+    return cr.tally([r for s in sections if not s.name.startswith("sim-") for r in s.rows])
 
 
 def verdict_counts(sections: list[Section]) -> str:
-    c = counts(sections)
-    total = lambda k: sum(c[k].values())     # noqa: E731
-    part = lambda k, order: ", ".join(f"{c[k].get(v, 0)} {v}" for v in order)     # noqa: E731
-    return (f"Verdicts on the papers' results ({sum(total(k) for k in c if k != 'undeclared')} rows): "
-            f"quantitative {total('quantitative')} ({part('quantitative', cr.QUANT)}; {c['undeclared']} of them "
-            f"still judged in a section's code, not by a declared criterion); shape {total('shape')} "
-            f"({part('shape', cr.SHAPE)}); measured {total('measured')} (no paper number: no verdict); simulated "
-            f"{total('simulated')} ({part('simulated', cr.SIMULATED)}); not on this machine {total('elsewhere')}.")
+    return cr.tally_words(counts(sections))
 
 
 #: section name -> fn(data, cpus, old) -> rows: a section whose rows the framework can rebuild from its stored
@@ -528,20 +510,9 @@ def _load_sections(doc: dict, restate: bool = False) -> list[Section]:
 
 
 def rejudge(out: Path = REPO / "docs") -> Path:
-    """Rewrite results.md and results.json in ``out`` from results.json alone: every section registered with
-    ``restates`` rebuilds its rows from its stored data and declared criteria, every other row keeps its stored
-    verdict (recomputed when it has a criterion). No boot: the header still names the runs that measured."""
-    path = Path(out) / "results.json"
-    doc = json.loads(path.read_text())
-    sections = _load_sections(doc, restate=True)
-    ctx = Ctx(cpus=doc.get("cpus", 2), quick=bool(doc.get("quick")), out=Path(out), progress=lambda m: None)
-    shutil.rmtree(ctx.figdir, ignore_errors=True)
-    (Path(out) / "results.md").write_text(render(sections, ctx, bool(doc.get("reruns")), doc.get("written"),
-                                                 doc.get("reruns")))
-    for write in PAGES:
-        write(sections, Path(out))
-    path.write_text(dumps({**doc, "sections": [asdict(s) for s in sections]}, indent=1, default=str) + "\n")
-    return path
+    """Rewrite results.md and results.json from results.json alone, no boot (regenerate.py)."""
+    from .regenerate import rejudge as from_stored
+    return from_stored(Path(out))
 
 
 def _mode(cpus, quick) -> str:

@@ -224,7 +224,7 @@ def why(c: Criterion, m: dict | None, harts: int | None, verdict: str) -> str:
         return ""
     if verdict == ELSEWHERE:
         return (f"the paper's claim is about {c.needs_harts} processors, measured here on {harts}: judged by a paced "
-                "run or the simulator at that many (needs_harts)" if m and all(m.get(n) for n in needs(c))
+                "run or the simulator at that many (needs_harts)" if c.needs_harts and (harts or 0) < c.needs_harts
                 else "nothing measured for it here")
     if c.kind in ("within", "bound"):
         return f"ours {stat(m[c.of]):.3g} against the criterion {c.words()}"
@@ -283,6 +283,33 @@ def category(verdict: str) -> str:
     return "quantitative"
 
 
+def tally(rows) -> dict:
+    """The header's columns over rows (Row objects or dicts): quantitative, shape, measured, simulated, elsewhere
+    (not on this machine), each by verdict; and how many quantitative ones carry no declared criterion."""
+    out = {k: {} for k in ("quantitative", "shape", "measured", "simulated", "elsewhere")}
+    undeclared = 0
+    for r in rows:
+        verdict = r["verdict"] if isinstance(r, dict) else r.verdict
+        col = out[category(verdict)]
+        col[verdict] = col.get(verdict, 0) + 1
+        undeclared += not criterion_of(r) and category(verdict) == "quantitative"
+    return {**out, "undeclared": undeclared}
+
+
+def tally_words(c: dict) -> str:
+    """The header's sentence: every column with its verdicts, in words that match the rows."""
+    def total(k):
+        return sum(c[k].values())
+
+    def part(k, order):
+        return ", ".join(f"{c[k].get(v, 0)} {v}" for v in order)
+    return (f"Verdicts on the papers' results ({sum(total(k) for k in c if k != 'undeclared')} rows): "
+            f"quantitative {total('quantitative')} ({part('quantitative', QUANT)}; {c['undeclared']} of them "
+            f"still judged in a section's code, not by a declared criterion); shape {total('shape')} "
+            f"({part('shape', SHAPE)}); measured {total('measured')} (no paper number: no verdict); simulated "
+            f"{total('simulated')} ({part('simulated', SIMULATED)}); not on this machine {total('elsewhere')}.")
+
+
 __all__ = ["Criterion", "CriterionError", "within", "bound", "ordering", "trend", "measured", "judge", "why",
-           "falsifier", "stat", "slope", "category", "criterion_of", "VERDICTS", "QUANT", "SHAPE", "MEASURED",
+           "falsifier", "stat", "slope", "category", "criterion_of", "tally", "tally_words", "VERDICTS", "QUANT", "SHAPE", "MEASURED",
            "ELSEWHERE", "SIMULATED", "PASSING"]
