@@ -445,11 +445,14 @@ def test_cli_run_scenario_header_cpus_repeat_and_exports(fake, capsys, tmp_path)
         assert len(list(csv.DictReader(handle))) == 4
 
 
-def test_cli_warns_once_when_cpus_exceed_host_cores(fake, capsys):
+def test_cli_refuses_unpaced_cpus_above_host_cores(fake, capsys):
+    """More harts than host cores are timed only paced: the command boots nothing and says how to run them."""
     fake.replay("gang-trace")
-    assert run_cli(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 0
+    assert run_cli(fake, "run", "--cpus", "3", "--repeat", "2", "job=gauss") == 2
     err = capsys.readouterr().err
-    assert err.count("warning:") == 1 and len(err.strip().splitlines()) == 1
+    assert "--cpus 3 on a host with 2 cores" in err and "pace=auto" in err and "--deterministic" in err
+    assert fake.calls() == []
+    assert run_cli(fake, "run", "--cpus", "3", "--deterministic", "job=gauss") == 0
 
 
 def test_cli_missing_scenario_is_usage_error(fake, capsys):

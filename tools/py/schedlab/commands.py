@@ -27,10 +27,10 @@ from pathlib import Path
 from . import busy, executor, inputs, kernel_elf, model_limits
 from . import comparison as cmp
 from . import model as machine
+from . import pace
 from .console import parse_console
 from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token_key
-from .qemu import (ICOUNT_SHIFT, MEMORY, REPO_ROOT, HarnessError, Run, host_cores, is_deterministic,
-                   oversubscription_warning)
+from .qemu import ICOUNT_SHIFT, MEMORY, REPO_ROOT, HarnessError, Run, host_cores, is_deterministic
 from .scenario import Scenario, scenario_from_args
 from .stats import Spread
 from .table import (calib_line, comparison_table, format_table, gang_table, model_report, ms, ranking_line,
@@ -60,17 +60,25 @@ def note(message: str) -> None:
 
 
 def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple[int, int]:
-    """(cpus, repeat): command line first, then the scenario header, then defaults; warns once (not in
-    deterministic mode, where harts take turns on one host thread by design)."""
+    """(cpus, repeat): command line first, then the scenario header, then defaults; refuses an unpaced timed
+    boot of more harts than host cores, and resolves pace=auto (_pace)."""
     cpus = args.cpus or scenario.cpus or default_cpus()
     repeat = inputs.whole_number("repeat", args.repeat or scenario.repeat or default_repeat, 1, inputs.MAX_REPEAT)
     args.qemu_extra = inputs.qemu_extra(getattr(args, "qemu_extra", None)) or None
     _check_model(args, cpus, scenario.tokens)
-    sim = getattr(args, "sim", False)
-    warning = None if sim or _deterministic(args, scenario.tokens) else oversubscription_warning(cpus)
-    if warning:
-        note(warning)
+    _pace(args, cpus, scenario.tokens)
     return cpus, repeat
+
+
+def _pace(args: Namespace, cpus: int, tokens) -> None:
+    """Refuse unpaced timed boots of more harts than host cores (pace.needs_pace says how to run them), and
+    turn --model ...,pace=auto into one R for every boot of the command (pace.resolve)."""
+    sim = getattr(args, "sim", False)
+    why = pace.needs_pace(cpus, _deterministic(args, tokens), sim, getattr(args, "model", None))
+    if why:
+        raise HarnessError(why)
+    if getattr(args, "model", None) and not sim:
+        args.model = pace.resolve(args.model, cpus, kernel=getattr(args, "kernel", None), say=note)
 
 
 def _sim_tag(args: Namespace) -> str:
