@@ -62,10 +62,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _model_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", metavar="PROFILE[,KEY=V...]",
+    parser.add_argument("--model", metavar="PROFILE[,KEY=V...][,pace=R|auto]",
                         help="boot under the machine model (tools/model/README.md): a profile of tools/model/"
                              "profiles (butterfly, symmetry, iris, ksr1, modern...) with keys overridden, e.g. "
-                             "modern,l2_kb=512 (default: none)")
+                             "modern,l2_kb=512; pace=R (instructions/s per hart) or pace=auto makes wall time "
+                             "model time at any --cpus, alone (pace=auto) or after a profile (default: none)")
 
 
 def build_parser() -> argparse.ArgumentParser:
