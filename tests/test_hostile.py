@@ -421,3 +421,100 @@ def test_13_a_removed_policy_leaves_the_simulator(tmp_path):
     after = build()
     assert after.returncode != 0 and "RESULT" not in after.stdout, after.stdout[-1000:]
     assert "fifo" not in (out / "sources.list").read_text()
+
+
+# ---------------------------------------------------------------- the fuzz test of the harness's own inputs
+
+FUZZ_SEED, FUZZ_EACH = 48, 2000
+_PIECES = ["modern", "iris", "butterfly", "none", "bogus", ",", "=", "l1_kb", "nodes", "line_b", "llc_ways", "0",
+           "1", "2", "32", "64", "1048576", "99999999999999999999", "-1", "３２", " ", "\t", "\u00a0", "é", "\x00",
+           "/", "..", "[", "]", ":", "dask://", "tcp://", "http://", "127.0.0.1", "::1", "8786", "h", "%", "\n"]
+#: Values of every type an API caller might hand over.
+_VALUES = [None, 0, 1, 2, -1, 1.5, float("nan"), float("inf"), 10 ** 12, True, False, "", "2", "job=gauss",
+           "job=gauss job=oddeven", "timeslice,gang", ",", "modern", "modern,nodes=64", [], [None], [""], ["gang"],
+           ["job=gauss"], [1], (), {}, b"job=gauss", object()]
+
+
+def _text(rng, pieces=_PIECES, most=8) -> str:
+    return "".join(rng.choice(pieces) for _ in range(rng.randint(0, most)))
+
+
+def _spec(rng) -> str:
+    """A spec: random pieces, or a profile with key=value pairs of real and junk keys and values."""
+    if rng.random() < 0.3:
+        return _text(rng)
+    keys = list(model.KEYS) + ["pace", "bogus", "", "L1_KB"]
+    values = ["0", "1", "2", "3", "16", "32", "64", "512", "1024", "65", "1048576", "-1", "x", "", "３"]
+    pairs = [f"{rng.choice(keys)}={rng.choice(values)}" for _ in range(rng.randint(0, 4))]
+    return ",".join([rng.choice(["modern", "iris", "butterfly", "ksr1", "symmetry", "nope"])] + pairs)
+
+
+def _address(rng) -> str:
+    if rng.random() < 0.3:
+        return _text(rng)
+    host = rng.choice(["127.0.0.1", "node-1.lab", "[::1]", "[::1", "::1", "", "h", "-h", "a" * 300])
+    port = rng.choice(["8786", "0", "65535", "65536", "", "８", "x", "8786/path"])
+    return f"{rng.choice(['dask://', 'tcp://', 'http://', ''])}{host}{rng.choice([':', '', '::'])}{port}"
+
+
+def _one_line_or_none(call):
+    """Run ``call``: a value, or a HarnessError of one line; anything else fails the test."""
+    try:
+        return call()
+    except HarnessError as exc:
+        assert "\n" not in str(exc).strip(), str(exc)
+        return None
+
+
+def _journal_lines(rng, count: int) -> list[str]:
+    """Valid entries, their mutations (keys dropped, types changed, cut short) and noise."""
+    run = Run(cpus=1, bootargs="job=synth", argv=["q"], console=CONSOLE, exit_code=0, parsed=parse_console(CONSOLE))
+    good = {"key": "k", "n": 1, "run": __import__("schedlab.journal").journal.run_to_dict(run)}
+    lines = []
+    for i in range(count):
+        entry = json.loads(json.dumps(good))
+        entry["key"] = f"k{i}"
+        target = entry["run"] if rng.random() < 0.7 else entry
+        for _ in range(rng.randint(0, 2)):
+            name = rng.choice(sorted(target))
+            if rng.random() < 0.3:
+                del target[name]
+            else:
+                target[name] = rng.choice([v for v in _VALUES if isinstance(v, (type(None), int, float, str, list, dict))])
+        text = json.dumps(entry, allow_nan=True)
+        if rng.random() < 0.2:
+            text = text[:rng.randint(0, len(text))]
+        lines.append(text if rng.random() < 0.9 else _text(rng))
+    return lines
+
+
+def test_fuzz_the_harness_inputs(tmp_path, fake):
+    """Spec strings, journal lines, executor addresses and the API's argument types, FUZZ_EACH of each (seeded):
+    every one is taken or refused with one line - never a traceback."""
+    import random
+    rng = random.Random(FUZZ_SEED)
+    taken = {"spec": 0, "address": 0}
+    for _ in range(FUZZ_EACH):
+        harts = rng.randint(1, 9)
+        spec = _spec(rng)
+        taken["spec"] += _one_line_or_none(lambda: model_limits.check(spec, harts, host_bytes=1 << 34)) is not None
+        taken["address"] += _one_line_or_none(lambda: inputs.executor_address(_address(rng))) is not None
+    assert all(0 < n < FUZZ_EACH for n in taken.values()), taken      # both taken and refused inputs
+    path = tmp_path / "fuzz.journal.jsonl"
+    path.write_text("\n".join(_journal_lines(rng, FUZZ_EACH)) + "\n")
+    journal = Journal(path, resume=True)
+    found = [journal.lookup(f"k{i}", 1) for i in range(FUZZ_EACH)]
+    assert all(r is None or isinstance(r.console, str) for r in found)
+    written = [line for line in path.read_text().splitlines() if line.strip()]
+    # every line is an entry (keys may repeat: the last one stands) or ignored, and both kinds occur
+    assert journal.resumed + journal.ignored <= len(written) and journal.resumed > 0 and journal.ignored > 0
+    journal.close()
+    missing = str(tmp_path / "no-kernel.elf")           # what passes the checks stops at the missing kernel
+    for _ in range(FUZZ_EACH // 5):
+        pick = lambda: rng.choice(_VALUES)              # noqa: E731
+        _one_line_or_none(lambda: api._compare_argv(pick(), pick(), pick(), pick(), pick(), pick(), pick(),
+                                                    pick(), pick(), pick(), pick(), pick()))
+        _one_line_or_none(lambda: schedlab.run(pick(), cpus=pick(), kernel=missing, sim=rng.choice([False, 1]),
+                                               deterministic=pick(), model=pick(), timeout=pick(),
+                                               qemu_extra=pick()))
+    assert fake.calls() == []
