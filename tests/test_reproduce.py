@@ -172,6 +172,17 @@ def test_other_cpus_or_whole_run_refused_and_replace_allows(fake_sections, tmp_p
     assert [s["name"] for s in json.loads((tmp_path / "results.json").read_text())["sections"]] == ["t-ok"]
 
 
+def test_replace_of_one_section_replaces_that_section_not_the_file(fake_sections, tmp_path):
+    """Issue 48 item 4: --only X --quick --replace over a full run's results kept none of them; now X replaces
+    its own section, the others stay, the file keeps its mode and the header names the quick re-run."""
+    names, _, _ = _full_results(tmp_path)
+    assert cli.main(["reproduce", "--quick", "--only", "t-ok", "--replace", "--out", str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [s["name"] for s in doc["sections"]] == ["t-ok"] + names
+    assert (doc["cpus"], doc["quick"]) == (2, False)
+    assert "Re-run since: `tools/schedlab reproduce --quick --only t-ok --cpus 2`" in (tmp_path / "results.md").read_text()
+
+
 def test_same_settings_only_merges(fake_sections, tmp_path):
     names, _, _ = _full_results(tmp_path)
     assert cli.main(["reproduce", "--only", "t-ok", "--out", str(tmp_path)]) == 0

@@ -167,8 +167,9 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                      help="write docs/ even when boots ran on a busy host (without it such results go to "
                           "build/reproduce-busy/ instead)")
     rep.add_argument("--replace", action="store_true",
-                     help="discard the results in --out even when they were written with another --cpus or "
-                          "--quick (without it such a run is refused before any boot)")
+                     help="write into --out even when its results were written with another --cpus or --quick: "
+                          "with --only those sections replace theirs and the others are kept, a whole run "
+                          "discards them (without it such a run is refused before any boot)")
     rep.add_argument("--deterministic", action="store_true",
                      help="every QEMU boot in deterministic mode (clock=virtual): instruction-counted times, the same "
                           "results on any host and at any --jobs; a check of the pipeline, never written to docs/ "

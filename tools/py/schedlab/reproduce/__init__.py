@@ -526,8 +526,8 @@ def check_destination(only: list[Experiment] | None, ctx: Ctx) -> None:
     path = ctx.out / "results.json"
     if ctx.replace or not path.is_file():
         return
-    elsewhere = ("write elsewhere with --out DIR (e.g. --out build/reproduce), or pass --replace to discard what "
-                 "is there")
+    elsewhere = ("write elsewhere with --out DIR (e.g. --out build/reproduce), or pass --replace (with --only: "
+                 "these sections replace theirs and the others are kept; a whole run discards what is there)")
     try:
         doc = json.loads(path.read_text())
         kept = [s["name"] for s in doc["sections"]]
@@ -561,8 +561,10 @@ def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list
     except (ValueError, KeyError, TypeError) as exc:
         ctx.progress(f"reproduce: {path} is unreadable ({exc}); --replace: writing only the sections run")
         return None
-    if doc.get("cpus") != ctx.cpus or bool(doc.get("quick")) != ctx.quick:
-        return None         # check_destination refused this unless --replace: the old results go
+    # another --cpus or --quick is written only with --replace (check_destination): its sections replace theirs
+    # and the others stay, under the file's own mode (each re-run's command in the header says its own)
+    if (doc.get("cpus") != ctx.cpus or bool(doc.get("quick")) != ctx.quick) and not ctx.replace:
+        return None
     order = {e.name: e.order for e in load_all()}
     new = {s.name: s for s in sections}
     merged = [new.pop(s.name, s) for s in old if s.name in order] + list(new.values())
@@ -571,7 +573,8 @@ def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list
                                      "date", "host": "?", "cores": "?", "load": 0.0, "boots": "?", "minutes": 0.0,
                                      "calib": "none"}
     reruns = [r for r in doc.get("reruns", []) if not set(r["sections"]) <= {s.name for s in sections}]
-    return merged, written, reruns + [{**_written(ctx, sections, True), "sections": [s.name for s in sections]}]
+    mode = (doc.get("cpus", ctx.cpus), bool(doc.get("quick", ctx.quick)))
+    return merged, written, reruns + [{**_written(ctx, sections, True), "sections": [s.name for s in sections]}], mode
 
 
 def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> Path:
@@ -579,7 +582,10 @@ def write_results(sections: list[Section], ctx: Ctx, partial: bool = False) -> P
     regenerating one section keeps the others; the header says which sections were re-run, when."""
     merged = _merge(sections, ctx) if partial else None
     if merged:
-        sections, written, reruns = merged
+        sections, written, reruns, mode = merged
+        if mode != (ctx.cpus, ctx.quick):       # the file keeps its mode; this run's is in its re-run line
+            ctx = copy.copy(ctx)
+            ctx.cpus, ctx.quick = mode
     else:
         written, reruns = _written(ctx, sections, partial), []
     ctx.out.mkdir(parents=True, exist_ok=True)
