@@ -182,3 +182,25 @@ def test_a_short_lead_reaches_the_plugin(boot):
     run = boot(2, "calib=off job=gauss:n=48", model=f"pace={RATE},lead=50")
     _check_paced(run, 2)
     assert any("pace_lead_us=50" in arg for arg in run.argv)
+
+
+def test_the_paced_16_processor_section_paces_every_boot_at_one_rate(monkeypatch):
+    """markatos-3.5.1-paced16 boots 16 harts at one R (pace=auto resolved once, or --model's own pace), and its
+    rows are judged by the 2-hart section's criteria for 16 processors."""
+    from schedlab import reproduce as rp
+    from schedlab.reproduce import paced16
+    rp.load_all()
+    assert "markatos-3.5.1-paced16" in rp.EXPERIMENTS
+    asked = []
+    monkeypatch.setattr(paced16.pace, "resolve", lambda spec, harts, **kw: asked.append((spec, harts)) or "pace=7")
+    ctx = rp.Ctx(cpus=2, progress=lambda msg: None)
+    assert paced16._spec(ctx) == "pace=7" and asked[-1] == ("pace=auto", 16)
+    ctx.model = "modern"
+    paced16._spec(ctx)
+    assert asked[-1] == (machine.parse_spec("modern").with_pace("auto").canonical, 16)
+    ctx.model = f"pace={RATE}"
+    paced16._spec(ctx)
+    assert asked[-1] == (f"pace={RATE}", 16)
+    assert all(c.needs_harts == 16 for key, c in paced16.ODD.items() if key != "order")
+    ctx.deterministic = True
+    assert paced16.timeslicing16(ctx).rows == []
