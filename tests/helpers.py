@@ -3,8 +3,11 @@ conftest.py): assertions on a run, the consoles recorded from real boots that th
 the harness's command run in-process (``run_cli``, with the ``fake`` QEMU) or as a user runs it
 (``schedlab_cmd``)."""
 
+import contextlib
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +106,46 @@ def host_grabs(sched, n, p):
     assert out.returncode == 0, out.stderr
     last = dict(kv.split("=") for kv in out.stdout.split())
     return int(last["grabs"]), int(last["remote"])
+
+
+# ---------------------------------------------------------------- builds the tests make themselves
+
+@contextlib.contextmanager
+def build_lock(out):
+    """An exclusive lock for building into the directory ``out`` (``<out>.lock`` beside it): pytest-xdist's
+    workers (make test runs one per core) and two sessions in one tree take turns, and the second finds the
+    build up to date instead of writing the same files at the same time."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{out.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield out
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def seed_build(out, parts, base=REPO / "build", skip=()):
+    """Start the build directory ``out`` from the main build's (``base``) subdirectories ``parts``, copied with
+    their timestamps, so that make there compiles only what differs - the extra policy file, or everything if
+    the stamps (KCHECKS=) or the sources say so - instead of every file of the tree again. Nothing that is
+    linked is copied: make links ``out``'s own kernel or simulator. A part ``out`` already has, or the main
+    build lacks, is left alone (make builds it). ``skip``: names not to copy (generated for their build dir)."""
+    for part in parts:
+        src, dst = Path(base) / part, Path(out) / part
+        if src.is_dir() and not dst.exists():
+            shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns(*skip))
+
+
+#: What a kernel build elsewhere (make B=...) takes from build/: its objects and the apps; apps_blob.S names
+#: its own build directory's ELFs, so it is made again there.
+KERNEL_PARTS, KERNEL_SKIP = ("kernel", "u", "apps"), ("apps_blob.*",)
+
+
+def seed_kernel_build(out):
+    seed_build(out, KERNEL_PARTS, skip=KERNEL_SKIP)
+
+
+def seed_sim_build(sim_out):
+    """A simulator build elsewhere (make SIM_OUT=...) starts from build/sim's objects (the same flags)."""
+    seed_build(sim_out, ("obj",), base=REPO / "build" / "sim")

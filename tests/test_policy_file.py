@@ -19,7 +19,7 @@ import pytest
 
 from conftest import LISTING_BOOT, REPO_ROOT
 from schedlab import qemu
-from helpers import assert_all_ok
+from helpers import assert_all_ok, build_lock, seed_kernel_build, seed_sim_build
 
 #: The policy-generic modules: each runs some tests once per policy of the build.
 GENERIC = ["tests/test_chaos.py", "tests/test_determinism.py", "tests/test_reliability.py", "tests/test_ulog.py",
@@ -32,8 +32,12 @@ def build(name, *policies, sim=False):
     (KCHECKS=1: the policy contract and the lock order asserted, as make test builds the kernel)."""
     out = f"build/{name}"
     targets = [f"{out}/kernel.elf"] + ([f"{out}/sim/schedlab-sim"] if sim else [])
-    done = subprocess.run(["make", "-s", f"B={out}", "KCHECKS=1", f"EXTRA_POLICIES={' '.join(policies)}", *targets],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
+    with build_lock(REPO_ROOT / out):          # one worker builds it; another waits and finds it made
+        seed_kernel_build(REPO_ROOT / out)
+        if sim:
+            seed_sim_build(REPO_ROOT / out / "sim")
+        done = subprocess.run(["make", "-s", f"B={out}", "KCHECKS=1", f"EXTRA_POLICIES={' '.join(policies)}",
+                               *targets], cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return REPO_ROOT / out
 
@@ -190,6 +194,7 @@ def test_private_storage_too_large_for_its_struct_fails_to_compile(tmp_path):
     big = tmp_path / "big.c"
     big.write_text(src.replace('"lottery"', '"big"').replace("lottery_class", "big_class")
                    .replace("long turn_left;", "long turn_left; char pad[4096];"))
+    seed_sim_build(tmp_path / "sim")
     done = subprocess.run(["make", "--no-print-directory", f"SIM_OUT={tmp_path}/sim", f"EXTRA_POLICIES={big}",
                            f"{tmp_path}/sim/schedlab-sim"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert done.returncode != 0 and "SCHED_PRIV" in done.stderr, done.stderr[-2000:]
@@ -214,8 +219,10 @@ def test_a_missing_hook_is_named_at_boot(tmp_path):
     default build: the boot check is no KCHECKS check)."""
     path = broken_policy(tmp_path, "pick_next")
     out = REPO_ROOT / "build" / "policy-broken"
-    done = subprocess.run(["make", "-s", f"B={out}", f"EXTRA_POLICIES={path}", f"{out}/kernel.elf"], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=900)
+    with build_lock(out):
+        seed_kernel_build(out)
+        done = subprocess.run(["make", "-s", f"B={out}", f"EXTRA_POLICIES={path}", f"{out}/kernel.elf"],
+                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     for bootargs in ("policy=broken job=synth", "job=synth"):
         run = qemu.boot(1, bootargs, kernel=out / "kernel.elf", timeout=120)
@@ -226,6 +233,7 @@ def test_a_missing_hook_is_named_at_boot(tmp_path):
 
 
 def sim_of(tmp_path, path, scenario="job=synth:procs=2,iters=5"):
+    seed_sim_build(tmp_path / "sim")          # the simulator's own files as make sim built them: only `path` is new
     done = subprocess.run(["make", "--no-print-directory", f"SIM_OUT={tmp_path}/sim", f"EXTRA_POLICIES={path}",
                            f"{tmp_path}/sim/schedlab-sim"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 import schedule_checks as checks
-from helpers import schedlab_cmd
+from helpers import schedlab_cmd, seed_sim_build
 from schedlab import reproduce as rp
 from schedlab import trace as tr
 from schedlab.qemu import REPO_ROOT
@@ -267,6 +267,7 @@ def test_sixteen_harts_gang():
 # ---------------------------------------------------------------- the build contract
 
 def _make_sim(tmp_path, policy_file):
+    seed_sim_build(tmp_path / "sim")          # make sim's objects: what is compiled here is the policy file
     return subprocess.run(["make", "--no-print-directory", f"SIM_OUT={tmp_path}/sim", f"EXTRA_POLICIES={policy_file}",
                            f"{tmp_path}/sim/schedlab-sim"], cwd=REPO_ROOT, capture_output=True, text=True)
 
