@@ -53,50 +53,76 @@ $(B)/host-tests/test_deque_tsan: tests/host/test_deque.c lib/threads/deque.c lib
 LIB_BASE_SRC := lib/platform/host_sys.c lib/platform/host_spin.c $(HOST_LIBASM) $(wildcard lib/base/*.c)
 LIB_WAIT_SRC := $(LIB_BASE_SRC) $(wildcard lib/wait/*.c)
 
+# Each library source is compiled once per sanitizer, into $(B)/host-tests/obj/{asan,tsan}/, and the tests link
+# the objects of their layers (the same flags each test compiled them with before, once instead of a dozen
+# times). tsan_obj/asan_obj(sources): the objects of those sources.
+HT_ASAN_DIR := $(B)/host-tests/obj/asan
+HT_TSAN_DIR := $(B)/host-tests/obj/tsan
+HT_LIBFLAGS := -pthread -D_GNU_SOURCE -Wno-unused-parameter
+HT_TSANFLAGS = $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread
+asan_obj = $(patsubst %.S,$(HT_ASAN_DIR)/%.o,$(patsubst %.c,$(HT_ASAN_DIR)/%.o,$(1)))
+tsan_obj = $(patsubst %.S,$(HT_TSAN_DIR)/%.o,$(patsubst %.c,$(HT_TSAN_DIR)/%.o,$(1)))
+$(HT_ASAN_DIR)/%.o: %.c $(LIBHDRS) include/schedlab/abi.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(HT_LIBFLAGS) -c -o $@ $<
+$(HT_ASAN_DIR)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(HT_LIBFLAGS) -c -o $@ $<
+$(HT_TSAN_DIR)/%.o: %.c $(LIBHDRS) include/schedlab/abi.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HT_TSANFLAGS) $(HT_LIBFLAGS) -c -o $@ $<
+$(HT_TSAN_DIR)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HT_TSANFLAGS) $(HT_LIBFLAGS) -c -o $@ $<
+# The barrier and worker layers (and the tests of them) were built with -Wno-tsan (GCC cannot instrument
+# their fences and says so); the layers below them build without it, as test_wait_tsan and test_uthread_tsan
+# always did.
+$(call tsan_obj,$(wildcard lib/barriers/*.c lib/workers/*.c)): HT_LIBFLAGS += -Wno-tsan
+
 # The wait layer alone (no thread layer linked), under ASan/UBSan and again under TSan.
 HOST_TESTS  += $(B)/host-tests/test_wait $(B)/host-tests/test_wait_tsan
-$(B)/host-tests/test_wait: tests/host/test_wait.c tests/host/hostjob.h $(LIB_WAIT_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_wait: tests/host/test_wait.c tests/host/hostjob.h $(call asan_obj,$(LIB_WAIT_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_wait.c \
-	    $(LIB_WAIT_SRC)
+	    $(call asan_obj,$(LIB_WAIT_SRC))
 
-$(B)/host-tests/test_wait_tsan: tests/host/test_wait.c tests/host/hostjob.h $(LIB_WAIT_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_wait_tsan: tests/host/test_wait.c tests/host/hostjob.h $(call tsan_obj,$(LIB_WAIT_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
-	    -Wno-unused-parameter -o $@ tests/host/test_wait.c $(LIB_WAIT_SRC)
+	    -Wno-unused-parameter -o $@ tests/host/test_wait.c $(call tsan_obj,$(LIB_WAIT_SRC))
 
 # User-level threads on the host backend (pthreads as processes); the test plays the kernel itself.
 UTHREAD_SRC := $(LIB_WAIT_SRC) $(wildcard lib/threads/*.c)
 HOST_TESTS  += $(B)/host-tests/test_uthread
-$(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_uthread: tests/host/test_uthread.c tests/host/hostjob.h $(call asan_obj,$(UTHREAD_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(call asan_obj,$(UTHREAD_SRC)) -lm
 
 # The sync statistics a run of placed threads, every wait kind and every barrier shape publish
 # (policy=adaptive's page, emulated).
 HOST_TESTS  += $(B)/host-tests/test_syncstat
-$(B)/host-tests/test_syncstat: tests/host/test_syncstat.c tests/host/hostjob.h $(UTHREAD_SRC) $(wildcard lib/barriers/*.c) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_syncstat: tests/host/test_syncstat.c tests/host/hostjob.h $(call asan_obj,$(UTHREAD_SRC)) $(call asan_obj,$(wildcard lib/barriers/*.c)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_syncstat.c $(UTHREAD_SRC) \
-	    $(wildcard lib/barriers/*.c) -lm
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_syncstat.c $(call asan_obj,$(UTHREAD_SRC)) \
+	    $(call asan_obj,$(wildcard lib/barriers/*.c)) -lm
 
 # The same under TSan (smaller runs; the library tells TSan about its stack switches).
 HOST_TESTS  += $(B)/host-tests/test_uthread_tsan
-$(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_uthread_tsan: tests/host/test_uthread.c tests/host/hostjob.h $(call tsan_obj,$(UTHREAD_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
-	    -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(UTHREAD_SRC) -lm
+	    -Wno-unused-parameter -o $@ tests/host/test_uthread.c $(call tsan_obj,$(UTHREAD_SRC)) -lm
 
 # Inline runs (a joined thread on its joiner's stack), under ASan/UBSan and under TSan.
 HOST_TESTS  += $(B)/host-tests/test_uthread_inline $(B)/host-tests/test_uthread_inline_tsan
-$(B)/host-tests/test_uthread_inline: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_uthread_inline: tests/host/test_uthread_inline.c tests/host/hostjob.h $(call asan_obj,$(UTHREAD_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(UTHREAD_SRC) -lm
+	$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(call asan_obj,$(UTHREAD_SRC)) -lm
 
-$(B)/host-tests/test_uthread_inline_tsan: tests/host/test_uthread_inline.c tests/host/hostjob.h $(UTHREAD_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_uthread_inline_tsan: tests/host/test_uthread_inline.c tests/host/hostjob.h $(call tsan_obj,$(UTHREAD_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
-	    -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(UTHREAD_SRC) -lm
+	    -Wno-unused-parameter -o $@ tests/host/test_uthread_inline.c $(call tsan_obj,$(UTHREAD_SRC)) -lm
 
 # Barriers (every shape x wait kind) on the host backend, and the loop schedulers; each under ASan/UBSan
 # and again under TSan. test_barrier plays the kernel itself (host_job, host_start_proc).
@@ -104,14 +130,14 @@ BARRIER_SRC := $(UTHREAD_SRC) $(wildcard lib/barriers/*.c)
 BARRIER_CFLAGS = -pthread -D_GNU_SOURCE -Wno-unused-parameter
 HOST_TESTS  += $(B)/host-tests/test_barrier $(B)/host-tests/test_barrier_tsan
 HOST_TESTS  += $(B)/host-tests/test_loopsched $(B)/host-tests/test_loopsched_tsan
-$(B)/host-tests/test_barrier: tests/host/test_barrier.c $(BARRIER_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_barrier: tests/host/test_barrier.c $(call asan_obj,$(BARRIER_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_barrier.c $(BARRIER_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) -o $@ tests/host/test_barrier.c $(call asan_obj,$(BARRIER_SRC))
 
-$(B)/host-tests/test_barrier_tsan: tests/host/test_barrier.c $(BARRIER_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_barrier_tsan: tests/host/test_barrier.c $(call tsan_obj,$(BARRIER_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) -o $@ \
-	    tests/host/test_barrier.c $(BARRIER_SRC)
+	    tests/host/test_barrier.c $(call tsan_obj,$(BARRIER_SRC))
 
 $(B)/host-tests/test_loopsched: tests/host/test_loopsched.c lib/loops/loopsched.c $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
@@ -137,28 +163,28 @@ $(B)/host-tests/test_allot: tests/host/test_allot.c kernel/sched/allot.c kernel/
 # the host backend, under ASan/UBSan and again under TSan.
 PLACE_SRC := $(UTHREAD_SRC)
 HOST_TESTS  += $(B)/host-tests/test_place $(B)/host-tests/test_place_tsan
-$(B)/host-tests/test_place: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_place: tests/host/test_place.c tests/host/hostjob.h $(call asan_obj,$(PLACE_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -pthread -D_GNU_SOURCE -Wno-unused-parameter -o $@ tests/host/test_place.c $(call asan_obj,$(PLACE_SRC))
 
-$(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(PLACE_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_place_tsan: tests/host/test_place.c tests/host/hostjob.h $(call tsan_obj,$(PLACE_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -pthread -D_GNU_SOURCE \
-	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(PLACE_SRC)
+	    -Wno-unused-parameter -o $@ tests/host/test_place.c $(call tsan_obj,$(PLACE_SRC))
 
 # Worker runs under a changing allotment (process control, re-homed workers), every shape x wait kind.
 WORKERS_SRC := $(BARRIER_SRC) $(wildcard lib/workers/*.c)
 HOST_TESTS  += $(B)/host-tests/test_workers $(B)/host-tests/test_workers_tsan
 # test_workers widens the window before a futex wait (its __wrap_sl_sys_futex_wait)
 WORKERS_WRAP = -Wl,--wrap=sl_sys_futex_wait
-$(B)/host-tests/test_workers: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_workers: tests/host/test_workers.c tests/host/hostjob.h $(call asan_obj,$(WORKERS_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) $(WORKERS_WRAP) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(BARRIER_CFLAGS) $(WORKERS_WRAP) -o $@ tests/host/test_workers.c $(call asan_obj,$(WORKERS_SRC))
 
-$(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.h $(WORKERS_SRC) $(LIBHDRS) tests/host/check.h
+$(B)/host-tests/test_workers_tsan: tests/host/test_workers.c tests/host/hostjob.h $(call tsan_obj,$(WORKERS_SRC)) $(LIBHDRS) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(filter-out $(UNIT_SAN),$(HOST_TCFLAGS)) -fsanitize=thread -Wno-tsan $(BARRIER_CFLAGS) \
-	    $(WORKERS_WRAP) -o $@ tests/host/test_workers.c $(WORKERS_SRC)
+	    $(WORKERS_WRAP) -o $@ tests/host/test_workers.c $(call tsan_obj,$(WORKERS_SRC))
 
 # The host backend's crowding estimate (lib/platform/host_spin.c: runnable processes vs CPUs), pure logic, under
 # ASan/UBSan and again under TSan (its counters are updated from many threads).
@@ -260,8 +286,12 @@ $(B)/host-tests/test_lockrank: tests/host/test_lockrank.c kernel/spinlock.c kern
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -DSCHEDLAB_SIM -DKCHECKS -Itools/sim -o $@ tests/host/test_lockrank.c kernel/spinlock.c
 
 # Prerequisites expanded a second time, when make runs the rule: a HOST_TESTS += anywhere (after this rule
-# too, or in another included file) is built and run, not only listed.
+# too, or in another included file) is built and run, not only listed. The tests run NPROC at a time (the
+# fuzzer's 20 s and the barrier tests' beside the rest), each into <test>.log, printed whole when it ends
+# ("== <test>" and its output, as one write); make fails if any test fails, after the others have finished.
 .PHONY: host-test
 .SECONDEXPANSION:
 host-test: $$(HOST_TESTS)
-	@set -e; for t in $(HOST_TESTS); do echo "== $$t"; $$t; done
+	@printf '%s\n' $(HOST_TESTS) | xargs -P $(NPROC) -I{} sh -c \
+	    'if {} > {}.log 2>&1; then s=ok; else s=FAILED; fi; printf "== %s\n%s\n" "{}" "$$(cat {}.log)"; \
+	     [ $$s = ok ] || { echo "== {} FAILED (its output: {}.log)"; exit 1; }'
