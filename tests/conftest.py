@@ -69,6 +69,15 @@ BOOT_TIMEOUT = float(os.environ.get("SCHEDLAB_TEST_TIMEOUT", "300"))
 LISTING_BOOT = "calib=off timeout=60s job=synth:procs=1,iters=1"
 
 
+# The tests' own make commands (make qemu, make -n, builds elsewhere with EXTRA_POLICIES=) build with the KCHECKS=
+# of the build under test: make test and make check export theirs (1), and a plain `pytest` after a plain
+# `make` gets its 0 from the stamp. Otherwise the first such command would flip the stamp and rebuild
+# build/kernel.elf while other tests (another pytest-xdist worker) boot it.
+_KCHECKS_STAMP = REPO_ROOT / "build" / "kernel" / "kchecks.stamp"
+if "KCHECKS" not in os.environ and _KCHECKS_STAMP.is_file():
+    os.environ["KCHECKS"] = _KCHECKS_STAMP.read_text().strip() or "0"
+
+
 def kernel_under_test() -> Path:
     """The kernel the QEMU tests boot: $SCHEDLAB_TEST_KERNEL, else build/kernel.elf."""
     return Path(os.environ.get("SCHEDLAB_TEST_KERNEL") or qemu.DEFAULT_KERNEL)
@@ -92,6 +101,31 @@ def _needs_qemu(item) -> bool:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "qemu: boots the kernel under QEMU (skipped if the kernel or QEMU is missing)")
+    config.addinivalue_line("markers", "check: the fast tier, `make check` (pytest -m check): CHECK_TIER below")
+
+
+# ---------------------------------------------------------------- the fast tier (make check)
+
+#: `make check`, the edit-test loop's tier (under 2 minutes on 2 cores, with the host unit tests): the simulator's
+#: tests (every module, its QEMU comparisons left to make test) and a few boots per policy - each policy of the
+#: build boots its invariant, hostile and determinism checks once or twice. Module -> test names (None: every
+#: test of the module that boots no QEMU). `make test` runs everything, these included.
+CHECK_TIER = {
+    "test_sim.py": None, "test_sim_loops.py": None, "test_sim_memory.py": None, "test_sim_startup.py": None,
+    "test_sim_threads.py": None, "test_core_sim.py": None,
+    "test_determinism.py": ["test_two_boots_print_the_same_bytes"],
+    "test_reliability.py": ["test_a_process_exiting_with_an_error_ends_its_job"],
+    "test_chaos.py": ["test_neighbours_of_chaos_are_unaffected"],
+    "test_intr.py": ["test_direct_paths_under_every_policy"],
+    "test_boot.py": ["test_boots_on_n_harts", "test_bad_token_stops_the_boot"],
+}
+
+
+def _in_check_tier(item) -> bool:
+    names = CHECK_TIER.get(Path(str(item.fspath)).name, ())
+    if names is None:
+        return not _needs_qemu(item)
+    return getattr(item, "originalname", item.name) in names
 
 
 _listed: dict = {}
@@ -149,6 +183,9 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _in_check_tier(item):
+            item.add_marker(pytest.mark.check)
     reason = qemu_missing_reason()
     if reason is None or os.environ.get("SCHEDLAB_REQUIRE_QEMU") == "1":
         return

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install what schedlab needs: the RISC-V cross compiler, QEMU, a host C compiler, gdb-multiarch (make qemu-gdb),
-# Python 3 with pytest, numpy and tqdm (tools/schedlab sweep, confidence intervals), matplotlib (plots) and
+# Python 3 with pytest (and pytest-xdist: make test on every core), numpy and tqdm (tools/schedlab sweep, confidence intervals), matplotlib (plots) and
 # perfetto (native Perfetto traces), distributed (Dask: --executor), and the harness itself as a package (pip install -e .: the schedlab
 # command). Debian/Ubuntu via apt-get; elsewhere it says what to install.
 # Idempotent: installs only what is missing.
@@ -36,6 +36,11 @@ pip_install() {
 if ! python3 -c 'import pytest' 2>/dev/null; then
     echo "deps: pip installing pytest"
     pip_install pytest
+fi
+# pytest-xdist: make test and make check run the tests on every core (-n); without it they run on one
+if ! python3 -c 'import xdist.scheduler.worksteal' 2>/dev/null; then
+    echo "deps: pip installing pytest-xdist"
+    pip_install 'pytest-xdist>=3.2' || echo "deps: warning: pytest-xdist could not be installed; make test will run on one core" >&2
 fi
 # numpy: the bootstrap confidence intervals of compare and sweep; tqdm: sweep's progress bar
 for module in numpy tqdm; do
