@@ -21,7 +21,9 @@ from helpers import CONSOLE, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = sorted(p.stem for p in (REPO / "tools" / "model" / "profiles").glob("*.conf"))
-ADDRESSES = {"model_marks": 0x80601000, "model_calib_loop": 0x80203000, "model_calib_loop_end": 0x80203080}
+ADDRESSES = {"model_marks": 0x80601000, "model_calib_loop": 0x80203000, "model_calib_loop_end": 0x80203080,
+             "model_pace_start": 0x80204000}
+MARK_FUNCTION = (0x80204100, 0x118)      # trace_model_rec: address and size (nm -S), the paced mark range
 
 
 @pytest.fixture
@@ -29,6 +31,7 @@ def machine(tmp_path, monkeypatch):
     """A fake nm that lists the kernel's model symbols, and a plugin file; returns the tmp dir."""
     nm = tmp_path / "fake-nm"
     lines = "".join(f"{addr:016x} B {name}\\n" for name, addr in ADDRESSES.items())
+    lines += f"{MARK_FUNCTION[0]:016x} {MARK_FUNCTION[1]:016x} T trace_model_rec\\n"      # nm -S: with its size
     nm.write_text(f"#!/bin/sh\nprintf '0000000080200000 T _entry\\n{lines}'\n")
     nm.chmod(0o755)
     plugin = tmp_path / "model.so"
@@ -130,14 +133,21 @@ def test_plan_plugin_argument_is_the_contract(machine):
     path, items = _plugin_fields(list(plan.qemu_args))
     assert Path(path) == (machine / "model.so").resolve()
     keys = [k for k, _ in items]
-    assert keys == ["profile", *model.KEYS, "harts", "ram_mb", "marks", "calib_lo", "calib_hi", "charge"]
+    assert keys == ["profile", *model.KEYS, "harts", "ram_mb", "marks", "calib_lo", "calib_hi", "pace_at",
+                    "mark_lo", "mark_hi", "charge"]
     fields = dict(items)
     assert fields["profile"] == "modern" and fields["l2_kb"] == "512" and fields["nodes"] == "2"
     assert fields["harts"] == "2" and fields["ram_mb"] == "256" and fields["charge"] == "on"
     assert int(fields["marks"], 16) == ADDRESSES["model_marks"] and fields["marks"].startswith("0x")
     assert int(fields["calib_lo"], 16) == ADDRESSES["model_calib_loop"]
     assert int(fields["calib_hi"], 16) == ADDRESSES["model_calib_loop_end"]
+    assert int(fields["pace_at"], 16) == ADDRESSES["model_pace_start"]
+    assert int(fields["mark_lo"], 16) == MARK_FUNCTION[0] and int(fields["mark_hi"], 16) == sum(MARK_FUNCTION)
     assert plan.bootargs == (f"model={plan.canonical}", "idle=poll")
+    paced = model.plan("pace=5000000", 2, machine / "kernel.elf", "256M", host_cores=2)
+    fields = dict(_plugin_fields(list(paced.qemu_args))[1])
+    assert fields["profile"] == "none" and fields["pace"] == "5000000" and "l1_kb" not in fields
+    assert paced.bootargs == ("model=pace=5000000",)          # paced idle harts halt: no idle=poll
     assert plan.canonical == model.canonical("modern,l2_kb=512", 2)
 
 
@@ -189,7 +199,8 @@ def test_the_real_kernel_has_the_symbols():
     if not kernel.is_file():
         pytest.skip("build/kernel.elf is missing: run make first")
     found = model.kernel_symbols(kernel)
-    assert set(found) == {"marks", "calib_lo", "calib_hi"} and found["calib_lo"] < found["calib_hi"]
+    assert set(found) == {"marks", "calib_lo", "calib_hi", "pace_at", "mark_lo", "mark_hi"}
+    assert found["calib_lo"] < found["calib_hi"] and found["mark_lo"] < found["mark_hi"]
 
 
 # ---------------------------------------------------------------- the MODEL lines
