@@ -82,14 +82,15 @@ def test_hog_adapts_and_keeps_its_checksums(boot):
 def test_no_process_control_outside_partition(boot, policy):
     """Only a policy that allots harts makes a job adaptive: elsewhere one worker per process, nobody
     suspends, and the RESULT line carries no process-control keys."""
-    run = boot(2, f"policy={policy} job=synth:procs=3,iters=500 job=oddeven:n=2000,procs=2,barrier=block",
+    run = boot(2, f"policy={policy} job=synth:procs=3,iters=100 job=oddeven:n=500,procs=2,barrier=block",
                timeout=120)
     assert_all_ok(run)
     assert all("suspends" not in r for r in run.results)
 
 
 def test_adapt_no_keeps_fixed_processes(boot):
-    run = boot(2, "policy=partition job=synth:procs=3,iters=800,adapt=no job=hog:procs=1,at=2ms", timeout=120)
+    # 100 iterations outlast the hog's arrival at 2 ms many times over (the partition shrinks under the job)
+    run = boot(2, "policy=partition job=synth:procs=3,iters=100,adapt=no job=hog:procs=1,at=2ms", timeout=120)
     assert_all_ok(run)
     (synth,) = [r for r in run.results if r["app"] == "synth"]
     assert synth["adapt"] == "no" and "suspends" not in synth
