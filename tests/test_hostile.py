@@ -518,3 +518,27 @@ def test_fuzz_the_harness_inputs(tmp_path, fake):
                                                deterministic=pick(), model=pick(), timeout=pick(),
                                                qemu_extra=pick()))
     assert fake.calls() == []
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_13_the_kernel_follows_its_lists_of_objects_and_apps(tmp_path):
+    """make -t marks a kernel with fifo.c up to date (nothing is compiled); make -q then asks whether the kernel
+    without it, or with fewer apps, needs linking again. Before: no (nothing was newer), the stale kernel stood."""
+    b = tmp_path / "b"
+    for directory in (REPO_ROOT / "build").glob("*"):
+        if directory.name in ("kernel", "u", "apps") and directory.is_dir():
+            for sub in [directory, *(p for p in directory.rglob("*") if p.is_dir())]:
+                (b / sub.relative_to(REPO_ROOT / "build")).mkdir(parents=True, exist_ok=True)
+    for sub in ("kernel/sched", "u/lib", "u/apps", "apps", "extra/tests/policies"):
+        (b / sub).mkdir(parents=True, exist_ok=True)
+    fifo = "EXTRA_POLICIES=tests/policies/fifo.c"
+
+    def make(*args):
+        return subprocess.run(["make", "-s", f"B={b}", "KCHECKS=0", *args, f"{b}/kernel.elf"], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=300)
+    touched = make("-t", fifo)
+    assert touched.returncode == 0, touched.stderr[-2000:]
+    assert make("-q", fifo).returncode == 0                 # up to date as it is
+    assert make("-q").returncode == 1                       # fifo.c gone: link again
+    apps = sorted(p.stem for p in (REPO_ROOT / "apps").glob("*.c"))[:2]
+    assert make("-q", fifo, f"APPS={' '.join(apps)}").returncode == 1     # apps gone: embed again
