@@ -46,6 +46,10 @@ def test_1_nodes_beyond_what_virt_boots_are_refused(nodes, harts):
         model_limits.check(f"butterfly,nodes={nodes}", harts, host_bytes=1 << 40)
 
 
+def test_1_a_paced_machine_without_a_profile_has_one_node():
+    assert model_limits.check("pace=10000000", 4, host_bytes=1 << 30).canonical == "pace=10000000"
+
+
 def test_1_nodes_clamped_to_the_harts_and_two_nodes_pass():
     assert model_limits.check("butterfly,nodes=64", 2, host_bytes=1 << 40)["nodes"] == 2
     assert model_limits.check("modern", 4, host_bytes=1 << 40)["nodes"] == 2
@@ -443,10 +447,12 @@ def _spec(rng) -> str:
     """A spec: random pieces, or a profile with key=value pairs of real and junk keys and values."""
     if rng.random() < 0.3:
         return _text(rng)
-    keys = list(model.KEYS) + ["pace", "bogus", "", "L1_KB"]
-    values = ["0", "1", "2", "3", "16", "32", "64", "512", "1024", "65", "1048576", "-1", "x", "", "３"]
+    keys = list(model.KEYS) + ["pace", "lead", "bogus", "", "L1_KB"]
+    values = ["0", "1", "2", "3", "16", "32", "64", "512", "1024", "65", "1048576", "-1", "x", "", "３", "auto",
+              "10000000"]
     pairs = [f"{rng.choice(keys)}={rng.choice(values)}" for _ in range(rng.randint(0, 4))]
-    return ",".join([rng.choice(["modern", "iris", "butterfly", "ksr1", "symmetry", "nope"])] + pairs)
+    head = rng.choice(["modern", "iris", "butterfly", "ksr1", "symmetry", "nope", "pace=auto", "pace=10000000"])
+    return ",".join([head] + pairs)
 
 
 def _address(rng) -> str:

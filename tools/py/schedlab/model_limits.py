@@ -75,7 +75,10 @@ def _lines(kb: int, line_b: int) -> int:
 def footprint_bytes(values: dict, harts: int, ram_mb: int) -> int:
     """Host bytes the model's caches and directory take at ``harts`` harts and ``ram_mb`` of guest RAM (as
     tools/model/cache.c allocates them: private tags per hart, one LLC per node with a word per set beside
-    its ways, a directory word per line of RAM unless there is no cache at all)."""
+    its ways, a directory word per line of RAM unless there is no cache at all). A machine without a profile
+    (``pace=R`` alone: no cache keys) has none."""
+    if "line_b" not in values:
+        return 0
     line, nodes = values["line_b"], max(1, min(values["nodes"], harts))
     private = (_lines(values["l1_kb"], line) + _lines(values["l2_kb"], line)) * TAG_BYTES * harts
     llc = 0
@@ -111,7 +114,7 @@ def check_machine(values: dict, harts: int, ram_mb: int = 256, host_bytes: int |
     """The model (every key of model.KEYS) at ``harts`` harts boots on QEMU's virt and fits this host:
     nodes (after the clamp to the harts) at most QEMU_MAX_NODES, the caches' memory plus the guest's RAM
     within HOST_SHARE of ``host_bytes`` (default: available_bytes())."""
-    nodes = min(values["nodes"], harts)
+    nodes = min(values.get("nodes", 1), harts)            # no profile (pace=R alone): one node
     if nodes > QEMU_MAX_NODES:
         raise _error(f"model nodes={values['nodes']} at {harts} harts: QEMU 7.2's virt machine boots at most "
                      f"{QEMU_MAX_NODES} NUMA nodes (a third socket aborts QEMU): give nodes=1..{QEMU_MAX_NODES}")
