@@ -2,11 +2,14 @@
 end to end (the pipeline stays alive; the numbers are the full run's business, never a test's)."""
 
 import json
+import os
+import shutil
 
 import pytest
 
 from schedlab import cli
 from schedlab import reproduce as rp
+from schedlab.qemu import REPO_ROOT
 
 
 def test_every_section_registers_with_a_budget():
@@ -244,3 +247,18 @@ def test_the_runs_calibration_card_comes_from_a_boot_at_its_harts_and_model(monk
     assert ctx.calib is None
     ctx.boot("job=gauss")
     assert ctx.calib == cards[(2, "none")]
+
+
+def test_a_failed_rerun_never_replaces_a_section_under_docs():
+    """Issue 48 item 4: under docs/ an --only run whose section failed keeps the results already there."""
+    out = REPO_ROOT / "docs" / f"hostile-reproduce-{os.getpid()}"
+    name = rp.load_all()[0].name
+    try:
+        rp.write_results([_section(name, "1.0")], rp.Ctx(out=out, progress=lambda msg: None))
+        failed = rp.Section(name, f"Title of {name}", "-", "-", [], "", error="boot failed")
+        rp.write_results([failed], rp.Ctx(out=out, progress=lambda msg: None), partial=True)
+        doc = json.loads((out / "results.json").read_text())
+        assert [(s["name"], s["error"]) for s in doc["sections"]] == [(name, "")]
+        assert "| claim | 1 | - | 1.0 | reproduced |" in (out / "results.md").read_text()
+    finally:
+        shutil.rmtree(out, ignore_errors=True)

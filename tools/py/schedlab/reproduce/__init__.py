@@ -567,6 +567,12 @@ def _merge(sections: list[Section], ctx: Ctx) -> tuple[list[Section], dict, list
         return None
     order = {e.name: e.order for e in load_all()}
     new = {s.name: s for s in sections}
+    if busy.inside_docs(ctx.out):       # docs/ never trades a section's results for a failed run of it
+        kept = [o.name for o in old if o.name in new and new[o.name].error and not o.error]
+        for name in kept:
+            del new[name]
+        if kept:
+            ctx.progress(f"reproduce: {', '.join(kept)} failed to run: the results already in {ctx.out} are kept")
     merged = [new.pop(s.name, s) for s in old if s.name in order] + list(new.values())
     merged.sort(key=lambda s: (order.get(s.name, 1 << 30), s.name))
     written = doc.get("written") or {"command": f"tools/schedlab reproduce --cpus {ctx.cpus}", "date": "an earlier "
