@@ -33,7 +33,8 @@ if mode == "killparent":
     # it; every later boot (FAKE_QEMU_MARK exists) plays the canned console
     mark = os.environ["FAKE_QEMU_MARK"]
     if not os.path.exists(mark):
-        open(mark, "w").close()
+        with open(mark, "w") as f:
+            f.write(str(os.getpid()))       # the test checks this boot did not outlive its worker
         os.kill(os.getppid(), 9)
         time.sleep(60)
         sys.exit(1)

@@ -99,7 +99,8 @@ def test_2_a_dask_worker_killed_mid_boot_is_survived(fake, tmp_path, monkeypatch
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"cores": 1},
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         runs = list(Dask(client=client).map(tasks))
-    assert mark.exists()                # the worker was killed
+    assert mark.exists()                # the worker was killed, and its boot with it (item 8 on a worker)
+    assert _wait_for(lambda: not _alive(int(mark.read_text())), 20), "a QEMU outlived its Dask worker"
     assert [r.ok for r in runs] == [True, True, True], [r.console for r in runs]
     assert [r.bootargs.split()[1] for r in runs] == ["seed=1", "seed=2", "seed=3"]
 
