@@ -199,8 +199,8 @@ def qemu_refusal(run: Run) -> str | None:
     lines = run.console.strip().splitlines()
     if not lines or not lines[0].startswith("qemu-system-"):
         return None
-    _, _, said = lines[0].partition(": ")
-    return lines[0][:300] if said.startswith("-") else None
+    _, _, said = lines[0].partition(": ")      # "-bogusflag: invalid option", "Parameter 'smp.cpus' expects..."
+    return lines[0][:300] if said.startswith(("-", "Parameter '")) else None
 
 
 def failed_run(task: Task, problem: str) -> Run:
