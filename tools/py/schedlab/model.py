@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .qemu import REPO_ROOT, HarnessError
+from . import model_limits
 
 PROFILE_DIR = REPO_ROOT / "tools" / "model" / "profiles"
 DEFAULT_PLUGIN = REPO_ROOT / "build" / "model" / "model.so"
@@ -129,6 +130,7 @@ def _allowed_profiles() -> str:
 def load_profile(name: str) -> dict[str, int]:
     """The values of profile ``name`` (every key of KEYS, validated); ModelError if unknown or malformed."""
     path = PROFILE_DIR / f"{name}.conf"
+    model_limits.check_profile_file(name)
     if not _NAME.match(name) or not path.is_file():
         raise ModelError(f"unknown model profile {name!r}: the profiles are {_allowed_profiles()} "
                          f"(tools/model/profiles/<name>.conf), or none")
@@ -205,6 +207,7 @@ def _validate(values: dict[str, int], where: str) -> dict[str, int]:
 
 def parse_spec(spec: str | None) -> Model | None:
     """``<profile>[,key=value...]`` -> Model; None for ``none`` or nothing. ModelError names what is wrong."""
+    model_limits.check_spec_text(spec.strip() if isinstance(spec, str) else spec)   # around it: make's MODEL=
     text = (spec or "").strip()
     if text in ("", NONE):
         return None
@@ -401,6 +404,8 @@ def plan(spec: str | Model, harts: int, kernel: str | os.PathLike, mem: str | in
         raise ModelError(f"the model plugin {plugin} is not built: run make (it builds build/model/model.so "
                          "from tools/model/*.c)")
     ram = mem_mb(mem)
+    if model.has_cache:                     # what QEMU's virt boots and the caches' host memory (model_limits)
+        model_limits.check_machine(dict(model.values), harts, ram)
     symbols = kernel_symbols(kernel, nm)
     args = ["-plugin", plugin_arg(model, harts, ram, symbols, not deterministic, plugin.resolve()),
             *numa_args(model["nodes"], harts, ram)]
