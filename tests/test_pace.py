@@ -188,7 +188,7 @@ def test_the_paced_16_processor_section_paces_every_boot_at_one_rate(monkeypatch
     """markatos-3.5.1-paced16 boots 16 harts at one R (pace=auto resolved once, or --model's own pace), and its
     rows are judged by the 2-hart section's criteria for 16 processors."""
     from schedlab import reproduce as rp
-    from schedlab.reproduce import paced16
+    from schedlab.reproduce import paced as paced16
     rp.load_all()
     assert "markatos-3.5.1-paced16" in rp.EXPERIMENTS
     asked = []

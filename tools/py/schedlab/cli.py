@@ -174,6 +174,10 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                      help="every QEMU boot in deterministic mode (clock=virtual): instruction-counted times, the same "
                           "results on any host and at any --jobs; a check of the pipeline, never written to docs/ "
                           "(default --out build/reproduce-deterministic)")
+    rep.add_argument("--paced", action="store_true",
+                     help="run the paced sections too (the papers' results at 4-16 processors on QEMU with paced "
+                          "harts, reproduce/paced.py: their time is budgeted apart, see --list); --only runs any "
+                          "section it names")
     rep.add_argument("--list", action="store_true", help="list the sections with their expected times and exit")
     rep.add_argument("--resume", action="store_true", help="continue an interrupted reproduce: boots already in "
                      "OUT/results.journal.jsonl (same kernel build, tokens, seed, harts, model) are not booted again")

@@ -129,7 +129,8 @@ def reproduce_command(args: Namespace) -> int:
     exps = rp.load_all()
     if args.list:
         for e in exps:
-            print(f"{e.name:26} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}")
+            print(f"{e.name:26} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}"
+                  + ("  (paced: --paced)" if e.paced else ""))
         print(rp.plan_line(exps, False) + "; " + rp.plan_line(exps, True).split(", ", 1)[1])
         return 0
     names = [n for n in (args.only or "").split(",") if n]
@@ -147,6 +148,7 @@ def reproduce_command(args: Namespace) -> int:
     ctx.model = pace.resolve(getattr(args, "model", None), args.cpus, say=note) if not deterministic else \
         getattr(args, "model", None)    # pace=auto: one R for every section
     ctx.deterministic = deterministic
+    ctx.paced = getattr(args, "paced", False)
     # every finished boot is kept beside the results; --resume answers from it what is there (journal.py)
     executor.current().journal = Journal(ctx.out / "results.journal.jsonl", getattr(args, "resume", False))
     try:

@@ -118,6 +118,7 @@ class Experiment:
     quick_seconds: float
     full_seconds: float
     fn: Callable
+    paced: bool = False         # boots more harts than host cores, paced: run with --paced (or --only), budgeted apart
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
@@ -125,12 +126,13 @@ EXPERIMENTS: dict[str, Experiment] = {}
 PAGES: list[Callable] = []
 
 
-def experiment(name: str, title: str, order: int, quick_seconds: float, full_seconds: float):
-    """Register ``fn(ctx) -> Section`` as the section ``name``."""
+def experiment(name: str, title: str, order: int, quick_seconds: float, full_seconds: float, paced: bool = False):
+    """Register ``fn(ctx) -> Section`` as the section ``name``; ``paced``: it boots more harts than the host has
+    cores on paced QEMU (paced.py), so it runs only with --paced or --only, and its time is budgeted apart."""
     def register(fn):
         if name in EXPERIMENTS:
             raise ValueError(f"two sections named {name}")
-        EXPERIMENTS[name] = Experiment(name, title, order, quick_seconds, full_seconds, fn)
+        EXPERIMENTS[name] = Experiment(name, title, order, quick_seconds, full_seconds, fn, paced)
         return fn
     return register
 
@@ -207,6 +209,8 @@ class Ctx:
     runs under it whatever --model says, and the section's rows say which profile each number comes from."""
 
     model: str | None = None
+    #: --paced: the paced sections (more harts than host cores, paced.py) run too when no --only names them
+    paced: bool = False
     #: --deterministic: every QEMU boot with clock=virtual under -icount (qemu.DETERMINISTIC_FLAGS): times are
     #: instruction counts, the same on every host and at any --jobs - a check of the pipeline, not the papers'
     deterministic: bool = False
@@ -285,19 +289,20 @@ class Ctx:
 
 # ---------------------------------------------------------------- the command
 
-def expected_minutes(exps: list[Experiment], quick: bool) -> float:
+def expected_minutes(exps: list[Experiment], quick: bool, paced: bool = False) -> float:
     """The one time estimate (--list, --help, the plan line; README quotes it rounded, tests/test_reproduce.py
-    checks): the sections' declared seconds at --cpus 2, summed."""
-    return sum(e.quick_seconds if quick else e.full_seconds for e in exps) / 60
+    checks): the sections' declared seconds at --cpus 2, summed - those of the paced sections (--paced) apart."""
+    return sum(e.quick_seconds if quick else e.full_seconds for e in exps if e.paced == paced) / 60
 
 
 def plan_line(exps: list[Experiment], quick: bool) -> str:
+    paced = expected_minutes(exps, quick, paced=True)
     return (f"{len(exps)} sections, expected {expected_minutes(exps, quick):.1f} min at --cpus 2 "
-            f"({'quick' if quick else 'full'})")
+            f"({'quick' if quick else 'full'})" + (f" and {paced:.1f} min of paced sections" if paced else ""))
 
 
 def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
-    exps = select(names) if names else load_all()
+    exps = select(names) if names else [e for e in load_all() if not e.paced or ctx.paced]
     ctx.only = list(names or [])
     if write:
         check_destination(exps if names else None, ctx)

@@ -1,4 +1,4 @@
-"""The papers' 16-processor results on QEMU itself, with paced harts (tools/model/pace.h).
+"""The papers' results at more than 2 processors on QEMU itself, with paced harts (tools/model/pace.h).
 
 Unpaced, QEMU's timings mean something only while harts <= host cores, so the claims the papers make about 16
 processors were judged in the simulator only (sim16.py) or not at all. A paced boot is a machine of R
@@ -6,7 +6,8 @@ instructions per second per hart at any hart count (wall time is model time whil
 every boot says whether it did), so these sections boot 16 harts on this host and judge the rows by the same
 criteria the 2-hart sections declare with ``needs_harts=16`` - the thesis's numbers, not a criterion of ours.
 
-R is ``pace=auto`` for 16 harts, resolved once per section (the same R for every boot of it). The sizes are the
+They run with ``reproduce --paced`` (or ``--only``): their boots take minutes of wall time each, budgeted apart
+from the 2-hart sections'. R is ``pace=auto`` for the section's harts, resolved once per section (the same R for every boot of it). The sizes are the
 thesis's where the boot stays short (512-element odd-even sort, 512 x 512 Gauss); the quantum is set to the
 thesis's synchronization rate - its phases or barriers per quantum - measured alone first, as sim16.py does.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from . import Section, experiment, judged, median
 from . import models
 from .common import slowdowns
+from .markatos_ch2 import chapter2_criteria
 from .markatos_timeslice import GAUSS, ODD, ODDEVEN, gauss_criterion
 from .. import pace
 
@@ -24,13 +26,15 @@ PHASES_PER_QUANTUM = 100.0 / (286.0 / 512)     # the thesis's sort: 512 phases i
 BARRIERS_PER_QUANTUM = 3.0                      # 3.5.1: the coarse-barrier Gauss did about three a quantum
 
 
-def _spec(ctx) -> str:
-    """The paced model spec for the section's boots: --model's own pace if it has one, else pace=auto for 16."""
+def _spec(ctx, profile: str | None = None, harts: int = HARTS) -> str:
+    """The paced model spec for a section's boots: --model's own pace if it has one, else pace=auto for `harts`;
+    under `profile` when given (a section about the memory model), else --model's profile if any."""
     from ..model import parse_spec
-    base = parse_spec(ctx.model) if ctx.model else None
-    spec = base.canonical if base is not None and base.pace else "pace=auto" if base is None else \
-        base.with_pace("auto").canonical
-    return pace.resolve(spec, HARTS, say=ctx.progress)
+    base = parse_spec(profile or ctx.model) if (profile or ctx.model) else None
+    given = parse_spec(ctx.model) if ctx.model else None
+    rate = given.pace if given is not None and given.pace else "auto"
+    spec = f"pace={rate}" if base is None else base.with_pace(rate).canonical
+    return pace.resolve(spec, harts, say=ctx.progress)
 
 
 def _quantum_us(ctx, spec: str, job: str, episodes: int, per_quantum: float) -> tuple[int, float]:
@@ -41,7 +45,7 @@ def _quantum_us(ctx, spec: str, job: str, episodes: int, per_quantum: float) -> 
 
 
 @experiment("markatos-3.5.1-paced16", "Markatos 3.5.1 at 16 processors, on paced QEMU", order=11,
-            quick_seconds=150, full_seconds=420)
+            quick_seconds=150, full_seconds=420, paced=True)
 def timeslicing16(ctx) -> Section:
     if ctx.deterministic:                       # its clock counts instructions: nothing paced to measure
         return Section("markatos-3.5.1-paced16", "Markatos 3.5.1 at 16 processors, on paced QEMU",
@@ -104,3 +108,53 @@ def _timeslicing16(ctx, spec: str) -> Section:
         "QEMU with paced harts, where the wall clock is a 16-processor machine's. A boot whose harts fell behind "
         "their schedule is flagged like a busy host (and keeps the results out of docs/ without --allow-busy).",
         data=data)
+
+
+# ---------------------------------------------------------------- Markatos Figs. 2.2-2.3 beyond 2 processors
+
+FIG23_CURVES = {("fine", "iris"): (1, 2, 4, 8), ("fine", "ksr1"): (1, 2, 4, 8), ("coarse", "ksr1"): (1, 2, 4, 8, 12, 16)}
+CH2_KEYS = {"coarse": "variant=coarse", "fine": "variant=fine,place=lb"}
+
+
+@experiment("markatos-ch2-paced", "Markatos Figs. 2.2-2.3: where the curves peak, on paced QEMU", order=6,
+            quick_seconds=240, full_seconds=720, paced=True)
+def chapter2_paced(ctx) -> Section:
+    """The curves chapter 2's text describes by where they peak - the fine grain's on the SGI and the KSR-1 at 4
+    processors, the coarse grain's on the KSR-1 at 12 (Fig. 2.4) - measured at their processor counts on QEMU with
+    paced harts under the profile, judged by markatos-ch2's own criteria (which need those counts)."""
+    if ctx.deterministic:
+        return Section("markatos-ch2-paced", "Markatos Figs. 2.2-2.3: where the curves peak, on paced QEMU",
+                       "Markatos 1993, sec. 2.4.1", "not run: paced harts need the real clock", [],
+                       "reproduce --deterministic runs no paced section; run it without --deterministic.")
+    n, reps = (192, 1) if ctx.quick else (256, ctx.reps(2, 1))
+    crit, rows, data, specs = chapter2_criteria(2), [], {}, {}
+    for (variant, profile), xs in FIG23_CURVES.items():
+        spec = specs.setdefault((profile, max(xs)), _spec(ctx, profile, max(xs)))
+        key, points = f"{variant}-{profile}", {}
+        for x in xs:
+            points[x] = [_gauss_par_us(ctx.boot(f"job=gauss:n={n},{CH2_KEYS[variant]},procs={x}", seed, cpus=x,
+                                                 model=spec)) for seed in range(1, reps + 1)]
+        speedup = {f"{key}@{x}": [a / b for a, b in zip(points[1], points[x])] for x in xs}
+        data[key] = {"model": spec, "par_us": {str(x): v for x, v in points.items()}, "speedup": speedup}
+        c = crit[(variant, profile)]
+        shown = "; ".join(f"{x}: {median(speedup[f'{key}@{x}']):.2f}" for x in xs)
+        best = max(xs, key=lambda x: median(speedup[f"{key}@{x}"]))
+        rows.append(judged(f"{variant}, {profile}: speedup at {', '.join(map(str, xs))} paced harts", c, speedup,
+                           ours=shown, harts=max(xs), why=f"ours peaks at {best}"))
+    return Section(
+        "markatos-ch2-paced", "Markatos Figs. 2.2-2.3: where the curves peak, on paced QEMU",
+        "Markatos 1993, sec. 2.4.1, Figs. 2.2-2.4",
+        f"`job=gauss:n={n},variant=...,procs=P` on P paced harts under `--model <profile>,pace=R` (R = pace=auto "
+        f"for the curve's largest P, one R per curve), P as in each row; {reps} seed(s); speedup of par_us over "
+        "P = 1, paired by seed.",
+        rows,
+        "markatos-ch2 measures every curve at 1 and 2 harts; the peaks the text names need 4 to 16 processors, "
+        "which paced harts give QEMU on this host: wall time is the profile's machine's at R instructions per "
+        "second per hart.", data=data)
+
+
+def _gauss_par_us(run) -> float:
+    if not run.ok:
+        from . import ReproError
+        raise ReproError(f"a paced boot failed: {run.verdict}: {run.bootargs}")
+    return float(next(r for r in run.results if r["app"] == "gauss")["par_us"])
