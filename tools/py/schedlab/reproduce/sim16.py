@@ -304,6 +304,9 @@ def sim_criteria(name: str) -> dict:
         from .markatos_gang import LEVELS
         return {"multiprogramming level 1": cr.measured("1.00 by definition (the time alone)", "Markatos 3.5.2"),
                 **{f"multiprogramming level {k + 1}": c for k, c in LEVELS.items()}}
+    if name == PREFIX + "markatos-353":
+        from .markatos_partition import partition_criterion
+        return {"coarse, barrier (block)": partition_criterion("coarse, barrier", 1.97)}
     if name == PREFIX + "tucker-gupta":
         return {"job 1 (gauss:n=256): global / partition+pc": TUCKER["gauss"]}
     return {}

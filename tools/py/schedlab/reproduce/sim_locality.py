@@ -18,8 +18,10 @@ Grassfire's (Fig. 4.2) and merge sort's (Fig. 4.3): tools/sim/sim_threads.c, sim
 from __future__ import annotations
 
 import functools
+import re
 
-from . import ReproError, Row, Section, experiment
+from . import ReproError, Row, Section, experiment, judged, restates
+from . import criteria as cr
 from .sim16 import _fmt, _plot
 from ..executor import sim_run as sim_boot      # through --jobs/--executor (executor.py)
 
@@ -358,14 +360,74 @@ def run_section(fn, ctx) -> Section:
         figures = [f"{name}.png"]
     except ImportError:
         pass
-    rows = [Row(r["case"], _fmt(r["paper"]), _fmt(r["model"]), f"{_fmt(r['sim'])} simulated",
-                "not on this machine", f"{WHY}; {r['extra']}" if r.get("extra") else WHY) for r in exp["rows"]]
+    rows = simloc_rows(name, exp)
     return Section(name, exp["title"], "simulated: " + title.removesuffix(", simulated"),
                    "`build/sim/schedlab-sim --model <profile>`, the kernel's policy code on simulated harts with the "
                    "machine model's caches", rows, f"Model: {exp['model']}. {exp.get('note', '')}", figures,
                    data=exp)
 
 
+def simloc_criteria(name: str, case: str):
+    """The criterion the QEMU section declares for the claim a simulated case is about; None where none is."""
+    from .markatos_caches import policy_criterion
+    from .markatos_ch4 import COMPARABLE, LB3, T41
+    from .markatos_loops import ksr_criterion
+    from .markatos_partition import TUCKER
+    if name == "simloc-fig3.2-caches":
+        pol = case.split(": ", 1)[-1]
+        return policy_criterion(pol) if pol in ("timeslice", "gang", "partition") else None
+    if name == "simloc-tucker-gupta-cache" and case.startswith("job 1 (gauss)"):
+        return TUCKER["gauss"]
+    if name == "simloc-ch4":
+        app = case.split()[2]
+        if case.startswith("Table 4.1"):
+            return T41.get((app, "lb/mcs" if case.endswith("LB / MCS") else "mcs/coarse"))
+        if case.endswith("MCS / coarse"):
+            return COMPARABLE
+        if case.endswith("LB / MCS") and app == "gauss":
+            return LB3
+        if case.endswith("LB / coarse") and app == "gauss":
+            return LB_COARSE
+        if "LB's gain beyond 3 processors" in case:
+            return LB_FLAT
+    if name == "simloc-ch5" and case.startswith("gauss ksr1") and case.endswith(" / afs"):
+        sched = case.split(": ")[-1].split(" / ")[0]
+        return ksr_criterion(sched) if sched in KSR_SCHEDS else cr.measured("1 by definition") if sched == "afs" \
+            else None
+    return None
+
+
+LB_COARSE = cr.within("lb/coarse", 3.0, 0.25, "3 times slower than the coarse grain on 7 processors",
+                      "Markatos 4.2.3, Fig. 4.1", "'3 times', read off the text: 25 %", side=1.0,
+                      domain=(0.0, 100.0), needs_harts=7)
+LB_FLAT = cr.bound("gain", "<=", 0.25, "load balancing is unable to exploit more than three processors",
+                   "Markatos 4.2.3, Fig. 4.1", "'unable to exploit': at most a quarter of a processor's speedup "
+                   "gained beyond 3", domain=(-64.0, 64.0), needs_harts=8)
+KSR_SCHEDS = ("static", "mod-factoring", "factoring", "trapezoid", "gss")
+
+
+def simloc_rows(name: str, exp: dict) -> list[Row]:
+    """The rows of one simulated experiment: judged (simulated) by the QEMU section's criterion for the same claim
+    where one is declared, shown as measured where the paper has no number, else still unjudged."""
+    rows = []
+    for r in exp["rows"]:
+        c = simloc_criteria(name, r["case"]) if r["sim"] is not None else None
+        note = f"{WHY}; {r['extra']}" if r.get("extra") else WHY
+        harts = int(m.group(1)) if (m := re.search(r"P=(\d+)", r["case"])) else 16
+        if c is not None:
+            rows.append(judged(r["case"], c, {c.of or "sim": [r["sim"]]}, ours=f"{_fmt(r['sim'])} simulated",
+                               model=_fmt(r["model"]), harts=harts, simulated=True,
+                               why=r.get("extra") or "see the section's note"))
+        elif r["paper"] is None:
+            rows.append(Row(r["case"], "-", _fmt(r["model"]), f"{_fmt(r['sim'])} simulated", "measured",
+                            r.get("extra", "")))
+        else:
+            rows.append(Row(r["case"], _fmt(r["paper"]), _fmt(r["model"]), f"{_fmt(r['sim'])} simulated",
+                            "not on this machine", note + "; no criterion declared for this simulated row yet"))
+    return rows
+
+
 for _k, (_fn, (_name, _title)) in enumerate(EXPERIMENTS.items()):
     experiment(_name, _title, order=100 + _k, quick_seconds=0.5, full_seconds=(5, 5, 1, 30, 25)[_k])(
         functools.partial(run_section, _fn))
+    restates(_name)(lambda data, cpus, old=None, _n=_name: simloc_rows(_n, data))
