@@ -113,12 +113,18 @@ static void pay(struct vcpu *v)
     v->paid_ns += t - start;
 }
 
+/* A reading of time or cycle, or wfi (udata 1): pay the stall, or check the schedule. A wfi may halt the hart
+   until an interrupt: it is marked idle, so that it resynchronises at its next check without an event (QEMU
+   10 does not call the vCPU idle callback for a halted TCG vCPU; 7.2 does, and both marks agree). */
 static void on_time_read(unsigned int vcpu, void *udata)
 {
-    if (pace.rate)
+    if (pace.rate) {
         pace_point(vcpu, pace.lead_ns);
-    else
+        if (udata)
+            vcpus[vcpu].pace.idle = 1;
+    } else {
         pay(&vcpus[vcpu]);
+    }
 }
 
 static void on_vtlb_flush(unsigned int vcpu, void *udata)
@@ -264,10 +270,12 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 
 static int is_csr_op(uint32_t insn) { return (insn & 0x7f) == 0x73 && (insn >> 12 & 7) != 0 && (insn >> 12 & 7) != 4; }
 
+static int is_wfi(uint32_t w) { return w == 0x10500073; }
+
 /* a read of the time or cycle CSR, or wfi: where a stall must be paid or the schedule checked */
 static int is_time_read(uint32_t w)
 {
-    return (is_csr_op(w) && (w >> 20 == 0xc01 || w >> 20 == 0xc00)) || w == 0x10500073;
+    return (is_csr_op(w) && (w >> 20 == 0xc01 || w >> 20 == 0xc00)) || is_wfi(w);
 }
 
 static uint32_t insn_word(struct qemu_plugin_insn *insn)
@@ -297,7 +305,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             if (va >= mark_lo && va < mark_hi)
                 qemu_plugin_register_vcpu_mem_cb(insn, on_mark_store, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, 0);
             if (qemu_plugin_insn_size(insn) == 4 && (is_time_read(insn_word(insn))))
-                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_time_read, QEMU_PLUGIN_CB_NO_REGS, 0);
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_time_read, QEMU_PLUGIN_CB_NO_REGS,
+                                                       (void *)(uintptr_t)is_wfi(insn_word(insn)));
             continue;
         }
         if (va == calib_lo)
@@ -309,7 +318,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             if ((is_csr_op(w) && w >> 20 == 0x180) || (w & 0xfe007fff) == 0x12000073) /* satp; sfence.vma */
                 qemu_plugin_register_vcpu_insn_exec_cb(insn, on_vtlb_flush, QEMU_PLUGIN_CB_NO_REGS, 0);
             if (is_time_read(w))
-                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_time_read, QEMU_PLUGIN_CB_NO_REGS, 0);
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_time_read, QEMU_PLUGIN_CB_NO_REGS,
+                                                       (void *)(uintptr_t)is_wfi(w));
         }
         qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, 0);
     }
