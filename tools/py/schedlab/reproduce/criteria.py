@@ -311,5 +311,6 @@ def tally_words(c: dict) -> str:
 
 
 __all__ = ["Criterion", "CriterionError", "within", "bound", "ordering", "trend", "measured", "judge", "why",
-           "falsifier", "stat", "slope", "category", "criterion_of", "tally", "tally_words", "VERDICTS", "QUANT", "SHAPE", "MEASURED",
+           "falsifier", "stat", "slope", "category", "criterion_of", "tally", "tally_words", "VERDICTS", "QUANT",
+           "SHAPE", "MEASURED",
            "ELSEWHERE", "SIMULATED", "PASSING"]

@@ -68,7 +68,8 @@ def hood(ctx) -> Section:
 
 # Blumofe & Papadopoulos 1998. Sec. 1.1: P static shares on P_A = P - 1 processors: "speedup (P_A + 1)/2" - in
 # general P/ceil(P/H) (models.static_cliff_speedup), the paper's number for our H. Sec. 5: linear speedup when P
-# is well below the parallelism T1/T_inf, "even when P > P_A"; sec. 3.2: thieves yield. Table 2: T1/Ts of Hood's six programs 0.955..1.030.
+# is well below the parallelism T1/T_inf, "even when P > P_A"; sec. 3.2: thieves yield. Table 2: T1/Ts of Hood's
+# six programs 0.955..1.030.
 # Sec. 5.1 (Fig. 2): "two curves ... constants c1 = 1.0 and c_inf = 1.0, and ... c1 = 1.1 and c_inf = 2.0 ... do a
 # good job of lower bounding the utilization": every run within c1 T1/PA + c_inf T_inf P/PA at (1.1, 2.0).
 BP = "Blumofe & Papadopoulos 1998"
@@ -112,7 +113,8 @@ def hood_rows(data: dict, h: int, old: dict | None = None) -> list[Row]:
     sp = data["speedup"]
     t1_ts = data["t1_us"] / data["ts_us"]
     return [
-        judged(f"static partitioning at P = H+1 = {h + 1}: speedup", HOOD["cliff"](h), {"static": sp[f"static-{h + 1}"]},
+        judged(f"static partitioning at P = H+1 = {h + 1}: speedup", HOOD["cliff"](h),
+               {"static": sp[f"static-{h + 1}"]},
                model=f"{models.static_cliff_speedup(h + 1, h):.2f}", harts=h,
                why="the cliff was shallower or deeper than the shares predict"),
         judged("work stealing at P = H+1: speedup", HOOD["steal"](h), {"steal": sp[f"steal-{h + 1}"]}, model=f"{h}",

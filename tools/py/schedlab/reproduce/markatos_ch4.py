@@ -197,8 +197,9 @@ def table41(ctx) -> Section:
 
 
 # Table 4.1's ratios, each judged against the thesis's own numbers (never against our model's prediction, which is
-# shown beside them), and on the same side of 1 as the thesis's: 15 % covers the table's rounding and our seeds' spread; "partially" within 45 % because the
-# thesis's 8 nodes put 7/8 of a load-balanced thread's data remote and our 2 nodes half of it (sec. 4.2.2).
+# shown beside them), and on the same side of 1 as the thesis's: 15 % covers the table's rounding and our seeds'
+# spread; "partially" within 45 % because the thesis's 8 nodes put 7/8 of a load-balanced thread's data remote and
+# our 2 nodes half of it (sec. 4.2.2).
 RATIOS = (("lb", "mcs"), ("mcs", "coarse"))
 WHAT = {"lb/mcs": "LB / MCS", "mcs/coarse": "MCS / coarse grain (the bound)"}
 
