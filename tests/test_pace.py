@@ -204,3 +204,22 @@ def test_the_paced_16_processor_section_paces_every_boot_at_one_rate(monkeypatch
     assert all(c.needs_harts == 16 for key, c in paced16.ODD.items() if key != "order")
     ctx.deterministic = True
     assert paced16.timeslicing16(ctx).rows == []
+
+
+def test_validate_takes_paced_references_above_the_cores(monkeypatch):
+    """schedlab validate --pace: QEMU references at any --cpus, one R for all of them; unpaced above the cores,
+    refused."""
+    from argparse import Namespace
+    from schedlab import sim_validate
+    from schedlab.qemu import HarnessError
+    monkeypatch.setattr(pace, "host_cores", lambda: 2)
+    monkeypatch.setattr(pace, "resolve", lambda spec, harts, **kw: f"{spec}@{harts}")
+    args = Namespace(pace=None, deterministic=False)
+    with pytest.raises(HarnessError, match="--pace auto"):
+        sim_validate._paced_spec(args, [4, 2])
+    assert sim_validate._paced_spec(args, [2, 1]) is None
+    assert sim_validate._paced_spec(Namespace(pace="auto", deterministic=False), [4, 16]) == "pace=auto@16"
+    assert sim_validate._paced_spec(Namespace(pace="3000000", deterministic=False), [8]) == "pace=3000000@8"
+    with pytest.raises(HarnessError, match="exclude each other"):
+        sim_validate._paced_spec(Namespace(pace="auto", deterministic=True), [2])
+    assert all("procs=8" in token for token in sim_validate.jobs("spin", 8, paced=True))

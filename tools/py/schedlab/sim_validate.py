@@ -84,10 +84,14 @@ POLICIES = ("timeslice", "gang", "partition", "global")  # the first set's order
 WAITS = ("spin", "block", "twophase", "adaptive")
 
 
-def jobs(wait: str) -> list[str]:
+def jobs(wait: str, procs: int = 2, paced: bool = False) -> list[str]:
     """The foreground of a mix: each job lasts several quanta alone (synth ~40 ms, oddeven ~12 ms at 2 ms),
-    so a slowdown measures the policy's steady state, not where in a round a few-millisecond job started."""
-    return [f"job=synth:procs=2,iters=3000,grain=2000,barrier={wait}", f"job=oddeven:procs=2,n=4096,barrier={wait}"]
+    so a slowdown measures the policy's steady state, not where in a round a few-millisecond job started.
+    Paced (--pace: a machine of R instructions a second, ~10-50x slower than this host's QEMU), a tenth of
+    the synth's iterations and a quarter of the sort keep them a few hundred quanta long."""
+    iters, n = (300, 1024) if paced else (3000, 4096)
+    return [f"job=synth:procs={procs},iters={iters},grain=2000,barrier={wait}",
+            f"job=oddeven:procs={procs},n={n},barrier={wait}"]
 
 
 def build_policies() -> list[str]:
@@ -99,23 +103,24 @@ def build_policies() -> list[str]:
     return list(policies) if isinstance(policies, (list, tuple)) else str(policies).split(",")
 
 
-def mixes(tiny: bool, waits=WAITS) -> list[tuple[str, list[str]]]:
+def mixes(tiny: bool, waits=WAITS, procs: int = 2, paced: bool = False) -> list[tuple[str, list[str]]]:
     """(policy, foreground job tokens); every mix also has a hog."""
     if tiny:
-        return [("timeslice", ["job=synth:procs=2,iters=40,grain=2000,barrier=spin"])]
-    return [(p, jobs(w)) for p in build_policies() for w in waits]
+        return [("timeslice", [f"job=synth:procs={procs},iters=40,grain=2000,barrier=spin"])]
+    return [(p, jobs(w, procs, paced)) for p in build_policies() for w in waits]
 
 
 PAIR_QUANTUM = "5ms"
 
 
-def pairings(tiny: bool = False) -> list[tuple[str, list[str]]]:
+def pairings(tiny: bool = False, procs: int = 2, paced: bool = False) -> list[tuple[str, list[str]]]:
     """A spinning job beside a blocking one under every policy of the build (issue 28 item 2), no hog."""
     if tiny:
-        return [("gang", ["job=oddeven:procs=2,n=512,barrier=spin", "job=synth:procs=2,iters=100,grain=2000,"
-                          "barrier=block"])]
-    return [(p, ["job=oddeven:procs=2,n=5500,barrier=spin", "job=synth:procs=2,iters=3000,grain=2000,barrier=block"])
-            for p in build_policies()]
+        return [("gang", [f"job=oddeven:procs={procs},n=512,barrier=spin", f"job=synth:procs={procs},iters=100,"
+                          "grain=2000,barrier=block"])]
+    n, iters = (1400, 300) if paced else (5500, 3000)
+    return [(p, [f"job=oddeven:procs={procs},n={n},barrier=spin",
+                 f"job=synth:procs={procs},iters={iters},grain=2000,barrier=block"]) for p in build_policies()]
 
 
 def app_of(token: str) -> str:
@@ -191,12 +196,13 @@ def timed(run, app: str) -> float:
 WORK_UNITS = ("synth_unit_ns", "oddeven_cx_ns", "gauss_rowop_ns", "hog_unit_ns", "sleeper_unit_ns")
 
 
-def wake_calib(cpus: int, where: Path, deterministic: bool = False) -> tuple[str | None, dict]:
+def wake_calib(cpus: int, where: Path, deterministic: bool = False, model: str | None = None
+               ) -> tuple[str | None, dict]:
     """default.json with this host's costs measured now, by one kbench boot at CPUS=2 right before a seed's
     runs, written under `where`: the host's compute speed (its CALIB card's synth_unit_ns scales the apps'
     work units, at any CPUS) and, at CPUS >= 2, the cross-hart wake-up costs (nothing is woken across harts
-    at CPUS=1)."""
-    run = boot(2, WAKE_BENCH, timeout=300, deterministic=deterministic)
+    at CPUS=1). ``model``: the paced machine's spec (--pace): the bench and its card measure that machine."""
+    run = boot(2, WAKE_BENCH, timeout=300, deterministic=deterministic, model=model)
     if not run.ok:
         raise RuntimeError(f"the wake-up bench failed: {WAKE_BENCH}\n{run.console[-1500:]}")
     got = {}
@@ -219,20 +225,21 @@ def wake_calib(cpus: int, where: Path, deterministic: bool = False) -> tuple[str
 
 
 def one_case(cpus: int, policy: str, jobs: list[str], quantum: str, seeds=(1,), hog: bool = True,
-             fit: bool = True, deterministic: bool = False) -> list[dict]:
+             fit: bool = True, deterministic: bool = False, model: str | None = None) -> list[dict]:
     """Each foreground job's slowdown (mix over alone, same seed) on QEMU and in the simulator, per seed; the
     error compares the medians over the seeds (a timeslice slowdown depends on the harts' tick phases, which
     the seed draws: one seed against one seed compares two draws, not two models). With `fit`, the
-    simulator's apps run alone as long as QEMU's (fit_calib), and `alone_error` says how far they were."""
+    simulator's apps run alone as long as QEMU's (fit_calib), and `alone_error` says how far they were.
+    ``model``: every QEMU boot paced under it (--pace), the simulator's calibration measured on that machine."""
     rows = {token: {"cpus": cpus, "policy": policy, "job": token, "quantum": quantum, "seeds": list(seeds),
                     "qemu": [], "sim": [], "wake": [], "alone_error": []} for token in jobs}
     kinds = ("qemu", "sim")
     with tempfile.TemporaryDirectory(prefix="schedlab-validate-") as tmp:
         for seed in seeds:
-            calib, wake = wake_calib(cpus, Path(tmp), deterministic)
+            calib, wake = wake_calib(cpus, Path(tmp), deterministic, model)
             head = [f"policy={policy}", f"quantum={quantum}", f"seed={seed}"]
             mix = " ".join(head + jobs + ([f"job=hog:procs={cpus}"] if hog else []))
-            qemu_of = lambda args: boot(cpus, args, timeout=900, deterministic=deterministic)
+            qemu_of = lambda args: boot(cpus, args, timeout=900, deterministic=deterministic, model=model)
             qemu_alone = {token: timed(qemu_of(" ".join(head + [token])), app_of(token)) for token in jobs}
             if fit:
                 calib, unfitted = fit_calib(cpus, head, jobs, qemu_alone, calib, Path(tmp))
@@ -272,19 +279,26 @@ def main(argv: list[str] | None = None) -> int:
                     help="QEMU with instruction-counted time (a busy host; see above for what it can show)")
     ap.add_argument("--model", action="append", metavar="PROFILE",
                     help="validate under the machine model instead (repeatable): the locality cases")
+    ap.add_argument("--pace", metavar="R|auto",
+                    help="QEMU paced at R instructions/s per hart (auto: this host's, for the largest --cpus): "
+                         "references at any --cpus, e.g. --pace auto --cpus 4 --cpus 8 --cpus 16; each job gets "
+                         "one process per hart")
     args = ap.parse_args(argv)
     cpus_list = args.cpus or ([2] if args.tiny else [2, 1])
     seeds = range(1, (1 if args.tiny else args.seeds) + 1)
     if args.model:
         return _main_model(args, cpus_list, seeds)
+    paced = _paced_spec(args, cpus_list)
     rows = []
     print(f"{'cpus':>4} {'policy':<10} {'job':<48} {'slowdown qemu (min..max)':>26} {'sim':>7} {'error':>7} "
           f"{'alone error':>11}")
-    sets = [(mixes(args.tiny), args.quantum, True)] + ([(pairings(args.tiny), PAIR_QUANTUM, False)]
-                                                       if args.pairs else [])
+    def sets(cpus: int) -> list:
+        procs = cpus if paced else 2
+        return [(mixes(args.tiny, procs=procs, paced=bool(paced)), args.quantum, True)] + (
+            [(pairings(args.tiny, procs, bool(paced)), PAIR_QUANTUM, False)] if args.pairs else [])
     cases = [functools.partial(one_case, cpus, policy, jobs, quantum, seeds, hog=hog, fit=args.fit,
-                               deterministic=args.deterministic)
-             for cpus in cpus_list for set_cases, quantum, hog in sets for policy, jobs in set_cases]
+                               deterministic=args.deterministic, model=paced)
+             for cpus in cpus_list for set_cases, quantum, hog in sets(cpus) for policy, jobs in set_cases]
     with executor.use(executor.from_args(args, cpus=max(cpus_list))) as ex:
         done = executor.cooperative(cases, ex.slots)       # cases side by side with --jobs; printed in order
     for case, (found, error) in zip(cases, done):
@@ -304,6 +318,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
+
+
+def _paced_spec(args, cpus_list: list[int]) -> str | None:
+    """--pace as a resolved model spec (one R for every boot), or None; refuses unpaced --cpus above the cores."""
+    from . import pace
+    from .qemu import HarnessError
+    spec = None if not args.pace else "pace=auto" if args.pace == "auto" else f"pace={args.pace}"
+    if spec and args.deterministic:
+        raise HarnessError("validate: --pace and --deterministic exclude each other (pacing needs the real clock)")
+    if pace.needs_pace(max(cpus_list), args.deterministic, False, spec):
+        raise HarnessError(f"validate: --cpus {max(cpus_list)} is more harts than this host's cores: unpaced, their "
+                           "threads are time-sliced by the host and every timing is distorted; give --pace R or "
+                           "--pace auto (paced QEMU references), or --deterministic")
+    return pace.resolve(spec, max(cpus_list)) if spec else None
 
 
 def _main_model(args, cpus_list, seeds) -> int:
