@@ -63,7 +63,7 @@ def timeslice_spreads_each_job_over_the_harts(boot, harts, widths):
     """Each job's processes go one per hart (no two on a hart while it has no more than the harts), the
     load evens out, whatever order process creation took: every job's process 0 creates the others only
     after its set-up, while the other jobs' processes are being created."""
-    jobs = " ".join(f"job=synth:procs={w},iters=300,grain=2000,barrier=block" for w in widths[:-1])
+    jobs = " ".join(f"job=synth:procs={w},iters=100,grain=2000,barrier=block" for w in widths[:-1])
     run = boot(harts, f"policy=timeslice trace=on quantum=2ms {jobs} job=hog:procs={widths[-1]}", timeout=120,
                deterministic=True)
     assert_all_ok(run)
