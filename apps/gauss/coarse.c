@@ -17,6 +17,11 @@
  * has it; loopsched.h) hand out chunks of the rows
  * [k+1, n) from a loop scheduler, which is reset for step k+1 by process 0
  * during step k (two loops, alternating; the barrier orders reset and use).
+ * home=own puts each worker's rows (i % procs == id) in its own node's
+ * memory (main.c, gauss_home_rows), and under sched=static a worker copies
+ * each pivot row it does not own into a node-local buffer once per column
+ * before using it (pivot()); a loop scheduler's chunks reach rows on other
+ * nodes as they are dealt, and read the pivot where it lives.
  * grabs= counts the chunks taken over all steps (static: every process with
  * a row takes its share once per step), remote= those not from the taker's
  * own share or queue. Rows are generated in parallel by their owners; the timed
@@ -36,6 +41,18 @@ struct coarse {
 
 static void eliminate(struct gauss *g, int i, int k) { gauss_eliminate_row(gauss_row(g, i), gauss_row(g, k), k, g->n); }
 
+/* Pivot row k as worker id reads it: with home=own a row on another process's node is first brought into
+   the worker's own buffer (node-local, columns k..n), once per column - the thesis's coarse grain, "each
+   process executes O(N^2/P) arithmetic instructions before each communication operation of size O(N) (bring
+   an entire row to local memory)" (sec. 2.3); otherwise the row where it lives. */
+static const double *pivot(struct gauss *g, int k, int id, double *buf)
+{
+    if (!buf || k % g->nprocs == id)
+        return gauss_row(g, k);
+    memcpy(buf + k, gauss_row(g, k) + k, (size_t)(g->n + 1 - k) * sizeof(double));
+    return buf;
+}
+
 /* My first row below k: the smallest i > k with i % nprocs == id. */
 static int first_mine(struct gauss *g, int k, int id)
 {
@@ -44,13 +61,15 @@ static int first_mine(struct gauss *g, int k, int id)
 
 static void publish(struct gauss *g, int i) { sl_wait_set(&g->ready[i], 1, g->wait); }
 
-static void solve_barrier(struct coarse *c, int id)
+static void solve_barrier(struct coarse *c, int id, double *buf)
 {
     struct gauss *g = c->g;
 
     for (int k = 0; k < g->n - 1; k++) {
-        for (int i = first_mine(g, k, id); i < g->n; i += g->nprocs)
-            eliminate(g, i, k);
+        int i = first_mine(g, k, id);
+        const double *p = i < g->n ? pivot(g, k, id, buf) : 0;
+        for (; i < g->n; i += g->nprocs)
+            gauss_eliminate_row(gauss_row(g, i), p, k, g->n);
         sl_barrier_wait(&c->bar);
     }
 }
@@ -73,7 +92,7 @@ static void solve_sched(struct coarse *c, int id)
 
 /* Rows are visited in increasing order, so the owner of row k+1 reduces it
    first within column k and publishes it before its other rows. */
-static void solve_cond(struct gauss *g, int id)
+static void solve_cond(struct gauss *g, int id, double *buf)
 {
     if (id == 0)
         publish(g, 0); /* row 0 needs no reduction */
@@ -83,8 +102,10 @@ static void solve_cond(struct gauss *g, int id)
            column, process control would not hear of a shrunken allotment for many quanta */
         sl_safe_point();
         sl_wait_ne_for(&g->ready[k], 0, g->wait, &w.wf);
-        for (int i = first_mine(g, k, id); i < g->n; i += g->nprocs) {
-            eliminate(g, i, k);
+        int i = first_mine(g, k, id);
+        const double *p = i < g->n ? pivot(g, k, id, buf) : 0;
+        for (; i < g->n; i += g->nprocs) {
+            gauss_eliminate_row(gauss_row(g, i), p, k, g->n);
             if (i == k + 1)
                 publish(g, i);
         }
@@ -95,21 +116,29 @@ static void worker(void *arg, int id)
 {
     struct coarse *c = arg;
     struct gauss *g = c->g;
+    double *buf = 0;
 
+    if (g->own) { /* home=own: my rows and a pivot row's copy from my node, as the thesis's programs had them */
+        gauss_home_rows(g, id);
+        buf = sl_alloc_node((size_t)(g->n + 1) * sizeof(double), -1);
+        if (!buf)
+            sl_die("out of memory for process %d's pivot row (n=%d)", id, g->n);
+    }
     for (int i = id; i < g->n; i += g->nprocs)
         gauss_gen_row(g, i);
     sl_barrier_wait(&c->bar);
     if (id == 0)
         g->t0 = sl_now_us();
     if (g->cond)
-        solve_cond(g, id);
+        solve_cond(g, id, buf);
     else if (c->sched != SL_LOOP_STATIC)
         solve_sched(c, id);
     else
-        solve_barrier(c, id);
+        solve_barrier(c, id, buf);
     sl_barrier_wait(&c->bar);
     if (id == 0)
         g->t1 = sl_now_us();
+    sl_free(buf);
 }
 
 /* sched != static: the two alternating loops, step 0's started. */

@@ -10,8 +10,11 @@
  *        and thread (i, k) runs at row i's home. Row i is local, so it is
  *        updated in place: only pivot row k is copied, once per process and
  *        column (a process keeps the pivot rows of the columns in flight).
- *   lb   rows live in one matrix; thread (i, k) goes to the least loaded
- *        process and copies both rows in and row i back.
+ *   lb   rows live in one matrix (home=one) or, with home=own, in the
+ *        same per-process home buffers as mcs ("the main program
+ *        distributes the problem matrix among the memories of the
+ *        machine", 3.3.4); thread (i, k) goes to the least loaded process
+ *        and copies both rows in and row i back, wherever they live.
  * copies= counts the rows copied (in and back): lb 3 per thread, mcs at
  * most P-1 per column. Threads never move once placed (pinned threads).
  *   sync=barrier  (version 2) the threads of column k meet at a thread-level
@@ -106,24 +109,17 @@ static struct fine_proc *proc_buffers(int p, int n)
 }
 
 /* Set-up, one thread pinned to each process p: its buffers, node-local (-1:
-   the node of the hart p runs on), and its rows - under mcs in a home
-   buffer of its own, under lb in the shared matrix. */
+   the node of the hart p runs on), and its rows - under mcs (and lb with
+   home=own) in a home buffer of its own, under lb in the shared matrix. */
 static void fine_setup(void *arg)
 {
     struct fine *f = F;
     struct gauss *g = f->g;
     int p = (int)(uintptr_t)arg, n = g->n, P = g->nprocs;
-    size_t rowb = (size_t)(n + 1) * sizeof(double);
-    int nrows = p < n ? (n - p + P - 1) / P : 0;
 
     f->fp[p] = proc_buffers(p, n);
-    if (f->place == SL_PLACE_MCS && nrows > 0) {
-        double *home = sl_alloc_node((size_t)nrows * rowb, -1);
-        if (!home)
-            sl_die("out of memory for process %d's home rows (n=%d)", p, n);
-        for (int i = p, j = 0; i < n; i += P, j++)
-            g->rowp[i] = home + (size_t)j * (size_t)(n + 1);
-    }
+    if (f->place == SL_PLACE_MCS || g->own)
+        gauss_home_rows(g, p);
     for (int i = p; i < n; i += P)
         gauss_gen_row(g, i);
     sl_joincnt_signal(&f->setup);
@@ -225,7 +221,7 @@ static void fine_alloc(struct fine *f)
     f->coldone = sl_calloc((size_t)g->n, sizeof(uint32_t));
     if (!g->rowp || !f->fp || !f->colleft || !f->coldone)
         sl_die("out of memory for n=%d", g->n);
-    if (f->place == SL_PLACE_LB) {
+    if (f->place == SL_PLACE_LB && !g->own) {
         g->a = sl_malloc((size_t)g->n * (size_t)(g->n + 1) * sizeof(double));
         if (!g->a)
             sl_die("out of memory for n=%d", g->n);

@@ -14,6 +14,7 @@
 
 struct gauss {
     int n, nprocs, cond;
+    int own;                 /* home=own: each row in its owner's node's memory (gauss_home_rows) */
     double *a;               /* row i at a + i*(n+1) (coarse; fine place=lb); written only by its owner */
     double **rowp;           /* fine: row i's storage (home buffers or a); 0: rows in a */
     double *x_true, *x;
@@ -29,6 +30,7 @@ struct owner_wf {
 };
 
 double *gauss_row(struct gauss *g, int i);
+void gauss_home_rows(struct gauss *g, int p);   /* home=own: process p's rows, node-local */
 void gauss_gen_row(struct gauss *g, int i);
 void gauss_eliminate_row(double *r, const double *p, int k, int n);
 int gauss_owner_running(const struct sl_waitfor *wf);

@@ -15,6 +15,12 @@
  * barrier's shape the shape= key (coarse only, barrier.h), the loop
  * scheduler sched= (coarse sync=barrier only, loopsched.h), the placement
  * place= (fine only, place.h).
+ * home= says where the rows live: one (the default) in one matrix from
+ * process 0's node; own, each row in the memory of its owner's node (row i
+ * belongs to process i mod P, allocated by that process's worker on the
+ * hart it runs on), as the thesis's programs did on the Butterfly ("the main
+ * program distributes the problem matrix among the memories of the machine",
+ * 3.3.4). Under variant=fine place=mcs the rows always have their homes.
  */
 #include "gauss.h"
 #include "threads/uthread.h"
@@ -34,9 +40,26 @@ SL_APP(.about = "Gaussian elimination, coarse or fine grain (Markatos 3.3.4)",
        .flags = SL_APP_ADAPTIVE,
        SL_KEYS(SL_INT("n", 2, 65536, 768), SL_ENUM("variant", "coarse|fine", 0), SL_ENUM("sync", "barrier|cond", 0),
                SL_ENUM("barrier", SL_WAIT_CHOICES, 0), SL_ENUM("shape", "central|tree|combination", 0),
-               SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs|mod-factoring", 0), SL_ENUM("place", "mcs|lb", 0)));
+               SL_ENUM("sched", "static|ss|gss|factoring|trapezoid|afs|mod-factoring", 0), SL_ENUM("place", "mcs|lb", 0),
+               SL_ENUM("home", "one|own", 0)));
 
 double *gauss_row(struct gauss *g, int i) { return g->rowp ? g->rowp[i] : g->a + (size_t)i * (size_t)(g->n + 1); }
+
+/* home=own (and fine place=mcs): process p's rows i = p, p+P, ... in one block from the node of the hart
+   its caller runs on (sl_alloc_node -1), called by a worker or thread pinned to p before it generates them. */
+void gauss_home_rows(struct gauss *g, int p)
+{
+    int n = g->n, P = g->nprocs, nrows = p < n ? (n - p + P - 1) / P : 0;
+    double *home;
+
+    if (nrows <= 0)
+        return;
+    home = sl_alloc_node((size_t)nrows * (size_t)(n + 1) * sizeof(double), -1);
+    if (!home)
+        sl_die("out of memory for process %d's home rows (n=%d)", p, n);
+    for (int i = p, j = 0; i < n; i += P, j++)
+        g->rowp[i] = home + (size_t)j * (size_t)(n + 1);
+}
 
 /* Row i of A from its own random stream; b_i = A_i . x_true. */
 void gauss_gen_row(struct gauss *g, int i)
@@ -93,16 +116,19 @@ int gauss_maxerr_ok(double maxerr) { return maxerr <= MAXERR; }
 
 int main(void)
 {
-    struct gauss g = { .n = (int)sl_arg_int("n"), .nprocs = sl_nprocs(), .cond = sl_arg_is("sync", "cond") };
+    struct gauss g = { .n = (int)sl_arg_int("n"), .nprocs = sl_nprocs(), .cond = sl_arg_is("sync", "cond"),
+                       .own = sl_arg_is("home", "own") };
     int fine = sl_arg_is("variant", "fine");
     struct sl_rng r;
 
-    if (!fine)
+    if (!fine && g.own)
+        g.rowp = sl_calloc((size_t)g.n, sizeof *g.rowp); /* each owner fills in its rows (coarse.c) */
+    else if (!fine)
         g.a = sl_malloc((size_t)g.n * (size_t)(g.n + 1) * sizeof(double));
     g.x_true = sl_malloc((size_t)g.n * sizeof(double));
     g.x = sl_malloc((size_t)g.n * sizeof(double));
     g.ready = sl_calloc((size_t)g.n, sizeof(uint32_t));
-    if ((!fine && !g.a) || !g.x_true || !g.x || !g.ready)
+    if ((!fine && !g.a && !g.rowp) || !g.x_true || !g.x || !g.ready)
         sl_die("out of memory for n=%d", g.n);
     sl_rng_init(&r, (uint64_t)g.n + 0x5eed);
     for (int j = 0; j < g.n; j++)

@@ -116,6 +116,12 @@ int work_setup(struct job *j, char *err, size_t errlen)
         return -1;
     if (w->app == APP_GAUSS && !w->threads && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
         return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse, fine)", v), -1;
+    /* apps/gauss home=own (rows on their owners' nodes) and apps/hog.c ws= (a swept working set): the touches
+       here are one matrix on process 0's node and a hog in registers, so refuse rather than model another run */
+    if (w->app == APP_GAUSS && scenario_arg(a, "home", v, sizeof v) == 0 && strcmp(v, "one"))
+        return snprintf(err, errlen, "job=gauss: home=%s is not modelled in the simulator (one only)", v), -1;
+    if (w->app == APP_HOG && scenario_arg(a, "ws", v, sizeof v) == 0 && strcmp(v, "0"))
+        return snprintf(err, errlen, "job=hog: ws=%s is not modelled in the simulator (0 only)", v), -1;
     if (w->app == APP_CHAOS && scenario_arg(a, "mode", v, sizeof v) == 0 && strcmp(v, "deadlock") &&
         strcmp(v, "exit-blocked"))
         return snprintf(err, errlen, "job=chaos: mode=%s is not modelled in the simulator (deadlock and exit-blocked "
