@@ -76,9 +76,10 @@ def test_tucker_helpers():
 
 
 def test_mix_records_join_results_and_model_lines():
-    run = _run([("gauss", 1, 5000, 40)], {1: {"accesses": 9, "misses": 7, "coherence": 3, "stall_us": 12}})
+    run = _run([("gauss", 1, 5000, 40)], {1: {"accesses": 9, "misses": 7, "coherence": 3, "llc_hits": 2,
+                                              "stall_us": 12}})
     assert tc.mix_records(run) == {"gauss": {"elapsed_us": 5000.0, "switches": 40, "migrations": 2, "accesses": 9,
-                                             "misses": 7, "coherence": 3, "stall_us": 12.0}}
+                                             "misses": 7, "coherence": 3, "llc_hits": 2, "stall_us": 12.0}}
     assert tc.mix_records(_run([("synth", 2, 10, 1)], {}))["synth"]["misses"] == 0
 
 

@@ -19,6 +19,15 @@ is the generation Tucker & Gupta measured on, whose misses they did not expect t
 
 The model column is their reasoning: every switch refetches the job's whole working set (its share of the
 matrix: gauss's n x n doubles over its processes), each line a memory miss at the profile's cost.
+
+Co-runners that evict (issue 47, item 6): the tucker-gupta mix's synth computes in registers and oddeven's 3000
+keys are 12 KB, so beside gauss's 256 KB share nothing they touch could push it out of a 1 MB L2 - the first
+version of this section measured no corruption because none could happen. So the mix here also has a hog with a
+working set (apps/hog.c's ws=, one per process on its own node) of ws_kb(): twice the profile's private L2 per
+hart (modern: 2 x 1024 KiB), so one sweep after each of its blocks flushes everything gauss left in that hart's
+L1 and L2. It does not reach past the last level: modern's 32 MB LLC holds both (a larger sweep would take the hog
+tens of ms per block under the plugin), so what the corruption costs gauss here is an L2 refill from the LLC
+(llc_cycles), not from memory - the counts (llc_hits) say how many.
 """
 
 from __future__ import annotations
@@ -34,9 +43,20 @@ CONFIGS = (("global", "global", "yes"), ("partition+pc", "partition", "yes"))
 MODELS = ("none", PROFILE)
 
 
+def ws_kb(prof: dict) -> int:
+    """The evicting co-runner's working set per process: twice the profile's private L2 (the last private level
+    a time slice must flush), within apps/hog.c's ws= bound."""
+    return min(2 * int(prof.get("l2_kb") or prof.get("l1_kb") or 64), 8192)
+
+
+def scenario(h: int, policy: str, adapt: str, prof: dict) -> str:
+    """The tucker-gupta mix and the evicting hog (ws_kb), every job with adapt=."""
+    return f"{tucker_scenario(h, policy, adapt)} job=hog:procs={h},ws={ws_kb(prof)},adapt={adapt}"
+
+
 def mix_records(run) -> dict[str, dict]:
     """Per app of the mix: elapsed_us, switches, migrations from its RESULT, and accesses, misses, coherence,
-    stall_us from its MODEL job= line (zeros without a model)."""
+    llc_hits, stall_us from its MODEL job= line (zeros without a model)."""
     out = {}
     for r in run.results:
         m = run.parsed.model_jobs.get(r["job"], {})
@@ -44,7 +64,7 @@ def mix_records(run) -> dict[str, dict]:
         out[r["app"]] = {"elapsed_us": float(response_us(r)), "switches": int(r.get("switches", 0)),
                          "migrations": int(r.get("migrations", 0)), "accesses": int(m.get("accesses", 0)),
                          "misses": int(m.get("misses", 0)), "coherence": int(m.get("coherence", 0)),
-                         "stall_us": float(m.get("stall_us", 0))}
+                         "llc_hits": int(m.get("llc_hits", 0)), "stall_us": float(m.get("stall_us", 0))}
     return out
 
 
@@ -93,22 +113,22 @@ def cache_corruption(ctx) -> Section:
         for label, policy, adapt in CONFIGS:
             recs[(model, label)] = []
             for seed in range(1, reps + 1):
-                run = ctx.boot(tucker_scenario(h, policy, adapt), seed, model=model)
+                run = ctx.boot(scenario(h, policy, adapt, prof), seed, model=model)
                 recs[(model, label)].append(mix_records(run))
                 if model != "none" and run.parsed.model_end:
                     cycle_ps.append(float(run.parsed.model_end["cycle_ps"]))
     apps = list(recs[("none", "global")][0])
 
     data = {f"{m}/{label}": v for (m, label), v in recs.items()}
-    data["cycle_ps"] = cycle_ps
+    data["cycle_ps"], data["ws_kb"] = cycle_ps, ws_kb(prof)
     rows = cache_rows(data, h)
     fig = _figure(ctx, recs, apps)
     return Section(
         "tucker-gupta-cache", "Tucker & Gupta's point 4: cache corruption under the machine model",
         "Tucker & Gupta 1989, sec. 2 point 4 (cache corruption) and sec. 5",
-        f"the tucker-gupta section's mix, `{tucker_scenario(h, 'global|partition', 'yes')}`, without a model and "
-        f"under `{PROFILE}`; {reps} seeds; each job's response time (end_us - arrive_us) and switches, and its "
-        "MODEL line (misses, stall).",
+        f"the tucker-gupta section's mix and a hog whose working set evicts, `{scenario(h, 'global|partition', 'yes', prof)}`"
+        f" (ws = 2 x the profile's {prof['l2_kb']} KiB private L2), without a model and under `{PROFILE}`; {reps} "
+        "seeds; each job's response time (end_us - arrive_us) and switches, and its MODEL line (misses, stall).",
         rows, "Without a model the gain of process control is the spinning and switching it avoids; under the "
         "model it also keeps each job's lines in one hart's caches. The stall a job is charged includes the kernel's "
         "work on its behalf (tools/model/README.md). Per job (medians), misses and stall under global / partition: "
@@ -162,26 +182,51 @@ def cache_rows(data: dict, h: int, old: dict | None = None) -> list[Row]:
         f"gauss under global, {PROFILE}: misses per switch beyond partition's", refetch_criterion(lines),
         {"per_switch": per_switch}, model=f"{lines} lines ({_gauss_n()}^2 doubles / {h} processes / "
         f"{prof['line_b']} B)", harts=h, fmt="{:.0f}",
-        why=f"gauss took about as many misses under global as under partitions ({g_mis / 1e3:.0f}k vs "
-            f"{p_mis / 1e3:.0f}k; coherence {g_coh / 1e3:.0f}k vs {p_coh / 1e3:.0f}k): synth's few words and "
-            "oddeven's 12 KB evict little of its share from a 1 MB L2, and its processes seldom ran on the "
-            "other hart's lines" if median(per_switch) < 0.02 * lines else
-            f"a switch refetched about {median(per_switch) / lines:.0%} of the working set, {median(coh):.0%} of "
-            "it coherence misses (lines the other hart held: global moved the process between harts), not lines "
-            "other jobs evicted - synth's few words and oddeven's 12 KB leave gauss's share in a 1 MB L2"))
+        why=_refetch_why(data, lines, per_switch, coh)))
     share = [x for x in _seeds(data, PROFILE, lambda g, p: stall_share(g["gauss"], p["gauss"])) if x is not None]
     rows.append(judged(f"gauss, {PROFILE}: stall time saved / elapsed time saved by process control",
                        CACHE["stall"], {"stall_share": share}, model=_stall_model(data, h, lines, prof, old),
                        harts=h, ours=fmt_spread([100 * x for x in share], "{:.1f}", " %") if share else "-",
-                       why="process control saved far more time than the caches cost: under global the "
-                       "busy-waiting processes spin away each other's quanta (points 1-2); the stall avoided is "
-                       "the smaller part"))
-    stall = {label: [sum(r[a]["stall_us"] for a in r) / 1e3 for r in data[f"{PROFILE}/{label}"]]
+                       why=_stall_why(data, prof)))
+    stall = {label: [sum(r[a]["stall_us"] for a in r if a != "hog") / 1e3 for r in data[f"{PROFILE}/{label}"]]
              for label, _p, _a in CONFIGS}
     rows.append(judged(f"the three jobs' stall, global vs partition with process control, {PROFILE} (ms)",
                        CACHE["warm"], {"stall_global": stall["global"], "stall_partition": stall["partition+pc"]},
                        harts=h, fmt="{:.1f}", why="the jobs stalled no less under partitions"))
     return rows
+
+
+def _med(data: dict, config: str, key: str, app: str = "gauss") -> float:
+    return median([r[app].get(key, 0) for r in data[f"{PROFILE}/{config}"]])
+
+
+def _refetch_why(data: dict, lines: int, per_switch: list, coh: list) -> str:
+    """A measured cause for the misses per switch: the counts under both configurations, and where the extra
+    misses came from (LLC refills: lines a co-runner pushed out of the L2; coherence: lines the other hart held)."""
+    g_mis, p_mis = _med(data, "global", "misses"), _med(data, "partition+pc", "misses")
+    g_llc, p_llc = _med(data, "global", "llc_hits"), _med(data, "partition+pc", "llc_hits")
+    extra, sw = g_mis - p_mis, _med(data, "global", "switches")
+    ws = data.get("ws_kb")
+    sweep = f"beside a hog sweeping {ws} KiB per block" if ws else "beside co-runners that touch little memory"
+    if median(per_switch) < 0.02 * lines:
+        return (f"gauss took about as many misses under global as under partitions ({g_mis / 1e3:.0f}k vs "
+                f"{p_mis / 1e3:.0f}k, LLC refills {g_llc / 1e3:.0f}k vs {p_llc / 1e3:.0f}k) {sweep}: {median(per_switch):.0f} "
+                f"lines per switch of its {lines}")
+    return (f"a switch refetched {median(per_switch) / lines:.0%} of gauss's {lines} lines {sweep}: {g_mis / 1e3:.0f}k "
+            f"misses under global against {p_mis / 1e3:.0f}k under partitions over {sw:.0f} switches; of the "
+            f"{extra / 1e3:.0f}k extra, {(g_llc - p_llc) / max(extra, 1):.0%} LLC refills (evicted from the L2) and "
+            f"{median(coh):.0%} coherence (lines the other hart held)")
+
+
+def _stall_why(data: dict, prof: dict) -> str:
+    """A measured cause for the stall share: the time saved against the stall saved, and the refills' level."""
+    saved = median(_seeds(data, PROFILE, lambda g, p: g["gauss"]["elapsed_us"] - p["gauss"]["elapsed_us"]))
+    stall = median(_seeds(data, PROFILE, lambda g, p: g["gauss"]["stall_us"] - p["gauss"]["stall_us"]))
+    llc = _med(data, "global", "llc_hits") - _med(data, "partition+pc", "llc_hits")
+    return (f"process control saved gauss {saved / 1e3:.1f} ms, of which {stall / 1e3:.2f} ms stall: its "
+            f"{llc / 1e3:.0f}k extra refills under global came from the LLC at {prof['llc_cycles']} cycles, not "
+            f"from memory at {prof['mem_cycles']} (the LLC holds the hog's sweep too), while its spinning "
+            "processes lost whole quanta to each other (points 1-2)")
 
 
 def _stall_model(data: dict, h: int, lines: int, prof: dict, old: dict) -> str:
