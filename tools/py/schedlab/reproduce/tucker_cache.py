@@ -126,7 +126,8 @@ def cache_corruption(ctx) -> Section:
     return Section(
         "tucker-gupta-cache", "Tucker & Gupta's point 4: cache corruption under the machine model",
         "Tucker & Gupta 1989, sec. 2 point 4 (cache corruption) and sec. 5",
-        f"the tucker-gupta section's mix and a hog whose working set evicts, `{scenario(h, 'global|partition', 'yes', prof)}`"
+        "the tucker-gupta section's mix and a hog whose working set evicts, "
+        f"`{scenario(h, 'global|partition', 'yes', prof)}`"
         f" (ws = 2 x the profile's {prof['l2_kb']} KiB private L2), without a model and under `{PROFILE}`; {reps} "
         "seeds; each job's response time (end_us - arrive_us) and switches, and its MODEL line (misses, stall).",
         rows, "Without a model the gain of process control is the spinning and switching it avoids; under the "
@@ -210,7 +211,8 @@ def _refetch_why(data: dict, lines: int, per_switch: list, coh: list) -> str:
     sweep = f"beside a hog sweeping {ws} KiB per block" if ws else "beside co-runners that touch little memory"
     if median(per_switch) < 0.02 * lines:
         return (f"gauss took about as many misses under global as under partitions ({g_mis / 1e3:.0f}k vs "
-                f"{p_mis / 1e3:.0f}k, LLC refills {g_llc / 1e3:.0f}k vs {p_llc / 1e3:.0f}k) {sweep}: {median(per_switch):.0f} "
+                f"{p_mis / 1e3:.0f}k, LLC refills {g_llc / 1e3:.0f}k vs {p_llc / 1e3:.0f}k) {sweep}: "
+                f"{median(per_switch):.0f} "
                 f"lines per switch of its {lines}")
     return (f"a switch refetched {median(per_switch) / lines:.0%} of gauss's {lines} lines {sweep}: {g_mis / 1e3:.0f}k "
             f"misses under global against {p_mis / 1e3:.0f}k under partitions over {sw:.0f} switches; of the "
