@@ -155,3 +155,22 @@ def test_the_sim_validation_section_reports_the_held_out_set_only(monkeypatch):
     assert all(r.verdict in ("reproduced", "shape reproduced") or r.why for r in sec.rows)
     assert sec.data["headline"][0].startswith("Held-out set only") and sec.notes.startswith("Held-out set only")
     assert all(set(c["seeds"]) == {ho.HELD_SEEDS[0]} for c in sec.data["cases"])
+
+
+def test_paced_held_out_set_paces_every_qemu_boot_at_more_harts(monkeypatch):
+    """validate --pace R --cpus 4: every QEMU boot of the fit and the held-out set is paced, each job has one
+    process per hart, and the misses class (deterministic, unpaced) is left out; the headline says paced."""
+    ensure_sim()
+    seen = []
+
+    def fake_qemu(cpus, args, timeout=0, deterministic=False, model=None):
+        seen.append((cpus, args, model, deterministic))
+        return sim_boot(cpus, args)
+    _sim_for_qemu(monkeypatch, [])
+    monkeypatch.setattr(ho, "boot", fake_qemu)
+    monkeypatch.setattr(sv, "boot", fake_qemu)
+    rows = ho.run([4], (False,), tiny=True, model="pace=3000000@4", paced=True, log=lambda s: None)
+    assert seen and all(m == "pace=3000000@4" and c == 4 and not d for c, _a, m, d in seen)
+    assert all("procs=4" in t for _c, a, _m, _d in seen for t in a.split() if t.startswith("job=synth"))
+    assert "misses" not in {r["class"] for r in rows}
+    assert "slowdowns at 4 harts, real time (pace=3000000@4 QEMU)" in "\n".join(ho.headline(rows))

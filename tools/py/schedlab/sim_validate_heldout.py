@@ -179,7 +179,8 @@ def run_case(cpus: int, case: Case, policy: str, calibs: dict, deterministic=Fal
     QEMU's and the simulator's time alone (par_us, what the fit matched on its own runs) and slowdown (response
     times from arrival, issue 47 item 8: the mix's over alone's; resp_alone_* keeps alone's)."""
     rows = {t: {"cpus": cpus, "class": case.klass, "mix": case.name, "policy": policy, "job": t,
-                "quantum": case.quantum, "deterministic": deterministic, "seeds": list(calibs), "alone_q": [],
+                "quantum": case.quantum, "deterministic": deterministic, "paced": model, "seeds": list(calibs),
+                "alone_q": [],
                 "alone_s": [], "resp_alone_q": [], "resp_alone_s": [], "slow_q": [], "slow_s": []}
             for t in case.jobs}
     for seed, calib in calibs.items():
@@ -295,7 +296,9 @@ def headline(rows: list[dict]) -> list[str]:
             for r in sel:
                 by.setdefault(r["class"], []).append(within(r["slow_error"], tol))
             alone = sum(within(r["alone_error"], "time_alone") for r in sel)
-            lines.append(f"  slowdowns at {cpus} harts, {what}: {sum(sum(v) for v in by.values())} of {len(sel)} "
+            paced = next((r["paced"] for r in sel if r.get("paced")), None)
+            lines.append(f"  slowdowns at {cpus} harts, {what}{f' ({paced} QEMU)' if paced else ''}: "
+                         f"{sum(sum(v) for v in by.values())} of {len(sel)} "
                          f"within {pct(TOL[tol][0])} (" + "; ".join(f"{k} {sum(v)}/{len(v)}" for k, v in by.items())
                          + f"); time alone within {pct(TOL['time_alone'][0])}: {alone} of {len(sel)}")
     ranks = rankings(rows)
@@ -358,7 +361,9 @@ def run(cpus_list, modes=(False,), tiny=False, model=None, paced=False, misses=T
                 fitted = fit(cpus, where, det, None if det else model, paced, tiny,
                              FIT_SEEDS[:1] if few else FIT_SEEDS)
                 log(f"fit at {cpus} harts ({'deterministic' if det else 'real time'}): unit ratios " + ", ".join(
-                    f"{u} {v:.3f}" for u, v in fitted["ratios"].items()) + " (fitted runs alone, not compared)")
+                    f"{u} {v:.3f} ({min(fitted['per_run'][u]):.3f}..{max(fitted['per_run'][u]):.3f} over "
+                    f"{len(fitted['per_run'][u])} runs)" for u, v in fitted["ratios"].items())
+                    + " (fitted runs alone, not compared)")
                 calibs = {s: held_calib(cpus, s, fitted, where, det, None if det else model)[0] for s in seeds}
                 cases = held_out(cpus if paced else 2, paced, tiny)
                 for case in quick_cases(cases) if quick else cases:
