@@ -130,7 +130,11 @@ def cache_corruption(ctx) -> Section:
         f"`{scenario(h, 'global|partition', 'yes', prof)}`"
         f" (ws = 2 x the profile's {prof['l2_kb']} KiB private L2), without a model and under `{PROFILE}`; {reps} "
         "seeds; each job's response time (end_us - arrive_us) and switches, and its MODEL line (misses, stall).",
-        rows, "Without a model the gain of process control is the spinning and switching it avoids; under the "
+        rows, f"The evicting co-runner's size: the hog's ws = {ws_kb(prof)} KiB per process, twice `{PROFILE}`'s "
+        f"{prof['l2_kb']} KiB private L2, so one sweep flushes every line gauss left in a hart's L1 and L2; the "
+        f"{prof['llc_kb']} KiB LLC holds both, so what corruption costs here is an L2 refill from the LLC "
+        f"({prof['llc_cycles']} cycles), not from memory ({prof['mem_cycles']}). "
+        "Without a model the gain of process control is the spinning and switching it avoids; under the "
         "model it also keeps each job's lines in one hart's caches. The stall a job is charged includes the kernel's "
         "work on its behalf (tools/model/README.md). Per job (medians), misses and stall under global / partition: "
         + "; ".join(f"{a} {median([r[a]['misses'] for r in recs[(PROFILE, 'global')]]) / 1e3:.0f}k, "
