@@ -302,8 +302,10 @@ def main(argv: list[str] | None = None) -> int:
         return _main_model(args, cpus_list, seeds)
     paced = _paced_spec(args, cpus_list)
     rows = []
-    print(f"{'cpus':>4} {'policy':<10} {'job':<48} {'slowdown qemu (min..max)':>26} {'sim':>7} {'error':>7} "
-          f"{'alone error':>11}")
+    if not args.held_out_only:
+        print("Fitted (listed, never counted): each app's unit fitted to the same seed's QEMU run alone")
+        print(f"{'cpus':>4} {'policy':<10} {'job':<48} {'slowdown qemu (min..max)':>26} {'sim':>7} {'error':>7} "
+              f"{'alone error':>11}")
     def sets(cpus: int) -> list:
         procs = cpus if paced else 2
         return [(mixes(args.tiny, procs=procs, paced=bool(paced)), args.quantum, True)] + (
