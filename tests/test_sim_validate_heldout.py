@@ -141,8 +141,8 @@ def _sim_for_qemu(monkeypatch, booted):
 
 
 def test_the_sim_validation_section_reports_the_held_out_set_only(monkeypatch):
-    """reproduce's sim-validation section (quick): a row per held-out slowdown, ranking and miss count, the
-    headline stored for the header; no compared run has a fit seed."""
+    """reproduce's sim-validation section (quick): a row per held-out slowdown and ranking (miss counts only in
+    the full run), the headline stored for the header; no compared run has a fit seed."""
     from types import SimpleNamespace
     from schedlab.reproduce import simulated
     ensure_sim()
@@ -151,7 +151,9 @@ def test_the_sim_validation_section_reports_the_held_out_set_only(monkeypatch):
     sec = simulated.validation(SimpleNamespace(quick=True, cpus=2))
     classes = {c.klass for c in ho.quick_cases(ho.held_out())}
     assert all(any(f", {k}, " in r.label for r in sec.rows) for k in classes)
-    assert any(r.label.startswith("ranking") for r in sec.rows) and any(r.label.startswith("misses") for r in sec.rows)
+    assert any(r.label.startswith("ranking") for r in sec.rows)
+    assert not any(r.label.startswith("misses") for r in sec.rows)          # quick: deterministic boots left out
+    assert {r["policy"] for r in sec.data["cases"]} == {"timeslice", "gang"}
     assert all(r.verdict in ("reproduced", "shape reproduced") or r.why for r in sec.rows)
     assert sec.data["headline"][0].startswith("Held-out set only") and sec.notes.startswith("Held-out set only")
     assert all(set(c["seeds"]) == {ho.HELD_SEEDS[0]} for c in sec.data["cases"])
