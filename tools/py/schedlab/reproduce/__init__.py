@@ -440,8 +440,8 @@ def render(sections: list[Section], ctx: Ctx, partial: bool = False, written: di
     lines += [verdict_counts(sections)]
     held = [s.data["headline"] for s in sections if s.name == "sim-validation" and s.data.get("headline")]
     if held:  # the held-out set only (sim_validate_heldout.py): nothing the simulator was fitted to is counted
-        lines += ["The simulator's validation against QEMU, on held-out cases: " + " ".join(
-            line.strip() for line in held[0][1:] if not line.strip().startswith("tolerances"))]
+        lines += ["The simulator's validation against QEMU, on held-out cases: " + "; ".join(
+            line.strip() for line in held[0][1:] if not line.strip().startswith("tolerances")) + "."]
     sim16 = [s for s in sections if s.name.startswith("sim16-")]
     if sim16:
         lines += [f"The papers' 16-processor results in the simulator: {sum(len(s.rows) for s in sim16)} cases in "

@@ -68,7 +68,7 @@ def validation(ctx) -> Section:
                    "arrivals, each with a hog whose step comes from its own calibration run) on QEMU and in "
                    "`build/sim/schedlab-sim`; slowdowns from arrival, medians over the seeds; deterministic QEMU's "
                    "held-out slowdowns are `schedlab validate`'s (minutes per boot, over this section's budget)",
-                   _rows(data), " ".join(line.strip() for line in headline) + " Here 'paper' is QEMU (median, "
+                   _rows(data), headline[0] + " " + "; ".join(line.strip() for line in headline[1:]) + ". Here 'paper' is QEMU (median, "
                    "min..max over the seeds) and 'ours' the simulator's median; the first validation's fitted "
                    "comparisons (`schedlab validate` prints them, marked fitted) are not in this section.",
                    data={"cases": data, "headline": headline})
