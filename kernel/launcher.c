@@ -18,6 +18,7 @@
 #include "sched/sched.h"
 #include "sched/hooks.h"
 #include "scenario.h"
+#include "perturb.h"
 #include "info.h"
 #include "trace.h"
 #include "deadline.h"
@@ -78,6 +79,8 @@ void launcher_init(void)
     scenario_irq_sbi = scen.irq_sbi;
     clock_virtual = scen.clock_virtual;
     idle_poll = scen.idle_poll;
+    if (scen.perturb) /* before the other harts start: perturb.h's state is then only theirs */
+        perturb_init(scen.perturb_seed, scen.perturb_depth, ncpus);
     if (scen.model[0]) { /* before the other harts start: the calibration loop has the host to itself */
         uint64_t pace = model_pace_rate(scen.model); /* paced: a cycle is 1/R, nothing to measure */
         model_cycle_ps = pace ? 1000000000000UL / pace : calib_model_cycle_ps();

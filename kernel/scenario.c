@@ -3,6 +3,7 @@
  *
  *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
  *   irq=auto|sbi   calib=on|off   timeout=<n>ms|<n>s   clock=real|virtual   model=<spec>   idle=auto|poll
+ *   perturb=<seed>[,depth=<d>] (with clock=virtual)
  *   and the chosen policy's own options (struct scen_policy, declared by each policy)
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
@@ -358,7 +359,7 @@ static int parse_option(struct parser *ps, const char *tok, const char *key, con
         n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
     return FAIL(ps,
                 "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, irq=, calib=, "
-                "timeout=, clock=, model=, idle=, job=%s)",
+                "timeout=, clock=, model=, idle=, perturb=, job=%s)",
                 tok, key, list);
 }
 
@@ -376,6 +377,29 @@ static int parse_model(struct parser *ps, const char *tok, const char *val)
     return 0;
 }
 
+/* perturb=<seed>[,depth=<d>]: the seed of a perturbed deterministic boot's schedule (kernel/perturb.h), and PCT's
+   depth, 1..8 (default 3). clock=virtual is checked once every token is read (it may come later). */
+static int parse_perturb(struct parser *ps, const char *tok, const char *val)
+{
+    char buf[64];
+    uint64_t depth = SCEN_DEFAULT_PERTURB_DEPTH;
+    if (strlen(val) >= sizeof buf)
+        return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>]", tok);
+    strcpy(buf, val);
+    char *comma = strchr(buf, ',');
+    if (comma) {
+        *comma = 0;
+        if (strncmp(comma + 1, "depth=", 6) || scen_parse_u64(comma + 7, &depth) || depth < 1 || depth > 8)
+            return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>]", tok);
+    }
+    if (scen_parse_u64(buf, &ps->sc->perturb_seed))
+        return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>] with a whole number for the seed",
+                    tok);
+    ps->sc->perturb = 1;
+    ps->sc->perturb_depth = (int)depth;
+    return 0;
+}
+
 static int parse_token(struct parser *ps, const char *tok)
 {
     struct scenario *sc = ps->sc;
@@ -388,7 +412,7 @@ static int parse_token(struct parser *ps, const char *tok)
     if (!val)
         return FAIL(ps,
                     "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, irq=, calib=, timeout=, "
-                    "clock=, model=, idle=, job=, or an option of the policy)",
+                    "clock=, model=, idle=, perturb=, job=, or an option of the policy)",
                     tok);
     if (!strcmp(key, "job"))
         return parse_job(ps, tok, val);
@@ -441,6 +465,8 @@ static int parse_token(struct parser *ps, const char *tok)
         sc->idle_poll = !strcmp(val, "poll");
         return 0;
     }
+    if (!strcmp(key, "perturb"))
+        return parse_perturb(ps, tok, val);
     if (!strcmp(key, "timeout")) {
         if (scen_parse_time_us(val, &sc->timeout_us) || sc->timeout_us == 0)
             return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
@@ -536,6 +562,9 @@ static int parse_tokens(struct parser *ps, const char *bootargs)
     if (ps->sc->njobs == 0)
         return FAIL(ps, "no job= in the scenario, so there is nothing to run (e.g. job=gauss job=oddeven; apps: %s)",
                     ps->env->apps);
+    if (ps->sc->perturb && !ps->sc->clock_virtual)
+        return FAIL(ps, "bad token 'perturb=%lu': a perturbed boot is a deterministic one: add clock=virtual "
+                        "(make qemu DETERMINISTIC=1, schedlab --deterministic)", (unsigned long)ps->sc->perturb_seed);
     return check_overlap(ps);
 }
 

@@ -66,6 +66,9 @@ struct scenario {
     int clock_virtual;          /* clock=virtual: deterministic mode, times count instructions (vclock.h) */
     char model[SCEN_MODEL_LEN]; /* model=<canonical spec>: the machine-model plugin is loaded (tools/model/); "" none */
     int idle_poll;              /* idle=poll: an idle hart polls and never halts (idle=auto: polls, then halts) */
+    int perturb;                /* perturb=<seed>[,depth=<d>]: a perturbed deterministic boot (perturb.h) */
+    uint64_t perturb_seed;
+    int perturb_depth;
     long popt[SCEN_MAX_OPTS];   /* the chosen policy's options, in its table's order: a choice's index or the
                                    number */
     int njobs;
@@ -84,6 +87,7 @@ struct scen_env {
 };
 
 #define SCEN_DEFAULT_QUANTUM_US 10000
+#define SCEN_DEFAULT_PERTURB_DEPTH 3 /* perturb=<seed>: PCT's depth, two change points a hart */
 #define SCEN_DEFAULT_CALIB 1    /* calib=on: the card costs a few ms before t0 (kernel/calib.c) */
 #define SCEN_MIN_QUANTUM_US 100
 #define SCEN_MAX_QUANTUM_US 10000000

@@ -7,6 +7,7 @@
  * has no effect: buffers are checked whole before use (uvm_check), allocations are all or nothing.
  */
 #include "sched/core.h"
+#include "perturb.h"
 #include "resultkeys.h"
 
 #define ARG(p, i) ((p)->tf.x[REG_A0 + (i)])
@@ -47,15 +48,24 @@ static long sys_yield(struct proc *p)
 static long sys_relax(struct proc *p)
 {
     if (clock_virtual) {
-        vclock_handover();
+        for (int n = perturb_relax(PS_RELAX); n > 0; n--) /* 1, or perturb='s draw (perturb.h) */
+            vclock_handover();
         sched_soft_interrupt(mycpu());
     }
     return 0;
 }
 
-static long sys_futex_wait(struct proc *p) { return futex_wait(p, ARG(p, 0), (uint32_t)ARG(p, 1), ARG(p, 2)); }
+static long sys_futex_wait(struct proc *p)
+{
+    perturb_point(PS_FUTEX_WAIT); /* between the library's check of the word and the kernel's */
+    return futex_wait(p, ARG(p, 0), (uint32_t)ARG(p, 1), ARG(p, 2));
+}
 
-static long sys_futex_wake(struct proc *p) { return futex_wake(p->job, ARG(p, 0), (uint32_t)ARG(p, 1)); }
+static long sys_futex_wake(struct proc *p)
+{
+    perturb_point(PS_FUTEX_WAKE); /* between the library's store to the word and the wake (a tail call after) */
+    return futex_wake(p->job, ARG(p, 0), (uint32_t)ARG(p, 1));
+}
 
 static long sys_proc_create(struct proc *p)
 {

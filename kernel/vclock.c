@@ -2,6 +2,7 @@
  * vclock.c - deterministic mode (clock=virtual): the hand-over of the host thread (the model is in vclock.h).
  */
 #include "kernel.h"
+#include "perturb.h"
 
 int clock_virtual;
 
@@ -9,7 +10,7 @@ uint64_t vclock_timer(uint64_t when)
 {
     if (!clock_virtual)
         return when;
-    uint64_t soon = rdtime() + us_to_ticks(VCLOCK_SLICE_US);
+    uint64_t soon = rdtime() + us_to_ticks(perturb_slice_us()); /* VCLOCK_SLICE_US, or perturb='s draw */
     return when < soon ? when : soon;
 }
 
@@ -24,4 +25,10 @@ void vclock_handover(void)
     wfi();
     if (!enabled)
         csr_clear(sie, SIE_SSIE);
+}
+
+void vclock_relax(void)
+{
+    for (int n = perturb_relax(PS_LOCK); n > 0; n--)
+        vclock_handover();
 }

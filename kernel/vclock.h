@@ -39,11 +39,13 @@ void vclock_handover(void); /* end this hart's turn on the host thread; leaves S
 
 uint64_t vclock_timer(uint64_t when); /* when, or earlier in deterministic mode */
 
+void vclock_relax(void); /* a spin pause's hand-overs: one, or perturb='s draw (perturb.h) */
+
 /* One pause of a kernel spin loop. */
 static inline void vclock_pause(void)
 {
     if (clock_virtual)
-        vclock_handover();
+        vclock_relax();
 }
 
 #endif

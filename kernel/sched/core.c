@@ -36,6 +36,7 @@
 #include "life.h"
 #include "../info.h"
 #include "../intr.h"
+#include "../perturb.h"
 #include "../deadline.h"
 
 struct spinlock sched_lock = SPINLOCK_INIT("sched", LOCK_SCHED);
@@ -118,7 +119,11 @@ void sched_soft_interrupt(struct cpu *c)
 
 /* ---- services for policies ---- */
 
-void sched_ipi(uint64_t mask) { intr_send_ipi(mask); }
+void sched_ipi(uint64_t mask)
+{
+    intr_send_ipi(mask);
+    perturb_point(PS_IPI); /* perturb=: the target may run before the sender goes on */
+}
 
 void sched_kick(int hart)
 {

@@ -205,6 +205,12 @@ $(B)/host-tests/test_uaccess: tests/host/test_uaccess.c kernel/uaccess.h include
 
 # The machine model's caches (tools/model/cache.c, pure C) against a reference model, under ASan/UBSan and
 # again under TSan (the plugin calls it from one host thread per hart; a test hammers it from several).
+# A perturbed deterministic boot's draws (kernel/perturb.h): the generator and PCT's change points.
+HOST_TESTS  += $(B)/host-tests/test_perturb
+$(B)/host-tests/test_perturb: tests/host/test_perturb.c kernel/perturb.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_perturb.c
+
 # The paced hart's schedule (tools/model/pace.c), pure arithmetic with a fake clock.
 HOST_TESTS  += $(B)/host-tests/test_pace
 $(B)/host-tests/test_pace: tests/host/test_pace.c tools/model/pace.c tools/model/pace.h tests/host/check.h

@@ -251,6 +251,21 @@ static void test_model_tokens(void)
     CHECK(fails("idle= job=gauss", "idle=", "idle=auto"));
 }
 
+/* perturb=<seed>[,depth=<d>] (kernel/perturb.h): only with clock=virtual, wherever either token stands */
+static void test_perturb_token(void)
+{
+    CHECK(parse("job=gauss") == 0 && sc.perturb == 0);
+    CHECK(parse("clock=virtual perturb=7 job=gauss") == 0 && sc.perturb && sc.perturb_seed == 7 &&
+          sc.perturb_depth == SCEN_DEFAULT_PERTURB_DEPTH);
+    CHECK(parse("perturb=9,depth=5 job=gauss clock=virtual") == 0 && sc.perturb_seed == 9 && sc.perturb_depth == 5);
+    CHECK(fails("perturb=7 job=gauss", "perturb=7", "clock=virtual"));
+    CHECK(fails("clock=virtual perturb=x job=gauss", "perturb=x", "perturb=<seed>"));
+    CHECK(fails("clock=virtual perturb=1,depth=9 job=gauss", "perturb=1,depth=9", "depth=<1..8>"));
+    CHECK(fails("clock=virtual perturb=1,depth=0 job=gauss", "perturb=1,depth=0", "depth=<1..8>"));
+    CHECK(fails("clock=virtual perturb=1,deep=2 job=gauss", "perturb=1,deep=2", "depth=<1..8>"));
+    CHECK(fails("clock=virtual perturb= job=gauss", "perturb=", "perturb=<seed>"));
+}
+
 /* Numeric options and a policy's per-job keys (issue 25): checked against the chosen policy like its
    options, defaults filled in, canonical in pargs for the RESULT line. */
 static void test_policy_numbers_and_job_keys(void)
@@ -325,6 +340,7 @@ static void test_policy_declaration_limits(void)
 int main(void)
 {
     test_model_tokens();
+    test_perturb_token();
     test_policy_declaration_limits();
     test_policy_options();
     test_policy_numbers_and_job_keys();

@@ -1,0 +1,44 @@
+/* Unit tests of the perturbed boot's draws (kernel/perturb.h): the generator is a fixed sequence per seed and
+   never sticks at 0, and PCT's change points are depth - 1 distinct-or-equal values within the horizon, in
+   ascending order, the same for the same state, spread over the horizon across seeds. */
+#include <string.h>
+#include "check.h"
+#include "perturb.h"
+
+int main(void)
+{
+    uint64_t a = 12345, b = 12345, c = 12346;
+    int same = 1, differ = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t x = perturb_next(&a), y = perturb_next(&b), z = perturb_next(&c);
+        same &= x == y;
+        differ += x != z;
+    }
+    CHECK(same && differ == 1000 && a != 0);
+    for (int depth = 1; depth <= PERTURB_MAX_DEPTH; depth++) {
+        uint64_t s = (uint64_t)depth * 77 + 1, t = s;
+        uint32_t p[PERTURB_MAX_DEPTH], q[PERTURB_MAX_DEPTH];
+        perturb_change_points(&s, depth, p);
+        perturb_change_points(&t, depth, q);
+        CHECK(memcmp(p, q, sizeof p) == 0);
+        int n = 0, sorted = 1, inside = 1;
+        for (int i = 0; i < PERTURB_MAX_DEPTH; i++) {
+            if (p[i]) {
+                n++;
+                inside &= p[i] >= 1 && p[i] <= PERTURB_HORIZON;
+                sorted &= i == 0 || p[i - 1] <= p[i];
+            }
+        }
+        CHECK(n == depth - 1 && sorted && inside);
+    }
+    uint32_t lo = PERTURB_HORIZON, hi = 0;
+    for (uint64_t seed = 1; seed <= 2000; seed++) {
+        uint64_t s = seed;
+        uint32_t p[PERTURB_MAX_DEPTH];
+        perturb_change_points(&s, 2, p);
+        lo = p[0] < lo ? p[0] : lo;
+        hi = p[0] > hi ? p[0] : hi;
+    }
+    CHECK(lo < PERTURB_HORIZON / 50 && hi > PERTURB_HORIZON - PERTURB_HORIZON / 50);
+    return check_done("test_perturb");
+}
