@@ -32,6 +32,8 @@ DELEGATED = {
     "experiment": ("experiments", "one-off measurements: ab, wakecost, determinism, cache-corruption, "
                    "model-overhead (schedlab experiment --help)"),
     "bench": ("bench", "mechanism costs on QEMU and the host as BENCH lines (make bench; a quiet machine only)"),
+    "explore": ("explore", "perturbed deterministic boots of scenarios drawn from the build, each checked; a failure "
+                "prints the line that replays it"),
     "record-consoles": ("record_consoles", "boot the real kernel to re-record the consoles the harness tests "
                         "replay (tests/data/consoles)"),
 }

@@ -74,7 +74,8 @@ def override(settings: list[str], **values: str | None) -> list[str]:
 
 
 #: Settings every policy takes (kernel/scenario.c); any other key=value is some policy's own option.
-GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "irq", "calib", "timeout", "clock"})
+GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "irq", "calib", "timeout", "clock", "idle",
+                             "perturb"})
 #: The kernel's seed when a scenario has no seed= (kernel/scenario.c, README).
 KERNEL_DEFAULT_SEED = 1
 

@@ -1,0 +1,219 @@
+"""``schedlab explore``: perturbed deterministic boots of scenarios drawn from the build, each checked, any
+failure replayed byte for byte by one printed line (issue 50; the kernel's side is kernel/perturb.h).
+
+    schedlab explore [--boots N] [--seed S] [--harts 2,3,4] [--jobs J] [--out DIR] [--resume]
+    schedlab explore --scenario "TOKENS" --harts H [--boots N] [--depth D]   # one scenario, N perturb seeds
+
+The model. Boot i of a campaign with seed S draws its scenario from random.Random(S * 1000003 + i): 2-4 harts
+(``--harts``), a policy of the build (BOOT's ``policies=``), one to three foreground jobs of the build's apps
+that ``SIZES`` knows a small size for - each with a wait kind and a barrier shape where the app takes them
+(lib/wait/wait.h's ``SL_WAIT_CHOICES``), 1 to harts + 2 processes, staggered arrivals - sometimes a hog beside,
+sometimes the machine model (``modern``: in deterministic mode it counts, never charges), and
+``perturb=<seed>,depth=<1..4>``. Every boot runs with ``clock=virtual`` (QEMU -icount on one host thread), so
+the same line gives the same console on any host. The checks are the ones the suite already knows: the
+kernel's verdict is ok (every job ended with check=ok, no ERROR or PANIC, no deadlock), nothing timed out, and
+every job printed its RESULT. A failure prints ``FAIL <verdict>: <replay command>``.
+
+``--scenario`` explores one scenario instead: boot i is it with ``perturb=<S + i>,depth=<D>`` - for hunting a
+failure seen once, and for comparing a failing seed's trace with its passing neighbours'.
+
+Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario and verdict); with
+``--resume`` the boots already there are not booted again and count in the summary. The summary counts
+boots, distinct scenarios (the drawn scenario without its perturb seed), failures, and boots per policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from . import executor
+from .qemu import REPO_ROOT, HarnessError, Run
+
+#: Small sizes of the apps the explorer draws (a boot of a few ms of virtual time): app -> (keys, takes
+#: barrier= and shape=). An app of the build not here is left out, and the summary names it.
+SIZES = {
+    "synth": ("iters={r:20-120},grain={r:200-3000},var={r:0-500}", True),
+    "oddeven": ("n={r:64-768}", True),
+    "gauss": ("n={r:24-64},variant={c:coarse|fine},sync={c:barrier|cond}", True),
+    "sor": ("n={r:16-48},iters={r:2-6}", True),
+    "tclosure": ("n={r:16-48}", True),
+    "adjoint": ("n={r:8-24}", True),
+    "knary": ("h={r:2-5},d={r:2-4},work={r:50-400}", False),
+    "msort": ("n={r:256-4096},variant={c:coarse|fine}", False),
+    "grassfire": ("n={r:16-48},variant={c:coarse|fine}", False),
+    "sleeper": ("iters={r:3-20},sleep_us={r:50-800},work={r:100-2000}", False),
+}
+SHAPES = ("central", "tree", "combination")
+HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
+LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
+BOOT_TIMEOUT = 120.0
+
+
+def wait_kinds() -> list[str]:
+    """The library's wait kinds, from lib/wait/wait.h (the build's list, not a copy)."""
+    text = (REPO_ROOT / "lib" / "wait" / "wait.h").read_text()
+    found = re.search(r'#define SL_WAIT_CHOICES "([a-z|]+)"', text)
+    if not found:
+        raise HarnessError("explore: lib/wait/wait.h has no SL_WAIT_CHOICES")
+    return found.group(1).split("|")
+
+
+def build_listing(kernel=None) -> tuple[list[str], list[str], set[str]]:
+    """(policies, apps, background apps) from one short boot's BOOT line."""
+    run = executor.boot(1, LISTING, kernel=kernel, timeout=BOOT_TIMEOUT, deterministic=True)
+    boot = run.boot or {}
+    def names(key):
+        value = boot.get(key) or ""
+        return list(value) if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v]
+    if not names("policies") or not names("apps"):
+        raise HarnessError(f"explore: the listing boot printed no BOOT policies=/apps= ({run.verdict})")
+    return names("policies"), names("apps"), set(names("background"))
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    def one(match):
+        kind, arg = match.group(1), match.group(2)
+        if kind == "r":
+            lo, hi = (int(x) for x in arg.split("-"))
+            return str(rng.randint(lo, hi))
+        return rng.choice(arg.split("|"))
+    return re.sub(r"\{([rc]):([^}]+)\}", one, template)
+
+
+def draw(index: int, seed: int, policies, apps, background, waits, harts_choices) -> dict:
+    """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments."""
+    rng = random.Random(seed * 1000003 + index)
+    harts = rng.choice(harts_choices)
+    drawable = [a for a in apps if a in SIZES and a not in background and a not in HOSTILE]
+    tokens = [f"policy={rng.choice(policies)}", f"quantum={rng.choice(['200us', '1ms', '3ms'])}",
+              f"seed={rng.randint(1, 1000)}", "timeout=60s"]
+    for j in range(rng.randint(1, 3)):
+        app = rng.choice(drawable)
+        keys, waits_too = SIZES[app]
+        parts = [_fill(keys, rng), f"procs={rng.randint(1, harts + 2)}"]
+        if waits_too:
+            parts += [f"barrier={rng.choice(waits)}", f"shape={rng.choice(SHAPES)}"]
+        if j and rng.random() < 0.5:
+            parts.append(f"at={rng.randint(0, 3000)}us")
+        tokens.append(f"job={app}:{','.join(parts)}")
+    hog = sorted(background & {"hog"})
+    if hog and rng.random() < 0.3:
+        tokens.append(f"job=hog:procs={rng.randint(1, harts)}")
+    tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
+    model = "modern" if rng.random() < 0.1 else None
+    return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": model}
+
+
+def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
+    """Boot `index` of a --scenario campaign: the scenario with the perturb seed seed + index."""
+    tokens = f"{scenario} perturb={seed + index},depth={depth}"
+    return {"index": index, "harts": harts, "tokens": tokens, "model": None}
+
+
+def replay_line(case: dict) -> str:
+    model = f" --model {case['model']}" if case["model"] else ""
+    return f"tools/schedlab run --deterministic --cpus {case['harts']}{model} {case['tokens']}"
+
+
+def judge(run: Run) -> str:
+    """'ok', or what is wrong with a finished boot (the suite's checks)."""
+    if run.timed_out:
+        return "TIMEOUT"
+    if not run.ok:
+        return run.verdict + (f": {run.errors[0]}" if run.errors else f": {run.panics[0]}" if run.panics else "")
+    if run.summary and len(run.results) != run.summary.get("jobs"):
+        return f"FAIL ({len(run.results)} RESULT lines for {run.summary.get('jobs')} jobs)"
+    return "ok"
+
+
+def _journal(path: Path) -> dict[int, dict]:
+    done = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+                done[int(entry["index"])] = entry
+            except (ValueError, KeyError, TypeError):
+                continue                        # a torn line: that boot runs again
+    return done
+
+
+def campaign(args) -> int:
+    waits = wait_kinds()
+    policies, apps, background = build_listing(args.kernel)
+    harts = [int(h) for h in args.harts.split(",")]
+    out = Path(args.out) if args.out else None
+    journal = out / "explore.jsonl" if out else None
+    done = _journal(journal) if journal and args.resume else {}
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        if not args.resume and journal.exists():
+            journal.unlink()
+    if args.scenario:
+        cases = [fixed(i, args.seed, args.scenario, harts[0], args.depth) for i in range(args.boots)]
+    else:
+        cases = [draw(i, args.seed, policies, apps, background, waits, harts) for i in range(args.boots)]
+    todo = [c for c in cases if c["index"] not in done]
+    skipped = sorted(a for a in apps if a not in SIZES and a not in background and a not in HOSTILE)
+    print(f"explore: {len(cases)} boots (seed {args.seed}, {len(done)} from the journal), harts {args.harts}, "
+          f"policies {','.join(policies)}, waits {','.join(waits)}"
+          + (f"; apps without a small size here, left out: {','.join(skipped)}" if skipped else ""), flush=True)
+    tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, BOOT_TIMEOUT, (), True, c["model"])
+             for c in todo]
+    results = dict(done)
+    args.deterministic = True                   # every boot: one host thread, so --jobs may use every core
+    with executor.use(executor.from_args(args, cpus=1)) as ex:
+        for case, run in zip(todo, ex.map(tasks)):
+            verdict = judge(run)
+            entry = {**case, "verdict": verdict}
+            results[case["index"]] = entry
+            if journal:
+                with journal.open("a") as handle:
+                    handle.write(json.dumps(entry) + "\n")
+            if verdict != "ok":
+                print(f"FAIL {verdict}: {replay_line(case)}", flush=True)
+    failures = [e for e in results.values() if e["verdict"] != "ok"]
+    distinct = {re.sub(r" perturb=\S+", "", e["tokens"]) + f"@{e['harts']}/{e['model']}" for e in results.values()}
+    per_policy = Counter(e["tokens"].split()[0].split("=")[1] for e in results.values())
+    print(f"explore: {len(results)} boots, {len(distinct)} distinct scenarios, {len(failures)} failure(s); "
+          + ", ".join(f"{p} {n}" for p, n in sorted(per_policy.items())), flush=True)
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="schedlab explore", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--boots", type=int, default=200, help="boots in the campaign (default 200)")
+    parser.add_argument("--seed", type=int, default=1, help="the campaign's seed: the same seed draws the same boots")
+    parser.add_argument("--harts", default="2,3,4", help="hart counts to draw from (default 2,3,4)")
+    parser.add_argument("--kernel", default=None, help="kernel ELF (default build/kernel.elf)")
+    parser.add_argument("--out", default=None, help="keep explore.jsonl here (for --resume)")
+    parser.add_argument("--resume", action="store_true", help="skip the boots OUT/explore.jsonl already has")
+    parser.add_argument("--scenario", metavar="TOKENS", help="one scenario (bootargs) under --boots perturb seeds "
+                        "from --seed, at the first of --harts")
+    parser.add_argument("--depth", type=int, default=3, help="with --scenario: PCT's depth, 1..8 (default 3)")
+    executor.add_options(parser)
+    args = parser.parse_args(argv)
+    if args.boots < 1 or args.seed < 0:
+        parser.error("--boots takes a whole number from 1, --seed from 0")
+    try:
+        if not all(h.strip().isdigit() and 1 <= int(h) <= 64 for h in args.harts.split(",")):
+            parser.error(f"--harts {args.harts}: expected hart counts 1..64, e.g. 2,3,4")
+        if args.scenario and ("perturb=" in args.scenario or not 1 <= args.depth <= 8):
+            parser.error("--scenario: give the scenario without perturb= (explore adds it), and --depth 1..8")
+        if args.resume and not args.out:
+            parser.error("--resume needs --out DIR (where the journal is)")
+        return campaign(args)
+    except HarnessError as exc:
+        print(f"schedlab explore: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
