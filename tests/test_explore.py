@@ -70,3 +70,13 @@ def test_a_failure_prints_its_replay_line(monkeypatch, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "FAIL FAIL (exit 3): ERROR job 1 (oddeven) deadlocked: tools/schedlab run --deterministic --cpus 3 " \
            "policy=gang job=synth perturb=1,depth=3" in out and "2 failure(s)" in out
+
+
+def test_gang_boots_are_traced_and_judged_for_coscheduling(boot):
+    case = next(c for c in (explore.draw(i, 5, ["gang"], ["synth", "oddeven"], set(), ["spin", "block"], [3])
+                            for i in range(50)) if "trace=on" in c["tokens"])
+    run = boot(case["harts"], case["tokens"], deterministic=True)
+    assert explore.judge(run) == "ok", explore.replay_line(case)
+    assert explore.gang_checkable(["policy=gang", "job=synth:procs=2"], 2)
+    assert not explore.gang_checkable(["policy=gang", "job=synth:procs=3"], 2)
+    assert not explore.gang_checkable(["policy=timeslice", "job=synth:procs=1"], 2)

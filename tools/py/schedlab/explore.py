@@ -11,8 +11,9 @@ that ``SIZES`` knows a small size for - each with a wait kind and a barrier shap
 sometimes the machine model (``modern``: in deterministic mode it counts, never charges), and
 ``perturb=<seed>,depth=<1..4>``. Every boot runs with ``clock=virtual`` (QEMU -icount on one host thread), so
 the same line gives the same console on any host. The checks are the ones the suite already knows: the
-kernel's verdict is ok (every job ended with check=ok, no ERROR or PANIC, no deadlock), nothing timed out, and
-every job printed its RESULT. A failure prints ``FAIL <verdict>: <replay command>``.
+kernel's verdict is ok (every job ended with check=ok, no ERROR or PANIC, no deadlock), nothing timed out,
+every job printed its RESULT, and under gang with every job at most as wide as the harts, the trace shows every
+gang coscheduled outside switch windows (trace.gang_violations). A failure prints ``FAIL <verdict>: <replay command>``.
 
 ``--scenario`` explores one scenario instead: boot i is it with ``perturb=<S + i>,depth=<D>`` - for hunting a
 failure seen once, and for comparing a failing seed's trace with its passing neighbours'.
@@ -53,6 +54,7 @@ SHAPES = ("central", "tree", "combination")
 HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
 LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
 BOOT_TIMEOUT = 120.0
+GRACE_US = 500.0                                # dispatch latency forgiven (tests/schedule_checks.py's)
 
 
 def wait_kinds() -> list[str]:
@@ -106,6 +108,8 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
     if hog and rng.random() < 0.3:
         tokens.append(f"job=hog:procs={rng.randint(1, harts)}")
     tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
+    if gang_checkable(tokens, harts):
+        tokens.insert(1, "trace=on")
     model = "modern" if rng.random() < 0.1 else None
     return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": model}
 
@@ -114,6 +118,26 @@ def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
     """Boot `index` of a --scenario campaign: the scenario with the perturb seed seed + index."""
     tokens = f"{scenario} perturb={seed + index},depth={depth}"
     return {"index": index, "harts": harts, "tokens": tokens, "model": None}
+
+
+def gang_checkable(tokens: list[str], harts: int) -> bool:
+    """policy=gang with every job at most as wide as the harts: its trace must show each gang coscheduled."""
+    procs = [int(m.group(1)) for t in tokens for m in [re.search(r"[:,]procs=(\d+)", t)] if m]
+    return tokens[0] == "policy=gang" and bool(procs) and max(procs) <= harts
+
+
+def gang_problem(run: Run) -> str | None:
+    """What breaks the gang invariant in a traced gang boot (trace.gang_violations, as tests/schedule_checks.py
+    asserts it), or None; a trace whose ring overflowed is not judged."""
+    from . import trace as tr
+    trace = tr.parse_trace(run.console)
+    if not trace.complete or any(trace.dropped.values()):
+        return None
+    bad = {job: c for job, c in tr.gang_violations(trace, grace_us=GRACE_US).items() if c.fraction > 0}
+    if not bad:
+        return None
+    job, check = next(iter(bad.items()))
+    return f"GANG: job {job}'s processes ran {check.fraction:.1%} of their time while a member waited ready"
 
 
 def replay_line(case: dict) -> str:
@@ -129,6 +153,8 @@ def judge(run: Run) -> str:
         return run.verdict + (f": {run.errors[0]}" if run.errors else f": {run.panics[0]}" if run.panics else "")
     if run.summary and len(run.results) != run.summary.get("jobs"):
         return f"FAIL ({len(run.results)} RESULT lines for {run.summary.get('jobs')} jobs)"
+    if "trace=on" in run.bootargs.split() and "policy=gang" in run.bootargs.split():
+        return gang_problem(run) or "ok"
     return "ok"
 
 
