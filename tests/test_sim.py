@@ -379,7 +379,9 @@ def test_sixteen_processor_sections_are_complete_and_reproducible(tmp_path):
     assert not any(s.error for s in done), [s.error for s in done if s.error]
     md = (tmp_path / "a" / "results.md").read_text()
     for s in done:
-        assert f"## {s.title}" in md and s.rows and all(r.verdict == "not on this machine" for r in s.rows)
+        # simulated rows are judged by the QEMU sections' own criteria and say so, or shown as measured
+        assert f"## {s.title}" in md and s.rows and all(r.verdict.endswith("(simulated)") or r.verdict == "measured"
+                                                        for r in s.rows), [r.verdict for r in s.rows]
         assert s.figures and all((tmp_path / "a" / "figures" / f).is_file() for f in s.figures), s.name
     sections = doc.split("\n## ")[1:]
     assert len(sections) == len(sim16.EXPERIMENTS)
