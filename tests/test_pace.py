@@ -78,10 +78,11 @@ def test_resolve_uses_one_stored_capacity(monkeypatch, tmp_path):
     monkeypatch.setattr(pace, "probe", lambda spec, kernel=None: probes.append(spec) or 200e6)
     said = []
     spec = pace.resolve("modern,pace=auto", 8, cores=2, say=said.append)
-    assert spec == machine.parse_spec("modern").with_pace(20_000_000).canonical
+    rate = pace.choose(200e6, 8, 2)
+    assert spec == machine.parse_spec("modern").with_pace(rate).canonical
     assert len(probes) == pace.KEEP and set(probes) == {machine.parse_spec("modern").canonical}
     assert pace.resolve("modern,pace=auto", 8, cores=2, say=said.append) == spec and len(probes) == pace.KEEP
-    assert any("R=20000000" in line for line in said)
+    assert any(f"R={rate}" in line for line in said)
     assert pace.resolve(f"pace={RATE}", 8) == f"pace={RATE}" and pace.resolve(None, 8) is None
 
 
@@ -156,8 +157,9 @@ def test_a_paced_boot_reserves_its_share_of_the_host(monkeypatch, tmp_path):
     assert task.cores_needed == 16                      # capacity never measured: a core per hart
     for _ in range(pace.KEEP):
         pace._store("none", 100e6)
-    assert pace.share("pace=5000000", 16) == 2          # 16 x 5 M over half of 100 M per core
-    assert task.cores_needed == 2
+    need = min(8, -(-16 * 5_000_000 // int(pace.FRACTION * 100e6)))    # 16 x R over FRACTION of a core
+    assert pace.share("pace=5000000", 16) == need and task.cores_needed == need
+    assert pace.share("pace=1000000", 16) == 2
     assert pace.share("pace=100000000", 16) == 8        # never more than the host
     assert executor.Task("qemu", 4, "job=gauss", "k.elf", "0").cores_needed == 4
     assert pace.share(None, 4) is None and pace.share("modern", 4) is None

@@ -9,8 +9,9 @@ host reaches, so it never sleeps, running ``PROBE`` - and keeps the measurements
 calibration card: the median of the first ``KEEP`` probes, after which it stays put.
 
 ``choose(capacity, harts, cores)`` is R = ``FRACTION`` x cores x capacity / harts, rounded down to 1, 2 or 5
-times a power of ten: half the host for the harts, the rest for sleeping and waking them, QEMU's own threads and
-whatever else runs. ``resolve(spec, harts)`` turns a spec's ``pace=auto`` into ``pace=R`` once, before a
+times a power of ten: a tenth of the host for the harts' instructions, the rest for sleeping and waking them
+(thousands of sleeps a second per hart, each dearer than the instructions between them), QEMU's own threads
+and whatever else runs. ``resolve(spec, harts)`` turns a spec's ``pace=auto`` into ``pace=R`` once, before a
 command boots anything, and says so on stderr: every boot of one comparison, sweep or section runs at one R.
 """
 
@@ -27,8 +28,11 @@ from pathlib import Path
 from . import model as machine
 from .qemu import REPO_ROOT, HarnessError, host_cores
 
-#: The share of the host's capacity the harts of a paced boot may use.
-FRACTION = 0.5
+#: The share of the host's capacity the harts of a paced boot may use. Measured on this project's 2-core VM
+#: (docs/pacing.md): at half the capacity every boot fell behind by 4-25 % of its paced time on a quiet host
+#: (16 harts at 10 M/s, 8 at 20 M, 2 at 50 M); at a tenth, 16 and 8 harts lost 0.4-1.4 % (2 M/s) - a sleep costs
+#: the host far more than the instructions it paces.
+FRACTION = 0.1
 #: Probes kept per host and memory model; the capacity is their median.
 KEEP = 3
 #: The probe: one hart, kernel and user work (a coarse Gauss with its barriers and syscalls, and synth).
