@@ -97,18 +97,7 @@ def test_pipeline_fits_on_runs_alone_and_compares_only_held_out_seeds(tmp_path, 
     alone at fit seeds, no fitted run is compared, and every compared run has a held-out seed."""
     ensure_sim()
     booted = []
-
-    def fake_qemu(cpus, args, timeout=0, deterministic=False, model=None):
-        booted.append(args)
-        return sim_boot(cpus, args, model=model)
-
-    def fake_wake(cpus, where, deterministic=False, model=None):
-        path = where / f"calib-{len(list(where.iterdir()))}.json"
-        shutil.copy(sv.DEFAULT_CALIB, path)
-        return str(path), {}
-    monkeypatch.setattr(ho, "boot", fake_qemu)
-    monkeypatch.setattr(sv, "boot", fake_qemu)
-    monkeypatch.setattr(sv, "wake_calib", fake_wake)
+    _sim_for_qemu(monkeypatch, booted)
     rows = ho.run([2], (False,), tiny=True, policies=["timeslice", "gang"], log=lambda s: None)
     seeds = [int(re.search(r"seed=(\d+)", a).group(1)) for a in booted]
     fit_boots = [a for a, s in zip(booted, seeds) if s in ho.FIT_SEEDS]
