@@ -32,7 +32,6 @@ loading the machine.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import resource
@@ -41,6 +40,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from . import hostcache
 from .qemu import OWN_PIDS, REPO_ROOT
 
 #: A card field above this many ns means the boot's harts waited for host cores (quiet: README's card).
@@ -153,10 +153,7 @@ def _key(cpus: int, model: str = "none") -> str:
 
 
 def _load_cards() -> dict:
-    try:
-        return json.loads(QUIET_CARDS.read_text())
-    except (OSError, ValueError):
-        return {}
+    return hostcache.load(QUIET_CARDS)
 
 
 def quiet_card(cpus: int, model: str = "none") -> dict | None:
@@ -171,16 +168,8 @@ def quiet_card(cpus: int, model: str = "none") -> dict | None:
 
 def _remember(cpus: int, card: dict, model: str = "none") -> None:
     """Keep a quiet boot's card until KEEP are stored (then the reference stays put)."""
-    cards = _load_cards()
-    kept = cards.setdefault(_key(cpus, model), [])
-    if len(kept) >= KEEP:
-        return
-    kept.append({k: v for k, v in card.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
-    try:
-        QUIET_CARDS.parent.mkdir(parents=True, exist_ok=True)
-        QUIET_CARDS.write_text(json.dumps(cards, indent=1) + "\n")
-    except OSError:
-        pass                                # a read-only tree only costs the learning
+    numbers = {k: v for k, v in card.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    hostcache.keep_first(QUIET_CARDS, _key(cpus, model), numbers, KEEP)
 
 
 def _ns(value: float) -> str:

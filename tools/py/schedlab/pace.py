@@ -17,7 +17,6 @@ command boots anything, and says so on stderr: every boot of one comparison, swe
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -25,13 +24,12 @@ import statistics
 import sys
 from pathlib import Path
 
+from . import hostcache
 from . import model as machine
 from .qemu import REPO_ROOT, HarnessError, host_cores
 
-#: The share of the host's capacity the harts of a paced boot may use. Measured on this project's 2-core VM
-#: (docs/pacing.md): at half the capacity every boot fell behind by 4-25 % of its paced time on a quiet host
-#: (16 harts at 10 M/s, 8 at 20 M, 2 at 50 M); at a tenth, 16 and 8 harts lost 0.4-1.4 % (2 M/s) - a sleep costs
-#: the host far more than the instructions it paces.
+#: The share of the host's capacity the harts' instructions of a paced boot may use: a paced hart's sleeps cost the
+#: host far more than the instructions between them (docs/pacing.md tables how often boots fall behind by R).
 FRACTION = 0.1
 #: Probes kept per host and memory model; the capacity is their median.
 KEEP = 3
@@ -59,23 +57,11 @@ def _key(memory_spec: str) -> str:
 
 
 def _stored() -> dict:
-    try:
-        return json.loads(CAPACITY_FILE.read_text())
-    except (OSError, ValueError):
-        return {}
+    return hostcache.load(CAPACITY_FILE)
 
 
 def _store(memory_spec: str, value: float) -> None:
-    data = _stored()
-    kept = data.setdefault(_key(memory_spec), [])
-    if len(kept) >= KEEP:
-        return
-    kept.append(value)
-    try:
-        CAPACITY_FILE.parent.mkdir(parents=True, exist_ok=True)
-        CAPACITY_FILE.write_text(json.dumps(data, indent=1) + "\n")
-    except OSError:
-        pass                                # a read-only tree only costs measuring again
+    hostcache.keep_first(CAPACITY_FILE, _key(memory_spec), value, KEEP)
 
 
 def probe(memory_spec: str, kernel=None) -> float:
