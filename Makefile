@@ -7,8 +7,8 @@
 #   make run             install what is missing, build, run the default policy comparison
 #   make test            the whole test suite: host unit tests, the simulator's, every QEMU test, make layers (lib/'s and
 #                        kernel/'s layer checks); builds with -j(cores) and runs pytest on every core (pytest-xdist),
-#                        then prints the 15 slowest tests (from a fresh clone: ~14 CPU-minutes, on every core)
-#   make check           the fast tier for the edit-test loop (~2 CPU-minutes once built): the host unit
+#                        then prints the 15 slowest tests
+#   make check           the fast tier for the edit-test loop: the host unit
 #                        tests, the layer checks, the simulator's tests and a few boots per policy (the tests
 #                        tests/conftest.py's CHECK_TIER marks `check`; pytest -m check runs the same)
 #   make deps            install the toolchain and Python packages

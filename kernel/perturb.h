@@ -1,5 +1,5 @@
 /*
- * perturb.h - perturbed deterministic boots: the scenario token perturb=<seed>[,depth=<d>] (issue 50).
+ * perturb.h - perturbed deterministic boots: the scenario token perturb=<seed>[,depth=<d>].
  *
  * The model. In deterministic mode (vclock.h) QEMU runs the harts in turn on one host thread, and a hart's turn
  * ends when it hands the thread over (vclock_handover: a spin pause, the idle loop) or its timer budget runs
@@ -19,9 +19,8 @@
  *
  * Cost. Off (no perturb=), the futex calls and the IPI pay one load and branch of perturb_on; the spin pauses
  * and the timer budget are deterministic mode's own paths already, and a lock release or a return to U-mode is
- * not hooked (they are the hottest paths; the random turn lengths end turns anywhere, there too). Measured with
- * `experiment ab --icount --cpus 1`: a syscall 157 instructions before and after, a yield 946 -> 936, a futex
- * hand-off 958 -> 970. perturb= is refused without clock=virtual (scenario.c).
+ * not hooked (they are the hottest paths; the random turn lengths end turns anywhere, there too); `experiment ab
+ * --icount --cpus 1` measures what the hooks cost. perturb= is refused without clock=virtual (scenario.c).
  */
 #ifndef PERTURB_H
 #define PERTURB_H

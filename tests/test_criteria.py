@@ -1,5 +1,5 @@
 """reproduce/criteria.py: verdicts computed from declared criteria, every criterion falsifiable, and the committed
-docs/results.json recomputable from its rows' criteria and measurements (issue 47, items 1, 2 and 6)."""
+docs/results.json recomputable from its rows' criteria and measurements."""
 
 import json
 import math

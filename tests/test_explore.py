@@ -1,5 +1,5 @@
-"""Perturbed deterministic boots and the schedule explorer (kernel/perturb.h, tools/py/schedlab/explore.py,
-issue 50): a perturbed boot replays byte for byte, another perturb seed gives another interleaving, the
+"""Perturbed deterministic boots and the schedule explorer (kernel/perturb.h, tools/py/schedlab/explore.py):
+a perturbed boot replays byte for byte, another perturb seed gives another interleaving, the
 token is refused without clock=virtual, and a small fixed campaign of scenarios drawn from the build passes -
 the suite's own minute of exploration (the big campaign is `schedlab explore --boots 20000 --jobs 2`)."""
 

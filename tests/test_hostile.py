@@ -1,4 +1,4 @@
-"""Issue 48: the defects a hostile round found in the harness and the model's inputs, one test (or more) each,
+"""The defects a hostile round found in the harness and the model's inputs, one test (or more) each,
 named by item; each failed before its fix. Harness tests take the ``fake`` QEMU (tests/fake_qemu.py) and the
 simulator; none boots a real QEMU. Correctness only: the bounded waits below are deadlines, never measured.
 """

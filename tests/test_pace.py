@@ -1,4 +1,4 @@
-"""Paced harts (tools/model/pace.h, issue 46): the spec, pace=auto's choice, the fidelity flag, the refusal of
+"""Paced harts (tools/model/pace.h): the spec, pace=auto's choice, the fidelity flag, the refusal of
 unpaced boots above the host's cores, and boots that show the plugin keeps each hart to its R.
 
 The boots assert invariants that no load can break - a hart never executes more than R instructions per

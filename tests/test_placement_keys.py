@@ -1,4 +1,4 @@
-"""Issue 47, item 6: the keys that let the locality experiments show their effect - gauss's home=own (each
+"""The keys that let the locality experiments show their effect - gauss's home=own (each
 process's rows on its own node, and coarse grain's pivot row copied to a node-local buffer once per column, as
 the thesis's Butterfly programs did) and the hog's ws= (a node-local working set swept after every block, so the
 hog evicts other jobs' lines). Counts and answers only (deterministic QEMU under the machine model), never

@@ -179,7 +179,7 @@ def test_other_cpus_or_whole_run_refused_and_replace_allows(fake_sections, tmp_p
 
 
 def test_replace_of_one_section_replaces_that_section_not_the_file(fake_sections, tmp_path):
-    """Issue 48 item 4: --only X --quick --replace over a full run's results kept none of them; now X replaces
+    """--only X --quick --replace over a full run's results kept none of them; now X replaces
     its own section, the others stay, the file keeps its mode and the header names the quick re-run."""
     names, _, _ = _full_results(tmp_path)
     assert cli.main(["reproduce", "--quick", "--only", "t-ok", "--replace", "--out", str(tmp_path)]) == 0
@@ -253,7 +253,7 @@ def test_the_runs_calibration_card_comes_from_a_boot_at_its_harts_and_model(monk
 
 
 def test_a_failed_rerun_never_replaces_a_section_under_docs():
-    """Issue 48 item 4: under docs/ an --only run whose section failed keeps the results already there."""
+    """Under docs/ an --only run whose section failed keeps the results already there."""
     out = REPO_ROOT / "docs" / f"hostile-reproduce-{os.getpid()}"
     name = rp.load_all()[0].name
     try:

@@ -15,7 +15,7 @@ from schedlab.reproduce import markatos_ch2 as ch2
 
 def test_miss_cost_is_each_level_times_its_cycles():
     # the counts of a 1-hart coarse Gauss n=256 under iris; the plugin said stall_us=67299 at cycle_ps=1740,
-    # with the profile's costs of then (13 a second-level hit, 29 a bus fill: before issue 47 made it 35 at 40 MHz)
+    # with the profile's costs of then (13 a second-level hit, 29 a bus fill: since made 35 at 40 MHz)
     iris = {**dict(parse_spec("iris").values), "l2_cycles": 13, "coh_cycles": 29, "mem_cycles": 29}
     counts = {"l2_hits": 2849604, "llc_hits": 0, "coherence": 0, "local": 56320, "remote": 0}
     assert ch2.miss_cost_us(counts, iris, 1740) == pytest.approx((2849604 * 13 + 56320 * 29) * 1.74e-3)

@@ -1,4 +1,4 @@
-"""Issue 47, item 5: the simulator's validation split into a fitting set (runs alone only) and a held-out set
+"""The simulator's validation split into a fitting set (runs alone only) and a held-out set
 fixed in code, the headline counting the held-out set only. The split, the tolerances and the judging are
 checked as data; the pipeline runs with the simulator standing in for QEMU (no timing is asserted: only what
 is booted, fitted and counted)."""

@@ -1,4 +1,4 @@
-"""Slowdown counts the wait (issue 47, item 8): a job's time in a comparison runs from its arrival, not from its
+"""Slowdown counts the wait: a job's time in a comparison runs from its arrival, not from its
 first dispatch, and the wait is reported beside it."""
 
 from schedlab import comparison, console, qemu, stats

@@ -25,8 +25,8 @@ static uint64_t pace_t0, pace_end;
 static uint64_t pace_chunk;               /* instructions between two checks of the schedule */
 #define PACE_NICE (-10)                   /* a paced vCPU thread's nice value when not real-time (prio_set) */
 #define PACE_OVERLOAD_NS 20000000UL       /* two fidelity events this close: the hart cannot keep up */
-/* Real-time bursts only where measured to help: QEMU 7.2 (API 1). Under QEMU 10 a 4-hart boot took 2.2-3.2 s with
-   them and 0.21 s without (its vCPU threads wait for threads they would starve), so there nice -10 only. */
+/* Real-time bursts only where measured to help (docs/pacing.md): QEMU 7.2 (API 1). QEMU 10's vCPU threads wait
+   for threads real-time ones would starve, so there nice -10 only. */
 #define PACE_REALTIME (MODEL_QEMU_API == 1)
 
 #if MODEL_QEMU_API >= 2
@@ -50,7 +50,7 @@ void pace_fold(unsigned int vcpu)
 
 /*
  * The vCPU thread's priority. A paced hart sleeps thousands of times a second, and on a loaded host every wake-up
- * waits in the run queue - milliseconds at a load of 5 on 2 cores, each one a fidelity event. So a hart that
+ * waits in the run queue for milliseconds: each one a fidelity event. So a hart that
  * keeps its schedule runs SCHED_RR (priority 1): it preempts ordinary work the moment its sleep ends, runs its
  * lead's worth of instructions and sleeps again; it uses a core only for its share of R, and the kernel's
  * real-time throttling leaves others 5 % even then. A hart that falls behind twice within PACE_OVERLOAD_NS cannot

@@ -1,5 +1,5 @@
 """``schedlab explore``: perturbed deterministic boots of scenarios drawn from the build, each checked, any
-failure replayed byte for byte by one printed line (issue 50; the kernel's side is kernel/perturb.h).
+failure replayed byte for byte by one printed line (the kernel's side is kernel/perturb.h).
 
     schedlab explore [--boots N] [--seed S] [--harts 2,3,4] [--jobs J] [--out DIR] [--resume]
     schedlab explore --scenario "TOKENS" --harts H [--boots N] [--depth D]   # one scenario, N perturb seeds
@@ -185,17 +185,17 @@ def campaign(args) -> int:
         cases = [fixed(i, args.seed, args.scenario, harts[0], args.depth) for i in range(args.boots)]
     else:
         cases = [draw(i, args.seed, policies, apps, background, waits, harts) for i in range(args.boots)]
-    todo = [c for c in cases if c["index"] not in done]
+    to_boot = [c for c in cases if c["index"] not in done]
     skipped = sorted(a for a in apps if a not in SIZES and a not in background and a not in HOSTILE)
     print(f"explore: {len(cases)} boots (seed {args.seed}, {len(done)} from the journal), harts {args.harts}, "
           f"policies {','.join(policies)}, waits {','.join(waits)}"
           + (f"; apps without a small size here, left out: {','.join(skipped)}" if skipped else ""), flush=True)
     tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, BOOT_TIMEOUT, (), True, c["model"])
-             for c in todo]
+             for c in to_boot]
     results = dict(done)
     args.deterministic = True                   # every boot: one host thread, so --jobs may use every core
     with executor.use(executor.from_args(args, cpus=1)) as ex:
-        for case, run in zip(todo, ex.map(tasks)):
+        for case, run in zip(to_boot, ex.map(tasks)):
             verdict = judge(run)
             entry = {**case, "verdict": verdict}
             results[case["index"]] = entry

@@ -1,4 +1,4 @@
-"""The harness's own inputs, checked before anything boots (issue 48): each check returns the value in the
+"""The harness's own inputs, checked before anything boots: each check returns the value in the
 form the harness uses or raises ``HarnessError`` with one line naming the input and what was expected, so a
 user's mistake is never a traceback nor retried as an infrastructure failure.
 """

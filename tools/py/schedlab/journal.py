@@ -19,7 +19,7 @@ so a resumed run tries it again; a kernel's verdict (a failed job, a timeout) is
 Lines that are not a whole entry (torn by a kill, edited by hand: a ``run`` that is not a Run's fields) are
 skipped and counted (``ignored``), and an append always starts on a fresh line, so a torn line never swallows
 the next record. One command at a time writes a journal: it holds an exclusive lock on ``<journal>.lock``
-while it lives (``close``), and a second command on the same output is refused (issue 48 items 5, 9, 10).
+while it lives (``close``), and a second command on the same output is refused.
 """
 from __future__ import annotations
 

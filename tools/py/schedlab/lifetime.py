@@ -1,4 +1,4 @@
-"""A child that dies with the harness (issue 48 item 8): QEMU runs in a session of its own (qemu.py), so
+"""A child that dies with the harness: QEMU runs in a session of its own (qemu.py), so
 SIGINT at the terminal misses it and the harness kills it on the way out; SIGKILL of the harness (or of a Dask
 worker) leaves no way out, so the kernel must do it: Linux's parent-death signal (prctl PR_SET_PDEATHSIG).
 

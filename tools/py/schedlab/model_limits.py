@@ -1,6 +1,6 @@
 """What a machine-model spec must also satisfy beyond its keys' ranges (model.py): the spec's text, the
-profile file's bytes, what QEMU's ``virt`` boots, and what this host's memory holds (issue 48 items 1, 5,
-7, 12). Each check raises ``model.ModelError`` with one line naming the input and what was expected.
+profile file's bytes, what QEMU's ``virt`` boots, and what this host's memory holds.
+Each check raises ``model.ModelError`` with one line naming the input and what was expected.
 
 * ``check_spec_text``: a spec is ASCII without white space (``l1_kb=３２`` or ``l1_kb=32 `` is not 32).
 * ``check_profile_file``: ``tools/model/profiles/<name>.conf`` is a regular file of UTF-8 text whose values

@@ -46,7 +46,7 @@ misses compare there, not the times.
 
 QEMU timings mean something only on a quiet machine with harts <= host cores: run the full set there.
 
-Held out (issue 47, item 5; sim_validate_heldout.py): everything above is *fitted* - each app's unit fitted to
+Held out (sim_validate_heldout.py): everything above is *fitted* - each app's unit fitted to
 the very seed's run alone it is then compared with, the hog's step the default's - so its agreement is listed,
 marked fitted, and never counted. After it, a fitting set (runs alone only, seeds 1..3) gives each app's unit
 ratio, and a held-out set fixed in code (seeds 101..103; other wait kinds, quanta, apps and staggered arrivals;
@@ -95,7 +95,7 @@ WAITS = ("spin", "block", "twophase", "adaptive")
 def jobs(wait: str, procs: int = 2, paced: bool = False) -> list[str]:
     """The foreground of a mix: each job lasts several quanta alone (synth ~40 ms, oddeven ~12 ms at 2 ms),
     so a slowdown measures the policy's steady state, not where in a round a few-millisecond job started.
-    Paced (--pace: a machine of R instructions a second, ~10-50x slower than this host's QEMU), a tenth of
+    Paced (--pace: a machine of R instructions a second, many times slower than this host's QEMU), a tenth of
     the synth's iterations and a quarter of the sort keep them a few hundred quanta long."""
     iters, n = (300, 1024) if paced else (3000, 4096)
     return [f"job=synth:procs={procs},iters={iters},grain=2000,barrier={wait}",
@@ -344,7 +344,7 @@ def _held_out(args, cpus_list: list[int], paced: str | None) -> list[dict]:
     unless --deterministic, and deterministic at 2 harts unless --pace; its headline printed last."""
     from . import sim_validate_heldout as ho
     modes = (True,) if args.deterministic else (False,) if paced else (False, True)
-    print("\nThe held-out set (issue 47, item 5): fitted on runs alone, compared on other seeds and mixes")
+    print("\nThe held-out set: fitted on runs alone, compared on other seeds and mixes")
     with executor.use(executor.from_args(args, cpus=max(cpus_list))):
         rows = ho.run(cpus_list, modes, args.tiny, paced, bool(paced), log=lambda s: print(s, flush=True))
     print("\n".join(ho.table(rows)))

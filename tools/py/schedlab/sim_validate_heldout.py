@@ -1,4 +1,4 @@
-"""The simulator judged on cases it was not fitted to (issue 47, item 5): a fitting set and a held-out set, both
+"""The simulator judged on cases it was not fitted to: a fitting set and a held-out set, both
 fixed here, before any run.
 
 The fit (FIT_*): the foreground apps of the first validation set (synth and oddeven with spinning and blocking
@@ -41,7 +41,7 @@ FIT_POLICY = "timeslice"
 #: name -> (tolerance, the reason for it), stated before any run; tests/test_sim_validate_heldout.py checks that
 #: every class the headline counts has one.
 TOL = {
-    "slowdown": (0.15, "issue 15's target for the simulator, kept so the held-out figures compare with the fitted "
+    "slowdown": (0.15, "the target for the simulator, kept so the held-out figures compare with the fitted "
                        "ones; QEMU's own seeds spread 5-10 % on a quiet host"),
     "slowdown_det": (0.15, "the same target: deterministic QEMU removes the host's noise but not the tick phases "
                            "the seed draws"),
@@ -49,7 +49,7 @@ TOL = {
                          "5-10 % between the kbench boot and the runs"),
     "tie": (0.05, "two policies whose QEMU scores differ by less than 5 % are tied (either order agrees): within "
                   "the spread of QEMU's seeds, so QEMU itself does not order them"),
-    "misses": (0.15, "the machine model validation's target (issue 28): the same accesses counted by the same "
+    "misses": (0.15, "the machine model validation's target: the same accesses counted by the same "
                      "model, the schedule deciding which hart's caches hold them"),
 }
 
@@ -162,7 +162,7 @@ def held_calib(cpus: int, seed: int, fitted: dict, where: Path, deterministic=Fa
 # ---------------------------------------------------------------- the held-out runs
 
 def response(run, app: str, nth: int = 0) -> float:
-    """A job's time from its arrival to its end (issue 47, item 8: the wait before a first dispatch counts)."""
+    """A job's time from its arrival to its end (the wait before a first dispatch counts)."""
     from .comparison import response_us
     if not run.ok:
         raise RuntimeError(f"run failed: {run.bootargs}\n{run.console[-1500:]}")
@@ -177,7 +177,7 @@ def _nth(jobs, token: str) -> tuple[str, int]:
 def run_case(cpus: int, case: Case, policy: str, calibs: dict, deterministic=False, model=None) -> list[dict]:
     """One held-out mix under one policy, every held-out seed (calibs: seed -> calibration): per foreground job,
     QEMU's and the simulator's time alone (par_us, what the fit matched on its own runs) and slowdown (response
-    times from arrival, issue 47 item 8: the mix's over alone's; resp_alone_* keeps alone's)."""
+    times from arrival: the mix's over alone's; resp_alone_* keeps alone's)."""
     rows = {t: {"cpus": cpus, "class": case.klass, "mix": case.name, "policy": policy, "job": t,
                 "quantum": case.quantum, "deterministic": deterministic, "paced": model, "seeds": list(calibs),
                 "alone_q": [],

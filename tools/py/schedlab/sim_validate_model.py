@@ -128,7 +128,7 @@ def _fit(profile: str, cpus: int, head: list[str], tokens: str, q_run, app: str,
 def _with_hog_speed(calib: str, cpus: int, seed: int, profile: str, deterministic: bool, where: Path) -> str:
     """`calib` with the hog's step at QEMU's own under the model, from the hog's own calibration run (beside a
     sleeper that computes nothing: sim_validate_heldout.hog_cal_tokens), never from the mix it is compared in
-    (issue 47, item 5). The fit scales only the foreground app; the hog kept the default calibration's step
+   . The fit scales only the foreground app; the hog kept the default calibration's step
     (5.8 ns against deterministic QEMU's 14.1 under a model), ran twice the blocks and touched twice their
     words."""
     from .sim_validate_heldout import hog_cal_tokens, hog_step_ns

@@ -1,4 +1,4 @@
-"""The simulator against QEMU on held-out cases (issue 47, item 5): the sim-validation section runs
+"""The simulator against QEMU on held-out cases: the sim-validation section runs
 ``schedlab validate``'s fitting and held-out sets (sim_validate_heldout.py) and reports the held-out set only -
 no run the simulator was fitted to is compared or counted. The 16-processor results in the simulator are
 sections of their own (sim16.py)."""
@@ -51,7 +51,7 @@ def _rows(data: list[dict]) -> list[Row]:
 @experiment("sim-validation", "The simulator against QEMU on held-out cases", order=89, quick_seconds=45,
             full_seconds=600)
 def validation(ctx) -> Section:
-    """Issue 47's item 5 within reproduce's budget (tests/test_reproduce.py: 30 min full, 5 quick for every
+    """The held-out validation within reproduce's budget (tests/test_reproduce.py: 30 min full, 5 quick for every
     section together): the fit on runs alone, then the held-out mixes (other seeds, waits, quanta, apps,
     staggered arrivals) under the build's policies in real time, and the held-out miss counts (deterministic,
     under the model). Deterministic QEMU's held-out slowdowns take minutes per spinning mix: `schedlab validate`
@@ -61,7 +61,7 @@ def validation(ctx) -> Section:
                   policies=["timeslice", "gang"] if ctx.quick else None)
     headline = ho.headline(data)
     return Section("sim-validation", "The simulator against QEMU on held-out cases",
-                   "issue 47, item 5 (tolerances fixed in sim_validate_heldout.TOL)",
+                   "the held-out validation (tolerances fixed in sim_validate_heldout.TOL)",
                    f"`schedlab validate`'s fitting set (synth and oddeven alone, seeds {ho.FIT_SEEDS[0]}.."
                    f"{ho.FIT_SEEDS[-1]}, never compared) and held-out set (seeds {ho.HELD_SEEDS[0]}.."
                    f"{ho.HELD_SEEDS[-1 if not ctx.quick else 0]}; other wait kinds, quanta, apps and staggered "

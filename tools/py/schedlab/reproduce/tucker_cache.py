@@ -20,7 +20,7 @@ is the generation Tucker & Gupta measured on, whose misses they did not expect t
 The model column is their reasoning: every switch refetches the job's whole working set (its share of the
 matrix: gauss's n x n doubles over its processes), each line a memory miss at the profile's cost.
 
-Co-runners that evict (issue 47, item 6): the tucker-gupta mix's synth computes in registers and oddeven's 3000
+Co-runners that evict: the tucker-gupta mix's synth computes in registers and oddeven's 3000
 keys are 12 KB, so beside gauss's 256 KB share nothing they touch could push it out of a 1 MB L2 - the first
 version of this section measured no corruption because none could happen. So the mix here also has a hog with a
 working set (apps/hog.c's ws=, one per process on its own node) of ws_kb(): twice the profile's private L2 per
