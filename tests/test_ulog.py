@@ -160,12 +160,17 @@ def test_jobs_beyond_the_budget_get_no_log_and_are_named(boot):
 
 @pytest.mark.qemu
 def test_every_policy_keeps_library_records_inside_their_processes_runs(boot, policy):
-    run = boot(2, f"trace=on policy={policy} quantum=2ms job=oddeven:n=200,barrier=twophase,sched=gss "
+    run = boot(2, f"trace=on policy={policy} quantum=2ms job=oddeven:n=120,barrier=twophase,sched=gss "
                   "job=synth:procs=3,iters=40,barrier=adaptive,shape=tree job=knary:h=5,d=4,at=3ms")
     assert run.ok, run.console[-2000:]
     parsed = lib_of(run)
     assert_on_the_kernels_clock(parsed)
-    for job in (1, 2):
+    # A full log overwrites its oldest records (lib/base/eventlog.h) and the dump counts them: a job whose
+    # waiting workers yield in a loop can fill its log on a slow host, and then its pairs no longer balance.
+    # Pairs are checked on every job that kept all its records (oddeven's 4096 per process leave room for
+    # thousands of switches; test_records_agree_with_what_the_apps_count asserts a run with nothing dropped).
+    whole = [job for job in (1, 2) if not any(n for (j, _), n in parsed.lib.dropped.items() if j == job)]
+    for job in whole:
         kinds = Counter(r.event for r in per_job(parsed, job))
         assert kinds["arrive"] == kinds["release"] > 0
         assert kinds["block"] == kinds["unblock"]
