@@ -103,8 +103,10 @@ KCFLAGS += -DKCHECKS
 endif
 KCHECKS_STAMP := $(B)/kernel/kchecks.stamp
 $(shell mkdir -p $(B)/kernel && { [ "$$(cat $(KCHECKS_STAMP) 2>/dev/null)" = "$(KCHECKS)" ] || echo $(KCHECKS) > $(KCHECKS_STAMP); })
-KSRCS := $(wildcard kernel/*.c kernel/sched/*.c)
-KASMS := $(wildcard kernel/*.S kernel/sched/*.S)
+# A policy is a file of kernel/sched or, when it has several, a folder of its own there (kernel/sched/adaptive/).
+KSRCS := $(wildcard kernel/*.c kernel/sched/*.c kernel/sched/*/*.c)
+KASMS := $(wildcard kernel/*.S kernel/sched/*.S kernel/sched/*/*.S)
+KHDRS := $(wildcard kernel/*.h kernel/sched/*.h kernel/sched/*/*.h)
 # Policy files from outside kernel/sched (a policy registers itself: nothing else to edit), e.g. the test
 # tree's: make B=build-fifo EXTRA_POLICIES=tests/policies/fifo.c
 EXTRA_POLICIES ?=
@@ -143,11 +145,11 @@ all: $(B)/kernel.elf $(MODEL_SO)
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld $(call list_stamp,$(B)/kernel/objects.list,$(KOBJS))
 	$(call quiet,LD,$@)$(CC) $(KCFLAGS) -T linker/kernel.ld -o $@ $(KOBJS)
 
-$(B)/kernel/%.o: kernel/%.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h $(KCHECKS_STAMP)
+$(B)/kernel/%.o: kernel/%.c $(KHDRS) include/schedlab/abi.h $(KCHECKS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(KCFLAGS) -c -o $@ $<
 
-$(B)/extra/%.o: %.c $(wildcard kernel/*.h kernel/sched/*.h) include/schedlab/abi.h $(KCHECKS_STAMP)
+$(B)/extra/%.o: %.c $(KHDRS) include/schedlab/abi.h $(KCHECKS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(KCFLAGS) -Ikernel/sched -c -o $@ $<
 

@@ -27,11 +27,11 @@ $(B)/host-tests/test_ticks: tests/host/test_ticks.c kernel/ticks.h tests/host/ch
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_ticks.c
 
-# policy=adaptive's rule (kernel/sched/adrule.c), pure arithmetic
+# policy=adaptive's rule (kernel/sched/adaptive/adrule.c), pure arithmetic
 HOST_TESTS  += $(B)/host-tests/test_adrule
-$(B)/host-tests/test_adrule: tests/host/test_adrule.c kernel/sched/adrule.c kernel/sched/adrule.h kernel/sched/allot.h tests/host/check.h
+$(B)/host-tests/test_adrule: tests/host/test_adrule.c kernel/sched/adaptive/adrule.c kernel/sched/adaptive/adrule.h kernel/sched/allot.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_adrule.c kernel/sched/adrule.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_adrule.c kernel/sched/adaptive/adrule.c
 
 $(B)/host-tests/test_slots: tests/host/test_slots.c kernel/sched/slots.c kernel/sched/slots.h tests/host/check.h
 	@mkdir -p $(dir $@)

@@ -1,5 +1,5 @@
 /*
- * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adrule.c) under ASan/UBSan:
+ * test_adrule.c - host unit tests of policy=adaptive's rule (kernel/sched/adaptive/adrule.c) under ASan/UBSan:
  * no barrier -> fill beside a gang row, part otherwise; a timeshared job that cannot fold and waits more
  * than a block + wake -> gang; a gang job with its own imbalance -> part for good (one that came by the
  * prior and cannot fold only where part lost less, or where its waits sleep - then with no confirmation,
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
-#include "sched/adrule.h"
+#include "sched/adaptive/adrule.h"
 
 #define HZ 10000000UL
 #define Q  20000UL /* 2 ms */

@@ -7,8 +7,8 @@
  * `ad` and the queues below, all guarded by sched_lock.
  */
 #include "adaptive.h"
-#include "runq.h"
-#include "../syncstat.h"
+#include "../runq.h"
+#include "../../syncstat.h"
 
 static struct runq q[SL_MAX_HARTS]; /* READY part processes bound to each hart */
 static struct runq fq;              /* READY filler processes */

@@ -8,9 +8,9 @@
 #ifndef ADAPTIVE_H
 #define ADAPTIVE_H
 
-#include "sched.h"
-#include "slots.h"
-#include "allot.h"
+#include "../sched.h"
+#include "../slots.h"
+#include "../allot.h"
 #include "adrule.h"
 
 #define SPACE (-1) /* cur_slot of the space-sharing slot */

@@ -45,8 +45,8 @@
  * `ad`, adround.c's queues, admeasure.c's stretches) is guarded by sched_lock.
  */
 #include "adaptive.h"
-#include "../info.h"
-#include "../syncstat.h"
+#include "../../info.h"
+#include "../../syncstat.h"
 
 #define OPTIONS(X)                                                                                      \
     X(window, .min = 1, .max = 100, .def = 4, .help = "quanta per measurement window")              \

@@ -7,7 +7,7 @@
 #define ADRULE_H
 
 #include <stdint.h>
-#include "allot.h"
+#include "../allot.h"
 
 enum ad_regime { R_PART, R_GANG, R_FILL, NREGIMES };
 

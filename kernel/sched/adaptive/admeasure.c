@@ -15,7 +15,7 @@
  * guarded by sched_lock.
  */
 #include "adaptive.h"
-#include "../syncstat.h"
+#include "../../syncstat.h"
 
 struct ad_proc {
     uint64_t off_since;    /* preempted inside a wait at this time (0: not) */
