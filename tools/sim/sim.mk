@@ -16,12 +16,12 @@ SIM_OUT    ?= $(B)/sim
 SIM_SAN    ?=
 SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSCHEDLAB_SIM -DSCHEDLAB_HOST \
               -D_GNU_SOURCE -Itools/sim -Ikernel -Iinclude
-SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c)) $(EXTRA_POLICIES) \
+SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c kernel/sched/*/*.c)) $(EXTRA_POLICIES) \
               kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \
               kernel/contract.c
 SIM_SRC    := $(wildcard tools/sim/*.c) tools/model/cache.c lib/loops/loopsched.c
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
-SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h) include/schedlab/abi.h tools/model/cache.h lib/loops/loopsched.h
+SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h kernel/sched/*/*.h) include/schedlab/abi.h tools/model/cache.h lib/loops/loopsched.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 
 # The link follows the list of sources, not only their timestamps: a policy file removed or renamed leaves
