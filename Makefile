@@ -104,8 +104,8 @@ endif
 KCHECKS_STAMP := $(B)/kernel/kchecks.stamp
 $(shell mkdir -p $(B)/kernel && { [ "$$(cat $(KCHECKS_STAMP) 2>/dev/null)" = "$(KCHECKS)" ] || echo $(KCHECKS) > $(KCHECKS_STAMP); })
 # A policy is a file of kernel/sched or, when it has several, a folder of its own there (kernel/sched/adaptive/).
-KSRCS := $(wildcard kernel/*.c kernel/sched/*.c kernel/sched/*/*.c)
-KASMS := $(wildcard kernel/*.S kernel/sched/*.S kernel/sched/*/*.S)
+KSRCS := $(wildcard kernel/*.c) $(sort $(wildcard kernel/sched/*.c kernel/sched/*/*.c))
+KASMS := $(wildcard kernel/*.S) $(sort $(wildcard kernel/sched/*.S kernel/sched/*/*.S))
 KHDRS := $(wildcard kernel/*.h kernel/sched/*.h kernel/sched/*/*.h)
 # Policy files from outside kernel/sched (a policy registers itself: nothing else to edit), e.g. the test
 # tree's: make B=build-fifo EXTRA_POLICIES=tests/policies/fifo.c
