@@ -133,8 +133,40 @@ static void arrivals(struct deadline *d, uint64_t now)
         deadline_arm(&arrival_dl, arrival_time(next_arrival));
 }
 
+/* list=keys: every key the scenario language takes in this build, one KEY line each (scenario.h): the global
+   settings, the keys every job has, each policy's options and job keys, each app and its keys. Then QEMU
+   exits 0, nothing run. tools/docs/reference.py makes the reference from these lines. */
+static void __attribute__((noreturn)) list_keys(void)
+{
+    char line[512], scope[48];
+    for (int i = 0; scenario_setting(i); i++)
+        scenario_key_line(line, sizeof line, "setting", scenario_setting(i)), kprintf("%s\n", line);
+    for (int i = 0; scenario_job_key(i); i++)
+        scenario_key_line(line, sizeof line, "job", scenario_job_key(i)), kprintf("%s\n", line);
+    int npol;
+    const struct scen_policy *pol = sched_policy_table(&npol);
+    for (int p = 0; p < npol; p++) {
+        snprintf(scope, sizeof scope, "option:%s", pol[p].name);
+        for (int i = 0; i < pol[p].nopts; i++)
+            scenario_option_line(line, sizeof line, scope, &pol[p].opts[i]), kprintf("%s\n", line);
+        snprintf(scope, sizeof scope, "jobkey:%s", pol[p].name);
+        for (int i = 0; i < pol[p].njkeys; i++)
+            scenario_option_line(line, sizeof line, scope, &pol[p].jkeys[i]), kprintf("%s\n", line);
+    }
+    for (int a = 0; a < napps(); a++) {
+        const struct app *app = app_at(a);
+        scenario_app_line(line, sizeof line, app->name, app->spec), kprintf("%s\n", line);
+        for (uint32_t i = 0; i < app->spec->nkeys; i++)
+            scenario_appkey_line(line, sizeof line, app->name, &app->spec->keys[i]), kprintf("%s\n", line);
+    }
+    kprintf("KEY end\n");
+    platform_exit(0);
+}
+
 void launcher_start(void)
 {
+    if (scen.list_keys)
+        list_keys();
     if (scen.model[0])
         model_pace_start(); /* from here a paced boot runs at its R (the plugin sees this call) */
     if (scen.calib && !scen.clock_virtual)

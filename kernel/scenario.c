@@ -3,7 +3,8 @@
  *
  *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
  *   irq=auto|sbi   calib=on|off   timeout=<n>ms|<n>s   clock=real|virtual   model=<spec>   idle=auto|poll
- *   perturb=<seed>[,depth=<d>] (with clock=virtual)
+ *   perturb=<seed>[,depth=<d>] (with clock=virtual)   list=keys
+ *   (the table `settings` below declares each, with its values, default and help)
  *   and the chosen policy's own options (struct scen_policy, declared by each policy)
  *   job=<app>[:key=value[,key=value...]]   (repeatable)
  *
@@ -23,14 +24,6 @@
 #include "scenario.h"
 #include "scenario_words.h"
 
-struct parser {
-    const struct scen_env *env;
-    struct scenario *sc;
-    char *err;
-    size_t errlen;
-};
-
-#define FAIL(ps, ...) (snprintf((ps)->err, (ps)->errlen, __VA_ARGS__), -1)
 
 /* A policy option's or job key's value: a choice's index, or a number in its range; 0 on success. */
 static int policy_value(const struct scen_option *o, const char *val, long *out)
@@ -56,7 +49,10 @@ static void policy_expected(const struct scen_option *o, char *out, size_t outle
 /* The keys a job of this app takes under the chosen policy pol (may be NULL). */
 static void key_list(const struct sl_appspec *spec, const struct scen_policy *pol, char *out, size_t outlen)
 {
-    int n = snprintf(out, outlen, "procs, at, adapt, mem");
+    int n = 0;
+    out[0] = 0;
+    for (int i = 0; scenario_job_key(i) && n >= 0 && (size_t)n < outlen; i++)
+        n += snprintf(out + n, outlen - n, "%s%s", i ? ", " : "", scenario_job_key(i)->name);
     for (uint32_t i = 0; i < spec->nkeys && n > 0 && (size_t)n < outlen; i++)
         n += snprintf(out + n, outlen - n, ", %s", spec->keys[i].name);
     for (int i = 0; pol && i < pol->njkeys && n > 0 && (size_t)n < outlen; i++)
@@ -85,9 +81,77 @@ struct job_vals {
 static const struct scen_policy *find_policy(const struct scen_env *env, const char *name);
 static const struct scen_option *find_option(const struct scen_option *opts, int n, const char *name);
 
+/* ---- the keys every job has: one table, which job_key dispatches on and key_list and KEY lines print ---- */
+
+static int procs_key(struct scen_parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, const char *val)
+{
+    uint64_t v;
+    if (jv->procs_given++)
+        return FAIL(ps, "bad token '%s': procs given twice", tok);
+    if (scen_parse_u64(val, &v) || v < 1 || v > SL_MAX_PROCS)
+        return FAIL(ps, "bad token '%s': procs=%s, expected a whole number from 1 to %d", tok, val, SL_MAX_PROCS);
+    j->procs = (int)v;
+    return 0;
+}
+
+static int at_key(struct scen_parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, const char *val)
+{
+    if (jv->at_given++)
+        return FAIL(ps, "bad token '%s': at given twice", tok);
+    if (scen_parse_time_us(val, &j->at_us))
+        return FAIL(ps, "bad token '%s': at=%s, expected a time like 500ms, 2s or 100us", tok, val);
+    return 0;
+}
+
+static int adapt_key(struct scen_parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, const char *val)
+{
+    if (jv->adapt_given++)
+        return FAIL(ps, "bad token '%s': adapt given twice", tok);
+    if (strcmp(val, "yes") && strcmp(val, "no"))
+        return FAIL(ps, "bad token '%s': adapt=%s, expected adapt=yes or adapt=no", tok, val);
+    j->adaptive = !strcmp(val, "yes");
+    return 0;
+}
+
+static int mem_key(struct scen_parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, const char *val)
+{
+    if (jv->mem_given++)
+        return FAIL(ps, "bad token '%s': mem given twice", tok);
+    if (scen_parse_size(val, &j->mem_limit))
+        return FAIL(ps, "bad token '%s': mem=%s, expected a size like mem=64M, mem=512K or mem=1G", tok, val);
+    return 0;
+}
+
+static const struct job_common {
+    struct scen_keydoc doc;
+    int (*parse)(struct scen_parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, const char *val);
+} job_common[] = {
+    { { "procs", "<n>", 1, SL_MAX_PROCS, "", "", "the job's processes; default: the number of harts" }, procs_key },
+    { { "at", "<n>us|<n>ms|<n>s", 0, SCEN_MAX_TIME_US, "us", "0ms", "the job's arrival, after t0" }, at_key },
+    { { "adapt", "yes|no", 1, 0, "", "",
+        "under partition: the job's workers follow its allotment; default: yes for an app built on the thread "
+        "library (SL_APP_ADAPTIVE), else no" }, adapt_key },
+    { { "mem", "<n>K|<n>M|<n>G", 1, 0, "", "",
+        "the memory the job may take while it runs; default: the app's estimate for its keys + 1/8 + 256K" },
+      mem_key },
+};
+
+const struct scen_keydoc *scenario_job_key(int i)
+{
+    return i >= 0 && i < (int)(sizeof job_common / sizeof job_common[0]) ? &job_common[i].doc : NULL;
+}
+
+static const struct job_common *find_job_common(const char *name)
+{
+    for (size_t i = 0; i < sizeof job_common / sizeof job_common[0]; i++)
+        if (!strcmp(job_common[i].doc.name, name))
+            return &job_common[i];
+    return NULL;
+}
+
 /* key=val of a job that is no key of its app: one of the chosen policy's per-job keys, or an error that
    says whose key it is. */
-static int policy_job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv,
+static int policy_job_key(struct scen_parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv,
                           const char *key, const char *val)
 {
     const struct scen_policy *pol = find_policy(ps->env, ps->sc->policy);
@@ -116,7 +180,7 @@ static int policy_job_key(struct parser *ps, const char *tok, struct scen_job *j
     return FAIL(ps, "bad token '%s': %s has no key '%s' (keys: %s)", tok, j->app, key, list);
 }
 
-static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, char *key)
+static int job_key(struct scen_parser *ps, const char *tok, struct scen_job *j, struct job_vals *jv, char *key)
 {
     char *val = scen_split_eq(key);
     const struct sl_appspec *spec = j->spec;
@@ -125,37 +189,9 @@ static int job_key(struct parser *ps, const char *tok, struct scen_job *j, struc
         key_list(spec, find_policy(ps->env, ps->sc->policy), list, sizeof list);
         return FAIL(ps, "bad token '%s': '%s' is not key=value (keys of %s: %s)", tok, key, j->app, list);
     }
-    if (!strcmp(key, "procs")) {
-        uint64_t v;
-        if (jv->procs_given++)
-            return FAIL(ps, "bad token '%s': procs given twice", tok);
-        if (scen_parse_u64(val, &v) || v < 1 || v > SL_MAX_PROCS)
-            return FAIL(ps, "bad token '%s': procs=%s, expected a whole number from 1 to %d", tok, val, SL_MAX_PROCS);
-        j->procs = (int)v;
-        return 0;
-    }
-    if (!strcmp(key, "adapt")) {
-        if (jv->adapt_given++)
-            return FAIL(ps, "bad token '%s': adapt given twice", tok);
-        if (strcmp(val, "yes") && strcmp(val, "no"))
-            return FAIL(ps, "bad token '%s': adapt=%s, expected adapt=yes or adapt=no", tok, val);
-        j->adaptive = !strcmp(val, "yes");
-        return 0;
-    }
-    if (!strcmp(key, "mem")) {
-        if (jv->mem_given++)
-            return FAIL(ps, "bad token '%s': mem given twice", tok);
-        if (scen_parse_size(val, &j->mem_limit))
-            return FAIL(ps, "bad token '%s': mem=%s, expected a size like mem=64M, mem=512K or mem=1G", tok, val);
-        return 0;
-    }
-    if (!strcmp(key, "at")) {
-        if (jv->at_given++)
-            return FAIL(ps, "bad token '%s': at given twice", tok);
-        if (scen_parse_time_us(val, &j->at_us))
-            return FAIL(ps, "bad token '%s': at=%s, expected a time like 500ms, 2s or 100us", tok, val);
-        return 0;
-    }
+    const struct job_common *c = find_job_common(key);
+    if (c)
+        return c->parse(ps, tok, j, jv, val);
     const struct sl_keyspec *k = find_key(spec, key);
     if (!k)
         return policy_job_key(ps, tok, j, jv, key, val);
@@ -219,7 +255,7 @@ static int policy_args(const struct scen_policy *pol, struct scen_job *j)
     return n >= sizeof j->pargs ? -1 : 0;
 }
 
-static int parse_job(struct parser *ps, const char *tok, const char *spec_text)
+int scen_parse_job(struct scen_parser *ps, const char *tok, const char *spec_text)
 {
     struct scenario *sc = ps->sc;
     if (sc->njobs == SCEN_MAX_JOBS)
@@ -317,7 +353,7 @@ static const struct scen_option *find_option(const struct scen_option *opts, int
 
 /* policy=<name>: the last one wins; read before every other token, so a policy's options may come
    before it. The chosen policy's options start at their defaults. */
-static int parse_policy(struct parser *ps, const char *tok, const char *val)
+static int parse_policy(struct scen_parser *ps, const char *tok, const char *val)
 {
     const struct scen_policy *p = find_policy(ps->env, val);
     if (!p) {
@@ -333,7 +369,7 @@ static int parse_policy(struct parser *ps, const char *tok, const char *val)
 }
 
 /* key=val that is no global setting: an option of the chosen policy, or an error that says whose it is. */
-static int parse_option(struct parser *ps, const char *tok, const char *key, const char *val)
+static int parse_option(struct scen_parser *ps, const char *tok, const char *key, const char *val)
 {
     const struct scen_policy *chosen = find_policy(ps->env, ps->sc->policy);
     const struct scen_option *o = chosen ? find_option(chosen->opts, chosen->nopts, key) : NULL;
@@ -357,128 +393,31 @@ static int parse_option(struct parser *ps, const char *tok, const char *key, con
                         tok, key, ps->env->policy_table[i].name, tok);
     for (int i = 0; chosen && i < chosen->nopts && n < sizeof list; i++)
         n += snprintf(list + n, sizeof list - n, ", %s=", chosen->opts[i].name);
-    return FAIL(ps,
-                "bad token '%s': unknown setting '%s' (expected policy=, quantum=, seed=, trace=, irq=, calib=, "
-                "timeout=, clock=, model=, idle=, perturb=, job=%s)",
-                tok, key, list);
+    char names[200];
+    scen_setting_names(names, sizeof names);
+    return FAIL(ps, "bad token '%s': unknown setting '%s' (expected %s%s)", tok, key, names, list);
 }
 
-/* model=<profile>[,key=value...]: letters, digits, '_', ',' and '='; the kernel only echoes it (BOOT) and
-   marks dispatches for the plugin (model.c). */
-static int parse_model(struct parser *ps, const char *tok, const char *val)
+static int parse_token(struct scen_parser *ps, const char *tok)
 {
-    size_t n = strlen(val);
-    int ok = n > 0 && n < SCEN_MODEL_LEN;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (val[i] >= 'a' && val[i] <= 'z') || (val[i] >= '0' && val[i] <= '9') || strchr("_,=", val[i]);
-    if (!ok)
-        return FAIL(ps, "bad token '%s': expected model=<profile>[,key=value...] (set by make qemu MODEL=...)", tok);
-    strcpy(ps->sc->model, strcmp(val, "none") ? val : "");
-    return 0;
-}
-
-/* perturb=<seed>[,depth=<d>]: the seed of a perturbed deterministic boot's schedule (kernel/perturb.h), and PCT's
-   depth, 1..8 (default 3). clock=virtual is checked once every token is read (it may come later). */
-static int parse_perturb(struct parser *ps, const char *tok, const char *val)
-{
-    char buf[64];
-    uint64_t depth = SCEN_DEFAULT_PERTURB_DEPTH;
-    if (strlen(val) >= sizeof buf)
-        return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>]", tok);
-    strcpy(buf, val);
-    char *comma = strchr(buf, ',');
-    if (comma) {
-        *comma = 0;
-        if (strncmp(comma + 1, "depth=", 6) || scen_parse_u64(comma + 7, &depth) || depth < 1 || depth > 8)
-            return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>]", tok);
-    }
-    if (scen_parse_u64(buf, &ps->sc->perturb_seed))
-        return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>] with a whole number for the seed",
-                    tok);
-    ps->sc->perturb = 1;
-    ps->sc->perturb_depth = (int)depth;
-    return 0;
-}
-
-static int parse_token(struct parser *ps, const char *tok)
-{
-    struct scenario *sc = ps->sc;
-    char buf[512];
+    char buf[512], names[200];
     if (strlen(tok) >= sizeof buf)
         return FAIL(ps, "bad token '%.40s...': longer than %d characters", tok, (int)sizeof buf - 1);
     strcpy(buf, tok);
     char *val = scen_split_eq(buf);
     const char *key = buf;
-    if (!val)
-        return FAIL(ps,
-                    "bad token '%s': expected key=value (policy=, quantum=, seed=, trace=, irq=, calib=, timeout=, "
-                    "clock=, model=, idle=, perturb=, job=, or an option of the policy)",
-                    tok);
-    if (!strcmp(key, "job"))
-        return parse_job(ps, tok, val);
-    if (!strcmp(key, "policy"))
-        return 0; /* read before every other token: parse_policy */
-    if (!strcmp(key, "quantum")) {
-        if (scen_parse_time_us(val, &sc->quantum_us) || sc->quantum_us < SCEN_MIN_QUANTUM_US ||
-            sc->quantum_us > SCEN_MAX_QUANTUM_US)
-            return FAIL(ps, "bad token '%s': expected a quantum from %dus to %ds, like quantum=10ms or quantum=500us",
-                        tok, SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US / 1000000);
-        return 0;
+    if (!val) {
+        scen_setting_names(names, sizeof names);
+        return FAIL(ps, "bad token '%s': expected key=value (%s, or an option of the policy)", tok, names);
     }
-    if (!strcmp(key, "seed")) {
-        if (scen_parse_u64(val, &sc->seed))
-            return FAIL(ps, "bad token '%s': expected seed=<whole number>", tok);
-        return 0;
-    }
-    if (!strcmp(key, "trace")) {
-        if (scen_parse_onoff(val, &sc->trace))
-            return FAIL(ps, "bad token '%s': expected trace=on or trace=off", tok);
-        if (sc->trace && !ps->env->trace_built)
-            return FAIL(ps, "bad token '%s': tracing is not available yet in this build (trace=off works)", tok);
-        return 0;
-    }
-    if (!strcmp(key, "irq")) {
-        if (strcmp(val, "auto") && strcmp(val, "sbi"))
-            return FAIL(ps,
-                        "bad token '%s': expected irq=auto (Sstc and ACLINT SSWI where the machine has them) or "
-                        "irq=sbi",
-                        tok);
-        sc->irq_sbi = !strcmp(val, "sbi");
-        return 0;
-    }
-    if (!strcmp(key, "clock")) { /* virtual: the boot runs under QEMU -icount (the launchers add both) */
-        if (strcmp(val, "real") && strcmp(val, "virtual"))
-            return FAIL(ps, "bad token '%s': expected clock=real or clock=virtual (make qemu DETERMINISTIC=1)", tok);
-        sc->clock_virtual = !strcmp(val, "virtual");
-        return 0;
-    }
-    if (!strcmp(key, "calib")) {
-        if (scen_parse_onoff(val, &sc->calib))
-            return FAIL(ps, "bad token '%s': expected calib=on or calib=off (the calibration card, a CALIB line)", tok);
-        return 0;
-    }
-    if (!strcmp(key, "model")) /* written by make and the harness from MODEL=/--model (tools/model/README.md) */
-        return parse_model(ps, tok, val);
-    if (!strcmp(key, "idle")) {
-        if (strcmp(val, "auto") && strcmp(val, "poll"))
-            return FAIL(ps, "bad token '%s': expected idle=auto (poll, then halt) or idle=poll (never halt)", tok);
-        sc->idle_poll = !strcmp(val, "poll");
-        return 0;
-    }
-    if (!strcmp(key, "perturb"))
-        return parse_perturb(ps, tok, val);
-    if (!strcmp(key, "timeout")) {
-        if (scen_parse_time_us(val, &sc->timeout_us) || sc->timeout_us == 0)
-            return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
-        return 0;
-    }
-    return parse_option(ps, tok, key, val);
+    scen_setter set = scen_setting_parser(key);
+    return set ? set(ps, tok, val) : parse_option(ps, tok, key, val);
 }
 
 /* Jobs certain to be in memory together: those that arrive at the same instant, with every background job
    that arrived before (it runs until every foreground job has ended). A later arrival may find earlier jobs
    gone, so nothing else is certain. Each such group must fit within their memory limits. */
-static int check_overlap(struct parser *ps)
+static int check_overlap(struct scen_parser *ps)
 {
     const struct scenario *sc = ps->sc;
     for (int i = 0; i < sc->njobs; i++) {
@@ -513,7 +452,7 @@ static int check_overlap(struct parser *ps)
 }
 
 /* The first pass: every policy= token, so that the policy's options are known whatever their order. */
-static int scan_policy(struct parser *ps, const char *bootargs)
+static int scan_policy(struct scen_parser *ps, const char *bootargs)
 {
     if (ps->env->npolicies && parse_policy(ps, "", ps->env->policy_table[0].name)) /* default: the first */
         return -1;
@@ -537,7 +476,7 @@ static int scan_policy(struct parser *ps, const char *bootargs)
     return 0;
 }
 
-static int parse_tokens(struct parser *ps, const char *bootargs)
+static int parse_tokens(struct scen_parser *ps, const char *bootargs)
 {
     if (scan_policy(ps, bootargs))
         return -1;
@@ -559,7 +498,7 @@ static int parse_tokens(struct parser *ps, const char *bootargs)
         if (parse_token(ps, tok))
             return -1;
     }
-    if (ps->sc->njobs == 0)
+    if (ps->sc->njobs == 0 && !ps->sc->list_keys)
         return FAIL(ps, "no job= in the scenario, so there is nothing to run (e.g. job=gauss job=oddeven; apps: %s)",
                     ps->env->apps);
     if (ps->sc->perturb && !ps->sc->clock_virtual)
@@ -579,7 +518,7 @@ static void printable(char *s, size_t len)
 
 int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *sc, char *err, size_t errlen)
 {
-    struct parser ps = { env, sc, err, errlen };
+    struct scen_parser ps = { env, sc, err, errlen };
     memset(sc, 0, sizeof *sc);
     snprintf(sc->policy, sizeof sc->policy, "timeslice");
     sc->quantum_us = SCEN_DEFAULT_QUANTUM_US;

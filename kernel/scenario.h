@@ -69,6 +69,7 @@ struct scenario {
     int perturb;                /* perturb=<seed>[,depth=<d>]: a perturbed deterministic boot (perturb.h) */
     uint64_t perturb_seed;
     int perturb_depth;
+    int list_keys;              /* list=keys: print the key table (KEY lines) after BOOT and run nothing */
     long popt[SCEN_MAX_OPTS];   /* the chosen policy's options, in its table's order: a choice's index or the
                                    number */
     int njobs;
@@ -100,6 +101,30 @@ struct scen_env {
    printable ASCII (other bytes of the token become '?'). */
 int scenario_parse(const char *bootargs, const struct scen_env *env, struct scenario *out, char *err,
                    size_t errlen);
+
+/* One key of the scenario language as its table declares it: a global setting (scenario_setting) or a key
+   every job has (scenario_job_key). The parser dispatches on these tables, the messages list their names, and
+   the KEY lines (scenario_key_line) print them, so the language, its errors and its reference cannot differ. */
+struct scen_keydoc {
+    const char *name;
+    const char *values;         /* what it takes, no spaces: "on|off", "<n>us|<n>ms|<n>s", "<n>" */
+    long long min, max;         /* a number's range in its unit (us for a time); min > max: no range */
+    const char *unit;           /* "us" for a time, "" otherwise */
+    const char *def;            /* its default as a token gives it ("10ms"); "" when help says it in words */
+    const char *help;           /* one line */
+};
+const struct scen_keydoc *scenario_setting(int i);   /* the i-th global setting, NULL past the last */
+const struct scen_keydoc *scenario_job_key(int i);   /* the i-th key every job has, NULL past the last */
+
+/* One KEY line of the key table (list=keys; tools/docs/ reads them), without its newline, into buf; returns
+   snprintf's length. Fields are key=value without spaces, help= last and to the end of the line:
+     KEY scope=<s> name=<n> values=<v> range=<min>..<max> default=<d> help=<one line>
+   scope: setting, job (every job's keys), option:<policy>, jobkey:<policy>, app:<app> (an app's own keys);
+   an app itself is scope=app with values=<its flags> and help=<its about line>. range= only for a number. */
+int scenario_key_line(char *buf, size_t len, const char *scope, const struct scen_keydoc *k);
+int scenario_option_line(char *buf, size_t len, const char *scope, const struct scen_option *o);
+int scenario_app_line(char *buf, size_t len, const char *app, const struct sl_appspec *spec);
+int scenario_appkey_line(char *buf, size_t len, const char *app, const struct sl_keyspec *k);
 
 /* The value of key in a canonical args string ("k=v,k=v"), copied into val; 0 if found. */
 int scenario_arg(const char *args, const char *key, char *val, size_t vallen);

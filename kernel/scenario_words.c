@@ -1,7 +1,9 @@
 /*
  * scenario_words.c - the scenario language's words: whole numbers, times, sizes, on/off, choice lists and
- * key=value splitting. Pure functions of their text (no parser state, no messages: scenario.c says what was
- * wrong), shared by the kernel, the simulator and the host tools through scenario.c.
+ * key=value splitting, pure functions of their text (no parser state, no messages: scenario.c says what was
+ * wrong); then the global settings' table, each with its parser and message (scenario.c dispatches on it), and
+ * the KEY lines that describe every key. Shared by the kernel, the simulator and the host tools through
+ * scenario.c.
  */
 #ifdef SCHEDLAB_HOST
 #include <string.h>
@@ -173,4 +175,241 @@ int scenario_arg(const char *args, const char *key, char *val, size_t vallen)
         a += len + (comma ? 1 : 0);
     }
     return -1;
+}
+
+/* ---- the global settings ---- */
+
+/* model=<profile>[,key=value...]: letters, digits, '_', ',' and '='; the kernel only echoes it (BOOT) and
+   marks dispatches for the plugin (model.c). */
+static int parse_model(struct scen_parser *ps, const char *tok, const char *val)
+{
+    size_t n = strlen(val);
+    int ok = n > 0 && n < SCEN_MODEL_LEN;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (val[i] >= 'a' && val[i] <= 'z') || (val[i] >= '0' && val[i] <= '9') || strchr("_,=", val[i]);
+    if (!ok)
+        return FAIL(ps, "bad token '%s': expected model=<profile>[,key=value...] (set by make qemu MODEL=...)", tok);
+    strcpy(ps->sc->model, strcmp(val, "none") ? val : "");
+    return 0;
+}
+
+/* perturb=<seed>[,depth=<d>]: the seed of a perturbed deterministic boot's schedule (kernel/perturb.h), and PCT's
+   depth, 1..8 (default 3). clock=virtual is checked once every token is read (it may come later). */
+static int parse_perturb(struct scen_parser *ps, const char *tok, const char *val)
+{
+    char buf[64];
+    uint64_t depth = SCEN_DEFAULT_PERTURB_DEPTH;
+    if (strlen(val) >= sizeof buf)
+        return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>]", tok);
+    strcpy(buf, val);
+    char *comma = strchr(buf, ',');
+    if (comma) {
+        *comma = 0;
+        if (strncmp(comma + 1, "depth=", 6) || scen_parse_u64(comma + 7, &depth) || depth < 1 || depth > 8)
+            return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>]", tok);
+    }
+    if (scen_parse_u64(buf, &ps->sc->perturb_seed))
+        return FAIL(ps, "bad token '%s': expected perturb=<seed>[,depth=<1..8>] with a whole number for the seed",
+                    tok);
+    ps->sc->perturb = 1;
+    ps->sc->perturb_depth = (int)depth;
+    return 0;
+}
+
+static int set_quantum(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (scen_parse_time_us(val, &ps->sc->quantum_us) || ps->sc->quantum_us < SCEN_MIN_QUANTUM_US ||
+        ps->sc->quantum_us > SCEN_MAX_QUANTUM_US)
+        return FAIL(ps, "bad token '%s': expected a quantum from %dus to %ds, like quantum=10ms or quantum=500us", tok,
+                    SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US / 1000000);
+    return 0;
+}
+
+static int set_seed(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (scen_parse_u64(val, &ps->sc->seed))
+        return FAIL(ps, "bad token '%s': expected seed=<whole number>", tok);
+    return 0;
+}
+
+static int set_trace(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (scen_parse_onoff(val, &ps->sc->trace))
+        return FAIL(ps, "bad token '%s': expected trace=on or trace=off", tok);
+    if (ps->sc->trace && !ps->env->trace_built)
+        return FAIL(ps, "bad token '%s': tracing is not available yet in this build (trace=off works)", tok);
+    return 0;
+}
+
+static int set_irq(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (strcmp(val, "auto") && strcmp(val, "sbi"))
+        return FAIL(ps, "bad token '%s': expected irq=auto (Sstc and ACLINT SSWI where the machine has them) or irq=sbi",
+                    tok);
+    ps->sc->irq_sbi = !strcmp(val, "sbi");
+    return 0;
+}
+
+static int set_calib(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (scen_parse_onoff(val, &ps->sc->calib))
+        return FAIL(ps, "bad token '%s': expected calib=on or calib=off (the calibration card, a CALIB line)", tok);
+    return 0;
+}
+
+static int set_timeout(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (scen_parse_time_us(val, &ps->sc->timeout_us) || ps->sc->timeout_us == 0)
+        return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
+    return 0;
+}
+
+static int set_clock(struct scen_parser *ps, const char *tok, const char *val) /* virtual: under QEMU -icount */
+{
+    if (strcmp(val, "real") && strcmp(val, "virtual"))
+        return FAIL(ps, "bad token '%s': expected clock=real or clock=virtual (make qemu DETERMINISTIC=1)", tok);
+    ps->sc->clock_virtual = !strcmp(val, "virtual");
+    return 0;
+}
+
+static int set_idle(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (strcmp(val, "auto") && strcmp(val, "poll"))
+        return FAIL(ps, "bad token '%s': expected idle=auto (poll, then halt) or idle=poll (never halt)", tok);
+    ps->sc->idle_poll = !strcmp(val, "poll");
+    return 0;
+}
+
+static int set_list(struct scen_parser *ps, const char *tok, const char *val)
+{
+    if (strcmp(val, "keys"))
+        return FAIL(ps, "bad token '%s': expected list=keys (print the key table and run nothing)", tok);
+    ps->sc->list_keys = 1;
+    return 0;
+}
+
+/* policy= is read before every other token (scan_policy in scenario.c) */
+static int set_policy(struct scen_parser *ps, const char *tok, const char *val)
+{
+    (void)ps, (void)tok, (void)val;
+    return 0;
+}
+
+/* The global settings. parse_token dispatches on this table, the messages list its names and the KEY lines
+   print it (tools/docs/ makes the reference from them; the harness reads the host build's copy): a setting
+   added here is accepted, refused with its own message, listed and documented at once. */
+static const struct setting {
+    struct scen_keydoc doc;
+    int (*parse)(struct scen_parser *ps, const char *tok, const char *val);
+} settings[] = {
+    { { "policy", "<name>", 1, 0, "", "", "the scheduling policy, one of the build's (BOOT policies=); default: the first "
+        "of them" }, set_policy },
+    { { "quantum", "<n>us|<n>ms|<n>s", SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US, "us", "10ms",
+        "a hart's turn: the policy's tick may preempt its process after it" }, set_quantum },
+    { { "seed", "<n>", 1, 0, "", "1", "seeds the apps' data and the policies' random choices" }, set_seed },
+    { { "trace", "on|off", 1, 0, "", "off", "record every dispatch and the library's events; dumped at the end "
+        "(TRACE, ULOG lines)" }, set_trace },
+    { { "irq", "auto|sbi", 1, 0, "", "auto", "timers and IPIs: auto uses Sstc and ACLINT SSWI where the machine has "
+        "them, sbi always the SBI" }, set_irq },
+    { { "calib", "on|off", 1, 0, "", "on", "measure the calibration card (a CALIB line) before t0" }, set_calib },
+    { { "timeout", "<n>us|<n>ms|<n>s", 1, SCEN_MAX_TIME_US, "us", "", "the watchdog for the whole run: ERROR timeout "
+        "and exit status 4 when it fires; default: none" }, set_timeout },
+    { { "clock", "real|virtual", 1, 0, "", "real", "virtual: deterministic mode, times count instructions (QEMU "
+        "-icount; make qemu DETERMINISTIC=1)" }, set_clock },
+    { { "model", "<profile>[,key=value...]|none", 1, 0, "", "none", "the machine model's spec, written by make qemu "
+        "MODEL= and schedlab --model (tools/model/README.md)" }, parse_model },
+    { { "idle", "auto|poll", 1, 0, "", "auto", "an idle hart: auto polls, then halts; poll never halts" }, set_idle },
+    { { "perturb", "<seed>[,depth=<1..8>]", 1, 0, "", "", "a perturbed deterministic boot (with clock=virtual): the "
+        "seed of its schedule and PCT's depth (default 3)" }, parse_perturb },
+    { { "list", "keys", 1, 0, "", "", "print this key table (KEY lines) after BOOT and run nothing; no job= needed" },
+      set_list },
+    { { "job", "<app>[:key=value,...]", 1, 0, "", "", "one job, repeatable: an app and its keys (scope job, the app's "
+        "own and the policy's job keys)" }, scen_parse_job },
+};
+#define NSETTINGS ((int)(sizeof settings / sizeof settings[0]))
+
+const struct scen_keydoc *scenario_setting(int i) { return i >= 0 && i < NSETTINGS ? &settings[i].doc : NULL; }
+
+/* "policy=, quantum=, ..., job=" for messages. */
+void scen_setting_names(char *out, size_t outlen)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; i < NSETTINGS && n < outlen; i++)
+        n += snprintf(out + n, outlen - n, "%s%s=", i ? ", " : "", settings[i].doc.name);
+}
+
+scen_setter scen_setting_parser(const char *name)
+{
+    for (int i = 0; i < NSETTINGS; i++)
+        if (!strcmp(name, settings[i].doc.name))
+            return settings[i].parse;
+    return NULL;
+}
+
+/* ---- KEY lines: the key table as text (scenario.h) ---- */
+
+/* A time in its largest whole unit: 10000 -> "10ms". */
+static void time_words(long long us, char *out, size_t outlen)
+{
+    if (us && us % 1000000 == 0)
+        snprintf(out, outlen, "%llds", us / 1000000);
+    else if (us && us % 1000 == 0)
+        snprintf(out, outlen, "%lldms", us / 1000);
+    else
+        snprintf(out, outlen, "%lldus", us);
+}
+
+static int key_line(char *buf, size_t len, const char *scope, const char *name, const char *values, long long min,
+                    long long max, const char *unit, const char *def, const char *help)
+{
+    char range[64] = "", lo[24], hi[24];
+    if (min <= max) {
+        if (unit[0])
+            time_words(min, lo, sizeof lo), time_words(max, hi, sizeof hi);
+        else
+            snprintf(lo, sizeof lo, "%lld", min), snprintf(hi, sizeof hi, "%lld", max);
+        snprintf(range, sizeof range, " range=%s..%s", lo, hi);
+    }
+    return snprintf(buf, len, "KEY scope=%s name=%s values=%s%s default=%s help=%s", scope, name, values, range, def,
+                    help ? help : "");
+}
+
+int scenario_key_line(char *buf, size_t len, const char *scope, const struct scen_keydoc *k)
+{
+    return key_line(buf, len, scope, k->name, k->values, k->min, k->max, k->unit, k->def, k->help);
+}
+
+int scenario_option_line(char *buf, size_t len, const char *scope, const struct scen_option *o)
+{
+    char def[sizeof o->choices];
+    if (o->choices[0])
+        scen_choice_at(o->choices, (int)o->def, def, sizeof def);
+    else
+        snprintf(def, sizeof def, "%ld", o->def);
+    return key_line(buf, len, scope, o->name, o->choices[0] ? o->choices : "<n>", o->choices[0] ? 1 : o->min,
+                    o->choices[0] ? 0 : o->max, "", def, o->help);
+}
+
+int scenario_app_line(char *buf, size_t len, const char *app, const struct sl_appspec *spec)
+{
+    const char *flags = (spec->flags & SL_APP_BACKGROUND) && (spec->flags & SL_APP_ADAPTIVE) ? "background,adaptive"
+                        : spec->flags & SL_APP_BACKGROUND                                  ? "background"
+                        : spec->flags & SL_APP_ADAPTIVE                                    ? "adaptive"
+                                                                                          : "-";
+    char about[sizeof spec->about + 1];
+    snprintf(about, sizeof about, "%.*s", (int)sizeof spec->about, spec->about);
+    return key_line(buf, len, "app", app, flags, 1, 0, "", "", about);
+}
+
+int scenario_appkey_line(char *buf, size_t len, const char *app, const struct sl_keyspec *k)
+{
+    char scope[24], def[sizeof k->choices];
+    snprintf(scope, sizeof scope, "app:%s", app);
+    if (k->kind == SL_KEY_ENUM)
+        scen_choice_at(k->choices, (int)k->def, def, sizeof def);
+    else
+        snprintf(def, sizeof def, "%lld", (long long)k->def);
+    return key_line(buf, len, scope, k->name, k->kind == SL_KEY_ENUM ? k->choices : "<n>",
+                    k->kind == SL_KEY_ENUM ? 1 : k->min, k->kind == SL_KEY_ENUM ? 0 : k->max, "", def, "");
 }

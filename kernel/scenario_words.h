@@ -18,4 +18,19 @@ int scen_choice_index(const char *choices, const char *val);        /* val's ind
 void scen_choice_at(const char *choices, int def, char *out, size_t outlen); /* the def-th choice */
 void scen_choices_words(const char *choices, char *out, size_t outlen);      /* "a, b or c" */
 
+
+/* The parser's state, for scenario.c and the settings' parsers here; FAIL writes the message, returns -1. */
+struct scen_parser {
+    const struct scen_env *env;
+    struct scenario *sc;
+    char *err;
+    size_t errlen;
+};
+#define FAIL(ps, ...) (snprintf((ps)->err, (ps)->errlen, __VA_ARGS__), -1)
+
+typedef int (*scen_setter)(struct scen_parser *ps, const char *tok, const char *val);
+scen_setter scen_setting_parser(const char *name);       /* the global setting's parser, or NULL */
+void scen_setting_names(char *out, size_t outlen);       /* "policy=, quantum=, ..., job=" */
+int scen_parse_job(struct scen_parser *ps, const char *tok, const char *val); /* job= (scenario.c) */
+
 #endif

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .keytable import SETTINGS
+
 #: The background apps of the bundled build, for decisions made before any boot has printed its BOOT
 #: line's ``background=`` (the kernel's word wins once one has).
 DEFAULT_BACKGROUND_APPS = frozenset({"hog"})
@@ -73,9 +75,9 @@ def override(settings: list[str], **values: str | None) -> list[str]:
     return kept + [f"{k}={v}" for k, v in values.items() if v is not None]
 
 
-#: Settings every policy takes (kernel/scenario.c); any other key=value is some policy's own option.
-GLOBAL_SETTINGS = frozenset({"policy", "quantum", "seed", "trace", "irq", "calib", "timeout", "clock", "idle",
-                             "perturb"})
+#: Settings every policy takes, from the kernel parser's own table (keytable.py; read when first used); any other
+#: key=value is some policy's own option.
+GLOBAL_SETTINGS = SETTINGS
 #: The kernel's seed when a scenario has no seed= (kernel/scenario.c, README).
 KERNEL_DEFAULT_SEED = 1
 
