@@ -194,6 +194,15 @@ $(call app_parts,$(1),$(2)): $(wildcard apps/$(2)/*.h)
 endef
 $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 
+# The scenario language's own keys (its global settings and every job's keys) as KEY lines, from the parser's
+# tables by a host build (tools/docs/keytable.c): the harness reads it instead of a copy (schedlab.keytable).
+KEYTABLE_SRCS := tools/docs/keytable.c kernel/scenario.c kernel/scenario_words.c kernel/printf.c
+$(B)/scenario-keys.txt: $(KEYTABLE_SRCS) $(wildcard kernel/scenario*.h) kernel/kprintf.h include/schedlab/abi.h
+	@mkdir -p $(dir $@)
+	$(call quiet,GEN,$@)$(HOSTCC) -std=gnu11 -O1 -Wall -Wextra -Werror -DSCHEDLAB_HOST -Ikernel -Iinclude \
+	  -o $(B)/keytable $(KEYTABLE_SRCS) && $(B)/keytable > $@.tmp && mv $@.tmp $@
+all: $(B)/scenario-keys.txt
+
 # ---- running ----
 # CPUS must be a whole number of harts from 1: QEMU boots one hart for -smp 0 and answers -1 or abc with an
 # error of its own. (More than the kernel's 64 boots, and the kernel says so.)
