@@ -29,23 +29,22 @@ static const char *missing_hook(const struct sched_class *c)
     return 0;
 }
 
-/* Names a job key may not take: the keys every job has. An option may not take a global setting's. */
-static const char *const job_words[] = { "procs", "at", "adapt", "mem", 0 };
-static const char *const setting_words[] = { "policy", "quantum", "seed", "trace", "irq", "calib", "timeout",
-                                             "clock", "job", 0 };
+/* Names a job key may not take: the keys every job has (scenario_job_key). An option may not take a global
+   setting's (scenario_setting). Both from the parser's own tables. */
+typedef const struct scen_keydoc *(*key_table)(int i);
 
-static int in_words(const char *const *words, const char *name)
+static int in_table(key_table table, const char *name)
 {
-    for (; *words; words++)
-        if (!strcmp(*words, name))
+    for (int i = 0; table(i); i++)
+        if (!strcmp(table(i)->name, name))
             return 1;
     return 0;
 }
 
 /* An option or job key the parser could never give a valid value, or could never reach: what is wrong. */
-static const char *bad_option(const struct scen_option *o, const char *const *reserved)
+static const char *bad_option(const struct scen_option *o, key_table reserved)
 {
-    if (in_words(reserved, o->name))
+    if (in_table(reserved, o->name))
         return "takes a name the scenario language already has";
     if (strchr(o->name, '=') || strchr(o->name, ',') || strchr(o->name, ':') || strchr(o->name, ' '))
         return "has '=', ',', ':' or a space in its name";
@@ -75,13 +74,13 @@ static void check_class(const struct sched_class *c)
         panic("policy '%s' has proc_new but no abandoned hook: set abandoned to what undoes proc_new (exited, "
               "if that does), for a process whose creation failed after proc_new (sched.h)", c->name);
     for (int i = 0; i < count_named(c->options, SCEN_MAX_OPTS); i++)
-        if (bad_option(&c->options[i], setting_words))
+        if (bad_option(&c->options[i], scenario_setting))
             panic("policy '%s': option '%s' %s (sched.h, scenario.h)", c->name, c->options[i].name,
-                  bad_option(&c->options[i], setting_words));
+                  bad_option(&c->options[i], scenario_setting));
     for (int i = 0; i < count_named(c->job_keys, SCEN_MAX_JOB_KEYS); i++)
-        if (bad_option(&c->job_keys[i], job_words))
+        if (bad_option(&c->job_keys[i], scenario_job_key))
             panic("policy '%s': job key '%s' %s (sched.h, scenario.h)", c->name, c->job_keys[i].name,
-                  bad_option(&c->job_keys[i], job_words));
+                  bad_option(&c->job_keys[i], scenario_job_key));
 }
 
 /* Once, on the boot hart before the others start: the section's classes in `order`. */
