@@ -12,6 +12,7 @@
 #                        tests, the layer checks, the simulator's tests and a few boots per policy (the tests
 #                        tests/conftest.py's CHECK_TIER marks `check`; pytest -m check runs the same)
 #   make deps            install the toolchain and Python packages
+#   make docs            the documentation site (MkDocs) into build/docs/, references generated from the build
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
 #   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines (schedlab bench)
 #   make format          apply .clang-format to the C files of kernel/, lib/ and apps/
@@ -289,6 +290,15 @@ layers: $(ULIBOBJ) $(HOST_LIBOBJ) $(KOBJS)
 .PHONY: layers-kernel
 layers-kernel: $(KOBJS)
 	$(PYTHON) tools/layers.py kernel/LAYERS $(B)/kernel --nm $(CROSS)nm --name kernel --graph --report
+
+# The documentation site (mkdocs.yml, whose docs_dir and site_dir are these): docs/ copied to build/docs-src/,
+# the references generated from the build added there (tools/docs/reference.py), then MkDocs --strict into
+# build/docs/ (a broken link or a page missing from the navigation fails it). make deps installs MkDocs.
+.PHONY: docs
+docs: all
+	$(call quiet,GEN,build/docs-src)rm -rf build/docs-src && mkdir -p build && cp -r docs build/docs-src
+	$(call quiet,GEN,build/docs-src/reference)$(PYTHON) tools/docs/reference.py --out build/docs-src/reference
+	$(call quiet,MKDOCS,build/docs)$(PYTHON) -m mkdocs build --strict -q -f mkdocs.yml
 
 # Not part of `make test`: timings, one BENCH line per figure (schedlab bench).
 .PHONY: bench
