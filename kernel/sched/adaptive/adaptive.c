@@ -26,8 +26,7 @@
  * ceil(units / harts) rounds, and a hart that takes no round off is worth nothing to it (the z-rule,
  * extended to adaptive jobs); stealing threads, workers that never meet and fillers speed up with every
  * hart; a background job (it runs until the others end) takes spare harts last; a hart that speeds no
- * job up stays with the job it came from (allot.c redistribute). Simulated, 8 harts, the holdout mix:
- * mean slowdown 2.72 under partition, 2.40 here, the makespan the same (279 ms).
+ * job up stays with the job it came from (allot.c redistribute).
  *
  * Measurement, the rule and its models, hysteresis, hostile statistics: adrule.c's header (the rule is
  * pure arithmetic there, host-tested). This file gathers each window's sums (judge) and moves jobs: every
@@ -37,6 +36,8 @@
  * Explained. Every move is a trace event `regime J old arg` (arg: new | wait % << 2 | min(t_p us, 2^22-1)
  * << 9), on the Perfetto trace's "regime" track; RESULT adds regime= (the last), gang_us=, part_us=,
  * fill_us= (time in each) and regime_moves=.
+ *
+ * What each rule was measured against is docs/notes/adaptive-history.md; the comments state the rules.
  *
  * The files. This one is the policy: each job's regime, judging and moving it, and the hooks. admeasure.c
  * keeps what the kernel counts of each job and sums a window (the hooks call in there); adround.c is the
@@ -172,9 +173,7 @@ static void move(struct job *j, enum ad_regime to, uint64_t tp_us, int wait_pct)
 
 /* Another live job's gang row leaves holes for a filler (FCS): entries no live process of it holds (fewer
    processes than harts, or some exited), or processes that sleep inside waits there. A full row of spinners
-   leaves none, and a filler there only shares the SPACE slot's harts by processes, not jobs (simulated,
-   16 harts, a spinning adapt=no synth's full row beside knary and a hog: knary as filler took 141 ms, 108
-   under gang). */
+   leaves none, and a filler there only shares the SPACE slot's harts by processes, not jobs. */
 static int holes_besides(const struct job *j)
 {
     for (int i = 0; i < ad.nlive; i++) {
@@ -190,9 +189,9 @@ static int holes_besides(const struct job *j)
     return 0;
 }
 
-/* j's window starts again now, what it measured so far dropped (skipping the whole window instead left
-   gauss fine, whose share shrank to one hart 2 ms after it arrived, time-sharing it for a window its
-   probes could not judge). A pending post-move skip stays pending. */
+/* j's window starts again now, what it measured so far dropped: a window whose first part its probes
+   cannot judge (its waits untimed, or a guessed row) is restarted, not skipped whole, so a job whose share
+   shrinks is judged within a window. A pending post-move skip stays pending. */
 static void restart_window(struct job *j)
 {
     struct ad_sums now;
@@ -264,9 +263,8 @@ static void window_end(void)
 }
 
 /* Every quantum of a job's first window, that window so far is judged without closing it, and only a
-   decisive loss acts on it: it shows in a quantum (gauss fine time-sharing one hart beside a hog loses 65x
-   its time alone), and waiting out the window cost such a job most of its slowdown (QEMU, 2 harts: 40 of
-   its 109 ms). Anything less waits for the window, as every later one does. */
+   decisive loss acts on it: it shows in a quantum, and waiting out the window would cost such a job most
+   of its slowdown. Anything less waits for the window, as every later one does. */
 static void probe_job(struct job *j, uint64_t now, int early)
 {
     struct ad_job *a = aj(j);
@@ -296,12 +294,10 @@ static void probe(void)
 
 /* A row that is the prior's guess (nothing measured yet) is checked as soon as the evidence that can
    refute it shows - a process of it asleep inside a wait (adrule.c: its first evidence that its waits
-   sleep moves it) - once a quarter quantum of it has run, and no more often: waiting for the quantum's
-   end, its row held every hart for the whole quantum while the other jobs had not started (simulated, 24
-   harts, a blocking imbalanced adapt=no synth beside knary and a hog: knary began at 10 ms and took 82.6
-   ms, 72.6 under partition). A right guess loses nothing: the judgment finds no reason to move, and the
-   row keeps its quantum. Judged at its first sleeps, the window ends just past its first barriers, so it
-   needs more evidence than a tick's judgment (adrule.h EARLY_EPISODES). */
+   sleep moves it) - once a quarter quantum of it has run, and no more often: a wrong guess holds every hart
+   of its row while the other jobs wait to start. A right guess loses nothing: the judgment finds no reason
+   to move, and the row keeps its quantum. Judged at its first sleeps, the window ends just past its first
+   barriers, so it needs more evidence than a tick's judgment (adrule.h EARLY_EPISODES). */
 static void probe_guess(struct job *j)
 {
     struct ad_job *a = aj(j);
@@ -323,10 +319,8 @@ static struct proc *ad_pick_next(struct cpu *c)
 
 /* A job arrived: what each job lost where may be less than it would lose there now (one more job to share
    the harts with), and a memory that underestimates would send a job where it loses more. A departure
-   keeps them: a regime can only have become cheaper, and forgetting then sent gauss fine, in a gang row
-   at its last steps (t_w 3.5 us, a block + wake 2.9), back to time-sharing a partition, where its first
-   quantum had lost 266 us per episode (simulated, 24 harts, beside a synth and a knary that had ended:
-   slowdown 4.74, 2.74 in the row). */
+   keeps them: a regime can only have become cheaper, and forgetting then would send a job at its last
+   fine steps in a gang row back to where it measured a far larger loss. */
 static void forget_losses(void)
 {
     for (int i = 0; i < ad.nlive; i++)

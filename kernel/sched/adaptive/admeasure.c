@@ -124,9 +124,8 @@ int ad_sums_of(struct job *j, struct ad_sums *sums)
 }
 
 /* p, asleep inside a wait since asleep_since (ad_asleep), is awake: that stretch is its job's time asleep
-   in waits - the S of adrule.c. The kernel's blocked time (p->blocked_ticks) counts blocks outside waits
-   too: a spinning synth's first window in its row (simulated, 8 harts) showed as much time blocked as
-   waited, and looked asleep. */
+   in waits - the S of adrule.c. Not the kernel's blocked time (p->blocked_ticks): it counts blocks outside
+   waits too, and a spinning job would look asleep. */
 static void woke(struct proc *p, struct ad_proc *ap, uint64_t now)
 {
     if (ap->asleep_since) {
@@ -138,8 +137,7 @@ static void woke(struct proc *p, struct ad_proc *ap, uint64_t now)
 /* p became READY: inside a wait (its record's in_wait: preempted or yielded there, or woken from its sleep,
    which returns into the wait), it is off its hart in the middle of the wait until it is dispatched. That
    time is in the library's wait_ticks but was not spinning, and gang rows make it up to a whole round (a
-   gang process woken while the SPACE slot runs, counted as spinning, made gauss fine's t_w exceed its grain
-   and left it demoted from its row: MODEL=modern, QEMU, 2 harts). */
+   gang process woken while the SPACE slot runs would count a round as its imbalance). */
 void ad_ready(struct proc *p, int in_wait)
 {
     struct ad_proc *ap = SCHED_PRIV(p, struct ad_proc);

@@ -29,8 +29,7 @@ static int job_on_hart(struct job *j, int h)
 }
 
 /* The hart of j's share for one more process: fewest of j's there, then not this hart (it is busy creating
-   the process: admitting the job, or running its creator - on QEMU at 2 harts gauss fine's first process,
-   bound to hart 0 while hart 0 loaded the next job, waited 7 ms with hart 1 idle), then lowest. */
+   the process: admitting the job, or running its creator, while another hart may be idle), then lowest. */
 int ad_pick_hart(struct job *j)
 {
     int best = -1, best_own = 0, me = mycpu()->id;
@@ -48,8 +47,8 @@ static int runnable(const struct proc *p) { return p && (p->state == P_READY || 
 /* Where a part process that becomes ready waits (allot.h allot_wake_hart): its own hart, unless another
    runnable process of its job is there and a hart of its share has none. Process control resumes processes
    that slept bound where the job's others run now: when a share grew (another job left), they doubled up
-   on a hart while the harts just gained stayed idle (blocking oddeven at 12 harts, 4 then 6 harts: 84 ms
-   against partition's 68, simulated; partition levels every binding at each repartition). A job with a
+   on a hart while the harts just gained stayed idle (partition levels every binding at each repartition for
+   the same reason). A job with a
    runnable process on every hart of its share (time-sharing them) never moves. */
 static int wake_hart(struct proc *p)
 {
@@ -239,14 +238,12 @@ void ad_ack(struct cpu *c)
 
 /* Switch to the next slot with something runnable (or stay); always broadcast, so every hart's round
    robin turns with the quantum. A row a job has just entered (row_next) comes first: the job moved there
-   because it loses where it was, and waiting out the round behind the SPACE slot's quanta lost it what the
-   move gains (simulated, 8 harts, the threads mix: gauss fine, coscheduled at its arrival, waited 3 quanta
-   before its first; gang ran it at once). The round then goes on where it was left - a SPACE slot cut
+   because it loses where it was, and waiting out the round behind the SPACE slot's quanta would lose it what
+   the move gains. The round then goes on where it was left - a SPACE slot cut
    short comes back (its quanta anew), a row ended its quantum - so no other slot loses its turn, and the
    early turn takes the place of the row's next regular one (row_early), so the row gains none: every slot
-   has one turn per round. (Without that, two jobs that took rows at their admission, while another row
-   ran, gave the second row two quanta in a row and the SPACE slot waited for both: simulated, 16 harts,
-   two spinning synths adapt=no and a blocking one, the blocking synth started at 30 ms, under gang at 10.) */
+   has one turn per round (two jobs that take rows at their admission while another row runs must not give
+   the second row two quanta in a row while the SPACE slot waits for both). */
 void ad_switch(enum trace_ev why, int stay)
 {
     int s = ad.cur_slot;
@@ -288,8 +285,7 @@ void ad_switch(enum trace_ev why, int stay)
 
 /* A row entered at an admission runs at once, not after the SPACE slot's quanta. The job's first process is
    created after its admission, so the row is empty then: row_next stays pending until that process's first
-   enqueue (simulated, 8 harts, oddeven + gauss fine + a hog: switching at the admission found the row empty
-   and stayed in SPACE, and gauss fine started at 20 ms, 10 under gang). */
+   enqueue (switching at the admission would find the row empty and stay in SPACE). */
 void ad_run_row_next(void)
 {
     if (ad.row_next >= 0 && ad.cur_slot == SPACE && slot_runnable(ad.row_next))

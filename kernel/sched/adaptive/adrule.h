@@ -1,7 +1,7 @@
 /*
  * adrule.h - policy=adaptive's measurement and decision rule (adrule.c), apart from its mechanics
  * (adaptive.c): pure arithmetic on one job's window of statistics, no lock, no clock, no hart, so it is
- * unit-tested on the host (tests/host/test_adrule.c, ASan/UBSan). adaptive.c's header explains the rule.
+ * unit-tested on the host (tests/host/test_adrule.c, ASan/UBSan). adrule.c's header states the rules.
  */
 #ifndef ADRULE_H
 #define ADRULE_H
