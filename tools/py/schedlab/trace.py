@@ -130,14 +130,19 @@ class Trace:
     records: list[Record]
     complete: bool = True
     lib: LibLog = field(default_factory=LibLog)
+    window: Span | None = None          # a part of the dump (trace_window.clip): its start and end
 
     @property
     def start_us(self) -> float:
+        if self.window:
+            return self.window[0]
         return self.records[0].time_us if self.records else 0.0
 
     @property
     def end_us(self) -> float:
-        """Time of the dump's last record: where still-open intervals end."""
+        """Time of the dump's last record (or the window's end): where still-open intervals end."""
+        if self.window:
+            return self.window[1]
         return self.records[-1].time_us if self.records else 0.0
 
     def on_hart(self, hart: int) -> list[Record]:
@@ -629,6 +634,8 @@ def draw_gantt(trace: Trace, apps: dict[int, str] | None, path: str | Path) -> N
                 color="black", markersize=5, label="repartition")
     ax.set_yticks(range(trace.harts), [f"hart {h}" for h in range(trace.harts)])
     ax.set_ylim(trace.harts - 0.5, -0.5)
+    if trace.window:
+        ax.set_xlim(trace.window[0] / 1000, trace.window[1] / 1000)
     ax.set_xlabel("time since t0 (ms)")
     lost = sum(trace.dropped.values())
     ax.set_title(f"policy={trace.policy}  harts={trace.harts}  quantum={trace.quantum_us / 1000:g} ms"
