@@ -13,7 +13,7 @@ import argparse
 import importlib
 import sys
 
-from . import commands, commands_batch, executor, inputs
+from . import commands, commands_batch, executor, inputs, trace_window
 from .qemu import DEFAULT_TIMEOUT, HarnessError
 
 EPILOG = """\
@@ -34,6 +34,8 @@ DELEGATED = {
     "bench": ("bench", "mechanism costs on QEMU and the host as BENCH lines (make bench; a quiet machine only)"),
     "explore": ("explore", "perturbed deterministic boots of scenarios drawn from the build, each checked; a failure "
                 "prints the line that replays it"),
+    "check": ("check", "a policy file or name checked for the properties a scheduler must have, on QEMU and "
+              "the simulator: a report card, replay lines, grading (schedlab check --help)"),
     "record-consoles": ("record_consoles", "boot the real kernel to re-record the consoles the harness tests "
                         "replay (tests/data/consoles)"),
 }
@@ -146,6 +148,7 @@ Writes PREFIX.json (points, runs, records), PREFIX.csv (points) and PREFIX.png."
                        help="print slot-switch statistics and the gang co-scheduling check per job")
     trace.add_argument("--grace", type=float, default=0.0, metavar="US",
                        help="with --stats: ignore the first US microseconds of each ready wait (default 0)")
+    trace_window.add_arguments(trace)
     trace.set_defaults(func=commands.trace_command)
 
     from . import reproduce as rp

@@ -27,7 +27,7 @@ from pathlib import Path
 from . import busy, executor, inputs, kernel_elf, model_limits
 from . import comparison as cmp
 from . import model as machine
-from . import pace
+from . import pace, trace_window
 from .console import parse_console
 from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token_key
 from .qemu import ICOUNT_SHIFT, MEMORY, REPO_ROOT, HarnessError, Run, host_cores, is_deterministic
@@ -278,7 +278,7 @@ def _read_log(path: str) -> str:
 
 def trace_command(args: Namespace) -> int:
     parsed = parse_console(_read_log(args.log))
-    trace = parse_trace(parsed.traces)
+    trace = trace_window.from_args(parse_trace(parsed.traces), args)
     apps = app_names(parsed.results)
     stats = switch_stats(trace)
     pftrace = None if args.pftrace == "" else args.pftrace or Path(args.output).with_suffix(".pftrace")
