@@ -1,8 +1,9 @@
 #!/bin/sh
 # Install what schedlab needs: the RISC-V cross compiler, QEMU, a host C compiler, gdb-multiarch (make qemu-gdb),
 # Python 3 with pytest (and pytest-xdist: make test on every core), numpy and tqdm (tools/schedlab sweep, confidence intervals), matplotlib (plots) and
-# perfetto (native Perfetto traces), distributed (Dask: --executor), and the harness itself as a package (pip install -e .: the schedlab
-# command). Debian/Ubuntu via apt-get; elsewhere it says what to install.
+# perfetto (native Perfetto traces), distributed (Dask: --executor), MkDocs with mkdocstrings-python (make docs) and Chromium (the
+# docs site's browser test), and the harness itself as a package (pip install -e .: the schedlab command). Debian/Ubuntu via
+# apt-get; elsewhere it says what to install.
 # Idempotent: installs only what is missing.
 set -e
 
@@ -16,6 +17,8 @@ command -v make >/dev/null 2>&1 || need_apt="$need_apt make"
 # make qemu-gdb: a GDB that knows RISC-V (Debian's gdb-multiarch)
 command -v gdb-multiarch >/dev/null 2>&1 || need_apt="$need_apt gdb-multiarch"
 command -v python3 >/dev/null 2>&1 || need_apt="$need_apt python3 python3-pip"
+# tests/test_docs_browser.py opens the built site in headless Chromium (Debian's package; skipped without it)
+command -v chromium >/dev/null 2>&1 || need_apt="$need_apt chromium"
 
 if [ -n "$need_apt" ]; then
     if command -v apt-get >/dev/null 2>&1; then
@@ -64,6 +67,12 @@ fi
 if ! python3 -c 'import distributed' 2>/dev/null; then
     echo "deps: pip installing distributed (Dask)"
     pip_install distributed || echo "deps: warning: distributed could not be installed; --executor dask:// will be unavailable" >&2
+fi
+# MkDocs builds the documentation site (make docs, mkdocs.yml), mkdocstrings-python its Python API page from the
+# docstrings; tests/test_docs_browser.py builds it too
+if ! python3 -c 'import mkdocs, mkdocstrings_handlers.python' 2>/dev/null; then
+    echo "deps: pip installing mkdocs and mkdocstrings-python"
+    pip_install mkdocs mkdocstrings-python
 fi
 # The harness as a package (pyproject.toml): the `schedlab` command and `python3 -m schedlab`, editable so it
 # follows this checkout (tools/schedlab runs the same without it). setuptools >= 64 with wheel builds it in place;
