@@ -663,9 +663,9 @@ def test_readme_says_what_a_new_user_needs():
     """README (issue 25, item 6): the scenario file format, the simulator's SCHEDLAB_SIM and --kernel, what a
     new app includes and that the simulator models only the listed apps, and no passing test called an
     expected failure."""
-    readme = (REPO / "README.md").read_text()
+    readme = "\n".join(p.read_text() for p in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))])
     assert "# cpus: N" in readme and "after the first" in readme and "`#` starts a comment" in readme
     assert "SCHEDLAB_SIM=" in readme and "--kernel PATH" in readme
-    assert '#include "uthread.h"' in readme and "models only the apps listed" in readme
+    assert "threads/uthread.h" in readme and "models only the apps listed" in readme
     assert "expected failures" not in readme
     assert "BUSY" in readme and "--allow-busy" in readme
