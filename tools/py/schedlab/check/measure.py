@@ -1,0 +1,162 @@
+"""What the battery measures in one boot's schedule trace (trace.py's records), each a number with a stated
+definition, so a check is a comparison of a number with a bound.
+
+* ready waits: a process is *ready-waiting* from ``new``/``wake``/``pre``/``yld`` until its next ``run``
+  (trace.py's reading of the records, ``trace._waits``); a wait still open when the dump ends never ran.
+  Waits count from the trace's first dispatch at the earliest: before it the launcher is still creating the
+  jobs that arrive at time 0 (kernel/launcher.c) and no policy has been asked to run anything.
+* allotment: under a policy that allots (``rep J 0 n`` records), job J holds n harts from that record on;
+  a job with no ``rep`` yet holds none that the trace says (None: the policy does not allot).
+* idle: a hart is idle when no run interval (``trace.intervals``) covers it, between the first and the last
+  record of the dump.
+* share: job J's hart time in a window = the sum of its run intervals clipped to the window; its share =
+  that over all jobs' hart time in the window.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .. import trace as tr
+
+Span = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Wait:
+    job: int
+    proc: int
+    start_us: float
+    end_us: float
+    ran: bool                       # False: still waiting when the dump ended
+
+    @property
+    def us(self) -> float:
+        return self.end_us - self.start_us
+
+
+def waits(trace: tr.Trace) -> list[Wait]:
+    """Every ready wait of the trace, ordered by start."""
+    out = []
+    last_run = {}
+    for r in trace.records:
+        if r.event == "run":
+            last_run[(r.job, r.proc)] = r.time_us
+    first = min(last_run.values(), default=trace.start_us)
+    first = min((r.time_us for r in trace.records if r.event == "run"), default=first)
+    for (job, proc), spans in tr._waits(trace).items():
+        for w in spans:
+            ran = w.end_us < trace.end_us or last_run.get((job, proc), -1.0) >= w.end_us
+            out.append(Wait(job, proc, max(w.start_us, first), w.end_us, ran))
+    return sorted(out, key=lambda w: (w.start_us, w.job, w.proc))
+
+
+def allotments(trace: tr.Trace) -> dict[int, list[tuple[float, int]]] | None:
+    """job -> [(time, harts held from then on)], from ``rep`` records; None when the trace has none."""
+    reps = defaultdict(list)
+    for r in trace.records:
+        if r.event == "rep":
+            reps[r.job].append((r.time_us, r.arg))
+    return dict(reps) if reps else None
+
+
+def allotment_at(steps: list[tuple[float, int]] | None, t: float) -> int:
+    """Harts held at time t by a job whose allotment steps are ``steps`` (0 before the first)."""
+    held = 0
+    for when, n in steps or ():
+        if when > t:
+            break
+        held = n
+    return held
+
+
+def unallotted(spans_by_job, wait: Wait) -> bool:
+    """True when the waiting process's job held no hart for the whole wait (space sharing's rule: a job
+    without harts waits for a departure, which the contract's 'every job ends' covers)."""
+    steps = (spans_by_job or {}).get(wait.job)
+    if spans_by_job is None:
+        return False
+    times = [wait.start_us] + [t for t, _ in steps or () if wait.start_us < t < wait.end_us]
+    return all(allotment_at(steps, t) == 0 for t in times)
+
+
+def busy_spans(trace: tr.Trace) -> dict[int, list[Span]]:
+    """hart -> its run intervals as spans, ordered."""
+    spans = defaultdict(list)
+    for i in tr.intervals(trace):
+        spans[i.hart].append((i.start_us, i.end_us))
+    return spans
+
+
+def idle_spans(trace: tr.Trace) -> list[Span]:
+    """Every stretch in which some hart is idle (merged over harts), within the dump's first and last record."""
+    start, end = trace.start_us, trace.end_us
+    busy = busy_spans(trace)
+    idle = []
+    for hart in range(trace.harts):
+        at = start
+        for s, e in sorted(busy.get(hart, [])):
+            if s > at:
+                idle.append((at, s))
+            at = max(at, e)
+        if at < end:
+            idle.append((at, end))
+    return _merge(idle)
+
+
+def _merge(spans: list[Span]) -> list[Span]:
+    out: list[list[float]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def overlap_us(span: Span, spans: list[Span]) -> float:
+    """Time of ``span`` covered by the (merged) ``spans``."""
+    return sum(max(0.0, min(span[1], e) - max(span[0], s)) for s, e in spans)
+
+
+def window(trace: tr.Trace, jobs) -> Span | None:
+    """The stretch in which every job of ``jobs`` had started running and none had ended: from the latest
+    first ``run`` to the earliest last interval end; None if there is no such stretch."""
+    first, last = {}, {}
+    for i in tr.intervals(trace):
+        first.setdefault(i.job, i.start_us)
+        last[i.job] = max(last.get(i.job, 0.0), i.end_us)
+    if any(j not in first for j in jobs):
+        return None
+    span = (max(first[j] for j in jobs), min(last[j] for j in jobs))
+    return span if span[1] > span[0] else None
+
+
+def hart_time(trace: tr.Trace, span: Span) -> dict[int, float]:
+    """job -> its hart time within ``span``."""
+    got = defaultdict(float)
+    for i in tr.intervals(trace):
+        got[i.job] += max(0.0, min(span[1], i.end_us) - max(span[0], i.start_us))
+    return dict(got)
+
+
+def mean_allotment(steps, span: Span) -> float:
+    """A job's allotment averaged over ``span`` (time-weighted)."""
+    cuts = [span[0]] + [t for t, _ in steps or () if span[0] < t < span[1]] + [span[1]]
+    total = sum(allotment_at(steps, a) * (b - a) for a, b in zip(cuts, cuts[1:]))
+    return total / (span[1] - span[0])
+
+
+def double_runs(trace: tr.Trace) -> list[tuple[int, int, float]]:
+    """(job, proc, time) where a process's run intervals on two harts overlap: it ran twice at once."""
+    by_proc = defaultdict(list)
+    for i in tr.intervals(trace):
+        by_proc[(i.job, i.proc)].append(i)
+    bad = []
+    for (job, proc), runs in by_proc.items():
+        runs.sort(key=lambda i: i.start_us)
+        for a, b in zip(runs, runs[1:]):
+            if b.start_us < a.end_us and a.hart != b.hart:
+                bad.append((job, proc, b.start_us))
+    return bad
