@@ -25,6 +25,12 @@
  * to run may run a runnable process of another row in its own column, until the next switch or until
  * its own entry of the current slot becomes runnable.
  *
+ * What it promises, for schedlab check (tools/py/schedlab/check/declare.py):
+ * schedlab check:
+ *   work-conserving  no - a hart with nothing in the current row idles (alternates=off)
+ *   share            none - rows share time equally, the jobs of a row do not
+ *   invariants       coscheduled
+ *
  * All state below is guarded by sched_lock (every hook runs with it held).
  */
 #include "sched.h"

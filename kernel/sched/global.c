@@ -15,6 +15,11 @@
  * corruption); process control is their remedy, and it works only under a policy that allots harts
  * (partition), so here adapt= has no effect and every job keeps all its processes runnable.
  *
+ * What it promises, for schedlab check (tools/py/schedlab/check/declare.py):
+ * schedlab check:
+ *   work-conserving  yes
+ *   share            equal
+ *
  * All state below is guarded by sched_lock.
  */
 #include "runq.h"

@@ -17,6 +17,12 @@
  * another of its harts (pull_from_partition): the partition's harts share the job's work, whichever
  * processes the library suspended.
  *
+ * What it promises, for schedlab check (tools/py/schedlab/check/declare.py):
+ * schedlab check:
+ *   work-conserving  no - a job's processes run only on its partition
+ *   share            allotment
+ *   invariants       disjoint-partitions
+ *
  * All state below is guarded by sched_lock.
  */
 #include "runq.h"

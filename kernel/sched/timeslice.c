@@ -16,6 +16,12 @@
  * the priority of tasks that become unblocked"): a woken process goes to the front of its hart's queue and
  * preempts the running process at once if that process has never blocked (a compute-bound or spinning
  * process); otherwise it waits for the current turn to end, still at the front.
+ *
+ * What it promises, for schedlab check (tools/py/schedlab/check/declare.py):
+ * schedlab check:
+ *   work-conserving  no - a process is bound to its hart: another hart idles while it waits
+ *   share            equal - per hart, and the binding spreads the jobs evenly
+ *   invariants       bound
  */
 #include "runq.h"
 
