@@ -198,7 +198,8 @@ $(foreach a,$(APPDIRS),$(eval $(call DIR_APP,$(B)/u,$(a),$(CROSS)ld)))
 # The scenario language's own keys (its global settings and every job's keys) as KEY lines, from the parser's
 # tables by a host build (tools/docs/keytable.c): the harness reads it instead of a copy (schedlab.keytable).
 KEYTABLE_SRCS := tools/docs/keytable.c kernel/scenario.c kernel/scenario_words.c kernel/printf.c
-$(B)/scenario-keys.txt: $(KEYTABLE_SRCS) $(wildcard kernel/scenario*.h) kernel/kprintf.h include/schedlab/abi.h
+$(B)/scenario-keys.txt: $(KEYTABLE_SRCS) $(wildcard kernel/scenario*.h) kernel/resultkeys.h kernel/kprintf.h \
+                        include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(call quiet,GEN,$@)$(HOSTCC) -std=gnu11 -O1 -Wall -Wextra -Werror -DSCHEDLAB_HOST -Ikernel -Iinclude \
 	  -o $(B)/keytable $(KEYTABLE_SRCS) && $(B)/keytable > $@.tmp && mv $@.tmp $@
