@@ -134,9 +134,10 @@ static void arrivals(struct deadline *d, uint64_t now)
 }
 
 /* list=keys: every key the scenario language takes in this build, one KEY line each (scenario.h): the global
-   settings, the keys every job has, each policy's options and job keys, each app and its keys. Then QEMU
-   exits 0, nothing run. tools/docs/reference.py makes the reference from these lines. */
-static void __attribute__((noreturn)) list_keys(void)
+   settings, the keys every job has, each policy's options and job keys, each app and its keys, then KEY end.
+   A scenario with jobs then runs them as usual; without, QEMU exits 0. tools/docs/reference.py makes the
+   reference from these lines (and from the contract lines of one small job). */
+static void list_keys(void)
 {
     char line[512], scope[48];
     for (int i = 0; scenario_setting(i); i++)
@@ -160,13 +161,14 @@ static void __attribute__((noreturn)) list_keys(void)
             scenario_appkey_line(line, sizeof line, app->name, &app->spec->keys[i]), kprintf("%s\n", line);
     }
     kprintf("KEY end\n");
-    platform_exit(0);
 }
 
 void launcher_start(void)
 {
     if (scen.list_keys)
         list_keys();
+    if (scen.list_keys && !njobs)
+        platform_exit(0);
     if (scen.model[0])
         model_pace_start(); /* from here a paced boot runs at its R (the plugin sees this call) */
     if (scen.calib && !scen.clock_virtual)

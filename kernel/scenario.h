@@ -69,7 +69,7 @@ struct scenario {
     int perturb;                /* perturb=<seed>[,depth=<d>]: a perturbed deterministic boot (perturb.h) */
     uint64_t perturb_seed;
     int perturb_depth;
-    int list_keys;              /* list=keys: print the key table (KEY lines) after BOOT and run nothing */
+    int list_keys;              /* list=keys: print the key table (KEY lines) after BOOT; no job= needed */
     long popt[SCEN_MAX_OPTS];   /* the chosen policy's options, in its table's order: a choice's index or the
                                    number */
     int njobs;

@@ -283,7 +283,7 @@ static int set_idle(struct scen_parser *ps, const char *tok, const char *val)
 static int set_list(struct scen_parser *ps, const char *tok, const char *val)
 {
     if (strcmp(val, "keys"))
-        return FAIL(ps, "bad token '%s': expected list=keys (print the key table and run nothing)", tok);
+        return FAIL(ps, "bad token '%s': expected list=keys (print the key table)", tok);
     ps->sc->list_keys = 1;
     return 0;
 }
@@ -321,8 +321,8 @@ static const struct setting {
     { { "idle", "auto|poll", 1, 0, "", "auto", "an idle hart: auto polls, then halts; poll never halts" }, set_idle },
     { { "perturb", "<seed>[,depth=<1..8>]", 1, 0, "", "", "a perturbed deterministic boot (with clock=virtual): the "
         "seed of its schedule and PCT's depth (default 3)" }, parse_perturb },
-    { { "list", "keys", 1, 0, "", "", "print this key table (KEY lines) after BOOT and run nothing; no job= needed" },
-      set_list },
+    { { "list", "keys", 1, 0, "", "", "print this key table (KEY lines) after BOOT, then run the jobs; without job= "
+        "run nothing" }, set_list },
     { { "job", "<app>[:key=value,...]", 1, 0, "", "", "one job, repeatable: an app and its keys (scope job, the app's "
         "own and the policy's job keys)" }, scen_parse_job },
 };
