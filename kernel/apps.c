@@ -1,7 +1,7 @@
 /*
  * apps.c - the apps embedded in the kernel image and the ELF loader.
  *
- * The Makefile links every build/apps/<name>.elf into the kernel (kernel/apps_blob.S, generated) and a
+ * The Makefile links every build/apps/<name>.elf into the kernel (build/kernel/apps_blob.S, generated) and a
  * table `embedded_apps` of {name, start, end}. At boot apps_init() checks each ELF and finds its app
  * spec in the section named ".slapp" (struct sl_appspec, include/schedlab/abi.h): the scenario parser validates the
  * app's keys against it before any job runs.

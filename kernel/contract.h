@@ -1,6 +1,6 @@
 /*
  * contract.h - the console contract's BOOT, RESULT and SUMMARY lines (README "Reading the output",
- * ../shared/DESIGN.md "Console contract"), formatted in one place that the kernel (main.c, launcher.c)
+ * docs/design.md "Contract: the console"), formatted in one place that the kernel (main.c, launcher.c)
  * and the simulator (tools/sim/sim_main.c) both link, so their lines cannot drift apart. Each function
  * writes one line, without its newline, into buf and returns its length (snprintf's: a line that does
  * not fit is cut). Portable: no lock, no clock, no hart.

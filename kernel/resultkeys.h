@@ -21,7 +21,7 @@
 static const char *const result_kernel_keys[] = {
     "job",   "app",    "policy",   "harts",    "procs",  "arrive_us",  "start_us", "end_us",     "elapsed_us", "cpu_us",
     "check", "reason", "switches", "preempts", "blocks", "blocked_us", "adapt",    "migrations", "mem_kb",
-    /* policy=adaptive's time per regime (kernel/sched/adaptive.c) */
+    /* policy=adaptive's time per regime (kernel/sched/adaptive/adaptive.c) */
     "gang_us", "part_us", "fill_us", "regime_moves", "regime",
 };
 

@@ -1,5 +1,5 @@
 /*
- * scenario.c - parse and validate the scenario language of DESIGN.md:
+ * scenario.c - parse and validate the scenario language of docs/design.md:
  *
  *   policy=timeslice|gang|partition|global   quantum=<n>us|<n>ms|<n>s   seed=<n>   trace=on|off
  *   irq=auto|sbi   calib=on|off   timeout=<n>ms|<n>s   clock=real|virtual   model=<spec>   idle=auto|poll

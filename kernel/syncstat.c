@@ -45,7 +45,7 @@ volatile struct sl_sync *syncstat_of(struct job *j, int idx)
 
 /* Feitelson & Rudolph's alpha * tau_s on this host: a futex wait and a wake (two system calls), the switch
    away and back, and the IPI that makes the sleeper's hart look; without a card (calib=off, or one hart),
-   the library's own estimate of a block + wake round trip (SL_TWOPHASE_SPIN_NS, lib/wait_bounds.h). */
+   the library's own estimate of a block + wake round trip (SL_TWOPHASE_SPIN_NS, lib/wait/wait_bounds.h). */
 uint64_t sched_wake_cost_ns(void) { return calib_wake_cns ? calib_wake_cns / 100 : SL_TWOPHASE_SPIN_NS; }
 
 /* The value of `key=` in the machine model's canonical spec, or -1. */

@@ -122,7 +122,7 @@ struct sl_info {
 /* ---- sync statistics: the info page's reverse direction ---------------------- */
 /*
  * Spinning is invisible to the kernel, so a policy that chooses per job between coscheduling and space
- * sharing (kernel/sched/adaptive.c) needs the library to say how the job synchronizes. Where the info page
+ * sharing (kernel/sched/adaptive/adaptive.c) needs the library to say how the job synchronizes. Where the info page
  * has SL_INFO_SYNCSTAT, one read/write page at SL_SYNC_VA holds one record per process (at SL_SYNC_OFFSET(i)); process i's
  * threads write record i (plain stores, no lock), each field only grows. The kernel reads each field once per
  * measurement window and trusts nothing: a record that runs backwards or claims more time than the window

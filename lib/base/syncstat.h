@@ -1,6 +1,6 @@
 /*
  * syncstat.h - publishing how this process synchronizes, for a policy that chooses per job between
- * coscheduling and space sharing (abi.h "sync statistics", kernel/sched/adaptive.c): spinning is invisible
+ * coscheduling and space sharing (abi.h "sync statistics", kernel/sched/adaptive/adaptive.c): spinning is invisible
  * to the kernel, so the library says it.
  *
  * Where the info page has SL_INFO_SYNCSTAT (policy=adaptive), process i's record is at SL_SYNC_VA + SL_SYNC_OFFSET(i)

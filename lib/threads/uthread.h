@@ -2,7 +2,7 @@
  * uthread.h - user-level threads on a job's processes, scheduled by
  * non-blocking work stealing (Hood: Blumofe & Papadopoulos 1998).
  *
- * The model, before any code (names as in DESIGN.md):
+ * The model, before any code (names as in docs/design.md):
  *
  *   hart     a processor. The kernel decides which process runs on it, when,
  *            and for how long; this library never knows and never asks.
