@@ -1,4 +1,4 @@
-"""policy=adaptive (kernel/sched/adaptive.c): each job in a gang row, a partition with process control, or filler,
+"""policy=adaptive (kernel/sched/adaptive/adaptive.c): each job in a gang row, a partition with process control, or filler,
 moved by its measured synchronization - checked from the schedule trace and the RESULT lines, never by timings.
 
 Under churn (every app of the build, arriving 3 ms apart and leaving as they finish, 1..4 harts, deterministic

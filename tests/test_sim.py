@@ -64,7 +64,7 @@ def test_spin_barrier_releases_when_the_last_arrives():
 
 
 def test_process_zero_creates_the_others_and_joins_them():
-    # as lib/procs.c: the others come to life after process 0's set-up, one proc_create apart; process 0 exits
+    # as lib/base/procs.c: the others come to life after process 0's set-up, one proc_create apart; process 0 exits
     # last, after the others and its check; par_us is inside elapsed_us
     run = run_ok(4, "trace=on job=synth:procs=4,iters=50,grain=1000,barrier=block")
     recs = tr.parse_trace(run.console).records
@@ -101,7 +101,7 @@ def futex_calls(cpus, bootargs):
 
 
 def test_a_waiter_entering_futex_wait_is_woken_even_if_released_first():
-    # lib/wait.c: a waiter sets the sleepers bit before its futex_wait, and the releaser wakes whenever it sees
+    # lib/wait/wait.c: a waiter sets the sleepers bit before its futex_wait, and the releaser wakes whenever it sees
     # the bit, also when the waiter has not fallen asleep yet. Under gang both processes leave a slot switch
     # together and arrive at the barrier together: those episodes must cost the releaser a futex_wake too
     # (the simulator had skipped it, and its gang slowdowns came out 30 % low)

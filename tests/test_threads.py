@@ -1,4 +1,4 @@
-"""User-level threads (lib/uthread.c) on the kernel: Hood's knary tree of threads computes its closed-form
+"""User-level threads (lib/threads/uthread.c) on the kernel: Hood's knary tree of threads computes its closed-form
 node count and checksum under the default policy (timeslice) with more processes than harts, with
 thread-heavy and wide trees, next to a competing job; tbench's own checks pass and it prints its BENCH
 lines. Threads migrate between processes, so a lost, duplicated or corrupted thread, or a register the

@@ -1,4 +1,4 @@
-"""The library's event logs (lib/eventlog.h, kernel/ulog.c, tools/py/schedlab/ulog.py).
+"""The library's event logs (lib/base/eventlog.h, kernel/ulog.c, tools/py/schedlab/ulog.py).
 
 Parser and Perfetto checks need no QEMU; the boots check that what the library records agrees with what the
 apps themselves count (grabs, steals, barrier episodes, marks), that logs exist only with trace=on, that a job

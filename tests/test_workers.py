@@ -1,4 +1,4 @@
-"""Adaptive workers (lib/workers.c, lib/procctl.c) and policy=global under QEMU.
+"""Adaptive workers (lib/workers/workers.c, lib/threads/procctl.c) and policy=global under QEMU.
 
 The barrier apps run their P workers as user-level threads, worker i pinned to process i at start.
 Under partition with adapt=yes (now the default of every bundled app) the processes the allotment no
