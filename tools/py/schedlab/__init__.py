@@ -30,7 +30,7 @@ The harness never times anything itself; it
   and ``record-consoles``, each a module with its own ``main``;
 * builds what a command needs and does not find (``build``: the simulator, the host tools).
 
-The console contract and the QEMU command are fixed in docs (DESIGN.md); any
+The console contract and the QEMU command are fixed in docs/design.md; any
 line the harness does not know is ignored, so later kinds never break it.
 
 The command is ``schedlab`` once installed (``pip install -e .``, which ``make deps`` runs), and

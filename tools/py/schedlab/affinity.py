@@ -6,7 +6,7 @@ executor and Dask workers on one host, and across two schedlab commands of one u
 A boot that needs k cores takes k free ones at once or none (no hold-and-wait, so no deadlock) and waits for
 them otherwise.
 
-Which cores (the rule of README "Running many boots"; ``schedlab experiment parallel-timing`` measures it):
+Which cores (the rule of docs/guide/sweeps.md, "Running many boots"; ``schedlab experiment parallel-timing`` measures it):
 
 * a timed boot (QEMU on the host's clock) gets ``cpus`` cores of its own, never from the first ``reserve``
   cores of the host (default 1: the host's own work, interrupts and the harness run there) - unless the
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-#: Host cores a timed boot never gets when boots run side by side (README "Running many boots").
+#: Host cores a timed boot never gets when boots run side by side (docs/guide/sweeps.md, "Running many boots").
 DEFAULT_RESERVE = 1
 #: Seconds between two attempts to take cores that were busy.
 _POLL = 0.05

@@ -43,7 +43,7 @@ from pathlib import Path
 from . import hostcache
 from .qemu import OWN_PIDS, REPO_ROOT
 
-#: A card field above this many ns means the boot's harts waited for host cores (quiet: README's card).
+#: A card field above this many ns means the boot's harts waited for host cores (quiet: the card in docs/guide/output.md).
 ABSOLUTE_NS = {"syscall_ns": 5_000.0, "switch_ns": 5_000.0, "ipi_ns": 20_000.0, "tick_ns": 20_000.0,
                "synth_unit_ns": 100.0}
 #: A card field above FACTOR x the quiet card's is flagged (this host's speed drifts ~2x between two levels).
@@ -248,7 +248,7 @@ def count(runs) -> int:
 
 def checked(run) -> bool:
     """The boot ran a kernel built with KCHECKS=1 (BOOT checks=on; `make test` builds one): its lock ranks and
-    hook checks add instructions to every process switch (README "Checked builds"), so its times and its
+    hook checks add instructions to every process switch (docs/guide/getting-started.md, "Checked builds"), so its times and its
     virtual clock's instruction counts are not those of the plain build. The simulator always checks, at no
     simulated cost (clock=sim)."""
     boot = getattr(run, "boot", None) or {}

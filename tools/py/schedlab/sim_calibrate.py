@@ -159,7 +159,7 @@ def _calibrate(args) -> int:
     g = 160
     put("gauss_rowop_ns", per_unit(r, f"job=gauss:procs=1,n={g}", sum((g - k) * (g - k - 1) for k in range(g))))
     c["hog_unit_ns"] = c["sleeper_unit_ns"] = c["synth_unit_ns"]
-    src["hog_unit_ns"] = src["sleeper_unit_ns"] = "the synth unit (the same LCG step, lib/lcg.h)"
+    src["hog_unit_ns"] = src["sleeper_unit_ns"] = "the synth unit (the same LCG step, lib/base/lcg.h)"
     put("gang_slot_switch_ns", slot_switch(r))
     for key, value_source in life(r).items():
         put(key, value_source)

@@ -18,7 +18,7 @@ For each profile and --cpus, the locality sections' cases that the simulator mod
 
 Each seed first boots the case's job alone under the model on QEMU and fits the simulator's unit of that app
 (sim_validate.fit_calib) to it: the compute speed is the host's *under the plugin*, whose lookups slow every
-access by a tax the model never charges (README, Machine model, Caveats: ~3x on coarse Gauss under `modern`);
+access by a tax the model never charges (docs/guide/machine-model.md, Caveats: ~3x on coarse Gauss under `modern`);
 fitting to a run without the model, as this first did, left that tax out and put every time alone 65-80 %
 low. At one hart the unit is fitted to the run's time less the stalls the plugin charged it (its MODEL job
 line's stall_us), so time alone tests the model's stalls. At CPUS >= 2 the job's stalls are a sum over its

@@ -4,7 +4,7 @@ The model.  Booted with ``trace=on``, every process of a job records the
 thread library's own events - barrier arrivals and releases, a wait going to
 sleep in the kernel and waking, steals, thread switches, process-control
 suspensions and resumptions, loop-scheduler grabs, an app's marks - into a
-ring of its own (lib/eventlog.h).  The kernel dumps the rings right after
+ring of its own (lib/base/eventlog.h).  The kernel dumps the rings right after
 ``TRACE end``, on the same clock (ticks since the same t0):
 
     ULOG begin jobs=<n> now=<ticks of the dump>

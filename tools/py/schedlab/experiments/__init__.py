@@ -11,7 +11,7 @@ Each module is one experiment with its own ``main(argv)`` and ``--help``:
 * ``adaptive``: policy=adaptive against every fixed policy on named mixes (simulator or QEMU);
 * ``pacing``: is a paced boot's time model time (scaling, spread under load, misses, paced against unpaced).
 
-Timings mean something only on an idle machine with harts <= host cores (README, "Measuring").
+Timings mean something only on an idle machine with harts <= host cores (docs/design.md, "Measuring").
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ verdict computed from the numbers (``verdict_within``), never written by hand.  
 
 Budget.  Each section declares its expected seconds at ``--cpus 2`` for ``--quick`` and for a full run; the
 command prints the plan first.  Timings mean something only with harts <= host cores on an otherwise idle
-machine (README, "Measuring"): the header of results.md records the load average, the host and the
+machine (docs/design.md, "Measuring"): the header of results.md records the load average, the host and the
 calibration card of the first boot, so a reader can judge.
 """
 

@@ -243,7 +243,7 @@ def loop_grabs(ctx) -> Section:
     rows = grabs_rows(data, ctx.cpus)
     return Section("markatos-tables5", "Markatos Tables 5.3-5.5: synchronization operations of the loop schedulers",
                    "Markatos 1993, sec. 5, Tables 5.3-5.5 (SOR N=512, transitive closure N=640, adjoint N=5625)",
-                   "`build/host/loopsched --sched S --n N --p P` (lib/loopsched.c, the library's own code, P "
+                   "`build/host/loopsched --sched S --n N --p P` (lib/loops/loopsched.c, the library's own code, P "
                    "processes taking turns): grab counts do not depend on timing.", rows,
                    "GSS and factoring round chunks down (at least one iteration), which is what the thesis's "
                    "counts show. AFS's remote grabs depend on timing on a real machine (the thesis gives averages); "
