@@ -7,7 +7,7 @@
  * kernel's mark of the job's dispatch and the mark of its leaving - the app, the library and the kernel's
  * system calls and traps on its behalf. Measured on deterministic QEMU with a plugin that split each job's
  * misses by where they went (user addresses, the kernel's image, page frames; the numbers are in
- * docs/startup-misses.md), most of a job's misses that its arrays do not explain are stores to page frames:
+ * docs/notes/startup-misses.md), most of a job's misses that its arrays do not explain are stores to page frames:
  * the kernel's memset of every page it maps for the job inside the job's own system calls. The job's
  * admission (its address space, info page, the image's copy and process 0's stack) runs on the launcher's
  * hart outside any process (job 0), so it is not the job's. So, at line level as everything else:

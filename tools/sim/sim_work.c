@@ -22,7 +22,7 @@
  * The barrier programs first meet at the barrier once; process 0 leaving it starts the clock of par_us and
  * process 0 leaving the last one stops it, as the apps time their parallel part.
  *
- * A job's life (lib/procs.c, lib/workers.c): only process 0 exists at admission. It runs its set-up
+ * A job's life (lib/base/procs.c, lib/workers/workers.c): only process 0 exists at admission. It runs its set-up
  * (proc_start: loading, QEMU translating the code, the app's serial part), creates the others one
  * proc_create system call at a time (each is bound by the policy's proc_new then, so timeslice's "least
  * loaded hart" sees the other jobs' processes created meanwhile, as on QEMU), then hands the workers out
