@@ -296,7 +296,7 @@ layers-kernel: $(KOBJS)
 # the references generated from the build added there (tools/docs/reference.py), then MkDocs --strict into
 # build/docs/ (a broken link or a page missing from the navigation fails it). make deps installs MkDocs.
 .PHONY: docs
-docs: all
+docs: $(B)/kernel.elf
 	$(call quiet,GEN,build/docs-src)rm -rf build/docs-src && mkdir -p build && cp -r docs build/docs-src
 	$(call quiet,GEN,build/docs-src/reference)$(PYTHON) tools/docs/reference.py --out build/docs-src/reference
 	$(call quiet,MKDOCS,build/docs)$(PYTHON) -m mkdocs build --strict -q -f mkdocs.yml
