@@ -294,12 +294,13 @@ layers-kernel: $(KOBJS)
 
 # The documentation site (mkdocs.yml, whose docs_dir and site_dir are these): docs/ copied to build/docs-src/,
 # the references generated from the build added there (tools/docs/reference.py), then MkDocs --strict into
-# build/docs/ (a broken link or a page missing from the navigation fails it). make deps installs MkDocs.
+# build/docs/ (a broken link or a page missing from the navigation fails it; not -q, which hides the warnings
+# --strict counts, so nothing fails). make deps installs MkDocs.
 .PHONY: docs
 docs: $(B)/kernel.elf
 	$(call quiet,GEN,build/docs-src)rm -rf build/docs-src && mkdir -p build && cp -r docs build/docs-src
 	$(call quiet,GEN,build/docs-src/reference)$(PYTHON) tools/docs/reference.py --out build/docs-src/reference
-	$(call quiet,MKDOCS,build/docs)$(PYTHON) -m mkdocs build --strict -q -f mkdocs.yml
+	$(call quiet,MKDOCS,build/docs)$(PYTHON) -m mkdocs build --strict -f mkdocs.yml
 
 # Not part of `make test`: timings, one BENCH line per figure (schedlab bench).
 .PHONY: bench
