@@ -122,6 +122,12 @@ UCFLAGS := -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g -ffreestanding -fno-
 # its objects are combined (ld -r) into one <name>.o, so every later step treats both kinds alike.
 APPDIRS := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
 APPS    := $(sort $(basename $(notdir $(wildcard apps/*.c))) $(APPDIRS))
+# App files from outside apps/ (an app is one file with its SL_APP spec: nothing else to edit), built into this
+# kernel as job=<file name>, e.g. the app tutorial's: make B=build/mine EXTRA_APPS=myapp.c
+EXTRA_APPS ?=
+EXTRA_APP_NAMES := $(basename $(notdir $(EXTRA_APPS)))
+$(if $(filter $(APPS),$(EXTRA_APP_NAMES)),$(error EXTRA_APPS: $(filter $(APPS),$(EXTRA_APP_NAMES)) is already an app in apps/: rename the file))
+APPS    := $(sort $(APPS) $(EXTRA_APP_NAMES))
 # app_parts(objdir, name): the objects of directory app <name>, under objdir
 app_parts = $(patsubst apps/%.c,$(1)/apps/%.o,$(wildcard apps/$(2)/*.c))
 # The library, one folder per layer (lib/LAYERS, lowest first); host_* files are the Linux backend's
@@ -181,6 +187,11 @@ $(B)/apps/%.elf: $(B)/u/apps/%.o $(ULIBOBJ) linker/app.ld
 $(B)/u/%.o: %.c $(LIBHDRS) include/schedlab/abi.h
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(UCFLAGS) -c -o $@ $<
+
+$(foreach f,$(EXTRA_APPS),$(eval $(B)/u/apps/$(basename $(notdir $(f))).o: $(f) $(LIBHDRS) include/schedlab/abi.h))
+$(addprefix $(B)/u/apps/,$(addsuffix .o,$(EXTRA_APP_NAMES))):
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(UCFLAGS) -c -o $@ $<
 
 $(B)/u/%.o: %.S
 	@mkdir -p $(dir $@)
