@@ -276,6 +276,35 @@ def invariant_problem(name: str, trace) -> str | None:
         if moved:
             job, proc = moved[0]
             return f"bound: process {job}.{proc} ran on harts {sorted(harts[moved[0]])}"
+    elif name == "job-fifo":
+        return _fifo_problem(measure.waits(trace))
+    return None
+
+
+def _fifo_problem(waits) -> str | None:
+    """The first of one job's waits that ended (ran) before a wait of another of its processes that had
+    begun strictly earlier and was still waiting; one pass per job over the waits in start order."""
+    by_job = {}
+    for w in waits:
+        if w.ran:
+            by_job.setdefault(w.job, []).append(w)
+    for job, ws in sorted(by_job.items()):
+        ws.sort(key=lambda w: w.start_us)
+        latest = None                   # among waits begun strictly before the current start: the last to run
+        i = 0
+        while i < len(ws):
+            k = i
+            while k < len(ws) and ws[k].start_us == ws[i].start_us:
+                k += 1
+            for b in ws[i:k]:
+                if latest is not None and latest.proc != b.proc and b.end_us < latest.end_us:
+                    return (f"job-fifo: process {job}.{b.proc}, ready at {b.start_us:.0f} us, ran at "
+                            f"{b.end_us:.0f} us before {job}.{latest.proc}, ready since {latest.start_us:.0f} us, "
+                            f"ran at {latest.end_us:.0f} us")
+            for a in ws[i:k]:
+                if latest is None or a.end_us > latest.end_us:
+                    latest = a
+            i = k
     return None
 
 

@@ -41,6 +41,8 @@ INVARIANTS = {
                    "switches, after a grace of 500 us)",
     "disjoint-partitions": "between two repartitions, each hart runs processes of one job only",
     "bound": "a process runs on one hart all its life (never migrates)",
+    "job-fifo": "within a job, processes run in the order they became ready (a process ready strictly "
+                "earlier than another of its job is dispatched first)",
 }
 SHARES = ("equal", "tickets", "allotment", "none")
 DEFAULT_PROGRESS = 2

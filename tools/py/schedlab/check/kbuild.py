@@ -74,29 +74,49 @@ def resolve(arg: str) -> tuple[str, Path | None]:
     return arg, None
 
 
-def build(arg: str, quiet: bool = False) -> Target:
-    """Build (or find up to date) the kernel and simulator that carry policy ``arg``."""
+def _seed_base() -> Path:
+    """Where a new build starts from: a checked build's objects if there is one (the main build when make
+    test made it, KCHECKS=1; else build/check/tree), so only the policy file compiles."""
+    main = REPO_ROOT / "build"
+    stamp = main / "kernel" / "kchecks.stamp"
+    tree = main / "check" / "tree"
+    if not (stamp.is_file() and stamp.read_text().strip() == "1") and (tree / "kernel.elf").is_file():
+        return tree
+    return main
+
+
+def out_dir(policy: str, source: Path | None) -> Path:
+    """build/check/tree for the tree's policies, build/check/<file stem> for a file."""
+    return REPO_ROOT / "build" / "check" / (source.stem if source else "tree")
+
+
+def build(arg: str, quiet: bool = False, sim: bool = True) -> Target:
+    """Build (or find up to date) the kernel and, with ``sim``, the simulator that carry policy ``arg``."""
     policy, source = resolve(arg)
-    out = REPO_ROOT / "build" / "check" / (policy if source else "tree")
+    out = out_dir(policy, source)
     extra = [f"EXTRA_POLICIES={_shown(source)}"] if source else ["EXTRA_POLICIES="]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)        # two checks of one policy take turns
+        fcntl.flock(lock, fcntl.LOCK_EX)        # two checks of one file take turns
         if not quiet:
             print(f"check: building {policy} into {_shown(out)} (KCHECKS=1)", file=sys.stderr, flush=True)
-        _seed(out, REPO_ROOT / "build", SEED["kernel"])
+        _seed(out, _seed_base(), SEED["kernel"])
         done = _make([f"B={_shown(out)}", "KCHECKS=1", *extra, f"{_shown(out)}/kernel.elf"], policy)
         if done.returncode != 0:
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-20:])
             raise HarnessError(f"the kernel with {arg} did not build:\n{tail}")
-        sim, problem = out / "sim" / "schedlab-sim", ""
-        _seed(out / "sim", REPO_ROOT / "build" / "sim", SEED["sim"])
-        made = _make([f"SIM_OUT={_shown(out)}/sim", *extra, f"{_shown(out)}/sim/schedlab-sim"], policy)
-        if made.returncode != 0 or not sim.is_file():
-            problem = "the simulator did not build with it: " + \
-                      ((made.stderr or made.stdout).strip().splitlines() or ["?"])[-1][:200]
-            sim = None
-            main_sim = REPO_ROOT / "build" / "sim" / "schedlab-sim"
-            if source is None and main_sim.is_file():     # the tree's policies: the main build's simulator has them
-                sim, problem = main_sim, ""
-    return Target(policy, source, out / "kernel.elf", sim, problem)
+        binary, problem = (_build_sim(out, extra, policy, source) if sim else (None, "not asked for"))
+    return Target(policy, source, out / "kernel.elf", binary, problem)
+
+
+def _build_sim(out: Path, extra: list[str], policy: str, source: Path | None) -> tuple[Path | None, str]:
+    binary = out / "sim" / "schedlab-sim"
+    _seed(out / "sim", REPO_ROOT / "build" / "sim", SEED["sim"])
+    made = _make([f"SIM_OUT={_shown(out)}/sim", *extra, f"{_shown(out)}/sim/schedlab-sim"], policy)
+    if made.returncode == 0 and binary.is_file():
+        return binary, ""
+    main_sim = REPO_ROOT / "build" / "sim" / "schedlab-sim"
+    if source is None and main_sim.is_file():     # the tree's policies: the main build's simulator has them
+        return main_sim, ""
+    last = ((made.stderr or made.stdout).strip().splitlines() or ["?"])[-1][:200]
+    return None, f"the simulator did not build with it: {last}"

@@ -7,8 +7,7 @@ definition, so a check is a comparison of a number with a bound.
   jobs that arrive at time 0 (kernel/launcher.c) and no policy has been asked to run anything.
 * allotment: under a policy that allots (``rep J 0 n`` records), job J holds n harts from that record on;
   a job with no ``rep`` yet holds none that the trace says (None: the policy does not allot).
-* idle: a hart is idle when no run interval (``trace.intervals``) covers it, between the first and the last
-  record of the dump.
+* idle: a hart is idle from its ``idle`` record (it found nothing to run) to its next ``run``.
 * share: job J's hart time in a window = the sum of its run intervals clipped to the window; its share =
   that over all jobs' hart time in the window.
 """
@@ -90,18 +89,16 @@ def busy_spans(trace: tr.Trace) -> dict[int, list[Span]]:
 
 
 def idle_spans(trace: tr.Trace) -> list[Span]:
-    """Every stretch in which some hart is idle (merged over harts), within the dump's first and last record."""
-    start, end = trace.start_us, trace.end_us
-    busy = busy_spans(trace)
-    idle = []
-    for hart in range(trace.harts):
-        at = start
-        for s, e in sorted(busy.get(hart, [])):
-            if s > at:
-                idle.append((at, s))
-            at = max(at, e)
-        if at < end:
-            idle.append((at, end))
+    """Every stretch in which some hart is idle (merged over harts): from an ``idle`` record (the hart found
+    nothing to run) to that hart's next ``run``, or the dump's end. The gap between a process leaving a hart
+    and the next one's ``run`` is the switch itself, not idleness."""
+    idle, since = [], {}
+    for r in trace.records:
+        if r.event == "idle":
+            since.setdefault(r.hart, r.time_us)
+        elif r.event == "run" and r.hart in since:
+            idle.append((since.pop(r.hart), r.time_us))
+    idle += [(t, trace.end_us) for t in since.values()]
     return _merge(idle)
 
 
