@@ -57,8 +57,30 @@ def test_compare_raises_the_commands_message(fake):
     fake.sim(policies="timeslice,gang")
     with pytest.raises(HarnessError, match="foreground job"):
         schedlab.compare("job=hog", policies="gang", repeat=1, kernel=fake.kernel_path)
-    with pytest.raises(HarnessError, match="exit 1"):
+    with pytest.raises(HarnessError, match=r"1 boot\(s\) failed(.|\n)*\(fault\) check=FAIL"):
         schedlab.compare("job=gauss job=fault:kind=load", policies="gang", repeat=1, kernel=fake.kernel_path)
+
+
+def test_compare_calls_the_core_and_says_how_far_to_trust_it(fake, monkeypatch):
+    """No command line in between (the command is the core's other client), and each record carries the
+    busy-host verdict of its boots and the calibration card: a notebook sees noisy numbers as such."""
+    from schedlab import busy, cli, commands
+    for module, name in ((cli, "main"), (commands, "compare_command")):
+        monkeypatch.setattr(module, name, lambda *a, **k: pytest.fail("api.compare went through the command"))
+    monkeypatch.setattr(busy, "count", lambda runs: len(list(runs)))      # every boot flagged busy
+    fake.sim()
+    rows = schedlab.compare("job=gauss job=hog", cpus=2, policies=["gang"], repeat=1, kernel=fake.kernel_path)
+    gauss = next(r for r in rows if r["app"] == "gauss")
+    assert gauss["boots"] == 2 and gauss["busy_boots"] == 2 and gauss["busy"]      # alone + mix
+    assert gauss["model"] == "none" and "calib" in gauss
+
+
+def test_run_raises_for_a_scenario_the_kernel_refuses(fake):
+    """One error contract: a token the kernel refuses is the user's to fix, like the harness's own refusals;
+    a boot that ran and failed is returned."""
+    fake.sim()
+    with pytest.raises(HarnessError, match="refused the scenario(.|\n)*bogus"):
+        schedlab.run("job=gauss bogus=1", cpus=1, kernel=fake.kernel_path)
 
 
 @pytest.mark.qemu

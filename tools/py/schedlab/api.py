@@ -1,35 +1,31 @@
 """The Python API for notebooks: ``schedlab.run`` and ``schedlab.compare`` (see the package's docstring).
 
-Both are the commands themselves, called with arguments instead of a command line: ``run`` boots through
-the same path as ``schedlab run`` (QEMU, or the simulator with ``sim=True``; the busy-host check included)
-and returns the parsed ``Run``; ``compare`` runs ``schedlab compare`` and returns its table as records, one
-dict per policy and job. Errors a user must fix (no kernel, a bad ``model=``, an unknown policy) raise
-``HarnessError`` with the command's message; so does an argument of the wrong type or range, before anything
-boots (one line naming the argument and what it takes).
+Both call the harness's core (core.py) with checked arguments, as the commands do with theirs: ``run`` boots
+once through the executor (QEMU, or the simulator with ``sim=True``; the busy-host check included) and returns
+the parsed ``Run``; ``compare`` makes ``core.compare``'s boots and returns its records, one dict per policy and
+job, each with the busy-host verdict and calibration card of the boots it is computed from. No argv, no
+command, no file in between.
 
-Threads: ``run`` may be called from several threads at once. ``compare`` calls are serialized (one runs at a
-time; the others wait for it), and ``quiet`` silences only the calling thread's output: other threads' prints
-reach the real stdout/stderr, which are back in place when it returns.
+Errors, one contract for both: what a user must fix raises ``HarnessError`` with one line saying what -
+an argument of the wrong type or range, no kernel, a bad ``model=``, an unknown policy, a mix without a
+foreground job, and a scenario the kernel refuses (its tokens: BOOT never printed, exit status 2) - before
+anything else boots where it can be known then. A boot that ran and failed is a result: ``run`` returns it
+(``Run.ok`` False, its ``exit_code``), ``compare`` raises for it only without ``keep_going``.
+
+Threads: both may be called from several threads at once (the core keeps no state between calls); boots
+run where the current executor runs them (``with executor.use(executor.Local(4)):``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import os
 import sys
-import tempfile
-import threading
-from argparse import Namespace
 from pathlib import Path
 
-from . import cli, commands, inputs, model_limits
+from . import core, inputs, model_limits
+from .commands import failure_report
 from .qemu import DEFAULT_TIMEOUT, HarnessError, Run
 from .scenario import scenario_from_args
-
-#: One compare at a time: the command's executor stack and output are the process's.
-_COMPARING = threading.Lock()
 
 
 def _words(tokens, name: str = "tokens") -> list[str]:
@@ -95,17 +91,27 @@ def run(tokens, cpus: int = 2, *, kernel: str | Path | None = None, sim: bool = 
     if _flag("sim", sim) and _flag("deterministic", deterministic):
         raise HarnessError("deterministic picks how QEMU runs; sim boots no QEMU: use one of them")
     scenario = scenario_from_args(_words(tokens))
-    args = Namespace(kernel=_path("kernel", kernel), sim=sim, deterministic=deterministic, model=model,
-                     timeout=_timeout(timeout), qemu_extra=inputs.qemu_extra(qemu_extra) or None)
-    commands._check_model(args, cpus, scenario.tokens)
-    return commands._boot(args, cpus, scenario.tokens)
+    settings = _settings(kernel, sim, model, timeout, deterministic=deterministic, qemu_extra=qemu_extra)
+    result = core.boot(core.prepare(settings, cpus, scenario.tokens), cpus, scenario.tokens)
+    refused = _refused(result)
+    if refused:
+        raise HarnessError(refused)
+    return result
 
 
-def _flat(prefix: str, spread: dict | None) -> dict:
-    """A spread ({median, min, max, n, ci_low, ci_high}) as prefix=median, prefix_min, prefix_max, ..."""
-    spread = spread or {}
-    return {prefix: spread.get("median"), **{f"{prefix}_{k}": spread.get(k) for k in ("min", "max", "ci_low",
-                                                                                        "ci_high")}}
+def _settings(kernel, sim: bool, model, timeout, deterministic: bool = False, qemu_extra=()) -> core.Settings:
+    """The boots' settings from checked arguments (the model spec parsed here, once)."""
+    model_limits.check_spec_text(model)
+    return core.Settings(kernel=_path("kernel", kernel), sim=sim, deterministic=deterministic, model=model,
+                         timeout=_timeout(timeout), qemu_extra=tuple(inputs.qemu_extra(qemu_extra)))
+
+
+def _refused(run: Run) -> str | None:
+    """The kernel's refusal of the scenario itself (exit status 2 before BOOT: a token it does not take), else
+    None: a user's mistake, raised like the harness's own refusals."""
+    if run.exit_code != 2 or run.boot is not None or run.timed_out:
+        return None
+    return "the kernel refused the scenario: " + " ".join(failure_report(run).split("\n")[1:3]).strip()
 
 
 def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = None, repeat: int = 3,
@@ -120,30 +126,12 @@ def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = No
     base + r unless ``same_seed``. Each record has ``policy``, ``job`` (its place in the mix, from 1),
     ``app``, ``token``, ``background``, the medians ``alone_us``, ``mix_us`` and ``slowdown`` (mix / alone,
     per repeat) each with ``_min``, ``_max``, ``_ci_low`` and ``_ci_high`` (the median's 95 % bootstrap
-    interval, None with one repeat), ``makespan_us`` of the mix and the policy's ``mean_slowdown``. With
-    ``quiet`` the command's table and progress are not printed. A failed boot raises ``HarnessError``
-    unless ``keep_going``.
+    interval, None with one repeat), ``makespan_us`` of the mix and the policy's ``mean_slowdown``; and how far
+    to trust it: ``boots`` (the boots it is computed from, alone and mix), ``busy_boots`` and ``busy`` (of
+    those, flagged by the busy-host check: their times are noisy), ``model`` (the canonical machine model) and
+    ``calib`` (the first boot's calibration card). Without ``quiet`` each boot's progress and the notes go to
+    stderr. A failed boot raises ``HarnessError`` unless ``keep_going``.
     """
-    argv = _compare_argv(tokens, cpus, policies, repeat, quantum, same_seed, kernel, sim, model, timeout,
-                         keep_going, quiet)
-    with _COMPARING, tempfile.TemporaryDirectory(prefix="schedlab-compare-") as tmp:
-        out = Path(tmp) / "compare.json"
-        said = io.StringIO()
-        with _only_this_thread(said) if quiet else contextlib.nullcontext():
-            try:
-                status = cli.main(argv[:-1] + ["--json", str(out), "--allow-busy"] + argv[-1])
-            except SystemExit as exc:       # argparse refused an argument
-                status = exc.code
-        if status not in (commands.EXIT_OK, commands.EXIT_FAILED) or not out.is_file() or (
-                status == commands.EXIT_FAILED and not keep_going):
-            raise HarnessError(f"schedlab compare failed (exit {status}): {said.getvalue().strip()[-2000:]}")
-        document = json.loads(out.read_text())
-    return _rows(document["comparison"], cpus, repeat)
-
-
-def _compare_argv(tokens, cpus, policies, repeat, quantum, same_seed, kernel, sim, model, timeout, keep_going,
-                  quiet) -> list:
-    """compare's command line from checked arguments; its last item is the list of scenario tokens."""
     if tokens is not None and not _words(tokens):
         raise HarnessError(f"tokens={tokens!r}: an empty mix; give jobs (\"job=gauss job=oddeven\") or None for "
                            "the default mix")
@@ -153,56 +141,25 @@ def _compare_argv(tokens, cpus, policies, repeat, quantum, same_seed, kernel, si
     if quantum is not None and (not isinstance(quantum, str) or not quantum or not quantum.isascii()
                                 or any(c.isspace() for c in quantum)):
         raise HarnessError(f"quantum={quantum!r}: expected a string such as \"5ms\" or None")
-    model_limits.check_spec_text(model)
-    argv = ["compare", "--cpus", str(cpus), "--repeat", str(repeat), "--timeout", repr(_timeout(timeout))]
     listed = _policies(policies)
-    argv += ["--policies", listed] if listed else []
-    argv += (["--quantum", quantum] if quantum else []) + (["--kernel", str(_path("kernel", kernel))] if kernel
-                                                             else [])
-    argv += (["--model", model] if model else []) + (["--sim"] if sim else [])
-    argv += (["--same-seed"] if same_seed else []) + (["--keep-going"] if keep_going else [])
-    return argv + [_words(tokens or [])]
+    scenario = scenario_from_args(_words(tokens or []), default_tokens=list(core.DEFAULT_MIX))
+    say = _quiet if quiet else _note
+    settings = core.prepare(_settings(kernel, sim, model, timeout), cpus, scenario.tokens, say=say)
+    result = core.compare(settings, scenario.tokens, cpus, repeat, listed.split(",") if listed else None, quantum,
+                          same_seed, keep_going, say=say, on_boot=None if quiet else _progress)
+    if result.failures and not (keep_going and result.outcomes):
+        raise HarnessError(f"compare: {len(result.failures)} boot(s) failed; the first:\n"
+                           + (core.unreadable(result.failures[0]) or failure_report(result.failures[0])))
+    return result.records()
 
 
-class _Router:
-    """A stream that sends the writes of the threads in ``quiet`` to their buffer, the rest to ``real``."""
-
-    def __init__(self, real, quiet: dict):
-        self.real, self.quiet = real, quiet
-
-    def write(self, text):
-        sink = self.quiet.get(threading.get_ident(), self.real)
-        return sink.write(text)
-
-    def flush(self):
-        self.real.flush()
-
-    def __getattr__(self, name):        # encoding, isatty, fileno...: the real stream's
-        return getattr(self.real, name)
+def _quiet(message: str) -> None:
+    """quiet: notes are not printed."""
 
 
-@contextlib.contextmanager
-def _only_this_thread(buffer: io.StringIO):
-    """Inside: this thread's stdout and stderr go to ``buffer``; other threads' to the real streams, which
-    are put back when it ends (callers hold _COMPARING, so these blocks never overlap)."""
-    real = sys.stdout, sys.stderr
-    quiet = {threading.get_ident(): buffer}
-    sys.stdout, sys.stderr = _Router(real[0], quiet), _Router(real[1], quiet)
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = real
+def _note(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
-def _rows(comparison: dict, cpus: int, repeat: int) -> list[dict]:
-    """The command's comparison as records, best policy first."""
-    order = {p: i for i, p in enumerate(comparison["ranking"])}
-    rows = []
-    for outcome in sorted(comparison["policies"], key=lambda o: order.get(o["policy"], len(order))):
-        for job in outcome["jobs"]:
-            rows.append({"policy": outcome["policy"], "job": job["job"], "app": job["app"], "token": job["token"],
-                         "background": job["background"], **_flat("alone_us", job["alone_us"]),
-                         **_flat("mix_us", job["mix_us"]), **_flat("slowdown", job["slowdown"]),
-                         "makespan_us": (outcome["makespan_us"] or {}).get("median"),
-                         "mean_slowdown": outcome["mean_slowdown"], "cpus": cpus, "repeat": repeat})
-    return rows
+def _progress(number: int, total: int, trial, run: Run) -> None:
+    _note(f"[{number}/{total}] {trial.describe()}: {run.verdict} ({run.seconds:.1f} s)")

@@ -1,4 +1,6 @@
 """The commands ``run``, ``compare``, ``sweep`` and ``trace``: boot, report, export, decide the exit status.
+Each is a client of the core (core.py): it turns its arguments into ``core.Settings``, calls the core, prints
+what came back and writes the files asked for.
 
 ``run`` and ``compare`` print tables on stdout and progress/warnings on
 stderr, show every ``ERROR``/``PANIC`` line of a failed run verbatim, each
@@ -24,13 +26,13 @@ from argparse import Namespace
 from collections import defaultdict
 from pathlib import Path
 
-from . import busy, executor, inputs, kernel_elf, model_limits
-from . import comparison as cmp
+from . import busy, core, inputs
 from . import model as machine
-from . import pace, trace_window
+from . import trace_window
 from .console import parse_console
-from .mix import GLOBAL_SETTINGS, background_apps, override, split_tokens, token_key
-from .qemu import ICOUNT_SHIFT, MEMORY, REPO_ROOT, HarnessError, Run, host_cores, is_deterministic
+from .core import DEFAULT_MIX as _DEFAULT_MIX, unreadable
+from .mix import token_key
+from .qemu import DEFAULT_TIMEOUT, ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, host_cores
 from .scenario import Scenario, scenario_from_args
 from .stats import Spread
 from .table import (calib_line, comparison_table, format_table, gang_table, model_report, ms, ranking_line,
@@ -40,7 +42,7 @@ from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, pars
 from .writers import dumps, run_meta, write_csv, write_json
 
 #: The mix ``compare`` uses when given none (same as tools/scenarios/default-mix.scn).
-DEFAULT_MIX = ["job=gauss", "job=oddeven"]
+DEFAULT_MIX = list(_DEFAULT_MIX)
 #: Most harts chosen by default (fewer if the host has fewer cores).
 DEFAULT_MAX_CPUS = 4
 #: Lines of raw console shown for a failed run that printed no ERROR/PANIC.
@@ -59,65 +61,31 @@ def note(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple[int, int]:
-    """(cpus, repeat): command line first, then the scenario header, then defaults; refuses an unpaced timed
-    boot of more harts than host cores, and resolves pace=auto (_pace)."""
+def settings_of(args: Namespace) -> core.Settings:
+    """The boots' settings from a command's arguments (--model's spec parsed here, once)."""
+    return core.Settings(kernel=getattr(args, "kernel", None), sim=getattr(args, "sim", False),
+                         deterministic=getattr(args, "deterministic", False), model=getattr(args, "model", None),
+                         timeout=getattr(args, "timeout", DEFAULT_TIMEOUT),
+                         qemu_extra=tuple(inputs.qemu_extra(getattr(args, "qemu_extra", None))))
+
+
+def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple[core.Settings, int, int]:
+    """(settings, cpus, repeat): command line first, then the scenario header, then defaults; the settings
+    checked against the harts and pace=auto resolved (core.prepare)."""
     cpus = args.cpus or scenario.cpus or default_cpus()
     repeat = inputs.whole_number("repeat", args.repeat or scenario.repeat or default_repeat, 1, inputs.MAX_REPEAT)
-    args.qemu_extra = inputs.qemu_extra(getattr(args, "qemu_extra", None)) or None
-    _check_model(args, cpus, scenario.tokens)
-    _pace(args, cpus, scenario.tokens)
-    return cpus, repeat
+    return core.prepare(settings_of(args), cpus, scenario.tokens, say=note), cpus, repeat
 
 
-def _pace(args: Namespace, cpus: int, tokens) -> None:
-    """Refuse unpaced timed boots of more harts than host cores (pace.needs_pace says how to run them), and
-    turn --model ...,pace=auto into one R for every boot of the command (pace.resolve)."""
-    sim = getattr(args, "sim", False)
-    why = pace.needs_pace(cpus, _deterministic(args, tokens), sim, getattr(args, "model", None))
-    if why:
-        raise HarnessError(why)
-    if getattr(args, "model", None) and not sim:
-        args.model = pace.resolve(args.model, cpus, kernel=getattr(args, "kernel", None), say=note)
-
-
-def _sim_tag(args: Namespace) -> str:
+def _sim_tag(settings: core.Settings) -> str:
     """Marks every header of a simulated run: its numbers are a model's, not a measurement."""
-    return " SIMULATED" if getattr(args, "sim", False) else ""
+    return " SIMULATED" if settings.sim else ""
 
 
-def _check_model(args: Namespace, cpus: int, tokens) -> None:
-    """Before any boot: the --model spec is valid (ModelError names what is wrong), and the scenario does not
-    say model= itself (only --model loads the plugin that makes the token true)."""
-    model_limits.check(getattr(args, "model", None), cpus, machine.mem_mb(MEMORY))
-    if any(token_key(t) == "model" for t in tokens):
-        raise HarnessError("the scenario has a model= token: choose the machine model with --model "
-                           "<profile>[,key=value...], which also loads the plugin")
-
-
-def _model_tag(args: Namespace, cpus: int) -> str:
+def _model_tag(settings: core.Settings, cpus: int) -> str:
     """Marks every header of a run under the machine model with its canonical spec."""
-    spec = machine.canonical(getattr(args, "model", None), cpus)
+    spec = settings.canonical_model(cpus)
     return "" if spec == machine.NONE else f"  model={spec}"
-
-
-def _task(args: Namespace, cpus: int, tokens) -> executor.Task:
-    """One boot of the command as a task (executor.py runs it where --jobs/--executor say, judging the host)."""
-    if getattr(args, "sim", False):
-        return executor.sim_task(cpus, " ".join(tokens), timeout=args.timeout, model=getattr(args, "model", None))
-    return executor.qemu_task(cpus, " ".join(tokens), kernel=args.kernel, timeout=args.timeout,
-                              extra=args.qemu_extra or (), deterministic=args.deterministic,
-                              model=getattr(args, "model", None))
-
-
-def _boot(args: Namespace, cpus: int, tokens) -> Run:
-    return executor.current().run(_task(args, cpus, tokens))
-
-
-def _boots(args: Namespace, cpus: int, token_lists):
-    """The Runs of these boots in order, as many at a time as the executor runs. A loop that breaks drops the
-    generator, which cancels the boots not started yet (executor.Executor.map)."""
-    return executor.current().map(_task(args, cpus, tokens) for tokens in token_lists)
 
 
 def _busy_tag(run: Run) -> str:
@@ -148,16 +116,7 @@ def _docs_refusal(args: Namespace, paths, runs) -> str | None:
 VIRTUAL_NOTE = (f"clock=virtual: times are instructions executed ({2 ** ICOUNT_SHIFT} ns each, all harts "
                 "summed) under one QEMU host thread, not this host's time")
 #: Why compare refuses virtual times without --allow-virtual.
-VIRTUAL_REFUSAL = (
-    "schedlab: compare refuses to compute slowdowns from virtual times: with clock=virtual every hart "
-    "takes turns on one host thread and the clock counts the instructions of all harts, so a job alone "
-    "and the same job in a mix are not timed as on a parallel machine. Drop --deterministic (and "
-    "clock=virtual) to measure, or pass --allow-virtual for instruction-count ratios.")
-
-
-def _deterministic(args: Namespace, tokens) -> bool:
-    """The boots run in deterministic mode: --deterministic, or clock=virtual among the tokens."""
-    return bool(getattr(args, "deterministic", False)) or is_deterministic(" ".join(tokens))
+VIRTUAL_REFUSAL = "schedlab: " + core.VIRTUAL_REFUSAL
 
 
 def failure_report(run: Run) -> str:
@@ -179,15 +138,6 @@ def failure_report(run: Run) -> str:
         lines.append(f"no ERROR/PANIC line; last {len(tail)} console lines:" if tail else "no console output")
         lines += ["| " + line for line in tail]
     return "\n".join(lines)
-
-
-def unreadable(run: Run) -> str | None:
-    """The contract lines of a finished boot the harness could not read (a RESULT without its keys, a time
-    that is not a number the kernel prints...): they give no numbers, and the run counts as failed."""
-    if run.timed_out or not run.parsed.malformed:
-        return None
-    return ("contract lines not in the kernel's format (ignored, the run counts as failed):\n"
-            + "\n".join("  " + line for line in run.parsed.malformed))
 
 
 def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> bool:
@@ -315,13 +265,13 @@ def _repeat_table(runs: list[Run]) -> str:
 
 def run_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario)
-    cpus, repeat = _settings(args, scenario, default_repeat=1)
+    settings, cpus, repeat = _settings(args, scenario, default_repeat=1)
     tracing = args.trace or args.trace_out is not None
     tokens = with_trace_on(scenario.tokens) if tracing else scenario.tokens
     entries, failed = [], 0
-    for index, run in enumerate(_boots(args, cpus, [tokens] * repeat)):
+    for index, run in enumerate(core.boots(settings, cpus, [tokens] * repeat)):
         entries.append((run_meta(index, run), run))
-        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(args)}{_model_tag(args, cpus)}  {run.verdict}"
+        print(f"== run {index + 1}/{repeat}  cpus={cpus}{_sim_tag(settings)}{_model_tag(settings, cpus)}  {run.verdict}"
               f"{_busy_tag(run)}  ({run.seconds:.1f} s)  bootargs: {run.bootargs}")
         if _busy_tag(run) and repeat > 1:     # one boot: the closing BUSY HOST paragraph says it
             print(f"busy host: {run.busy}")
@@ -348,7 +298,7 @@ def run_command(args: Namespace) -> int:
         print()
     if repeat > 1:
         print(f"== {repeat} runs" + ("  (clock=virtual: identical boots repeat the same times)"
-                                     if _deterministic(args, tokens) else ""))
+                                     if settings.virtual(tokens) else ""))
         print(_repeat_table([run for _, run in entries]))
     flagged = busy.warning(run for _, run in entries)
     if flagged:
@@ -363,136 +313,45 @@ def run_command(args: Namespace) -> int:
 # ---- compare ----
 
 
-def _discover_policies(args: Namespace, cpus: int, settings, jobs) -> tuple[list[str] | None, Run]:
-    """Boot the mix under the kernel's default policy and read the policies from BOOT."""
-    # only the settings every policy takes: a policy's own options (alternates=...) would be refused here
-    settings = [t for t in settings if token_key(t) in GLOBAL_SETTINGS]
-    tokens = override(settings, policy=None, **({"quantum": args.quantum} if args.quantum else {}))
-    tokens += [job.token for job in jobs]
-    note("[discover] mix under the kernel's default policy ...")
-    run = _boot(args, cpus, tokens)
-    if not run.ok:
-        return None, run
-    listed = (run.boot or {}).get("policies")
-    if not listed:
-        ran = (run.summary or {}).get("policy")
-        listed = [ran] if ran else None
-        note(f"note: the kernel's BOOT line lists no policies; comparing only '{ran}'")
-    elif len(listed) == 1:
-        note(f"note: the kernel was built with one policy only; comparing just '{listed[0]}'")
-    return listed, run
-
-
-def _unknown_policies(asked: list[str], known: list[str] | None, option: str = "--policies") -> str | None:
-    """The refusal for names in ``asked`` the kernel does not have (None when all are known, or unknown)."""
-    bad = [p for p in asked if known is not None and p not in known]
-    if not bad:
-        return None
-    return (f"{option}: unknown polic{'ies' if len(bad) > 1 else 'y'} {', '.join(repr(p) for p in bad)}: this "
-            f"kernel has {', '.join(known)}")
-
-
-def _check_policies_first(args: Namespace, asked: list[str]) -> None:
-    """Refuse misspelt --policies before any boot: the names are read from the kernel ELF (kernel_elf.py; the
-    simulator's from its binary). When they cannot be read, the first boot's BOOT line is checked instead."""
-    if not asked:
-        return
-    if getattr(args, "sim", False):
-        from .sim import ensure_sim
-        path = ensure_sim()
-    else:
-        path = Path(args.kernel) if args.kernel else REPO_ROOT / "build" / "kernel.elf"
-    refusal = _unknown_policies(asked, kernel_elf.policies(path))
-    if refusal:
-        raise HarnessError(refusal + "; nothing was booted")
-
-
-def _compare_marks(done, jobs) -> dict:
-    """(policy, job index) -> 'BUSY k/n' over the boots its row is computed from (alone and mix), when any."""
-    counts: dict = defaultdict(lambda: [0, 0])
-    for trial, run in done:
-        for job in ([trial.job] if trial.job else jobs):
-            cell = counts[trial.policy, job.index]
-            cell[0] += busy.count([run])
-            cell[1] += 1
-    return {key: busy.mark(*cell) for key, cell in counts.items() if cell[0]}
+def _boot_line(number: int, total: int, trial, run: Run) -> None:
+    """compare's progress: each boot as it finishes, and a failed boot's report."""
+    note(f"[{number}/{total}] {trial.describe()}: {run.verdict} ({run.seconds:.1f} s)")
+    garbled = unreadable(run)
+    if not run.ok or garbled:
+        print(garbled or failure_report(run))
 
 
 def compare_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario, default_tokens=DEFAULT_MIX)
-    virtual = _deterministic(args, scenario.tokens)
+    virtual = settings_of(args).virtual(scenario.tokens)
     if virtual and not args.allow_virtual:
         note(VIRTUAL_REFUSAL)
         return EXIT_USAGE
     # a deterministic boot repeats itself exactly: one of each unless asked
-    cpus, repeat = _settings(args, scenario, default_repeat=1 if virtual else 3)
-    settings, jobs = split_tokens(scenario.tokens)
-    if not any(not j.background for j in jobs):
-        note("schedlab: compare needs at least one foreground job (job=<app> not in "
-             "the background set) in the mix")
-        return EXIT_USAGE
-
-    done: list[tuple[cmp.Trial, Run]] = []
-    if args.policies:
-        policies = [p for p in args.policies.split(",") if p]
-        _check_policies_first(args, policies)
-        discovery = None
-    else:
-        policies, discovery = _discover_policies(args, cpus, settings, jobs)
-        if policies is None:
-            print(failure_report(discovery))
-            return EXIT_FAILED
-        settings, jobs = split_tokens(scenario.tokens, background_apps(discovery.boot))
-        if not any(not j.background for j in jobs):
-            note("schedlab: every job of the mix is a background app (BOOT background=)")
-            return EXIT_USAGE
-
-    trials = cmp.plan(settings, jobs, policies, repeat, args.quantum,
-                      (discovery.boot or {}).get("options") if discovery is not None else None,
-                      vary_seed=not args.same_seed)
-    if discovery is not None:
-        ran = (discovery.summary or {}).get("policy")
-        reusable = [t for t in trials if (t.kind, t.policy, t.repeat) == (cmp.MIX, ran, 0)]
-        if reusable:        # the discovery boot is that trial already: do not boot it twice
-            trial = reusable[0]
-            trials.remove(trial)
-            done.append((cmp.Trial(ran, cmp.MIX, 0, tuple(discovery.bootargs.split())), discovery))
-
-    failures, checked = [], discovery is not None
-    for number, (trial, run) in enumerate(zip(trials, _boots(args, cpus, (t.tokens for t in trials))), 1):
-        done.append((trial, run))
-        if not checked and (run.boot or {}).get("policies"):
-            checked = True           # the ELF could not tell: the first BOOT line does, before more boots
-            refusal = _unknown_policies(policies, run.boot["policies"])
-            if refusal:
-                raise HarnessError(refusal + f"; stopped after {number} boot{'s' if number > 1 else ''}")
-        note(f"[{number}/{len(trials)}] {trial.describe()}: {run.verdict} ({run.seconds:.1f} s)")
-        garbled = unreadable(run)
-        if not run.ok or garbled:
-            failures.append(run)
-            print(garbled or failure_report(run))
-            if not args.keep_going:
-                break
-
-    machine.check_same([(trial.describe(), run.model) for trial, run in done], "compare")
-    outcomes = cmp.aggregate(done, jobs, policies, repeat)
-    print(f"== compare: cpus={cpus}{_sim_tag(args)} repeats={repeat} policies={','.join(policies)}"
-          f"  mix: {' '.join(j.token for j in jobs)}" + ("  clock=virtual" if virtual else "")
-          + _model_tag(args, cpus))
+    settings, cpus, repeat = _settings(args, scenario, default_repeat=1 if virtual else 3)
+    result = core.compare(settings, scenario.tokens, cpus, repeat,
+                          [p for p in (args.policies or "").split(",") if p] or None, args.quantum,
+                          args.same_seed, args.keep_going, args.allow_virtual, say=note, on_boot=_boot_line)
+    if not result.done:                 # the discovery boot failed
+        print(failure_report(result.failures[0]))
+        return EXIT_FAILED
+    print(f"== compare: cpus={cpus}{_sim_tag(settings)} repeats={repeat} policies={','.join(result.policies)}"
+          f"  mix: {' '.join(j.token for j in result.jobs)}" + ("  clock=virtual" if virtual else "")
+          + _model_tag(settings, cpus))
     if virtual:
         print(VIRTUAL_NOTE + "; slowdowns are instruction-count ratios (--allow-virtual)")
-    print(calib_line([run.calib for _, run in done]))
-    print(comparison_table(outcomes, _compare_marks(done, jobs)))
-    print(ranking_line(outcomes))
-    flagged = busy.warning(run for _, run in done)
+    print(calib_line([run.calib for _, run in result.done]))
+    print(comparison_table(result.outcomes, result.busy_marks()))
+    print(ranking_line(result.outcomes))
+    flagged = busy.warning(run for _, run in result.done)
     if flagged:
         print(flagged)
     entries = [(run_meta(i, run, repeat=trial.repeat, kind=trial.kind,
                          alone_job=trial.job.index + 1 if trial.job else None), run)
-               for i, (trial, run) in enumerate(done)]
-    if not _export(args, "compare", entries, cmp.outcomes_to_dict(outcomes)):
+               for i, (trial, run) in enumerate(result.done)]
+    if not _export(args, "compare", entries, result.to_dict()):
         return EXIT_FAILED
-    if failures:
-        note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
+    if result.failures:
+        note(f"schedlab: {len(result.failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
         return EXIT_FAILED
     return EXIT_OK

@@ -8,12 +8,11 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
-from . import busy, executor
+from . import busy, core, executor
 from . import model as machine
 from . import sweep as sw
 from . import pace
-from .commands import (EXIT_FAILED, EXIT_OK, _boots, _check_policies_first, _docs_refusal, _model_tag, _settings,
-                       _unknown_policies, failure_report, note)
+from .commands import EXIT_FAILED, EXIT_OK, _docs_refusal, _model_tag, _settings, failure_report, note
 from .journal import Journal
 from .mix import token_key
 from .qemu import REPO_ROOT, HarnessError
@@ -58,9 +57,9 @@ def sweep_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario)
     if not any(token_key(t) == "job" for t in scenario.tokens):
         raise HarnessError("sweep needs a scenario with at least one job=<app>")
-    cpus, repeat = _settings(args, scenario, default_repeat=3)
+    settings, cpus, repeat = _settings(args, scenario, default_repeat=3)
     policies = [p for p in (args.policies or "").split(",") if p] or [None]
-    _check_policies_first(args, [p for p in policies if p])
+    core.check_policies_first(settings, [p for p in policies if p])
     points = sw.plan(vary, scenario.tokens, policies, repeat, vary_seed=not args.same_seed)
     json_path, csv_path, png = _sweep_outputs(args, vary)
     done, failures, options = [], [], None
@@ -70,7 +69,7 @@ def sweep_command(args: Namespace) -> int:
         # the first boot alone: its BOOT line's options shape the others' tokens (Point.tokens reads `options`
         # when the second batch is drawn, after the loop below has set it)
         runs = (run for batch in (points[:1], points[1:])
-                for run in _boots(args, cpus, (p.tokens(options) for p in batch)))
+                for run in core.boots(settings, cpus, (p.tokens(options) for p in batch)))
         for point, run in zip(points, runs):
             bar.set_postfix_str(point.describe(vary))
             done.append((point, run))
@@ -78,7 +77,7 @@ def sweep_command(args: Namespace) -> int:
             if run.ok and options is None:
                 options = (run.boot or {}).get("options") or {}
                 sw.check_known(vary, options)
-                refusal = _unknown_policies([p for p in policies if p], (run.boot or {}).get("policies"))
+                refusal = core.unknown_policies([p for p in policies if p], (run.boot or {}).get("policies"))
                 if refusal:
                     raise HarnessError(refusal)
             refused = sw.refusal(vary, point, run)
@@ -93,7 +92,7 @@ def sweep_command(args: Namespace) -> int:
         note(executor.current().journal.summary())
     machine.check_same([(point.describe(vary), run.model) for point, run in done], "sweep over")
     summaries = sw.summarise(done, vary, args.metric)
-    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus}{_model_tag(args, cpus)} repeats={repeat} "
+    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus}{_model_tag(settings, cpus)} repeats={repeat} "
           f"seeds {'fixed' if args.same_seed or vary.key == 'seed' else 'seed+repeat'}; "
           f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
     print(calib_line([run.calib for _, run in done]))
@@ -106,7 +105,7 @@ def sweep_command(args: Namespace) -> int:
                for i, (p, run) in enumerate(done)]
     about = {"vary": vary.name, "values": list(vary.values), "metric": args.metric, "cpus": cpus,
              "repeats": repeat, "policies": policies, "seed_varied": not args.same_seed and vary.key != "seed",
-             "tokens": scenario.tokens, "model": machine.canonical(getattr(args, "model", None), cpus)}
+             "tokens": scenario.tokens, "model": settings.canonical_model(cpus)}
     refusal = _docs_refusal(args, (json_path, csv_path, png), [run for _, run in done])
     if refusal:
         note(refusal)
@@ -135,7 +134,8 @@ def reproduce_command(args: Namespace) -> int:
         return 0
     names = [n for n in (args.only or "").split(",") if n]
     deterministic = getattr(args, "deterministic", False)
-    why = pace.needs_pace(args.cpus, deterministic, False, getattr(args, "model", None))
+    spec = machine.as_model(getattr(args, "model", None))     # the spec parsed once; the sections take its text
+    why = pace.needs_pace(args.cpus, deterministic, False, spec)
     if why:                             # more harts than cores: timed only paced (pace.py)
         raise HarnessError(why)
     out = Path(args.out) if args.out else rp.REPO / ("build/reproduce-deterministic" if deterministic else "docs")
@@ -145,8 +145,9 @@ def reproduce_command(args: Namespace) -> int:
                            "build/reproduce-deterministic)")
     ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick, out=out, replace=args.replace,
                  allow_busy=args.allow_busy)
-    ctx.model = pace.resolve(getattr(args, "model", None), args.cpus, say=note) if not deterministic else \
-        getattr(args, "model", None)    # pace=auto: one R for every section
+    resolved = pace.resolve(spec, args.cpus, say=note) if spec is not None and not deterministic else spec
+    # the sections take the spec's text: as given, or with pace=auto's one R for every section
+    ctx.model = getattr(args, "model", None) if resolved == spec else resolved.canonical
     ctx.deterministic = deterministic
     ctx.paced = getattr(args, "paced", False)
     # every finished boot is kept beside the results; --resume answers from it what is there (journal.py)

@@ -3,7 +3,8 @@ reproduce, validate, calibrate), executed one after another, side by side on thi
 
 A *task* (``Task``) is everything a boot depends on: the kernel image (its path and SHA-256, so a remote
 worker boots the same bytes; the bytes travel with the task to a Dask worker), the harts, the scenario's
-tokens (with the seed), the machine model, deterministic mode, QEMU's extra arguments, the timeout; or a
+tokens (with the seed), the machine model (a ``model.Model``: the spec is parsed where the task is made, never
+again below), deterministic mode, QEMU's extra arguments, the timeout; or a
 simulator run (harts, tokens, calibration). Its *result* is the ``qemu.Run`` a boot has always returned, plus
 ``Run.placement``: ``host`` and ``cores`` (where it ran, on which host cores; ``writers.run_meta`` puts both in
 every record, the tables ignore them), ``attempts``, and ``failure`` when it could not be run.
@@ -53,6 +54,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import affinity, busy, qemu
+from . import model as machine
 from .console import parse_console
 from .qemu import DEFAULT_TIMEOUT, HarnessError, Run
 
@@ -67,7 +69,7 @@ class Task:
     tokens: str                     # the scenario's bootargs as submitted (seed included)
     image: str                      # kernel ELF path (qemu); simulator binary (sim)
     image_hash: str                 # SHA-256 of the kernel ELF; of the simulator + its calibration (sim)
-    model: str | None = None
+    model: machine.Model | None = None
     deterministic: bool = False
     timeout: float = DEFAULT_TIMEOUT
     extra: tuple[str, ...] = ()
@@ -94,7 +96,8 @@ class Task:
 
     def key(self) -> str:
         """The journal's key: same key, same measurement (journal.py)."""
-        ident = [self.kind, self.image_hash, self.tokens, self.cpus, self.model or "none", self.deterministic,
+        ident = [self.kind, self.image_hash, self.tokens, self.cpus, machine.canonical(self.model, self.cpus),
+                 self.deterministic,
                  self.seed, list(self.extra)]
         return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:32]
 
@@ -119,19 +122,19 @@ def file_hash(*paths) -> str:
 
 
 def qemu_task(cpus: int, bootargs, kernel=None, timeout: float = DEFAULT_TIMEOUT, extra=(),
-              deterministic: bool = False, model: str | None = None) -> Task:
-    """The task of ``qemu.boot(cpus, bootargs, ...)`` (same arguments)."""
+              deterministic: bool = False, model: str | machine.Model | None = None) -> Task:
+    """The task of ``qemu.boot(cpus, bootargs, ...)`` (same arguments; ``model`` text is parsed here)."""
     import shlex
     tokens = bootargs if isinstance(bootargs, str) else " ".join(bootargs)
     path = Path(kernel) if kernel else qemu.DEFAULT_KERNEL
     extra = tuple(shlex.split(extra) if isinstance(extra, str) else extra or ())
     # a missing kernel: qemu.boot says so (HarnessError) when the task runs
     return Task("qemu", cpus, tokens, str(path.resolve() if path.is_file() else path),
-                file_hash(path) if path.is_file() else "missing", model if model else None,
+                file_hash(path) if path.is_file() else "missing", machine.as_model(model),
                 bool(deterministic), float(timeout), extra)
 
 
-def sim_task(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None, model: str | None = None,
+def sim_task(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = None, model=None,
              cycle_ps: int | None = None, deterministic: bool = False) -> Task:
     """The task of ``sim.sim_boot(cpus, bootargs, ...)``; builds the simulator here if it is missing.
     ``deterministic``: the run stands beside a deterministic QEMU boot, whose model counts misses but charges
@@ -140,7 +143,7 @@ def sim_task(cpus: int, bootargs, timeout: float = 600.0, calib: str | None = No
     tokens = bootargs if isinstance(bootargs, str) else " ".join(bootargs)
     binary = ensure_sim()
     calib_path = calib or str(qemu.REPO_ROOT / "tools" / "sim" / "calib" / "default.json")
-    return Task("sim", cpus, tokens, str(binary), file_hash(binary, calib_path), model, deterministic,
+    return Task("sim", cpus, tokens, str(binary), file_hash(binary, calib_path), machine.as_model(model), deterministic,
                 float(timeout), (), calib, cycle_ps)
 
 
@@ -207,7 +210,7 @@ def failed_run(task: Task, problem: str) -> Run:
     """The Run of a task that could not be run (reported as failed, with the reason on its console)."""
     console = f"{INFRA}: {problem}\n"
     return Run(cpus=task.cpus, bootargs=task.tokens, argv=[], console=console, exit_code=-1, timed_out=False,
-               parsed=parse_console(console), model=task.model or "none")
+               parsed=parse_console(console), model=machine.canonical(task.model, task.cpus))
 
 
 def note(message: str) -> None:

@@ -3,7 +3,9 @@
 A *profile* is ``tools/model/profiles/<name>.conf``: ``key = integer   # source`` lines, one for every key of
 ``KEYS``. A *spec* is ``<profile>[,key=value...]`` (``MODEL=`` of make, ``--model`` of the harness); ``none``
 or nothing means no model. ``parse_spec`` reads and validates one, raising ``ModelError`` with what is wrong
-and what is allowed; ``Model.canonical`` is the spec with every key in ``KEYS`` order, overrides applied, and
+and what is allowed; it is the only reader of a spec's text: a command parses its spec once, where it enters
+(the command line, the API, ``executor.qemu_task``), and everything below takes the ``Model`` (``as_model``
+passes one through unchanged, so a function that takes "a spec" takes either); ``Model.canonical`` is the spec with every key in ``KEYS`` order, overrides applied, and
 ``nodes`` clamped to the harts (``Model.for_harts``): the string BOOT echoes and every record carries.
 
 ``plan`` is everything a boot under a model adds, the same for make and the harness: the ``-plugin`` argument
@@ -251,19 +253,24 @@ def parse_spec(spec: str | None) -> Model | None:
     return model
 
 
-def resolve(spec: str | None, harts: int) -> Model | None:
+def as_model(value: "str | Model | None") -> Model | None:
+    """A spec as a Model: a Model as it is, text parsed (``parse_spec``), None or ``none`` as None."""
+    return value if isinstance(value, Model) else parse_spec(value)
+
+
+def resolve(spec: "str | Model | None", harts: int) -> Model | None:
     """The model a boot of ``harts`` harts runs under (nodes clamped), or None."""
-    model = parse_spec(spec)
+    model = as_model(spec)
     return model.for_harts(harts) if model else None
 
 
-def canonical(spec: str | None, harts: int) -> str:
+def canonical(spec: "str | Model | None", harts: int) -> str:
     """The canonical spec for ``harts`` harts, or ``none``."""
     model = resolve(spec, harts)
     return model.canonical if model else NONE
 
 
-def memory_spec(spec: str | None, harts: int) -> str:
+def memory_spec(spec: "str | Model | None", harts: int) -> str:
     """The simulator's spec for ``spec``: its memory model without pace (the simulator's clock is model time
     already), or ``none`` (no spec, or a paced machine without caches)."""
     model = resolve(spec, harts)
@@ -381,7 +388,7 @@ def plan(spec: str | Model, harts: int, kernel: str | os.PathLike, mem: str | in
     """Everything a boot of ``harts`` harts under ``spec`` adds (ModelError when it cannot): ``extra`` are the
     user's other QEMU arguments (a -numa among them is refused: the model sets the NUMA map), ``bootargs``
     theirs (a model= among them is refused; an idle= of theirs is kept)."""
-    model = spec if isinstance(spec, Model) else parse_spec(spec)
+    model = as_model(spec)
     if model is None:
         raise ModelError("no model to plan (the spec is none)")
     model = model.for_harts(harts)

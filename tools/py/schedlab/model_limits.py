@@ -127,15 +127,14 @@ def check_machine(values: dict, harts: int, ram_mb: int = 256, host_bytes: int |
 
 
 def check(spec, harts: int, ram_mb: int = 256, host_bytes: int | None = None):
-    """Every check for ``spec`` at ``harts`` harts: the Model (nodes clamped), or None without a model."""
-    check_spec_text(spec)
-    text = (spec or "").strip()
-    if text in ("", _model.NONE):
-        return None
-    first = text.split(",", 1)[0]
-    if "=" not in first:                    # pace=R alone: a paced machine without a profile
-        check_profile_file(first)
-    model = _model.resolve(text, harts)
+    """Every check for ``spec`` (text, or a Model parsed already) at ``harts`` harts: the Model (nodes clamped),
+    or None without a model."""
+    if not isinstance(spec, _model.Model):
+        check_spec_text(spec)
+        spec = (spec or "").strip()
+        if spec in ("", _model.NONE):
+            return None
+    model = _model.resolve(spec, harts)
     if model.has_cache:
         check_machine(dict(model.values), harts, ram_mb, host_bytes)
     return model

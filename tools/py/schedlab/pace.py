@@ -94,9 +94,10 @@ def capacity(memory_spec: str, kernel=None, say=None) -> float:
     return statistics.median(kept)
 
 
-def resolve(spec: str | None, harts: int, kernel=None, cores: int | None = None, say=None) -> str | None:
-    """``spec`` with ``pace=auto`` replaced by this host's R for ``harts`` harts (the spec unchanged otherwise)."""
-    parsed = machine.parse_spec(spec)
+def resolve(spec, harts: int, kernel=None, cores: int | None = None, say=None):
+    """``spec`` (text or a Model) with ``pace=auto`` replaced by this host's R for ``harts`` harts, as the same
+    kind (the spec unchanged otherwise)."""
+    parsed = machine.as_model(spec)
     if parsed is None or parsed.pace != machine.AUTO:
         return spec
     say = say or (lambda message: print(message, file=sys.stderr, flush=True))
@@ -107,15 +108,16 @@ def resolve(spec: str | None, harts: int, kernel=None, cores: int | None = None,
     say(f"pace=auto: R={rate} instructions/s per hart for {harts} harts (this host: {cap / 1e6:.0f} M "
         f"instructions/s per core under model={memory}; {harts} x R = {100 * harts * rate / (cores * cap):.0f} % "
         f"of {cores} cores)")
-    return parsed.with_pace(rate).canonical
+    resolved = parsed.with_pace(rate)
+    return resolved if isinstance(spec, machine.Model) else resolved.canonical
 
 
-def share(spec: str | None, harts: int, cores: int | None = None) -> int | None:
+def share(spec, harts: int, cores: int | None = None) -> int | None:
     """The host cores a paced boot of ``harts`` harts needs (the executor reserves them): its harts x R over
     the share pace=auto would give it, FRACTION of a core's stored capacity, rounded up; None when the boot is
     not paced or this host's capacity under its memory model was never measured (then: a core per hart)."""
     try:
-        parsed = machine.parse_spec(spec)
+        parsed = machine.as_model(spec)
     except machine.ModelError:
         return None
     if parsed is None or not isinstance(parsed.pace, int) or not parsed.pace:
@@ -127,13 +129,13 @@ def share(spec: str | None, harts: int, cores: int | None = None) -> int | None:
     return max(1, min(need, cores or host_cores()))
 
 
-def needs_pace(cpus: int, deterministic: bool, sim: bool, spec: str | None) -> str | None:
+def needs_pace(cpus: int, deterministic: bool, sim: bool, spec) -> str | None:
     """Why a timed boot of ``cpus`` harts must be paced here, or None: unpaced, harts above the host's cores
     are time-sliced by the host and every timing is distorted."""
     cores = host_cores()
     if sim or deterministic or cpus <= cores:
         return None
-    parsed = machine.parse_spec(spec)
+    parsed = machine.as_model(spec)
     if parsed is not None and parsed.pace:
         return None
     profile = f"{parsed.profile}," if parsed is not None and parsed.has_cache else ""
