@@ -124,7 +124,8 @@ def _profile(path: Path) -> tuple[str, list[tuple[str, int, str]]]:
         match = model._LINE.match(line)
         source = (match.group(3) or "").lstrip("#").strip() if match else ""
         if not match or not source:
-            raise ReferenceError(f"{path.relative_to(model.REPO_ROOT)}:{number}: expected 'key = integer   # "
+            shown = path.relative_to(model.REPO_ROOT) if path.is_relative_to(model.REPO_ROOT) else path
+            raise ReferenceError(f"{shown}:{number}: expected 'key = integer   # "
                                  f"source', got {stripped!r}: every number states its source")
         rows.append((match.group(1), values[match.group(1)], source))
     paragraphs = "\n".join(header).split("\n\n")
