@@ -131,14 +131,17 @@ class Run:
 
     @property
     def results(self) -> list[dict]:
+        """One dict per RESULT line, in console order, numbers typed (reference/results.md has every key)."""
         return self.parsed.results
 
     @property
     def summary(self) -> dict | None:
+        """The SUMMARY line's fields (policy, harts, jobs, failed, makespan_us), or None without one."""
         return self.parsed.summary
 
     @property
     def boot(self) -> dict | None:
+        """The BOOT line's fields (policies, apps and options as lists and dicts), or None without one."""
         return self.parsed.boot
 
     @property
@@ -153,10 +156,12 @@ class Run:
 
     @property
     def errors(self) -> list[str]:
+        """The kernel's ERROR lines, whole (a job's own ERROR output is in ``output``)."""
         return self.parsed.errors
 
     @property
     def panics(self) -> list[str]:
+        """The kernel's PANIC lines, whole."""
         return self.parsed.panics
 
     @property
@@ -166,6 +171,7 @@ class Run:
 
     @property
     def traces(self) -> list[str]:
+        """The trace dump's lines (TRACE, T, ULOG, U) of a trace=on boot, for ``trace.parse_trace``."""
         return self.parsed.traces
 
     @property
