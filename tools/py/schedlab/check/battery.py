@@ -107,7 +107,7 @@ def churn_mix(h: int) -> list[str]:
 def share_mix(h: int, decl: Declaration) -> list[str]:
     width = max(1, h // 8)
     count = 2 * h // width
-    tokens = ["quantum=200us trace=on timeout=60s", "job=sleeper:iters=50,sleep_us=500,work=200"]
+    tokens = ["quantum=200us trace=on timeout=60s", "job=sleeper:iters=30,sleep_us=500,work=200"]
     for i in range(count):
         keys = f"procs={width}" + (f",{decl.share_key}={1 if i < count // 2 else 3}" if decl.share == "tickets" else "")
         tokens.append(f"job=hog:{keys}")

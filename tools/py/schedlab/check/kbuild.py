@@ -11,6 +11,7 @@ that fails to build is not an error: the simulator's topologies then say "not ru
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -86,37 +87,49 @@ def _seed_base() -> Path:
 
 
 def out_dir(policy: str, source: Path | None) -> Path:
-    """build/check/tree for the tree's policies, build/check/<file stem> for a file."""
-    return REPO_ROOT / "build" / "check" / (source.stem if source else "tree")
+    """build/check/tree for the tree's policies; for a file, build/check/<stem>-<hash of its path> (two files
+    of one name - a skeleton and its solution - never share a build)."""
+    if source is None:
+        return REPO_ROOT / "build" / "check" / "tree"
+    return REPO_ROOT / "build" / "check" / f"{source.stem}-{hashlib.sha1(str(source).encode()).hexdigest()[:8]}"
 
 
 def build(arg: str, quiet: bool = False, sim: bool = True) -> Target:
     """Build (or find up to date) the kernel and, with ``sim``, the simulator that carry policy ``arg``."""
     policy, source = resolve(arg)
-    out = out_dir(policy, source)
-    extra = [f"EXTRA_POLICIES={_shown(source)}"] if source else ["EXTRA_POLICIES="]
+    return build_many([(policy, source)], out_dir(policy, source), quiet, sim)[policy]
+
+
+def build_many(policies: list[tuple[str, Path | None]], out: Path, quiet: bool = False,
+               sim: bool = True) -> dict[str, Target]:
+    """One kernel (and simulator) with several policy files, each of its own name: policy -> its Target.
+    Graders and tests that check several files at once build once."""
+    files = [_shown(s) for _, s in policies if s is not None]
+    extra = [f"EXTRA_POLICIES={' '.join(files)}"]
+    what = ", ".join(p for p, _ in policies)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)        # two checks of one file take turns
         if not quiet:
-            print(f"check: building {policy} into {_shown(out)} (KCHECKS=1)", file=sys.stderr, flush=True)
+            print(f"check: building {what} into {_shown(out)} (KCHECKS=1)", file=sys.stderr, flush=True)
         _seed(out, _seed_base(), SEED["kernel"])
-        done = _make([f"B={_shown(out)}", "KCHECKS=1", *extra, f"{_shown(out)}/kernel.elf"], policy)
+        done = _make([f"B={_shown(out)}", "KCHECKS=1", *extra, f"{_shown(out)}/kernel.elf"], what)
         if done.returncode != 0:
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-20:])
-            raise HarnessError(f"the kernel with {arg} did not build:\n{tail}")
-        binary, problem = (_build_sim(out, extra, policy, source) if sim else (None, "not asked for"))
-    return Target(policy, source, out / "kernel.elf", binary, problem)
+            raise HarnessError(f"the kernel with {what} did not build:\n{tail}")
+        tree_only = not files
+        binary, problem = _build_sim(out, extra, what, tree_only) if sim else (None, "not asked for")
+    return {p: Target(p, s, out / "kernel.elf", binary, problem) for p, s in policies}
 
 
-def _build_sim(out: Path, extra: list[str], policy: str, source: Path | None) -> tuple[Path | None, str]:
+def _build_sim(out: Path, extra: list[str], policy: str, tree_only: bool) -> tuple[Path | None, str]:
     binary = out / "sim" / "schedlab-sim"
     _seed(out / "sim", REPO_ROOT / "build" / "sim", SEED["sim"])
     made = _make([f"SIM_OUT={_shown(out)}/sim", *extra, f"{_shown(out)}/sim/schedlab-sim"], policy)
     if made.returncode == 0 and binary.is_file():
         return binary, ""
     main_sim = REPO_ROOT / "build" / "sim" / "schedlab-sim"
-    if source is None and main_sim.is_file():     # the tree's policies: the main build's simulator has them
+    if tree_only and main_sim.is_file():     # the tree's policies: the main build's simulator has them
         return main_sim, ""
     last = ((made.stderr or made.stdout).strip().splitlines() or ["?"])[-1][:200]
     return None, f"the simulator did not build with it: {last}"
