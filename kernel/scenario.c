@@ -410,8 +410,8 @@ static int parse_token(struct scen_parser *ps, const char *tok)
         scen_setting_names(names, sizeof names);
         return FAIL(ps, "bad token '%s': expected key=value (%s, or an option of the policy)", tok, names);
     }
-    scen_setter set = scen_setting_parser(key);
-    return set ? set(ps, tok, val) : parse_option(ps, tok, key, val);
+    int taken = scen_setting(ps, key, tok, val);
+    return taken == 1 ? parse_option(ps, tok, key, val) : taken;
 }
 
 /* Jobs certain to be in memory together: those that arrive at the same instant, with every background job

@@ -241,42 +241,10 @@ static int set_trace(struct scen_parser *ps, const char *tok, const char *val)
     return 0;
 }
 
-static int set_irq(struct scen_parser *ps, const char *tok, const char *val)
-{
-    if (strcmp(val, "auto") && strcmp(val, "sbi"))
-        return FAIL(ps, "bad token '%s': expected irq=auto (Sstc and ACLINT SSWI where the machine has them) or irq=sbi",
-                    tok);
-    ps->sc->irq_sbi = !strcmp(val, "sbi");
-    return 0;
-}
-
-static int set_calib(struct scen_parser *ps, const char *tok, const char *val)
-{
-    if (scen_parse_onoff(val, &ps->sc->calib))
-        return FAIL(ps, "bad token '%s': expected calib=on or calib=off (the calibration card, a CALIB line)", tok);
-    return 0;
-}
-
 static int set_timeout(struct scen_parser *ps, const char *tok, const char *val)
 {
     if (scen_parse_time_us(val, &ps->sc->timeout_us) || ps->sc->timeout_us == 0)
         return FAIL(ps, "bad token '%s': expected a positive time like timeout=30s or timeout=500ms", tok);
-    return 0;
-}
-
-static int set_clock(struct scen_parser *ps, const char *tok, const char *val) /* virtual: under QEMU -icount */
-{
-    if (strcmp(val, "real") && strcmp(val, "virtual"))
-        return FAIL(ps, "bad token '%s': expected clock=real or clock=virtual (make qemu DETERMINISTIC=1)", tok);
-    ps->sc->clock_virtual = !strcmp(val, "virtual");
-    return 0;
-}
-
-static int set_idle(struct scen_parser *ps, const char *tok, const char *val)
-{
-    if (strcmp(val, "auto") && strcmp(val, "poll"))
-        return FAIL(ps, "bad token '%s': expected idle=auto (poll, then halt) or idle=poll (never halt)", tok);
-    ps->sc->idle_poll = !strcmp(val, "poll");
     return 0;
 }
 
@@ -300,31 +268,51 @@ static int set_policy(struct scen_parser *ps, const char *tok, const char *val)
    added here is accepted, refused with its own message, listed and documented at once. */
 static const struct setting {
     struct scen_keydoc doc;
-    int (*parse)(struct scen_parser *ps, const char *tok, const char *val);
+    int (*parse)(struct scen_parser *ps, const char *tok, const char *val); /* NULL: one of doc.values, */
+    size_t word;                /* ... whose index goes in the int at this offset of struct scenario, */
+    const char *expected;       /* ... or the message "bad token '<tok>': expected <expected>" */
 } settings[] = {
-    { { "policy", "<name>", 1, 0, "", "", "the scheduling policy, one of the build's (BOOT policies=); default: the first "
-        "of them" }, set_policy },
-    { { "quantum", "<n>us|<n>ms|<n>s", SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US, "us", "10ms",
-        "a hart's turn: the policy's tick may preempt its process after it" }, set_quantum },
-    { { "seed", "<n>", 1, 0, "", "1", "seeds the apps' data and the policies' random choices" }, set_seed },
-    { { "trace", "on|off", 1, 0, "", "off", "record every dispatch and the library's events; dumped at the end "
-        "(TRACE, ULOG lines)" }, set_trace },
-    { { "irq", "auto|sbi", 1, 0, "", "auto", "timers and IPIs: auto uses Sstc and ACLINT SSWI where the machine has "
-        "them, sbi always the SBI" }, set_irq },
-    { { "calib", "on|off", 1, 0, "", "on", "measure the calibration card (a CALIB line) before t0" }, set_calib },
-    { { "timeout", "<n>us|<n>ms|<n>s", 1, SCEN_MAX_TIME_US, "us", "", "the watchdog for the whole run: ERROR timeout "
-        "and exit status 4 when it fires; default: none" }, set_timeout },
-    { { "clock", "real|virtual", 1, 0, "", "real", "virtual: deterministic mode, times count instructions (QEMU "
-        "-icount; make qemu DETERMINISTIC=1)" }, set_clock },
-    { { "model", "<profile>[,key=value...]|none", 1, 0, "", "none", "the machine model's spec, written by make qemu "
-        "MODEL= and schedlab --model (tools/model/README.md)" }, parse_model },
-    { { "idle", "auto|poll", 1, 0, "", "auto", "an idle hart: auto polls, then halts; poll never halts" }, set_idle },
-    { { "perturb", "<seed>[,depth=<1..8>]", 1, 0, "", "", "a perturbed deterministic boot (with clock=virtual): the "
-        "seed of its schedule and PCT's depth (default 3)" }, parse_perturb },
-    { { "list", "keys", 1, 0, "", "", "print this key table (KEY lines) after BOOT, then run the jobs; without job= "
-        "run nothing" }, set_list },
-    { { "job", "<app>[:key=value,...]", 1, 0, "", "", "one job, repeatable: an app and its keys (scope job, the app's "
-        "own and the policy's job keys)" }, scen_parse_job },
+    { .doc = { "policy", "<name>", 1, 0, "", "",
+               "the scheduling policy, one of the build's (BOOT policies=); default: the first of them" },
+      .parse = set_policy },
+    { .doc = { "quantum", "<n>us|<n>ms|<n>s", SCEN_MIN_QUANTUM_US, SCEN_MAX_QUANTUM_US, "us", "10ms",
+               "a hart's turn: the policy's tick may preempt its process after it" },
+      .parse = set_quantum },
+    { .doc = { "seed", "<n>", 1, 0, "", "1", "seeds the apps' data and the policies' random choices" },
+      .parse = set_seed },
+    { .doc = { "trace", "off|on", 1, 0, "", "off",
+               "record every dispatch and the library's events; dumped at the end (TRACE, ULOG lines)" },
+      .parse = set_trace },
+    { .doc = { "irq", "auto|sbi", 1, 0, "", "auto",
+               "timers and IPIs: auto uses Sstc and ACLINT SSWI where the machine has them, sbi always the SBI" },
+      .word = offsetof(struct scenario, irq_sbi),
+      .expected = "irq=auto (Sstc and ACLINT SSWI where the machine has them) or irq=sbi" },
+    { .doc = { "calib", "off|on", 1, 0, "", "on", "measure the calibration card (a CALIB line) before t0" },
+      .word = offsetof(struct scenario, calib),
+      .expected = "calib=on or calib=off (the calibration card, a CALIB line)" },
+    { .doc = { "timeout", "<n>us|<n>ms|<n>s", 1, SCEN_MAX_TIME_US, "us", "",
+               "the watchdog for the whole run: ERROR timeout and exit status 4 when it fires; default: none" },
+      .parse = set_timeout },
+    { .doc = { "clock", "real|virtual", 1, 0, "", "real",
+               "virtual: deterministic mode, times count instructions (QEMU -icount; make qemu DETERMINISTIC=1)" },
+      .word = offsetof(struct scenario, clock_virtual),
+      .expected = "clock=real or clock=virtual (make qemu DETERMINISTIC=1)" },
+    { .doc = { "model", "<profile>[,key=value...]|none", 1, 0, "", "none",
+               "the machine model's spec, written by make qemu MODEL= and schedlab --model (tools/model/README.md)" },
+      .parse = parse_model },
+    { .doc = { "idle", "auto|poll", 1, 0, "", "auto", "an idle hart: auto polls, then halts; poll never halts" },
+      .word = offsetof(struct scenario, idle_poll),
+      .expected = "idle=auto (poll, then halt) or idle=poll (never halt)" },
+    { .doc = { "perturb", "<seed>[,depth=<1..8>]", 1, 0, "", "",
+               "a perturbed deterministic boot (with clock=virtual): the seed of its schedule and PCT's depth "
+               "(default 3)" },
+      .parse = parse_perturb },
+    { .doc = { "list", "keys", 1, 0, "", "",
+               "print this key table (KEY lines) after BOOT, then run the jobs; without job= run nothing" },
+      .parse = set_list },
+    { .doc = { "job", "<app>[:key=value,...]", 1, 0, "", "",
+               "one job, repeatable: an app and its keys (scope job, the app's own and the policy's job keys)" },
+      .parse = scen_parse_job },
 };
 #define NSETTINGS ((int)(sizeof settings / sizeof settings[0]))
 
@@ -339,12 +327,21 @@ void scen_setting_names(char *out, size_t outlen)
         n += snprintf(out + n, outlen - n, "%s%s=", i ? ", " : "", settings[i].doc.name);
 }
 
-scen_setter scen_setting_parser(const char *name)
+int scen_setting(struct scen_parser *ps, const char *key, const char *tok, const char *val)
 {
-    for (int i = 0; i < NSETTINGS; i++)
-        if (!strcmp(name, settings[i].doc.name))
-            return settings[i].parse;
-    return NULL;
+    for (int i = 0; i < NSETTINGS; i++) {
+        const struct setting *s = &settings[i];
+        if (strcmp(key, s->doc.name))
+            continue;
+        if (s->parse)
+            return s->parse(ps, tok, val);
+        int word = scen_choice_index(s->doc.values, val);
+        if (word < 0)
+            return FAIL(ps, "bad token '%s': expected %s", tok, s->expected);
+        *(int *)((char *)ps->sc + s->word) = word;
+        return 0;
+    }
+    return 1;
 }
 
 /* ---- KEY lines: the key table as text (scenario.h) ---- */

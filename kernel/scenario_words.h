@@ -28,8 +28,8 @@ struct scen_parser {
 };
 #define FAIL(ps, ...) (snprintf((ps)->err, (ps)->errlen, __VA_ARGS__), -1)
 
-typedef int (*scen_setter)(struct scen_parser *ps, const char *tok, const char *val);
-scen_setter scen_setting_parser(const char *name);       /* the global setting's parser, or NULL */
+/* key=val as the global setting key: 0 taken, -1 refused (the message in ps), 1 no setting has that name */
+int scen_setting(struct scen_parser *ps, const char *key, const char *tok, const char *val);
 void scen_setting_names(char *out, size_t outlen);       /* "policy=, quantum=, ..., job=" */
 int scen_parse_job(struct scen_parser *ps, const char *tok, const char *val); /* job= (scenario.c) */
 

@@ -75,33 +75,31 @@ def quoted_error(page: str, token: str) -> str:
     return " ".join(found.group(1).split())         # the page may wrap it
 
 
-def assert_clean(run: qemu.Run) -> None:
+def follow(page_name: str, out: str, bad: str, bad_token: str) -> qemu.Run:
+    """Build and boot the page's example as it says; its bad scenario gives exactly the ERROR it quotes."""
+    page = (GUIDE / page_name).read_text()
+    kernel = build_page_kernel(page, out)
+    run = boot_page_run(page, kernel)
     assert run.ok and not run.errors and not run.panics, run.console[-2000:]
     assert run.results and all(r["check"] == "ok" for r in run.results), run.results
+    refused = qemu.boot(1, bad, kernel=kernel, timeout=120)
+    assert refused.exit_code == 2 and refused.errors == [quoted_error(page, bad_token)], refused.console[-800:]
+    return run
 
 
 @pytest.mark.qemu
 def test_the_policy_tutorial_builds_and_boots_as_written():
-    page = (GUIDE / "adding-a-policy.md").read_text()
-    kernel = build_page_kernel(page, "tutorial-policy")
-    run = boot_page_run(page, kernel)
-    assert_clean(run)
+    run = follow("adding-a-policy.md", "tutorial-policy", "policy=turns turns_quanta=0 job=synth:procs=1,iters=1",
+                 "turns_quanta=0")
     assert run.summary["policy"] == "turns" and run.boot["policies"][-1] == "turns"
     assert set(run.boot["options"]["turns"]) == {"turns_quanta", "turns_wake"}
-    refused = qemu.boot(1, "policy=turns turns_quanta=0 job=synth:procs=1,iters=1", kernel=kernel, timeout=120)
-    assert refused.exit_code == 2 and refused.errors == [quoted_error(page, "turns_quanta=0")], refused.console[-800:]
 
 
 @pytest.mark.qemu
 def test_the_app_tutorial_builds_and_boots_as_written():
-    page = (GUIDE / "adding-an-app.md").read_text()
-    kernel = build_page_kernel(page, "tutorial-app")
-    run = boot_page_run(page, kernel)
-    assert_clean(run)
+    run = follow("adding-an-app.md", "tutorial-app", "job=sumsq:n=0", "job=sumsq:n=0")
     assert "sumsq" in run.boot["apps"]
     for result in run.results:
         n = result["n"]
         assert result["total"] == n * (n + 1) * (2 * n + 1) // 6, result
         assert f"sum of squares of 1..{n}: {result['total']}" in run.output[result["job"]]
-    refused = qemu.boot(1, "job=sumsq:n=0", kernel=kernel, timeout=120)
-    assert refused.exit_code == 2 and refused.errors == [quoted_error(page, "job=sumsq:n=0")], refused.console[-800:]
