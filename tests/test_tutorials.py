@@ -11,6 +11,7 @@ gives, quoted from the page.
 
 import re
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -46,8 +47,12 @@ def build_page_kernel(page: str, out: str) -> Path:
     """The page's file built as the page's make command says, into build/<out> instead of build/mine."""
     name, text = page_file(page)
     argv = page_command(page, "make B=build/mine ")
-    with build_lock(REPO_ROOT / "build" / out):
-        seed_kernel_build(REPO_ROOT / "build" / out)
+    build = REPO_ROOT / "build" / out
+    with build_lock(build):
+        kernel, main = build / "kernel.elf", qemu.DEFAULT_KERNEL
+        if kernel.is_file() and main.is_file() and kernel.stat().st_mtime < main.stat().st_mtime:
+            shutil.rmtree(build)        # older than the main build: start again from its objects, not from ours
+        seed_kernel_build(build)
         source = REPO_ROOT / "build" / out / "src" / name
         source.parent.mkdir(parents=True, exist_ok=True)
         if not source.is_file() or source.read_text() != text:
