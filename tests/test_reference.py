@@ -95,6 +95,7 @@ def test_every_console_key_profile_number_and_option_is_on_its_page(listing, gen
     assert "`--from`" in _section(generated["cli.md"], "trace")
 
 
+@pytest.mark.check
 def test_a_cut_or_garbled_key_table_is_refused_naming_it():
     whole = (REPO_ROOT / "build" / "scenario-keys.txt").read_text() if (REPO_ROOT / "build" / "scenario-keys.txt").is_file() \
         else "KEY scope=setting name=seed values=<n> default=1 help=x\nKEY end\n"
@@ -106,6 +107,7 @@ def test_a_cut_or_garbled_key_table_is_refused_naming_it():
         keytable.parse("KEY end\n")
 
 
+@pytest.mark.check
 def test_a_console_key_without_its_meaning_or_a_stale_meaning_is_refused(monkeypatch):
     lines = {kind: dict.fromkeys(keys, "1") for kind, keys in console_keys.LINES.items()}
     lines["RESULT"]["app"] = "synth"
@@ -120,6 +122,7 @@ def test_a_console_key_without_its_meaning_or_a_stale_meaning_is_refused(monkeyp
         pages.results_page(lines, result_keys, [])
 
 
+@pytest.mark.check
 def test_a_profile_number_without_its_source_is_refused(monkeypatch):
     text = (model.PROFILE_DIR / "iris.conf").read_text()
     profiles = Path(tempfile.mkdtemp(prefix="test-reference-", dir=REPO_ROOT / "build"))  # model names it from the repo
@@ -132,6 +135,7 @@ def test_a_profile_number_without_its_source_is_refused(monkeypatch):
         shutil.rmtree(profiles)
 
 
+@pytest.mark.check
 def test_the_api_page_names_every_public_name(tmp_path):
     pages.check_api_page(REPO_ROOT / "docs" / "reference" / "api.md")
     page = tmp_path / "api.md"
@@ -143,6 +147,7 @@ def test_the_api_page_names_every_public_name(tmp_path):
         pages.check_api_page(page)
 
 
+@pytest.mark.check
 def test_the_generator_fails_loudly_without_a_kernel(tmp_path, capsys):
     assert reference.main(["--out", str(tmp_path), "--kernel", str(tmp_path / "none.elf"), "--no-build"]) == 2
     assert "reference: error:" in capsys.readouterr().err and not list(tmp_path.glob("*.md"))
