@@ -257,16 +257,7 @@ def invariant_problem(name: str, trace) -> str | None:
             job, c = next(iter(bad.items()))
             return f"coscheduled: job {job}'s processes ran {c.fraction:.1%} of their time while a member waited ready"
     elif name == "disjoint-partitions":
-        cuts = sorted({r.time_us for r in trace.records if r.event == "rep"})
-        owners = {}
-        for r in trace.records:
-            if r.event == "run":
-                epoch = sum(1 for t in cuts if t <= r.time_us)
-                owners.setdefault((epoch, r.hart), set()).add(r.job)
-        shared = sorted((k, v) for k, v in owners.items() if len(v) > 1)
-        if shared:
-            (epoch, hart), jobs = shared[0]
-            return f"disjoint-partitions: hart {hart} ran jobs {sorted(jobs)} between repartitions {epoch} and {epoch + 1}"
+        return _partition_problem(trace)
     elif name == "bound":
         harts = {}
         for r in trace.records:
@@ -278,6 +269,25 @@ def invariant_problem(name: str, trace) -> str | None:
             return f"bound: process {job}.{proc} ran on harts {sorted(harts[moved[0]])}"
     elif name == "job-fifo":
         return _fifo_problem(measure.waits(trace))
+    return None
+
+
+def _partition_problem(trace) -> str | None:
+    """Between two repartitions, while no more jobs hold harts than there are harts, each hart runs
+    processes of one job only (with more jobs than harts, partitions are shared: allot.h)."""
+    reps = measure.allotments(trace) or {}
+    cuts = sorted({t for steps in reps.values() for t, _ in steps})
+    owners = {}
+    for r in trace.records:
+        if r.event == "run" and cuts and r.time_us >= cuts[0]:
+            epoch = sum(1 for t in cuts if t <= r.time_us)
+            owners.setdefault((epoch, r.hart), set()).add(r.job)
+    for (epoch, hart), jobs in sorted(owners.items()):
+        start = cuts[epoch - 1]
+        holding = [j for j, steps in reps.items() if measure.allotment_at(steps, start) > 0]
+        if len(jobs) > 1 and len(holding) <= trace.harts:
+            return (f"disjoint-partitions: hart {hart} ran jobs {sorted(jobs)} between repartitions {epoch} and "
+                    f"{epoch + 1} (from {start:.0f} us), with {len(holding)} jobs holding harts")
     return None
 
 

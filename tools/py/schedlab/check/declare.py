@@ -39,7 +39,8 @@ from ..qemu import REPO_ROOT, HarnessError
 INVARIANTS = {
     "coscheduled": "gang: while one process of a job runs, no other of its row waits ready (outside slot "
                    "switches, after a grace of 500 us)",
-    "disjoint-partitions": "between two repartitions, each hart runs processes of one job only",
+    "disjoint-partitions": "between two repartitions, while no more jobs hold harts than there are harts, each "
+                           "hart runs processes of one job only",
     "bound": "a process runs on one hart all its life (never migrates)",
     "job-fifo": "within a job, processes run in the order they became ready (a process ready strictly "
                 "earlier than another of its job is dispatched first)",
