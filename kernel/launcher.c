@@ -68,6 +68,7 @@ void launcher_init(void)
         .lookup = lookup_spec,
         .apps = app_names(),
         .trace_built = 1,
+        .list_built = 1,
     };
     if (scenario_parse(plat.bootargs, &env, &scen, err, sizeof err)) {
         kprintf("ERROR %s\n", err);

@@ -85,6 +85,8 @@ struct scen_env {
                                                             first is the default */
     int npolicies;
     int trace_built;                                     /* trace=on is accepted only when tracing exists */
+    int list_built;                                      /* list=keys is accepted only where the caller prints
+                                                            the key table (the kernel's launcher) */
 };
 
 #define SCEN_DEFAULT_QUANTUM_US 10000

@@ -252,6 +252,8 @@ static int set_list(struct scen_parser *ps, const char *tok, const char *val)
 {
     if (strcmp(val, "keys"))
         return FAIL(ps, "bad token '%s': expected list=keys (print the key table)", tok);
+    if (!ps->env->list_built)
+        return FAIL(ps, "bad token '%s': only the kernel prints the key table (boot it under QEMU)", tok);
     ps->sc->list_keys = 1;
     return 0;
 }
