@@ -78,11 +78,12 @@ static const char *any(const struct words *ws) { return ws->w[pick(ws->n)]; }
 
 static void build_dict(void)
 {
-    static const char *const set[] = { "policy", "quantum", "seed", "trace", "irq", "calib", "timeout", "clock",
-                                       "wakeboost", "alternates", "gangfit", "turn", "job" };
+    /* the global settings and every job's keys come from the parser's own tables (scenario.h); these are
+       policies' options */
+    static const char *const set[] = { "wakeboost", "alternates", "gangfit", "turn" };
     static const char *const val[] = {
         "timeslice", "gang", "partition", "global", "lottery", "batch", "interactive",
-        "on", "off", "yes", "no", "first", "best", "real", "virtual", "auto", "sbi",
+        "on", "off", "yes", "no", "first", "best", "real", "virtual", "auto", "sbi", "poll", "keys", "none",
         "0us", "99us",
         "100us", "10ms", "10s", "11s", "86400s", "86401s", "86400000000us", "1ms", "0", "1", "2", "64", "65", "128",
         "129", "4096", "9223372036854775807", "9223372036854775808", "18446744073709551615",
@@ -90,13 +91,17 @@ static void build_dict(void)
     };
     static const char *const sep[] = { " ", " ", " ", ",", ":", "=", "\t", "\n", "  ", "\r", "\x01", "\xff", "%s",
                                        "%n", "'" };
+    for (int i = 0; scenario_setting(i); i++)
+        add(&settings, scenario_setting(i)->name);
     for (size_t i = 0; i < sizeof set / sizeof *set; i++)
         add(&settings, set[i]);
     for (size_t i = 0; i < sizeof val / sizeof *val; i++)
         add(&values, val[i]);
     for (size_t i = 0; i < sizeof sep / sizeof *sep; i++)
         add(&seps, sep[i]);
-    add(&keys, "procs"), add(&keys, "at"), add(&keys, "adapt"), add(&keys, "tickets"), add(&keys, "class");
+    for (int i = 0; scenario_job_key(i); i++)
+        add(&keys, scenario_job_key(i)->name);
+    add(&keys, "tickets"), add(&keys, "class");
     add(&appwords, "nosuchapp"), add(&appwords, "abcdefghijklmnop");
     char num[80];
     for (int i = 0; i < nspecs; i++) {
