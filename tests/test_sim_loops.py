@@ -1,8 +1,8 @@
-"""The simulator's chapter-5 loop apps tclosure and adjoint (tools/sim/sim_loopapps.c, through the library's own
-loop schedulers in sim_loops.c): the keys they report are the apps' (the closure computed on the host from the
-app's own input; adjoint's sum redone with the app's arithmetic), the grab counts the library's host tool's, and
-under a model an affinity scheduler keeps its rows in cache where self-scheduling loses them. Correctness and
-invariants only, never timings."""
+"""The simulator's chapter-5 loop apps tclosure and adjoint (tools/sim/apps/tclosure.c, adjoint.c, through the
+library's own loop schedulers in sim_loops.c): the keys they report are the apps' (the closure computed on the
+host from the app's own input; adjoint's sum redone with the app's arithmetic), the grab counts the library's
+host tool's, and under a model an affinity scheduler keeps its rows in cache where self-scheduling loses them.
+Correctness and invariants only, never timings."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Memory in the simulator (issue 28, tools/sim/sim_mem.[ch], sim_touch.c): the plugin's cache model
+"""Memory in the simulator (issue 28, tools/sim/sim_mem.[ch], sim_touch.c and the app models): the plugin's cache model
 (tools/model/cache.c, whose own host tests check it against a reference) on simulated harts, fed by the same
 profile files; these tests check the simulator's use of it. Correctness only, never timings."""
 

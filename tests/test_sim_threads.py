@@ -1,7 +1,7 @@
-"""The user-level thread apps of Markatos chapter 4 in the simulator (tools/sim/sim_threads.c, sim_tapps.c):
-gauss variant=fine's, grassfire's and msort's threads created by main (or, msort, by the threads) and
-placed by place=mcs|lb. Counts against the app's own on
-deterministic QEMU, the placements' invariants, determinism and the refusals. Correctness only, never timings."""
+"""The user-level thread apps of Markatos chapter 4 in the simulator (tools/sim/sim_threads.c; its apps/gauss.c,
+grassfire.c, msort.c): gauss variant=fine's, grassfire's and msort's threads created by main (or, msort, by the
+threads) and placed by place=mcs|lb. Counts against the app's own on deterministic QEMU, the placements'
+invariants, determinism and the refusals. Correctness only, never timings."""
 
 import os
 import subprocess

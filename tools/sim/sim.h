@@ -25,6 +25,7 @@
 #define SIM_H
 
 #include <stdio.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "../../kernel/sched/sched.h"
 #include "../../lib/base/rng.h"
@@ -80,11 +81,13 @@ const char *sim_app_list(void);                      /* "bbench, chaos, ...": th
 int sim_free_bytes(const char *kernel, uint64_t mem_bytes, int harts, uint64_t *free_bytes, char *err,
                    size_t errlen);                   /* the kernel's free memory at launcher_init */
 
-/* ---- workload programs (sim_work.c) ---- */
+/* ---- processes and jobs: what the engine keeps of each, beside the kernel's struct proc and job ---- */
 enum wait_kind { W_SPIN, W_BLOCK, W_TWOPHASE, W_ADAPTIVE };
 enum act { A_COMPUTE, A_SPIN, A_BLOCKED, A_EXIT };
 
 struct sbar;
+struct sim_app;
+struct sim_prog;
 
 struct sproc {
     struct proc p;           /* the kernel's: the policies see only this */
@@ -101,12 +104,13 @@ struct sproc {
     int pending_block;       /* it is in the futex_wait system call (a compute segment) */
     int suspended;           /* process control: asleep at a safe point, its workers hosted elsewhere */
     int starting;            /* before the workers' first barrier (the apps start their clock after it) */
-    int life;                /* process 0: enum life in sim_work.c; the others: 1 while waiting for go */
+    int life;                /* process 0: enum life in sim_program.c; the others: 1 while waiting for go */
 };
 
+#define SIM_STATE_B 128      /* an app model's own per-job state (struct sjob's state) */
+
 struct sjob {                /* a job's workload, beside its struct job */
-    int app;                 /* enum in sim_work.c */
-    int64_t k[6];            /* its keys, parsed */
+    const struct sim_app *app; /* its model (tools/sim/apps/<app>.c) */
     enum wait_kind wait;
     int shape;
     struct sbar *bar;
@@ -114,8 +118,8 @@ struct sjob {                /* a job's workload, beside its struct job */
     int allot;               /* partition's allotment (info_set_allotment) */
     int sync_timed;          /* its waits time themselves (info_set_sync_timed, abi.h sync_timed) */
     int adaptive;            /* process control (adapt=yes under a policy that allots harts) */
-    int loops;               /* gauss sched= other than static: its rows from a loop scheduler (sim_loops.c) */
-    int threads;             /* a user-level thread program (sim_threads.c): gauss variant=fine */
+    int loops;               /* its rows from a loop scheduler (sim_loops.c) */
+    int threads;             /* a user-level thread program (sim_threads.c) */
     int active;              /* adaptive: processes not suspended */
     int16_t host[SL_MAX_PROCS]; /* adaptive: worker -> the process that runs it */
     int started;             /* dispatched once: job->start is set */
@@ -123,46 +127,74 @@ struct sjob {                /* a job's workload, beside its struct job */
     int spawned;             /* processes created so far (process 0 creates the others) */
     int go;                  /* process 0 has handed the workers out: the others may start */
     struct sproc *joiner;    /* process 0, asleep until the others have exited */
-    struct sl_rng rng;       /* the job's random work amounts (lib/rng.h), from seed= */
+    struct sl_rng rng;       /* the job's random work amounts (lib/base/rng.h), from seed= */
+    _Alignas(16) unsigned char state[SIM_STATE_B]; /* the model's own: its keys, then what it derives */
 };
 
-/* A barrier (sim_barrier.c): the last of n to arrive releases the episode. */
-struct sbar {
-    int n, arrived, shape;
-    enum wait_kind wait;
-    uint64_t episode; /* episodes released so far */
-    struct sproc *waiter[SL_MAX_PROCS];
-    int nwait;
-};
-
-/* sim_barrier.c: the barrier, process control at its safe points, the sync statistics */
-void barrier_job_setup(struct job *j);                     /* zero the job's sync statistics */
-struct sbar *barrier_new(int n, enum wait_kind wait, int shape);
-void barrier_arrive(struct sproc *sp, uint64_t t);         /* sp arrives at its barrier sp->bar */
-void barrier_wait_turn(struct sproc *sp, uint64_t t);      /* spin or start blocking, as its kind says now */
-int barrier_released(const struct sproc *sp);              /* its episode is released */
-void barrier_waited(struct sproc *sp, uint64_t t);         /* its wait ended at t, released */
-void sync_idle_begin(struct sproc *sp, uint64_t t);       /* a thread program's process idles (sim_barrier.c) */
-void sync_idle_end(struct sproc *sp, uint64_t t, int count); /* ... and finds work (count) or the run ends */
-void sync_units(struct job *j, uint32_t n);              /* the worker run's units (abi.h struct sl_sync) */
-void barrier_descheduled(struct sproc *sp, uint64_t t);    /* sp lost its hart (adaptive waiters look) */
-void barrier_stats(FILE *f);                               /* --stats: the barriers' futex calls */
-int work_last_iteration(const struct sjob *w, uint64_t i); /* sim_work.c: iteration i is the program's last */
+/* The model's state of job w as its own type T (at most SIM_STATE_B bytes, checked at compile time). */
+#define SIM_STATE(w, T) ((T *)(w)->state + 0 * sizeof(char[sizeof(T) <= SIM_STATE_B ? 1 : -1]))
 
 extern struct sjob sjobs[NJOB];
 extern struct sproc *sprocs[NJOB][SL_MAX_PROCS];
-extern int fg_live;
+extern int fg_live;           /* foreground jobs not done (the hog runs until none is left) */
+static inline struct sjob *sjob_of(const struct job *j) { return &sjobs[j->id - 1]; }
 
-int work_setup(struct job *j, char *err, size_t errlen);  /* parse keys into sjobs[j->id-1] */
-void work_start(struct sproc *sp, uint64_t t);             /* first dispatch of a process */
-void work_step(struct sproc *sp, uint64_t t);              /* its current action is over: the next one */
-void work_dispatched(struct sproc *sp, uint64_t t);        /* it got a hart again */
-void work_descheduled(struct sproc *sp, uint64_t t);       /* it lost its hart (adaptive waiters look) */
-const char *work_models(void);
-void work_stats(FILE *f); /* --stats: the barriers' futex calls */
-void work_free(void);
+/*
+ * ---- app models: plug-ins to the engine (sim_apps.c; how to add one: docs/guide/adding-a-sim-app.md) ----
+ *
+ * Each app the simulator runs is one file, tools/sim/apps/<app>.c, which declares a struct sim_app and
+ * registers it with SIM_APP(); the link collects the tables in the section .sim_apps (tools/sim/sections.ld),
+ * as the kernel's policies register with SCHED_CLASS, so the engine has no list of apps and no app's name.
+ * The engine reaches a model only through its table; a model reaches the engine only through the services
+ * below (core_*, sim_post of an EV_STEP, sync_*) and the model kit above them (sim_kit.h: barriers, the
+ * job's life, loop schedulers, thread programs, memory touches). tools/sim/LAYERS states the layers and
+ * `make layers` checks them.
+ *
+ * A hook not given (0) does what its comment says instead.
+ */
+struct sim_key {
+    const char *name;        /* the app's key (its spec, apps/<app>.c), an integer */
+    unsigned off;            /* where in the model's state it goes, an int64_t: SIM_KEY */
+};
+#define SIM_KEY(T, field) { #field, (unsigned)offsetof(T, field) }
 
-/* ---- the simulated core (sim_core.c): what work_*() may ask of it ---- */
+struct sim_app {
+    const char *name;        /* job=<name>: the app of build/apps it models */
+    const struct sim_key *keys; /* integer keys read into the model's state before setup ({0}-ended; may be 0) */
+    /* its memory footprint (sim_start.c): the library's heap at start-up, KiB, and whether each process
+       adds a worker's thread stack to it; also: it runs its workers by sl_run_workers (sync_units) */
+    unsigned heap_kb;
+    int workers;
+    int control;             /* process control is modelled (adapt=yes under a policy that allots harts) */
+    /* Set the job up after its keys are read: refuse what is not modelled (-1 with a message in err,
+       printed as the kernel's ERROR line), derive the rest. 0: nothing more to set up. */
+    int (*setup)(struct job *j, struct sjob *w, char *err, size_t errlen);
+    /* A process of the job was created at t; the engine has set it to start its program at its first
+       dispatch. 0: nothing more. */
+    void (*start)(struct sproc *sp, uint64_t t);
+    /* The process's current action ended at t, on its hart: post its next (core_compute, core_spin,
+       core_block, core_exit, ...). Required. */
+    void (*step)(struct sproc *sp, uint64_t t);
+    /* A process found spinning when it gets its hart again keeps spinning with nothing to do (1), or is
+       stepped at once (0: its wait may be over or needs re-deciding). 0: always stepped. */
+    int (*spins)(const struct sproc *sp);
+    /* The process lost its hart at t (others may re-decide their waits). 0: nothing. */
+    void (*descheduled)(struct sproc *sp, uint64_t t);
+    /* The run is over: give back what setup took for the job. 0: nothing. */
+    void (*free)(struct job *j);
+    const struct sim_prog *prog; /* its hooks into the model kit's programs (sim_kit.h), or 0 */
+};
+
+/* Register app model A (a struct sim_app) at file scope: a pointer in the link's .sim_apps section. */
+#define SIM_APP(A) \
+    static const struct sim_app *const sim_app_ptr_##A __attribute__((used, section(".sim_apps"))) = &(A)
+
+const struct sim_app *sim_app_find(const char *name);            /* 0: not modelled */
+const char *sim_app_names(void);                                 /* "adjoint,chaos,...": sorted, for BOOT */
+int sim_app_setup(struct job *j, char *err, size_t errlen);      /* its model, keys and setup */
+void sim_app_free(void);                                         /* every job's models' free, the processes */
+
+/* ---- the engine's services to the models (sim_core.c): the only way a model changes the run ---- */
 static inline struct sproc *sproc_of(struct proc *p) { return (struct sproc *)p; }
 void core_compute(struct sproc *sp, uint64_t t, uint64_t ns);  /* run ns of work from t */
 void core_spin(struct sproc *sp, uint64_t t);                  /* burn the hart until released */
@@ -172,12 +204,25 @@ void core_release_spinner(struct sproc *sp, uint64_t t);       /* a spinner's wa
 void core_exit(struct sproc *sp, uint64_t t);
 int core_running(const struct sproc *sp);
 uint64_t core_unblock_ns(void);                               /* a woken sleeper's way back from futex_wait */
+void core_spawn(struct job *j, uint64_t t);                   /* create its next process (proc_create) */
+/* and sim_post(t, EV_STEP, -1, sp, 0): step sp at t if it still runs then and did nothing else meanwhile */
+
+/* ---- the engine's side (sim_core.c), for sim_main.c ---- */
 void core_init(int harts, const struct sched_class *cls, uint64_t quantum_ns, uint64_t seed);
 void core_admit(struct job *j, uint64_t t);                   /* admit j and create its process 0 */
-void core_spawn(struct job *j, uint64_t t);                   /* create its next process (proc_create) */
 extern uint64_t sim_makespan, sim_events;
 extern uint64_t sim_seed;                                     /* the scenario's seed= */
 void sim_job_done(struct job *j);                             /* sim_main.c: RESULT, and SUMMARY after the last */
 void sim_unwait(struct proc *p);                              /* sim_core.c: a killed waiter's timeout made stale */
+
+/* ---- sync statistics (sim_sync.c): what a job's processes publish (abi.h struct sl_sync) ---- */
+void sync_job_setup(struct job *j);                         /* zero the job's statistics */
+void sync_units(struct job *j, uint32_t n);                 /* the worker run's units (process 0's) */
+void sync_arrive(struct sproc *sp, int workers);            /* it arrives at a barrier for that many workers */
+void sync_waits(struct sproc *sp, uint64_t t);              /* a wait begins at t (timed while sync_timed) */
+void sync_waited(struct sproc *sp, uint64_t t, int count);  /* ... and is over (count: one more wait) */
+void sync_idle_begin(struct sproc *sp, uint64_t t);         /* a thread program's process idles */
+void sync_idle_end(struct sproc *sp, uint64_t t, int count); /* ... and finds work (count) or the run ends */
+void sync_stats(FILE *f);                                   /* --stats: what each job published */
 
 #endif

@@ -8,6 +8,7 @@
 #                        with the apps and the kernel ELF it stands for (their specs, the kernel's free memory:
 #                        tools/sim/sim_elf.c), so it builds those too.
 #   make sim-asan        the same under ASan/UBSan (build/sim-asan), which make test runs (tests/test_sim.py)
+#   make layers-sim      tools/sim's layers (tools/sim/LAYERS) from its objects; part of make layers
 #   make sim-calibrate   schedlab calibrate: the costs on QEMU at CPUS=2 (and 1): tools/sim/calib/$(SIM_CALIB_NAME).json
 #   make sim-validate    schedlab validate: QEMU vs simulator slowdowns (a quiet machine only)
 #   make sim-reproduce   schedlab reproduce --only 'sim16-*': the 16-processor results -> docs/results.md, docs/sim-16.md
@@ -19,7 +20,7 @@ SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSC
 SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c kernel/sched/*/*.c)) $(EXTRA_POLICIES) \
               kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \
               kernel/contract.c
-SIM_SRC    := $(wildcard tools/sim/*.c) tools/model/cache.c lib/loops/loopsched.c
+SIM_SRC    := $(wildcard tools/sim/*.c tools/sim/apps/*.c) tools/model/cache.c lib/loops/loopsched.c
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
 SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h kernel/sched/*/*.h) include/schedlab/abi.h tools/model/cache.h lib/loops/loopsched.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
@@ -30,7 +31,7 @@ SIM_LIST   := $(SIM_OUT)/sources.list
 $(shell mkdir -p $(SIM_OUT) && { [ "$$(cat $(SIM_LIST) 2>/dev/null)" = "$(sort $(SIM_OBJ))" ] || \
           echo "$(sort $(SIM_OBJ))" > $(SIM_LIST); })
 
-.PHONY: sim sim-asan sim-calibrate sim-validate sim-reproduce
+.PHONY: sim sim-asan sim-calibrate sim-validate sim-reproduce layers-sim
 sim: $(SIM_OUT)/schedlab-sim apps $(B)/kernel.elf
 
 $(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld $(SIM_LIST)
@@ -40,9 +41,10 @@ $(SIM_OUT)/obj/%.o: %.c $(SIM_HDRS)
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$<)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Ikernel/sched -c -o $@ $<
 
-# The loop-scheduled apps link the library's own loop schedulers (sim_loops.c): lib's include root for them.
-$(SIM_OUT)/obj/tools/sim/sim_loops.o $(SIM_OUT)/obj/tools/sim/sim_loopapps.o $(SIM_OUT)/obj/lib/loops/loopsched.o: \
-	SIM_CFLAGS += -Ilib
+# The loop-scheduled apps link the library's own loop schedulers (sim_loops.c): lib's include root for them
+# and for every app model.
+$(SIM_OUT)/obj/tools/sim/sim_loops.o $(SIM_OUT)/obj/lib/loops/loopsched.o: SIM_CFLAGS += -Ilib
+$(SIM_OUT)/obj/tools/sim/apps/%.o: SIM_CFLAGS += -Ilib
 
 # The build make test runs (tests/test_sim.py prefers it): the same sources under ASan/UBSan.
 sim-asan:
@@ -58,3 +60,9 @@ sim-validate: all
 
 sim-reproduce: sim
 	$(SCHEDLAB) reproduce --only 'sim16-*'
+
+# The engine calls an app model only through its table and the models only call down (tools/sim/LAYERS):
+# checked from the objects, beside kernel/'s and lib/'s layers.
+layers: layers-sim
+layers-sim: $(SIM_OBJ)
+	$(call quiet,LAYERS,tools/sim/LAYERS)$(PYTHON) tools/layers.py tools/sim/LAYERS $(SIM_OUT)/obj/tools/sim --nm $(HOSTNM) --name sim

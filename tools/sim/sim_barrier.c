@@ -1,8 +1,8 @@
 /*
- * sim_barrier.c - the barrier the simulated apps meet at, process control at its safe points, and the sync
- * statistics the adaptive policy reads (sim.h declares the interface; sim_work.c's programs call it).
+ * sim_barrier.c - the barrier the simulated apps meet at and process control at its safe points (sim_kit.h
+ * declares them; the barrier program of sim_program.c calls them).
  *
- * The barrier (lib/barrier*.c, lib/wait*.c): the last of n to arrive releases the episode. The others
+ * The barrier (lib/barriers/barrier*.c, lib/wait/wait*.c): the last of n to arrive releases the episode. The others
  * wait by their kind:
  *   spin      burn the hart until released; a spinner that is preempted sees the release only when it
  *             runs again, and the last arrival happens only when its process runs (so a preempted
@@ -11,7 +11,7 @@
  *             enqueue, which kicks an idle hart with an IPI: the hand-off latency). A waiter released while
  *             still entering futex_wait returns at once, but had set the sleepers bit: the releaser still
  *             pays its futex_wake system call.
- *   twophase  spin for at most the library's bound (SL_TWOPHASE_SPIN_NS, lib/wait_bounds.h), then block.
+ *   twophase  spin for at most the library's bound (SL_TWOPHASE_SPIN_NS, lib/wait/wait_bounds.h), then block.
  *   adaptive  spin while every participant still to arrive is on a hart, block otherwise; re-decided
  *             whenever a participant loses its hart.
  * release_ns per shape grows with P as the shape does: central P/2 x (the 2-process cost), tree and
@@ -31,28 +31,16 @@
  * the work of the workers it hosts (the library runs them one after another by user-level switches; their
  * switch cost is left out). The last release wakes the suspended processes to exit.
  *
- * Sync statistics (abi.h struct sl_sync, kernel/syncstat.h; policy=adaptive reads them): each process
- * publishes what lib/barrier.h and lib/wait.h would - episodes (the workers it hosts, at each arrival), and
- * for every wait but the last arrival's, one wait with its ticks from arrival to release, and in_wait (wait_open) while
- * it waits, the waits only while the policy asks for their times (info_set_sync_timed, as the library reads
- * the info page's sync_timed) - so the policy runs unchanged (the part asleep is the policy's own count of
- * the time blocked while in_wait, as in the kernel) - and process 0's units, the workers of a worker run while it runs.
- *
+ * Sync statistics: each arrival publishes its episodes, each wait its time (sim_sync.c), as the
+ * library's barrier and wait do, so the policies that read them run unchanged.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "sim_kit.h"
 #include "../../lib/wait/wait_bounds.h"
-#include "../../kernel/syncstat.h"
-
-static struct sl_sync syncs[NJOB][SL_MAX_PROCS]; /* the sync statistics pages (the header) */
-
-void barrier_job_setup(struct job *j) { memset(syncs[j->id - 1], 0, sizeof syncs[0]); }
-
-/* Process 0 of j starts (n) or ends (0) a worker run: the library's sl_sync_units (lib/base/syncstat.h). */
-void sync_units(struct job *j, uint32_t n) { syncs[j->id - 1][0].units = n; }
 
 struct sbar *barrier_new(int n, enum wait_kind wait, int shape)
 {
@@ -63,39 +51,6 @@ struct sbar *barrier_new(int n, enum wait_kind wait, int shape)
     b->wait = wait;
     b->shape = shape;
     return b;
-}
-
-/* ---- the sync statistics' services (kernel/syncstat.h) ---- */
-
-volatile struct sl_sync *syncstat_of(struct job *j, int idx)
-{
-    return sched->syncstat && idx >= 0 && idx < SL_MAX_PROCS ? &syncs[j->id - 1][idx] : 0;
-}
-uint64_t sched_wake_cost_ns(void) { return (uint64_t)calib.futex_cross; } /* kbench's cross-hart hand-off */
-uint64_t sched_reload_cost_ns(void) { return 0; }                         /* no caches modelled */
-
-static struct sl_sync *sync_of(const struct sproc *sp) { return &syncs[sp->p.job->id - 1][sp->p.idx]; }
-
-/* The wait sp was in is over at t (released, or resumed by process control: not a wait then). */
-static void sync_waited(struct sproc *sp, uint64_t t, int count)
-{
-    struct sl_sync *s = sync_of(sp);
-    if (!s->in_wait)
-        return;
-    s->in_wait = 0;
-    if (count) {
-        s->waits++;
-        s->wait_ticks += t - s->wait_open;
-    }
-    s->wait_open = 0;
-}
-
-/* sp begins a wait at t: timed (in_wait, wait_open) while its job's waits are (sync_timed). */
-static void sync_waits(struct sproc *sp, uint64_t t)
-{
-    struct sl_sync *s = sync_of(sp);
-    s->in_wait = sjobs[sp->p.job->id - 1].sync_timed;
-    s->wait_open = s->in_wait ? t : 0;
 }
 
 /* ---- the barrier ---- */
@@ -129,7 +84,7 @@ static int all_running(const struct sproc *me)
 }
 
 /* Barrier futex calls, for --stats: every futex_wait whose sleepers bit was set is followed by a futex_wake
-   (lib/wait.c's protocol), whether or not the waiter was asleep by then. */
+   (lib/wait/wait.c's protocol), whether or not the waiter was asleep by then. */
 static uint64_t nbar_waits, nbar_wakes;
 
 static void begin_block(struct sproc *sp, uint64_t t)
@@ -172,15 +127,17 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
 static int safe_point_suspends(const struct sproc *sp, const struct sjob *w)
 {
     int allot = w->allot > 0 ? w->allot : ncpus;
-    return w->adaptive && sp->p.idx != 0 && w->active > allot && (sp->starting || !work_last_iteration(w, sp->iter));
+    return w->adaptive && sp->p.idx != 0 && w->active > allot && (sp->starting || !bprog_last(w, sp->iter));
 }
 
 void barrier_arrive(struct sproc *sp, uint64_t t)
 {
     struct sbar *b = sp->bar;
     struct sjob *w = &sjobs[sp->p.job->id - 1];
+    int hosted = 0;
     for (int v = 0; v < (w->adaptive ? sp->p.job->nprocs : 1); v++)
-        sync_of(sp)->episodes += !w->adaptive || w->host[v] == sp->p.idx; /* each worker it hosts arrives */
+        hosted += !w->adaptive || w->host[v] == sp->p.idx; /* each worker it hosts arrives */
+    sync_arrive(sp, hosted);
     if (++b->arrived < b->n) {
         if (safe_point_suspends(sp, w)) {
             sp->suspended = 1; /* asleep until control() resumes it; its workers' arrivals are counted */
@@ -209,7 +166,7 @@ void barrier_arrive(struct sproc *sp, uint64_t t)
             wake_cost = cost > wake_cost ? cost : wake_cost;
         } else {
             /* spinning, or on its way into futex_wait (it sees the word changed and returns at once); the
-               latter had set the sleepers bit, so the releaser still makes its futex_wake (lib/wait.c) */
+               latter had set the sleepers bit, so the releaser still makes its futex_wake (lib/wait/wait.c) */
             if (w->pending_block && !wake_cost)
                 wake_cost = (uint64_t)calib.syscall;
             spinners[nspin++] = w;
@@ -242,7 +199,7 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
     if (!w->adaptive)
         return;
     int P = j->nprocs, allot = w->allot > 0 ? w->allot : ncpus, last = !releaser->starting &&
-                                                                       work_last_iteration(w, releaser->iter);
+                                                                       bprog_last(w, releaser->iter);
     int want = allot < P ? allot : P;
     for (int i = 0; i < P && (w->active < want || last); i++) {
         struct sproc *o = sprocs[j->id - 1][i];
@@ -270,18 +227,8 @@ static void control(struct job *j, struct sbar *b, uint64_t t, struct sproc *rel
     b->n = n ? n : 1;
 }
 
-/* The wait sp was in is over at t, released (work_step). */
+/* The wait sp was in is over at t, released (bprog_step). */
 void barrier_waited(struct sproc *sp, uint64_t t) { sync_waited(sp, t, 1); }
-
-/* A thread program's process runs out of threads (begin) or finds one (end): lib/threads/uthread.c's idle
-   streak, an episode and, while timed, a wait (its pinned work waits on partners). */
-void sync_idle_begin(struct sproc *sp, uint64_t t)
-{
-    struct sl_sync *s = sync_of(sp);
-    s->episodes++;
-    sync_waits(sp, t);
-}
-void sync_idle_end(struct sproc *sp, uint64_t t, int count) { sync_waited(sp, t, count); }
 
 /* sp lost its hart: adaptive waiters of its job that spin on it re-decide. */
 void barrier_descheduled(struct sproc *sp, uint64_t t)
@@ -297,11 +244,4 @@ void barrier_descheduled(struct sproc *sp, uint64_t t)
 void barrier_stats(FILE *f)
 {
     fprintf(f, "sim: barrier futex_wait calls %lu, futex_wake calls %lu\n", nbar_waits, nbar_wakes);
-    for (int j = 0; sched->syncstat && j < NJOB; j++) { /* what each job published (sync statistics) */
-        uint64_t ep = 0, waits = 0;
-        for (int i = 0; i < SL_MAX_PROCS; i++)
-            ep += syncs[j][i].episodes, waits += syncs[j][i].waits;
-        if (ep)
-            fprintf(f, "sim: job %d sync episodes=%lu waits=%lu\n", j + 1, ep, waits);
-    }
 }

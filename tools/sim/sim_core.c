@@ -19,6 +19,7 @@
 #include "sim.h"
 #include "sim_mem.h"
 #include "../../kernel/info.h"
+#include "../../kernel/perturb.h"
 #include "../../kernel/sched/life.h"
 #include "../../kernel/ticks.h"
 
@@ -193,6 +194,11 @@ void panic(const char *fmt, ...)
     exit(3);
 }
 
+/* The kernel's race points (kernel/perturb.h): perturb= is deterministic QEMU's, refused without
+   clock=virtual; the simulator is deterministic by construction and never perturbs, so perturb_on stays 0. */
+int perturb_on;
+void perturb_hit(enum perturb_site site) { panic("sim: a perturbed race point (perturb= is QEMU's only)"); }
+
 /* A lock rule broken (kernel/spinlock.h): the simulator takes the kernel's locks where the kernel does. */
 void spin_panic(const struct spinlock *l, const char *what) { panic("lock %s: %s", l->name, what); }
 void spin_acquire_contended(struct spinlock *l) { spin_panic(l, "contended on the simulator's one thread"); }
@@ -228,7 +234,30 @@ void hart_leave(struct proc *p)
     c->cur = 0;
     c->need_resched = 0;
     p->on_cpu = 0;
-    work_descheduled(sp, sim_now);
+    if (sjob_of(p->job)->app->descheduled)
+        sjob_of(p->job)->app->descheduled(sp, sim_now); /* its job's others may re-decide their waits */
+}
+
+/* sp has a hart again from t: it goes on with what it was doing. */
+static void resume(struct sproc *sp, uint64_t t)
+{
+    const struct sim_app *app = sjob_of(sp->p.job)->app;
+    switch (sp->act) {
+    case A_COMPUTE:
+        sp->seg_start = t;
+        sim_post(t + sp->left, EV_STEP, -1, sp, 0);
+        return;
+    case A_SPIN:
+        if (!app->spins || !app->spins(sp)) /* its wait may be over, or is re-decided */
+            sim_post(t, EV_STEP, -1, sp, 0);
+        return;
+    case A_BLOCKED:
+        sp->act = A_COMPUTE; /* back from futex_wait: the rest of the block path (core_unblock_ns) */
+        sp->left = core_unblock_ns();
+        sim_post(t + sp->left, EV_STEP, -1, sp, 0);
+        return;
+    case A_EXIT: panic("sim: an exited process was dispatched");
+    }
 }
 
 static void dispatch(struct cpu *c, uint64_t t)
@@ -255,7 +284,7 @@ static void dispatch(struct cpu *c, uint64_t t)
         core_compute(sp, t, switch_ns());
     else
         /* its kernel state read (sim_start.c), its kernel stack and the lock's release (sim_kernel.c) */
-        work_dispatched(sp, t + switch_ns() + start_dispatch(sp, c->id) + kern_dispatch(sp, c->id));
+        resume(sp, t + switch_ns() + start_dispatch(sp, c->id) + kern_dispatch(sp, c->id));
 }
 
 /* A job found stuck for good (life.h: a hart's stuck_job) is reported and ended, as the kernel's scheduler
@@ -287,7 +316,7 @@ static void after_event(struct cpu *c, uint64_t t)
         dispatch(c, t);
 }
 
-/* ---- what the workload programs ask of the core ---- */
+/* ---- the services the app models ask of the core (sim.h) ---- */
 
 int core_running(const struct sproc *sp) { return sp->p.state == P_RUNNING; }
 
@@ -381,7 +410,10 @@ void core_spawn(struct job *j, uint64_t t)
     life_proc_start(&sp->p);
     release(&j->lock);
     sprocs[j->id - 1][sp->p.idx] = sp;
-    work_start(sp, t);
+    sp->act = A_COMPUTE; /* nothing left: its first dispatch starts the program */
+    sp->left = 0;
+    if (sjob_of(j)->app->start)
+        sjob_of(j)->app->start(sp, t);
     life_start(&sp->p);
 }
 
@@ -452,7 +484,7 @@ static void handle(const struct sim_event *e)
         if (e->sp->p.killed)
             core_exit(e->sp, e->t);
         else
-            work_step(e->sp, e->t);
+            sjob_of(e->sp->p.job)->app->step(e->sp, e->t);
         after_event(c, e->t);
         return;
     case EV_TIMEOUT:

@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "sim_kit.h"
 #include "sim_mem.h"
+#include "sim_threads.h"
 #include "../../kernel/contract.h"
 #include "../../kernel/sched/life.h"
 
@@ -40,8 +42,6 @@ void kprintf(const char *fmt, ...)
     va_end(ap);
 }
 
-struct job jobs[NJOB];
-int njobs;
 static struct scenario scen;
 static int ndone, nfailed;
 static char calib_name[64];
@@ -214,15 +214,16 @@ int main(int argc, char **argv)
         j->background = (j->scen->spec->flags & SL_APP_BACKGROUND) != 0;
         j->adaptive = j->scen->adaptive;
         fg_live += !j->background;
-        if (work_setup(j, err, sizeof err) < 0)
+        if (sim_app_setup(j, err, sizeof err) < 0)
             return refuse(err);
+        touch_setup(j); /* nothing of its memory touched yet (sim_touch.c) */
     }
     if (scen.trace && trace_init(err, sizeof err) < 0)
         return refuse(err);
     char line[2048], extra[80];
     snprintf(extra, sizeof extra, " sim=%s", calib_name);
     struct contract_boot b = {
-        .harts = harts, .nodes = mem_nodes(), .mem_mb = mem_mb, .policies = sched_class_names(), .apps = work_models(),
+        .harts = harts, .nodes = mem_nodes(), .mem_mb = mem_mb, .policies = sched_class_names(), .apps = sim_app_names(),
         .boot_hart = 0, .boot_us = 0, .background = "hog", .options = sched_option_list(), .timer = "sim",
         .ipi = "sim", .clock = "sim", .jobkeys = sched_job_key_list(), .idle = "auto", .model = mem_canonical(),
         .cycle_ps = mem_cycle_ps(), .checks = "on", .extra = extra,
@@ -240,10 +241,15 @@ int main(int argc, char **argv)
     mem_report(stdout);
     if (stats) {
         fprintf(stderr, "sim: %lu events, simulated %lu us\n", sim_events, (sim_makespan - SIM_T0) / 1000);
-        work_stats(stderr);
+        barrier_stats(stderr);
+        sync_stats(stderr);
         mem_stats(stderr);
+        if (mem_on())
+            start_stats(stderr);
     }
-    work_free();
+    sim_app_free();
+    loops_free();
+    threads_free();
     mem_free();
     for (int h = 0; h < ncpus; h++)
         for (int i = 0; i < TRACE_MAX_PAGES; i++) {

@@ -256,7 +256,6 @@ void mem_stats(FILE *f)
         return;
     fprintf(f, "sim: memory model %lu line lookups, %.1f ms host time (%.0f ns a lookup)\n", host_lines,
             host_ns / 1e6, host_lines ? host_ns / (double)host_lines : 0.0);
-    start_stats(f);
 }
 
 void mem_free(void)

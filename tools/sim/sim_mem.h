@@ -1,7 +1,7 @@
 /*
  * sim_mem.h - memory in the simulator (issue 28): the QEMU plugin's own cache model (tools/model/cache.c,
  * linked as is) fed by the same profile files (tools/model/profiles/<name>.conf), driven by the lines the
- * app models say each unit of work touches (sim_touch.c), charged in simulated time with the profile's
+ * app models say each unit of work touches (tools/sim/apps, sim_touch.c), charged in simulated time with the profile's
  * latencies.
  *
  * The model (read this first)
@@ -69,22 +69,12 @@ void mem_report(FILE *f);
 void mem_stats(FILE *f); /* --stats: the model's host cost */
 void mem_free(void);
 
-/* sim_touch.c: the app models' touches (its header lists them) */
 struct job;
 struct sproc;
-void touch_setup(struct job *j);
-uint64_t touch_iteration(struct sproc *sp, int64_t n, int idx); /* stall ns; n: the job's n= */
-uint64_t touch_start(struct sproc *sp, int64_t n);               /* process 0's set-up: stall ns */
-uint64_t touch_gen(struct sproc *sp, int64_t n, int idx);       /* a worker's input, before the first barrier */
-uint64_t touch_end(struct sproc *sp, int64_t n, int64_t k1);     /* process 0's check after the last barrier */
-uint64_t touch_array(struct sproc *sp, uint64_t bytes);          /* sor's grid a (allocated at first use) */
-uint64_t touch_gauss(struct sproc *sp, int64_t n);               /* gauss's matrix (allocated at first use) */
-uint64_t touch_frame(struct job *j);                             /* process 0's stack frame (main's locals) */
-uint64_t touch_hog_block(struct sproc *sp);                      /* a hog block's frame words: stall ns */
-uint64_t touch_stack(struct sproc *sp);                          /* the process's own stack (its calls' frames) */
+struct sim_app;
 
 /* sim_start.c: a job's start-up, the pages the kernel zeroes on its behalf (its header) */
-uint64_t start_heap_bytes(const char *app, int procs);          /* the library's heap, bytes */
+uint64_t start_heap_bytes(const struct sim_app *app, int procs); /* the library's heap, bytes */
 void start_reset(struct job *j);                               /* a new run: no heap mapped yet */
 uint64_t start_heap(struct sproc *sp);                          /* process 0's set-up: stall ns */
 uint64_t start_heap_grow(struct job *j, int hart, uint64_t bytes); /* a SYS_alloc's page tables: stall ns */
@@ -99,25 +89,5 @@ void kern_tick(struct sproc *sp, int hart);                     /* a quantum tic
 void kern_vclock(struct sproc *sp, int hart, uint64_t from, uint64_t to, int tick); /* deterministic traps */
 void kern_leave(struct sproc *sp, int hart);                    /* sp leaves hart: its side, the pick */
 uint64_t kern_dispatch(struct sproc *sp, int hart);             /* sp dispatched: its side, stall ns */
-
-/* sim_loops.c: the loop-scheduled apps (its header) */
-int loops_setup(struct job *j, const char *sched, char *err, size_t errlen);
-int loops_sor_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
-uint64_t loops_sor_row(int job, int hart, uint64_t grid, int64_t n, int64_t r, int colour); /* relax_row */
-int loops_gauss_chunk(struct sproc *sp, int64_t n, uint64_t *ns);
-void loops_counts(struct job *j, uint64_t *grabs, uint64_t *remote);
-struct sl_chunk;
-int loops_grab(struct sproc *sp, int64_t lo, int64_t hi, struct sl_chunk *c, uint64_t *ns); /* 0: loop done */
-void loops_split(struct job *j, const uint64_t *w, int64_t n); /* best-static's weighted parts */
-uint64_t loops_sor_check_ns(int64_t n, int64_t iters); /* sor's check: the half-sweeps again, sequentially */
-void loops_free(void);
-
-/* sim_loopapps.c: tclosure and adjoint (its header) */
-int lapps_setup(struct job *j, char *err, size_t errlen);    /* after loops_setup: the input on the host */
-int lapps_chunk(struct sproc *sp, uint64_t *ns);             /* the next chunk of loop sp->iter: 0 at its end */
-uint64_t lapps_start_ns(struct sproc *sp);                   /* process 0's set-up: compute and stall ns */
-uint64_t lapps_check_ns(struct sproc *sp);                   /* process 0's check: compute and stall ns */
-void lapps_result(struct job *j, uint64_t par_us, char *buf, size_t len); /* RESULT's keys */
-void lapps_free(void);
 
 #endif

@@ -14,10 +14,10 @@
  *
  *   heap     the library's memory (lib/base/alloc.c: a 64 KiB chunk per size class in use, big blocks
  *            straight from SYS_alloc; the workers' run and their SL_THREAD_STACK thread stacks), zeroed by
- *            sys_alloc on the caller's node. Its size is the app's row of heap_kb[] below: QEMU's mem_kb
- *            less the processes' stacks and the arrays sim_touch.c models (those it zeroes itself), measured
+ *            sys_alloc on the caller's node. Its size is the app's heap_kb (below): QEMU's mem_kb
+ *            less the processes' stacks and the arrays the app models zero themselves, measured
  *            per app (the table says how; tests/test_sim_startup.py checks it against QEMU). All of it is
- *            zeroed by process 0 in its set-up, after the app's arrays (sim_touch.c touch_start), on its
+ *            zeroed by process 0 in its set-up, after the app's arrays (sim_program.c), on its
  *            hart (the workers' thread stacks really are taken by each process at its start: the same
  *            lines, another hart - which only moves a coherence miss).
  *   stacks   each further process's SL_STACK_SIZE stack (kernel/proc.c proc_create, in process 0's
@@ -54,32 +54,16 @@
 #define KSTATE_B offsetof(struct proc, job) /* a process's kernel state at a switch: trap frame, context */
 #define PT_SPAN (2UL << 20) /* user addresses one page-table page maps (Sv39 level 0: 512 x 4 KiB) */
 
-/* The library's heap per app, KiB = base + per_proc x P (+ KERNEL_THREAD_STACK per process: the workers'
-   stacks). Measured on this build: `tools/schedlab run --deterministic --cpus 2 -v job=<app>:procs=P,...`,
-   RESULT's mem_kb less 64 KiB per process (the stacks) less the arrays sim_touch.c zeroes (gauss's matrix,
-   sor's two grids, oddeven's keys, each in whole pages), at P = 1, 2, 4:
-     synth iters=10               296 376 536  -> 216 + 16 P
-     hog (beside a synth)         232 312 472  -> 152 + 16 P
-     gauss n=256 coarse           936 1016 1176 -> 872 888 920 less 516 (the matrix) -> 340 + 16 P
-     sor n=256 iters=1            1396 1476 1636 -> 1332 1348 1380 less 1024 (two grids) -> 292 + 16 P
-     oddeven n=1000 (P = 1, 2)    296 376      -> 232 248 less 4 (the keys) -> 212 + 16 P
-     sleeper                      68 132       -> 4 (its slot), no workers
-   The size classes a job's small blocks fall in take 64-128 KiB less of gauss's below n=128
-   and a P beyond the harts reuses freed thread stacks (synth P=8 on 2 harts: 284, not 344): exact for the
-   validated cases (n=256, P <= 4), within a chunk elsewhere. knary and chaos: not measured (0).
-   tclosure and adjoint: their arrays and the allocator's chunks for them are sim_loopapps.c's, so their row is
-   what is left, taken from the misses instead: QEMU's less the simulator's without a row at one process
-   (`validate --model P --cpus 1 --deterministic --seeds 1`), in KiB of lines: tclosure 231 / 243 / 219 under
-   modern / iris / ksr1, adjoint 228 / 233 / 222 - the same at every scheduler and at n=192 and 256, so a
-   start-up, not the loop: 215 + 16 P and 212 + 16 P. */
-static const struct {
-    const char *app;
-    int base_kb, workers; /* workers: a thread stack per process */
-} heap_kb[] = {
-    { "synth", 216, 1 }, { "hog", 152, 1 }, { "gauss", 340, 1 }, { "sor", 292, 1 }, { "oddeven", 212, 1 },
-    { "sleeper", 4, 0 }, { "tclosure", 215, 1 }, { "adjoint", 212, 1 },
-};
-
+/* The library's heap per app, KiB = the app's heap_kb + KERNEL_THREAD_STACK per process if it runs workers
+   (struct sim_app: each app's file says what it measured). Measured on this build: `tools/schedlab run
+   --deterministic --cpus 2 -v job=<app>:procs=P,...`, RESULT's mem_kb less 64 KiB per process (the stacks)
+   less the arrays the app's model zeroes itself (gauss's matrix, sor's two grids, oddeven's keys, each in
+   whole pages), at P = 1, 2, 4: each app's base and 16 KiB a process (its worker's thread stack). The size
+   classes a job's small blocks fall in take 64-128 KiB less of gauss's below n=128 and a P beyond the
+   harts reuses freed thread stacks (synth P=8 on 2 harts: 284, not 344): exact for the validated cases
+   (n=256, P <= 4), within a chunk elsewhere. An app whose model allocates its arrays and the allocator's
+   chunks itself (tclosure, adjoint) takes its footprint from the misses instead (its file says how); one
+   not measured declares none (knary, chaos, the thread apps: 0). */
 enum { Z_HEAP, Z_STACK, Z_TABLE, NZ }; /* what a zeroed page was for */
 
 static struct {
@@ -88,13 +72,9 @@ static struct {
 } sj[NJOB];
 
 /* The library's heap bytes for app with procs processes. */
-uint64_t start_heap_bytes(const char *app, int procs)
+uint64_t start_heap_bytes(const struct sim_app *app, int procs)
 {
-    for (size_t i = 0; i < sizeof heap_kb / sizeof heap_kb[0]; i++)
-        if (!strcmp(heap_kb[i].app, app))
-            return ((uint64_t)heap_kb[i].base_kb << 10) +
-                   (uint64_t)heap_kb[i].workers * KERNEL_THREAD_STACK * (uint64_t)procs;
-    return 0;
+    return ((uint64_t)app->heap_kb << 10) + (app->workers ? KERNEL_THREAD_STACK * (uint64_t)procs : 0);
 }
 
 /* bytes of fresh pages for job on node, zeroed by hart (the kernel's memset: 8-byte stores). Stall ns. */
@@ -118,14 +98,14 @@ uint64_t start_heap_grow(struct job *j, int hart, uint64_t bytes)
 /* A new run of job j: nothing of its heap mapped or zeroed yet (before process 0's set-up's first mapping). */
 void start_reset(struct job *j) { memset(&sj[j->id - 1], 0, sizeof sj[0]); }
 
-/* Process 0's set-up: the library's heap, on its hart's node, after the app's arrays (sim_touch.c's
-   touch_start resets first and zeroes those). Stall ns. */
+/* Process 0's set-up: the library's heap, on its hart's node, after the app's arrays (sim_program.c
+   resets first and the app's model zeroes those). Stall ns. */
 uint64_t start_heap(struct sproc *sp)
 {
     struct job *j = sp->p.job;
     if (!mem_on() || !sp->p.on_cpu || sp->p.idx != 0)
         return 0;
-    uint64_t bytes = start_heap_bytes(j->scen->app, j->nprocs);
+    uint64_t bytes = start_heap_bytes(sjob_of(j)->app, j->nprocs);
     if (!bytes)
         return 0;
     int h = sp->p.on_cpu->id;
@@ -152,7 +132,7 @@ uint64_t start_stack(struct sproc *creator, struct sproc *p)
     return ns;
 }
 
-/* --stats: per job that had any, its heap (the library's and the arrays sim_touch.c allocates: QEMU's mem_kb
+/* --stats: per job that had any, its heap (the library's and the arrays the app's model allocates: QEMU's mem_kb
    less the processes' stacks), the further processes' stacks and the page-table pages, all zeroed on its
    behalf. */
 void start_stats(FILE *f)

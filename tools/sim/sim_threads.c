@@ -4,7 +4,7 @@
  *
  * The shared mechanism (one per job; read this first)
  *   main      the program's first thread. It runs on one process (process 0 at first): its allocations
- *             (tapp_alloc), a set-up thread pinned to each process, a join counter; then rounds (gauss's
+ *             (alloc hook), a set-up thread pinned to each process, a join counter; then rounds (gauss's
  *             columns, grassfire's sweeps, msort's one): it makes the round's threads one sl_place_spawn at a
  *             time (calib.thread_create each; a thread is placed when its creation ends) and waits until the
  *             round's threads have all finished before the next round. A thread may make one more as it
@@ -20,15 +20,15 @@
  *             it runs on that process only, never stolen.
  *   process   runs, in order, main when main is ready on it (its deque's bottom), else the oldest of its
  *             pinned threads (FIFO), each to completion (calib.thread_run: take it, switch to its stack,
- *             finish, plus the app's work: tapp_run); else it is idle: it polls for work, burning its hart,
+ *             finish, plus the app's work: run hook); else it is idle: it polls for work, burning its hart,
  *             and after SLEEP_AFTER_US (2 ms) without any it sleeps on a futex for at most SLEEP_US (1 ms)
  *             at a time, and the maker of a thread pinned to a sleeper wakes it (the maker pays the
  *             futex_wake) - uthread.h's scheduler loop, steps 2-3. Work stealing is left out: every thread
  *             of these apps is pinned, so there is nothing to steal. Each idle streak is published as the
  *             library publishes it (uthread.c streak_begins): an episode, and while timed a wait (sim_barrier.c).
- *   end       when main returns every process leaves the run; process 0 then checks (tapp_check) and
- *             reports (tapp_keys): par_us from the first round's start to the last round's end.
- * The apps' threads, copies and touches are sim_tapps.c's; the machinery's own memory (descriptors, the
+ *   end       when main returns every process leaves the run; process 0 then checks (its check hook) and
+ *             reports (its keys hook): par_us from the first round's start to the last round's end.
+ * The apps' threads, copies and touches are their files' (struct tapp_ops, sim_threads.h); the machinery's own memory (descriptors, the
  * threads' stack words) is below (made_touch, run_touch). Not modelled: process control of a thread app
  * (adapt=: the thread library's suspensions and rescues, refused), the library's kernel yield every 32
  * failed polls.
@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "sim_kit.h"
 #include "sim_mem.h"
 #include "sim_threads.h"
 
@@ -59,9 +60,24 @@ enum { R_NONE, R_MAIN, R_THREAD, R_CHECK, R_PARK, R_HELD };  /* what a process r
 static struct tjob tj[NJOB];
 
 static struct tjob *tj_of(struct job *j) { return &tj[j->id - 1]; }
-static int hart_of(struct sproc *sp) { return sp->p.on_cpu ? sp->p.on_cpu->id : 0; }
 
-int threads_setup(struct job *j, char *err, size_t errlen)
+/* The app's hooks, with the defaults of those it leaves out (sim_threads.h). */
+static int tapp_first(const struct tjob *t, int r) { return t->ops->first ? t->ops->first(t, r) : 0; }
+static int tapp_end(const struct tjob *t, int r) { return t->ops->end(t, r); }
+static int tapp_home(const struct tjob *t, int i, int r) { return t->ops->home(t, i, r); }
+static struct uthr tapp_thread(const struct tjob *t, int idx, int r)
+{
+    return t->ops->thread ? t->ops->thread(t, idx, r) : (struct uthr){ idx, r, 0 };
+}
+static uint32_t tapp_round_threads(const struct tjob *t, int r)
+{
+    return t->ops->round_threads ? t->ops->round_threads(t, r) : (uint32_t)(tapp_end(t, r) - tapp_first(t, r));
+}
+static int tapp_may_start(const struct tjob *t, int r) { return t->ops->may_start ? t->ops->may_start(t, r) : t->left == 0; }
+static int tapp_can_run(const struct tjob *t, struct uthr u) { return t->ops->can_run ? t->ops->can_run(t, u) : 1; }
+static int tapp_done(struct tjob *t, struct uthr u) { return t->ops->done ? t->ops->done(t, u) : 0; }
+
+int threads_setup(struct job *j, const struct tapp_ops *ops, char *err, size_t errlen)
 {
     struct tjob *t = tj_of(j);
     free(t->rowmax);
@@ -72,7 +88,8 @@ int threads_setup(struct job *j, char *err, size_t errlen)
     for (int p = 0; p < SL_MAX_PROCS; p++)
         free(t->pr[p].q.v);
     memset(t, 0, sizeof *t);
-    int got = tapp_setup(j, t, err, errlen);
+    t->ops = ops;
+    int got = ops->setup(j, t, err, errlen);
     if (got <= 0)
         return got;
     if (j->adaptive && sched->allots)
@@ -180,14 +197,6 @@ static void main_ready(struct job *j, int p, int spin, uint64_t now)
     }
 }
 
-/* bytes allocated on node and zeroed there by the hart as the kernel's sys_alloc does; *ns gets the stall. */
-uint64_t th_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns)
-{
-    uint64_t pages = (bytes + 4095) & ~4095UL, a = mem_alloc(j->id, pages, mem_node_of_hart(h));
-    *ns += mem_touch(j->id, h, a, pages, 8, 1);
-    return a;
-}
-
 /* ---- the thread machinery's own memory (under --model) ----
    A thread's descriptor is written by its maker and read by the process that runs it. Descriptors live where
    the library keeps them (uthread_impl.h ut_thread_get/put, lib/base/alloc.c): the maker takes one from its
@@ -239,7 +248,7 @@ static int32_t desc_get(struct job *j, struct tjob *t, int p, int h, uint64_t *n
     if (!t->ndfree) { /* refill: a fresh chunk, its blocks pushed in address order (the last is on top) */
         if (t->nchunks == t->capchunks)
             t->chunks = grow(t->chunks, &t->capchunks, sizeof *t->chunks);
-        t->chunks[t->nchunks] = th_alloc_zeroed(j, h, DESC_CHUNK, ns);
+        t->chunks[t->nchunks] = touch_alloc_zeroed(j, h, DESC_CHUNK, ns);
         while (t->capfree < DESC_PER_CHUNK)
             t->dfree = grow(t->dfree, &t->capfree, sizeof *t->dfree);
         for (int b = 0; b < DESC_PER_CHUNK; b++)
@@ -287,7 +296,7 @@ static uint64_t run_touch(struct job *j, struct tjob *t, int p, int h, int32_t d
     struct tproc *q = &t->pr[p];
     uint64_t ns = 0, top;
     if (!q->stack)
-        q->stack = th_alloc_zeroed(j, h, SL_THREAD_STACK_B, &ns);
+        q->stack = touch_alloc_zeroed(j, h, SL_THREAD_STACK_B, &ns);
     top = q->stack + SL_THREAD_STACK_B - STACK_SPAN * 8;
     return ns + mem_touch(j->id, h, desc_at(t, d), DESC_USED, 8, 0) +
            mem_touch(j->id, h, desc_at(t, d), DESC_USED - 16, 8, 1) + mem_touch(j->id, h, top, STACK_SPAN * 8, 8, 1) +
@@ -323,9 +332,9 @@ static int main_step(struct sproc *sp, struct tjob *t, uint64_t now)
     switch (t->mphase) {
     case M_ALLOC: /* the app's allocations before sl_threads_run (process 0) */
         t->made = 1; /* main itself */
-        ns = tapp_alloc(j, t, hart_of(sp));
+        ns = t->ops->alloc(j, t, hart_of(sp));
         if (mem_on()) /* the pin inboxes' words */
-            t->desc = th_alloc_zeroed(j, hart_of(sp), 64 * (uint64_t)P, &ns);
+            t->desc = touch_alloc_zeroed(j, hart_of(sp), 64 * (uint64_t)P, &ns);
         t->mphase = M_SETUP;
         t->i = 0;
         break;
@@ -492,7 +501,7 @@ int threads_step(struct sproc *sp, uint64_t now)
         if (p == 0 && !t->checked) { /* back from sl_threads_run: the back-substitution's touches */
             t->checked = 1;
             sp->phase = R_CHECK;
-            core_compute(sp, now, tapp_check(j, t, h));
+            core_compute(sp, now, t->ops->check ? t->ops->check(j, t, h) : 0);
             return 1;
         }
         return 0;
@@ -510,7 +519,7 @@ int threads_step(struct sproc *sp, uint64_t now)
             return 1;
         }
         sp->phase = R_THREAD;
-        uint64_t ns = q->cur.k < 0 ? tapp_setup_thread(j, t, p, h) : tapp_run(j, t, p, h, q->cur, &q->next, &q->spawn);
+        uint64_t ns = q->cur.k < 0 ? t->ops->setup_thread(j, t, p, h) : t->ops->run(j, t, p, h, q->cur, &q->next, &q->spawn);
         ns += run_touch(j, t, p, h, q->cur.d);
         if (q->spawn) { /* it makes its successor as it ends (msort): the descriptor now, placed at its end */
             q->next.d = desc_get(j, t, p, h, &ns);
@@ -538,7 +547,7 @@ int threads_step(struct sproc *sp, uint64_t now)
 const char *threads_keys(struct job *j)
 {
     struct tjob *t = tj_of(j);
-    tapp_keys(t, t->keys, sizeof t->keys);
+    t->ops->keys(t, t->keys, sizeof t->keys);
     return t->keys;
 }
 
@@ -561,3 +570,18 @@ void threads_free(void)
         }
     }
 }
+
+void threads_sums(const struct tjob *t, uint64_t *copies, uint64_t *away, uint64_t *local)
+{
+    *copies = *away = *local = 0;
+    for (int p = 0; p < t->P; p++) {
+        *copies += t->pr[p].copies;
+        *away += t->pr[p].away;
+        *local += t->pr[p].local;
+    }
+}
+
+uint64_t threads_copy_ns(uint64_t bytes) { return (uint64_t)(calib.copy_call + calib.copy_double * (double)bytes / 8); }
+
+/* A thread app's report hook (struct sim_prog): its keys hook's RESULT keys. */
+void threads_report(struct job *j, struct sjob *w, char *buf, size_t len) { snprintf(buf, len, "%s", threads_keys(j)); }

@@ -1,7 +1,7 @@
 /*
- * sim_threads.h - the user-level thread apps of Markatos chapter 4 in the simulator: the shared mechanism
- * (sim_threads.c: main, placement, the processes' loops) and the apps on it (sim_tapps.c). What sim_work.c
- * calls comes first; then what the two files share. Include after sim.h.
+ * sim_threads.h - the user-level thread programs of Markatos chapter 4 in the simulator: the shared mechanism
+ * (sim_threads.c: main, placement, the processes' loops) and the hooks of the apps on it (struct tapp_ops:
+ * tools/sim/apps/gauss.c variant=fine, grassfire.c, msort.c). Include after sim.h.
  */
 #ifndef SIM_THREADS_H
 #define SIM_THREADS_H
@@ -11,21 +11,23 @@
 struct job;
 struct sproc;
 
-/* 1: j is a thread app (gauss variant=fine, grassfire), set up; 0: it is not one; -1: one the model
-   refuses, with a message in err. */
-int threads_setup(struct job *j, char *err, size_t errlen);
+struct tapp_ops;
+/* From an app's setup hook: its thread program, with its hooks (ops). 1: set up (w->threads); 0: ops->setup
+   says it is not a thread program; -1: one the model refuses, with a message in err. */
+int threads_setup(struct job *j, const struct tapp_ops *ops, char *err, size_t errlen);
 /* sp's next action from t in the thread program (after the job's start); 0 when its part is over: the
    caller ends it (join, check, exit). */
 int threads_step(struct sproc *sp, uint64_t t);
 /* The RESULT keys process 0 reports ("par_us=... copies=... threads=..."). */
 const char *threads_keys(struct job *j);
+struct sjob;
+void threads_report(struct job *j, struct sjob *w, char *buf, size_t len); /* struct sim_prog's report */
 void threads_free(void);
 
 /* ---- between sim_threads.c and sim_tapps.c ---- */
 #define TH_WINDOW 2 /* apps/gauss/gauss.h FINE_WINDOW: the pivot rows a process keeps */
 
 enum { PL_MCS, PL_LB };
-enum { TA_GAUSS, TA_GRASSFIRE, TA_MSORT };
 
 struct uthr {
     int32_t i, k; /* gauss: thread (i, k); grassfire: row (or process, coarse) i of sweep k; k < 0: the set-up */
@@ -60,7 +62,8 @@ struct parked {
 };
 
 struct tjob {
-    int on, app, place, coarse, P, n, spin;
+    const struct tapp_ops *ops; /* the app's hooks */
+    int on, place, coarse, P, n, spin;
     int main_at;          /* the process main is on, -1 while it waits */
     int main_at_wait;     /* where it was when it began to wait */
     int mphase, k, i;     /* main's program: phase, round (column, sweep), next thread of the round */
@@ -87,24 +90,29 @@ struct tjob {
     char keys[200];
 };
 
-/* sim_tapps.c: what each app is (its header has the models) */
-int tapp_setup(struct job *j, struct tjob *t, char *err, size_t errlen); /* t->app, n, place, coarse... */
-uint64_t tapp_alloc(struct job *j, struct tjob *t, int h);   /* main's allocations before the run: stall ns */
-int tapp_first(const struct tjob *t, int r);                 /* main makes round r's threads first..end-1 */
-int tapp_end(const struct tjob *t, int r);
-struct uthr tapp_thread(const struct tjob *t, int idx, int r); /* main's idx-th of round r */
-uint32_t tapp_round_threads(const struct tjob *t, int r);    /* round r's threads, those made by threads too */
-int tapp_may_start(const struct tjob *t, int r);             /* main may make round r (r = rounds: may return) */
-int tapp_can_run(const struct tjob *t, struct uthr u);       /* u's data is ready (gauss sync=cond) */
-int tapp_done(struct tjob *t, struct uthr u);                /* u finished: 1 if a waiter may now run */
-int tapp_home(const struct tjob *t, int i, int r);           /* the process holding thread i's data */
-uint64_t tapp_setup_thread(struct job *j, struct tjob *t, int p, int h);    /* ns */
-/* Thread u on process p (hart h): ns, its counts; *spawn set with *next: it makes that thread as it ends. */
-uint64_t tapp_run(struct job *j, struct tjob *t, int p, int h, struct uthr u, struct uthr *next, int *spawn);
-uint64_t tapp_check(struct job *j, struct tjob *t, int h);  /* process 0 after the run: stall ns */
-void tapp_keys(const struct tjob *t, char *buf, size_t len);
+/* An app's hooks into the mechanism (its file's header has its model). Any marked optional may be 0. */
+struct tapp_ops {
+    int (*setup)(struct job *j, struct tjob *t, char *err, size_t errlen); /* 1 set up, 0 not threads, -1 err */
+    uint64_t (*alloc)(struct job *j, struct tjob *t, int h);   /* main's allocations before the run: stall ns */
+    int (*first)(const struct tjob *t, int r);                 /* main makes round r's threads first..end-1 */
+    int (*end)(const struct tjob *t, int r);                   /*   (first optional: 0) */
+    struct uthr (*thread)(const struct tjob *t, int idx, int r); /* main's idx-th of round r (optional: idx) */
+    uint32_t (*round_threads)(const struct tjob *t, int r);    /* round r's threads, those made by threads too
+                                                                  (optional: end - first) */
+    int (*may_start)(const struct tjob *t, int r); /* main may make round r (r = rounds: may return; optional:
+                                                      every thread made so far has finished) */
+    int (*can_run)(const struct tjob *t, struct uthr u);       /* u's data is ready (optional: 1) */
+    int (*done)(struct tjob *t, struct uthr u);                /* u finished: 1 if a waiter may now run (optional) */
+    int (*home)(const struct tjob *t, int i, int r);           /* the process holding thread i's data; -1: none */
+    uint64_t (*setup_thread)(struct job *j, struct tjob *t, int p, int h); /* process p's set-up thread: ns */
+    /* Thread u on process p (hart h): ns, its counts; *spawn set with *next: it makes that thread as it ends. */
+    uint64_t (*run)(struct job *j, struct tjob *t, int p, int h, struct uthr u, struct uthr *next, int *spawn);
+    uint64_t (*check)(struct job *j, struct tjob *t, int h);  /* process 0 after the run: stall ns (optional) */
+    void (*keys)(const struct tjob *t, char *buf, size_t len); /* RESULT's keys */
+};
 /* The job's info->seed (kernel/info.c): seed= ^ its id x 0x9e3779b97f4a7c15 */
 #define TH_JOB_SEED(j) (sim_seed ^ ((uint64_t)(j)->id * 0x9e3779b97f4a7c15UL))
-uint64_t th_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns); /* sim_threads.c */
+void threads_sums(const struct tjob *t, uint64_t *copies, uint64_t *away, uint64_t *local); /* over processes */
+uint64_t threads_copy_ns(uint64_t bytes); /* a row copy: calib.copy_call + copy_double a double */
 
 #endif
