@@ -6,7 +6,7 @@
  * exactly the code they run without this (it swaps in its counting waits at start-up only when the flag is
  * there: lib/wait/wait_stats.c).
  *
- * Services a policy may use (the kernel's kernel/syncstat.c and the simulator's tools/sim/sim_work.c both
+ * Services a policy may use (the kernel's kernel/syncstat.c and the simulator's tools/sim/sim_sync.c both
  * provide them, so the policy runs unchanged in both):
  *   syncstat_of(j, i)     the record of j's process i (abi.h SL_SYNC_OFFSET), or NULL (no page); valid from
  *                         job_admit until job_done

@@ -1,6 +1,6 @@
 /*
  * wait_bounds.h - the constants of the waits that models of the library
- * must share: the simulator (tools/sim/sim_work.c) includes this file, so a
+ * must share: the simulator (tools/sim/sim_barrier.c) includes this file, so a
  * change here changes the simulated twophase wait too.
  */
 #ifndef SL_WAIT_BOUNDS_H

@@ -11,7 +11,7 @@ exact bootargs it came from:
   per-work-unit costs from single-process boots (par_us, the parallel part, over the units its keys imply):
     synth grain x iters units, oddeven n x ceil(n/2) compare-exchanges, gauss coarse sum (n-k)(n-k-1) row ops
 The slot-switch cost comes from a gang trace (schedlab trace --stats: cost per hart median); process 0's
-serial parts (proc_start, workers_start, proc_end: tools/sim/sim_work.c) from traces of jobs alone.
+serial parts (proc_start, workers_start, proc_end: tools/sim/sim_program.c) from traces of jobs alone.
 
 Timings: run this on a quiet machine with at least 2 free cores, never on a loaded one.
 """
