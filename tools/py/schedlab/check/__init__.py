@@ -30,6 +30,12 @@ from ..qemu import HarnessError
 from . import baseline, battery, declare, kbuild, report, run
 
 
+def deterministic(args):
+    """Every boot of a check is deterministic or simulated: one host core each, so --jobs may use them all."""
+    args.deterministic = True
+    return args
+
+
 def _topologies(args) -> list:
     return battery.QUICK if args.quick else battery.FULL
 
@@ -54,7 +60,7 @@ def check(args, log=print) -> run.Card:
     say = (lambda m: print(m, file=sys.stderr, flush=True))
     say(f"check: {card.policy}: {len(cases)} boots on {len({c.topo.name for c in cases})} topologies"
         + (" (--quick)" if args.quick else ""))
-    with run.simulator(card.target), executor.use(executor.from_args(args, cpus=1)):
+    with run.simulator(card.target), executor.use(executor.from_args(deterministic(args), cpus=1)):
         run.execute(card, cases)
         if not args.no_baseline:
             policies = build_listing(card.target)
@@ -75,7 +81,7 @@ def replay(args) -> int:
         return 2
     case = found[0]
     card.topologies = [case.topo]
-    with run.simulator(target), executor.use(executor.from_args(args, cpus=1)):
+    with run.simulator(target), executor.use(executor.from_args(deterministic(args), cpus=1)):
         run.execute(card, [case])
     print(f"boot: {run.boot_line(case, target)}")
     for check_ in battery.CHECKS:

@@ -60,7 +60,7 @@ class Topology:
 
     @property
     def extra(self) -> str:
-        if self.engine != "qemu" or self.nodes < 2:
+        if self.engine != "qemu" or self.nodes < 2 or self.model:      # a model brings its own NUMA map
             return ""
         half = self.harts // 2
         return NUMA2.format(a=half - 1, b=half, c=self.harts - 1)

@@ -43,6 +43,7 @@ from pathlib import Path
 from .. import executor
 from ..qemu import REPO_ROOT, HarnessError
 from . import battery, declare, kbuild, run
+from . import deterministic
 
 KEYS = {"title", "battery", "pass_mark", "only", "promises", "reference", "item"}
 NOT_JUDGED = "not judged: no case of the selection feeds this check"
@@ -214,7 +215,7 @@ def main(args) -> int:
     rubric = load(args.rubric)
     target = kbuild.build(args.policy, quiet=False, sim=rubric.battery == "full" or not rubric.only or
                           any(o.startswith("sim") or "@sim" in o for o in rubric.only))
-    with executor.use(executor.from_args(args, cpus=1)):
+    with executor.use(executor.from_args(deterministic(args), cpus=1)):
         result = grade(target, rubric, args.only.split(",") if args.only else None)
     print(show(result))
     if args.json:
