@@ -1,4 +1,4 @@
-"""The generated references (tools/docs/reference.py) and the one key table behind them.
+"""The generated references (tools/docs/reference.py, schedlab.refdocs) and the one key table behind them.
 
 The scenario language's keys live in one place, the parser's tables (kernel/scenario.c, scenario_words.c):
 the kernel prints them at a listing boot (list=keys, KEY lines), a host build of the parser writes the same
@@ -9,7 +9,6 @@ every command-line option; and the generator refuses, naming the place, a table 
 
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -17,14 +16,12 @@ import pytest
 
 from conftest import REPO_ROOT, kernel_under_test
 from schedlab import keytable, mix, model
+from schedlab import refdocs as reference
 from schedlab.console import parse_console
 from schedlab.qemu import HarnessError
-
-sys.path.insert(0, str(REPO_ROOT / "tools" / "docs"))
-import console_keys                 # noqa: E402
-import reference                    # noqa: E402
-import reference_pages as pages     # noqa: E402
-from reference_pages import ReferenceError      # noqa: E402
+from schedlab.refdocs import console_keys
+from schedlab.refdocs import pages
+from schedlab.refdocs.pages import ReferenceError
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +77,8 @@ def test_every_console_key_profile_number_and_option_is_on_its_page(listing, gen
     lines = pages.contract_lines(listing)
     for kind in ("BOOT", "CALIB", "SUMMARY"):
         assert all(f"| `{k}` |" in _section(generated["results.md"], kind) for k in lines[kind])
-    assert all(f"| `{k}` |" in _section(generated["results.md"], "RESULT") for k in pages.kernel_result_keys(REPO_ROOT))
+    result = _section(generated["results.md"], "RESULT")
+    assert all(f"| `{k}` |" in result for k in pages.kernel_result_keys(REPO_ROOT))
     for name in model.profiles():
         section = _section(generated["profiles.md"], name)
         assert all(f"| `{k}` | {v} |" in section for k, v in model.load_profile(name).items())

@@ -1,6 +1,6 @@
 """What each key of the console contract's lines means: the words of the generated reference/results.md.
 
-The keys themselves are not listed here: reference.py takes them from a boot's own BOOT, CALIB, RESULT and
+The keys themselves are not listed here: refdocs takes them from a boot's own BOOT, CALIB, RESULT and
 SUMMARY lines (the kernel's formatter, kernel/contract.c and kernel/calib.c) and from the RESULT keys the kernel
 keeps for itself (kernel/resultkeys.h). Only their meanings are written by hand, and the generator refuses to
 write the page when a key it found has none here (or a meaning here names a key no line has): a key added to
