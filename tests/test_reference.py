@@ -95,8 +95,7 @@ def test_every_console_key_profile_number_and_option_is_on_its_page(listing, gen
 
 @pytest.mark.check
 def test_a_cut_or_garbled_key_table_is_refused_naming_it():
-    whole = (REPO_ROOT / "build" / "scenario-keys.txt").read_text() if (REPO_ROOT / "build" / "scenario-keys.txt").is_file() \
-        else "KEY scope=setting name=seed values=<n> default=1 help=x\nKEY end\n"
+    whole = "KEY scope=setting name=seed values=<n> default=1 help=x\nKEY end\n"
     with pytest.raises(HarnessError, match="ends before its 'KEY end'"):
         keytable.parse(whole.replace("KEY end", ""))
     with pytest.raises(HarnessError, match="line 2: not a KEY row"):
