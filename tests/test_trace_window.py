@@ -57,3 +57,12 @@ def test_the_trace_command_exports_only_the_window(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(command + ["--from", "2", "--to", "1"]) != 0
     assert "inverted" in capsys.readouterr().err
+
+
+def test_the_perfetto_trace_of_a_window_switches_only_inside_it():
+    pytest.importorskip("perfetto")
+    from schedlab.pftrace import read_switches, tid_of, to_perfetto
+    switches = read_switches(to_perfetto(clip(parse_trace(dump(COSCHEDULED)), 500, 1500), {}))
+    assert {cpu: [(ns, nxt) for ns, _, _, nxt in events] for cpu, events in switches.items()} == {
+        0: [(500_000, tid_of(1, 0)), (1_001_000, 0), (1_002_000, tid_of(2, 0)), (1_500_000, 0)],
+        1: [(500_000, tid_of(1, 1)), (1_004_000, 0), (1_005_000, tid_of(2, 1)), (1_500_000, 0)]}
