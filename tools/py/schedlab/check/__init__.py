@@ -57,6 +57,7 @@ def check(args, log=print) -> run.Card:
     cases = run.battery_cases(card)
     if args.only:
         cases = [c for c in cases if c.mix in args.only.split(",") or c.topo.name in args.only.split(",")]
+    card.topologies = [t for t in card.topologies if any(c.topo.name == t.name for c in cases)]
     say = (lambda m: print(m, file=sys.stderr, flush=True))
     say(f"check: {card.policy}: {len(cases)} boots on {len({c.topo.name for c in cases})} topologies"
         + (" (--quick)" if args.quick else ""))

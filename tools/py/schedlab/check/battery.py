@@ -98,7 +98,7 @@ def contract_mix(h: int) -> list[str]:
 
 
 def churn_mix(h: int) -> list[str]:
-    return ["quantum=500us trace=on timeout=60s", f"job=synth:procs={h},iters=150,grain=1000,barrier=block",
+    return ["quantum=500us trace=on timeout=60s", f"job=synth:procs={h},iters={max(20, 1200 // h)},grain=1000,barrier=block",
             f"job=gauss:n={max(48, 2 * h)},procs={h},barrier=spin,at=1ms", "job=sleeper:iters=5,sleep_us=300,work=500",
             f"job=oddeven:n={max(256, 8 * h)},procs={max(1, h // 2)},barrier=block,at=3ms",
             "job=synth:procs=1,iters=80,at=2ms"]
@@ -209,6 +209,8 @@ def expected_shares(case: Case, trace, decl: Declaration, span) -> dict[int, flo
     jobs = [j for j, info in case.jobs.items() if info["app"] == "hog"]
     if decl.share == "equal":
         return {j: 1.0 / len(jobs) for j in jobs}
+    if decl.share == "per-hart":
+        return _per_hart_shares(trace, jobs, span)
     if decl.share == "tickets":
         total = sum(case.jobs[j]["tickets"] for j in jobs)
         return {j: case.jobs[j]["tickets"] / total for j in jobs}
@@ -217,6 +219,20 @@ def expected_shares(case: Case, trace, decl: Declaration, span) -> dict[int, flo
     if sum(held.values()) <= 0:
         return "the trace shows no allotment (rep records) for the competing jobs"
     return {j: h / sum(held.values()) for j, h in held.items()}
+
+
+def _per_hart_shares(trace, jobs, span) -> dict[int, float]:
+    """Each hart's time split equally among the competing jobs' processes that ran on it in ``span``."""
+    on = {}
+    for i in tr.intervals(trace):
+        if i.job in jobs and i.end_us > span[0] and i.start_us < span[1]:
+            on.setdefault(i.hart, set()).add((i.job, i.proc))
+    want = dict.fromkeys(jobs, 0.0)
+    for procs in on.values():
+        for job, _ in procs:
+            want[job] += 1.0 / len(procs)
+    total = sum(want.values()) or 1.0
+    return {j: w / total for j, w in want.items()}
 
 
 def judge_fairness(case: Case, trace, decl: Declaration) -> Verdict:
@@ -336,11 +352,14 @@ def judge(case: Case, run, decl: Declaration) -> list[Verdict]:
     trace = None
     if "trace=on" in case.tokens.split() and run.traces:
         trace = tr.parse_trace(run.console)
-    out = [judge_contract(run, trace)]
+    lost = sum(trace.dropped.values()) if trace is not None else 0
+    whole = trace is not None and not lost and trace.complete
+    out = [judge_contract(run, trace if whole else None)]
     if case.mix == "contract":
         return out
-    if trace is None or out[0].status == "fail":
-        why = "no trace" if trace is None else "the boot broke its contract"
+    if not whole or out[0].status == "fail":
+        why = ("no trace" if trace is None else "the boot broke its contract" if out[0].status == "fail" else
+               f"the trace ring overflowed ({lost} records lost): the mix is too long for this topology")
         return out + [Verdict(c, "not-run", why) for c in CHECKS[1:]]
     return out + [judge_progress(trace, decl), judge_work_conservation(trace, decl), judge_fairness(case, trace, decl),
                   judge_invariants(trace, decl)]

@@ -16,8 +16,10 @@ Keys (anything else is an error that names the line):
 
 * ``work-conserving yes|no`` - no hart idles while a ready process waits past a quantum (the policy may run
   any ready process on any hart). Default no: the check says "not declared".
-* ``share equal|tickets|allotment|none`` - each job's share of hart time while all compete: equal among the
-  jobs, in proportion to the per-job key ``tickets=`` (``share-key`` names another key), or in proportion to
+* ``share equal|per-hart|tickets|allotment|none`` - each job's share of hart time while all compete: equal
+  among the jobs; equal among the processes that run on each hart (a policy that binds processes to harts:
+  a job's share is the sum over its processes of 1 / the processes on that one's hart); in proportion to
+  the per-job key ``tickets=`` (``share-key`` names another key), or in proportion to
   the harts the policy allots it (``rep`` records). Default none.
 * ``share-key NAME`` - the per-job key that carries a job's share under ``share tickets`` (default tickets).
 * ``invariants NAME[,NAME]`` - schedule invariants judged from every trace: names of ``INVARIANTS``.
@@ -45,7 +47,7 @@ INVARIANTS = {
     "job-fifo": "within a job, processes run in the order they became ready (a process ready strictly "
                 "earlier than another of its job is dispatched first)",
 }
-SHARES = ("equal", "tickets", "allotment", "none")
+SHARES = ("equal", "per-hart", "tickets", "allotment", "none")
 DEFAULT_PROGRESS = 2
 BLOCK = re.compile(r"^\W*schedlab check:\s*$")
 LINE = re.compile(r"^\s*\*?\s*([a-z][a-z-]*)\s+(\S.*?)\s*(\*/)?\s*$")
