@@ -20,7 +20,7 @@
  * What it promises, for schedlab check (tools/py/schedlab/check/declare.py):
  * schedlab check:
  *   work-conserving  no - a process is bound to its hart: another hart idles while it waits
- *   share            equal - per hart, and the binding spreads the jobs evenly
+ *   share            per-hart - each hart round-robins the processes bound to it
  *   invariants       bound
  */
 #include "runq.h"
