@@ -129,7 +129,7 @@ def test_reproduce_does_not_write_docs_from_a_busy_host(fake, busy_check, tmp_pa
         return rp.Section("t-boot", "T", "-", "-", [rp.Row("elapsed", "-", "-", f"{t:.0f}", "reproduced")], "")
 
     rp.load_all()
-    monkeypatch.setitem(rp.EXPERIMENTS, "t-boot", rp.Experiment("t-boot", "Boots once", 1, 1, 1, section))
+    monkeypatch.setitem(rp.SECTIONS, "t-boot", rp.SectionSpec("t-boot", "Boots once", 1, 1, 1, section))
     busy_check.load = busy.HostLoad(6.0, 2, ())
     docs = tmp_path / "docs"
     rp.run(["t-boot"], rp.Ctx(out=docs, progress=lambda msg: None))

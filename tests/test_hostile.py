@@ -520,7 +520,7 @@ def test_fuzz_the_harness_inputs(tmp_path, fake):
     missing = str(tmp_path / "no-kernel.elf")           # what passes the checks stops at the missing kernel
     for _ in range(FUZZ_EACH // 5):
         pick = lambda: rng.choice(_VALUES)              # noqa: E731
-        _one_line_or_none(lambda: api._compare_argv(pick(), pick(), pick(), pick(), pick(), pick(), pick(),
+        _one_line_or_none(lambda: api._compare_args(pick(), pick(), pick(), pick(), pick(), pick(), pick(),
                                                     pick(), pick(), pick(), pick(), pick()))
         _one_line_or_none(lambda: schedlab.run(pick(), cpus=pick(), kernel=missing, sim=rng.choice([False, 1]),
                                                deterministic=pick(), model=pick(), timeout=pick(),

@@ -192,7 +192,7 @@ def test_the_paced_16_processor_section_paces_every_boot_at_one_rate(monkeypatch
     from schedlab import reproduce as rp
     from schedlab.reproduce import paced as paced16
     rp.load_all()
-    assert "markatos-3.5.1-paced16" in rp.EXPERIMENTS
+    assert "markatos-3.5.1-paced16" in rp.SECTIONS
     asked = []
     monkeypatch.setattr(paced16.pace, "resolve", lambda spec, harts, **kw: asked.append((spec, harts)) or "pace=7")
     ctx = rp.Ctx(cpus=2, progress=lambda msg: None)

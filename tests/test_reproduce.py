@@ -107,8 +107,8 @@ def fake_sections(monkeypatch):
         return rp.Section("t-broken", "T", "-", "-", [rp.Row("x", "1", "-", "2", "partially")], "")
 
     rp.load_all()
-    monkeypatch.setitem(rp.EXPERIMENTS, "t-broken", rp.Experiment("t-broken", "Broken", 1, 1, 1, broken))
-    monkeypatch.setitem(rp.EXPERIMENTS, "t-ok", rp.Experiment("t-ok", "Fine", 2, 1, 1, ok))
+    monkeypatch.setitem(rp.SECTIONS, "t-broken", rp.SectionSpec("t-broken", "Broken", 1, 1, 1, broken))
+    monkeypatch.setitem(rp.SECTIONS, "t-ok", rp.SectionSpec("t-ok", "Fine", 2, 1, 1, ok))
     return calls
 
 

@@ -24,10 +24,14 @@ The harness never times anything itself; it
 * turns a boot's trace dump (``trace=on``) into run intervals, slot-switch
   statistics, a gang co-scheduling check, Chrome/Perfetto JSON and a Gantt
   chart (``trace``);
-* offers the commands ``run``, ``compare``, ``sweep``, ``trace`` and ``reproduce``
-  (``commands``, ``cli``; the papers' results in ``reproduce/``), and ``calibrate``, ``validate``
-  (the simulator's costs and its check against QEMU), ``experiment`` (``experiments/``), ``bench``
-  and ``record-consoles``, each a module with its own ``main``;
+* keeps its core apart from its faces (``core``): how a command's boots run (``Settings``, the machine model
+  parsed once), one boot or many, a comparison as data (``Comparison``); the Python API (``api``) and the
+  commands are its two clients;
+* offers the commands ``run``, ``compare``, ``sweep``, ``trace`` and ``reproduce`` (``commands``, ``cli``;
+  the papers' results in ``reproduce/``, one *section* each), and ``calibrate``, ``validate`` (the
+  simulator's costs and its check against QEMU), ``experiment`` (one-off measurements, ``experiments/``),
+  ``bench``, ``explore``, ``check`` and ``record-consoles``, each a module with its own ``main`` - every
+  command registered one way (``registry``: cli.py's ``COMMANDS``);
 * builds what a command needs and does not find (``build``: the simulator, the host tools).
 
 The console contract and the QEMU command are fixed in docs/design.md; any

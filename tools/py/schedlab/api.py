@@ -132,6 +132,22 @@ def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = No
     ``calib`` (the first boot's calibration card). Without ``quiet`` each boot's progress and the notes go to
     stderr. A failed boot raises ``HarnessError`` unless ``keep_going``.
     """
+    scenario, cpus, repeat, listed, settings = _compare_args(tokens, cpus, policies, repeat, quantum, same_seed,
+                                                             kernel, sim, model, timeout, keep_going, quiet)
+    say = _quiet if quiet else _note
+    settings = core.prepare(settings, cpus, scenario.tokens, say=say)
+    result = core.compare(settings, scenario.tokens, cpus, repeat, listed, quantum,
+                          same_seed, keep_going, say=say, on_boot=None if quiet else _progress)
+    if result.failures and not (keep_going and result.outcomes):
+        raise HarnessError(f"compare: {len(result.failures)} boot(s) failed; the first:\n"
+                           + (core.unreadable(result.failures[0]) or failure_report(result.failures[0])))
+    return result.records()
+
+
+def _compare_args(tokens, cpus, policies, repeat, quantum, same_seed, kernel, sim, model, timeout, keep_going,
+                  quiet) -> tuple:
+    """compare's arguments checked (HarnessError naming the first wrong one): (scenario, cpus, repeat, the
+    policies or None, settings)."""
     if tokens is not None and not _words(tokens):
         raise HarnessError(f"tokens={tokens!r}: an empty mix; give jobs (\"job=gauss job=oddeven\") or None for "
                            "the default mix")
@@ -143,14 +159,8 @@ def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = No
         raise HarnessError(f"quantum={quantum!r}: expected a string such as \"5ms\" or None")
     listed = _policies(policies)
     scenario = scenario_from_args(_words(tokens or []), default_tokens=list(core.DEFAULT_MIX))
-    say = _quiet if quiet else _note
-    settings = core.prepare(_settings(kernel, sim, model, timeout), cpus, scenario.tokens, say=say)
-    result = core.compare(settings, scenario.tokens, cpus, repeat, listed.split(",") if listed else None, quantum,
-                          same_seed, keep_going, say=say, on_boot=None if quiet else _progress)
-    if result.failures and not (keep_going and result.outcomes):
-        raise HarnessError(f"compare: {len(result.failures)} boot(s) failed; the first:\n"
-                           + (core.unreadable(result.failures[0]) or failure_report(result.failures[0])))
-    return result.records()
+    return (scenario, cpus, repeat, listed.split(",") if listed else None,
+            _settings(kernel, sim, model, timeout))
 
 
 def _quiet(message: str) -> None:

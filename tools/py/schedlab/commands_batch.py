@@ -125,12 +125,12 @@ def sweep_command(args: Namespace) -> int:
 
 def reproduce_command(args: Namespace) -> int:
     from . import reproduce as rp
-    exps = rp.load_all()
+    specs = rp.load_all()
     if args.list:
-        for e in exps:
+        for e in specs:
             print(f"{e.name:26} {e.quick_seconds:5.0f} s quick {e.full_seconds:6.0f} s full  {e.title}"
                   + ("  (paced: --paced)" if e.paced else ""))
-        print(rp.plan_line(exps, False) + "; " + rp.plan_line(exps, True).split(", ", 1)[1])
+        print(rp.plan_line(specs, False) + "; " + rp.plan_line(specs, True).split(", ", 1)[1])
         return 0
     names = [n for n in (args.only or "").split(",") if n]
     deterministic = getattr(args, "deterministic", False)

@@ -16,26 +16,30 @@ Timings mean something only on an idle machine with harts <= host cores (docs/de
 
 from __future__ import annotations
 
-import importlib
 import sys
 
-#: the command's name for each experiment -> (module, one line for ``schedlab experiment --help``)
-EXPERIMENTS = {
-    "ab": ("ab", "two kernel builds side by side, booted alternately (--icount: instruction counts)"),
-    "wakecost": ("wakecost", "where a cross-hart futex wake's time goes (kbench futex with a trace)"),
-    "determinism": ("determinism", "deterministic mode across apps and policies: identical consoles, wall cost"),
-    "cache-corruption": ("cache_corruption", "two working sets time-sliced on one hart, with and without the model"),
-    "model-overhead": ("model_overhead", "what the machine model costs: each app with no, a zero-cost and a real model"),
-    "parallel-timing": ("parallel_timing", "one compare sequential and with --jobs: the ratio of every median"),
-    "adaptive": ("adaptive", "policy=adaptive against every fixed policy on named mixes (--sim or --qemu)"),
-    "pacing": ("pacing", "paced harts validated: scaling, spread beside a hog, misses, paced vs unpaced ranking"),
-}
+from ..registry import Commands
+
+#: The experiments, each a command of its own (registry.py): name, module, one line for ``--help``.
+EXPERIMENTS = Commands(__name__)
+EXPERIMENTS.delegate("ab", "ab", "two kernel builds side by side, booted alternately (--icount: instruction counts)")
+EXPERIMENTS.delegate("wakecost", "wakecost", "where a cross-hart futex wake's time goes (kbench futex with a trace)")
+EXPERIMENTS.delegate("determinism", "determinism", "deterministic mode across apps and policies: identical "
+                     "consoles, wall cost")
+EXPERIMENTS.delegate("cache-corruption", "cache_corruption", "two working sets time-sliced on one hart, with and "
+                     "without the model")
+EXPERIMENTS.delegate("model-overhead", "model_overhead", "what the machine model costs: each app with no, a "
+                     "zero-cost and a real model")
+EXPERIMENTS.delegate("parallel-timing", "parallel_timing", "one compare sequential and with --jobs: the ratio of "
+                     "every median")
+EXPERIMENTS.delegate("adaptive", "adaptive", "policy=adaptive against every fixed policy on named mixes (--sim or "
+                     "--qemu)")
+EXPERIMENTS.delegate("pacing", "pacing", "paced harts validated: scaling, spread beside a hog, misses, paced vs "
+                     "unpaced ranking")
 
 
 def usage() -> str:
-    width = max(map(len, EXPERIMENTS))
-    return ("usage: schedlab experiment NAME [ARGS...]   (schedlab experiment NAME --help for its options)\n\n"
-            + "\n".join(f"  {name:<{width}}  {about}" for name, (_, about) in EXPERIMENTS.items()))
+    return EXPERIMENTS.usage("schedlab experiment")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,5 +51,4 @@ def main(argv: list[str] | None = None) -> int:
     if name not in EXPERIMENTS:
         print(f"schedlab experiment: no experiment named {argv[0]!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(f"{__name__}.{EXPERIMENTS[name][0]}")
-    return module.main(argv[1:]) or 0
+    return EXPERIMENTS.main_of(name)(argv[1:]) or 0

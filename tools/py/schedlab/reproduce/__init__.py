@@ -1,7 +1,7 @@
 """``tools/schedlab reproduce``: every headline result of the five papers, regenerated in one command.
 
 The model.  A *section* is one result of one paper (Markatos 3.5.1, Feitelson & Rudolph's experiments, Hood's
-cliff, ...): a function ``fn(ctx) -> Section`` registered with ``@experiment`` in a module of this package
+cliff, ...): a function ``fn(ctx) -> Section`` registered with ``@section`` in a module of this package
 (each module registers its own sections when imported; the package imports every module beside this file, so
 adding a result is adding a file).  A section boots what it needs through ``ctx`` (one place for booting,
 repeats with seeds varied across them, medians and spreads), and returns rows of paper | model | ours |
@@ -111,7 +111,9 @@ class Section:
 
 
 @dataclass
-class Experiment:
+class SectionSpec:
+    """A registered section: its name, title and place in results.md, its budget, and the function that makes it
+    (``section``). Not to be confused with ``schedlab experiment``'s one-off measurements (experiments/)."""
     name: str
     title: str
     order: int
@@ -121,18 +123,18 @@ class Experiment:
     paced: bool = False         # boots more harts than host cores, paced: run with --paced (or --only), budgeted apart
 
 
-EXPERIMENTS: dict[str, Experiment] = {}
+SECTIONS: dict[str, SectionSpec] = {}
 #: ``fn(sections, out_dir) -> Path | None``: pages written beside results.md from the sections (``@page``)
 PAGES: list[Callable] = []
 
 
-def experiment(name: str, title: str, order: int, quick_seconds: float, full_seconds: float, paced: bool = False):
+def section(name: str, title: str, order: int, quick_seconds: float, full_seconds: float, paced: bool = False):
     """Register ``fn(ctx) -> Section`` as the section ``name``; ``paced``: it boots more harts than the host has
     cores on paced QEMU (paced.py), so it runs only with --paced or --only, and its time is budgeted apart."""
     def register(fn):
-        if name in EXPERIMENTS:
+        if name in SECTIONS:
             raise ValueError(f"two sections named {name}")
-        EXPERIMENTS[name] = Experiment(name, title, order, quick_seconds, full_seconds, fn, paced)
+        SECTIONS[name] = SectionSpec(name, title, order, quick_seconds, full_seconds, fn, paced)
         return fn
     return register
 
@@ -144,7 +146,7 @@ def page(fn):
     return fn
 
 
-def select(names: list[str]) -> list[Experiment]:
+def select(names: list[str]) -> list[SectionSpec]:
     """The sections --only names: each a section's name or a shell pattern ('sim16-*'), in results.md order."""
     exps = load_all()
     unknown = [n for n in names if not any(fnmatch.fnmatchcase(e.name, n) for e in exps)]
@@ -153,11 +155,11 @@ def select(names: list[str]) -> list[Experiment]:
     return [e for e in exps if any(fnmatch.fnmatchcase(e.name, n) for n in names)]
 
 
-def load_all() -> list[Experiment]:
+def load_all() -> list[SectionSpec]:
     """Every registered section, in results.md order (importing this package's modules registers them)."""
     for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         importlib.import_module(f"{__name__}.{info.name}")
-    return sorted(EXPERIMENTS.values(), key=lambda e: (e.order, e.name))
+    return sorted(SECTIONS.values(), key=lambda e: (e.order, e.name))
 
 
 # ---------------------------------------------------------------- numbers
@@ -289,13 +291,13 @@ class Ctx:
 
 # ---------------------------------------------------------------- the command
 
-def expected_minutes(exps: list[Experiment], quick: bool, paced: bool = False) -> float:
+def expected_minutes(exps: list[SectionSpec], quick: bool, paced: bool = False) -> float:
     """The one time estimate (--list, --help, the plan line; README quotes it rounded, tests/test_reproduce.py
     checks): the sections' declared seconds at --cpus 2, summed - those of the paced sections (--paced) apart."""
     return sum(e.quick_seconds if quick else e.full_seconds for e in exps if e.paced == paced) / 60
 
 
-def plan_line(exps: list[Experiment], quick: bool) -> str:
+def plan_line(exps: list[SectionSpec], quick: bool) -> str:
     paced = expected_minutes(exps, quick, paced=True)
     return (f"{len(exps)} sections, expected {expected_minutes(exps, quick):.1f} min at --cpus 2 "
             f"({'quick' if quick else 'full'})" + (f" and {paced:.1f} min of paced sections" if paced else ""))
@@ -330,7 +332,7 @@ def run(names: list[str] | None, ctx: Ctx, write: bool = True) -> list[Section]:
     return sections
 
 
-def _run_section(exp: Experiment, ctx: Ctx, number: str, side_by_side: bool) -> Section:
+def _run_section(exp: SectionSpec, ctx: Ctx, number: str, side_by_side: bool) -> Section:
     """One section, booting through a copy of ``ctx`` whose counters are its own."""
     own = copy.copy(ctx)
     own.boots, own.busy_boots, own.busy_reasons, own.calib = 0, 0, [], None
@@ -523,7 +525,7 @@ def _mode(cpus, quick) -> str:
     return f"{'--quick' if quick else 'full'} at --cpus {cpus}"
 
 
-def check_destination(only: list[Experiment] | None, ctx: Ctx) -> None:
+def check_destination(only: list[SectionSpec] | None, ctx: Ctx) -> None:
     """Refuse, before any boot, a run whose writing would drop results already in ctx.out: results written with
     another --cpus or --quick (an --only run merges only into results of its own kind, and a whole run would
     replace them), or a results.json this command cannot read. ``ctx.replace`` (--replace) allows it."""

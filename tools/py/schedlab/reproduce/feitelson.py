@@ -16,7 +16,7 @@ alpha tau_s (a futex hand-off on one hart: block, switch, wake, switch), a work 
 
 from __future__ import annotations
 
-from . import Row, Section, elapsed_us, experiment, judged, median, restates
+from . import Row, Section, elapsed_us, section, judged, median, restates
 from . import criteria as cr
 from . import models
 from .common import constants, plot
@@ -34,7 +34,7 @@ def iters_for(grain, u_us, ms=30.0):
     return max(200, min(20000, round(ms * 1000 / max(grain * u_us, 0.5))))
 
 
-@experiment("feitelson", "Feitelson & Rudolph: gang scheduling and busy waiting, experiments 1-4", order=60,
+@section("feitelson", "Feitelson & Rudolph: gang scheduling and busy waiting, experiments 1-4", order=60,
             quick_seconds=20, full_seconds=200)
 def feitelson(ctx) -> Section:
     c = constants(ctx)

@@ -11,7 +11,7 @@ Thieves' yields on (Hood's design) and off.
 
 from __future__ import annotations
 
-from . import Row, Section, experiment, judged, median, restates
+from . import Row, Section, section, judged, median, restates
 from . import criteria as cr
 from . import models
 from .common import plot
@@ -30,7 +30,7 @@ def _threads_why(t1: float, ts: float) -> str:
             "versions' work differs")
 
 
-@experiment("hood", "Hood: the performance cliff, and work stealing's bound", order=70, quick_seconds=5,
+@section("hood", "Hood: the performance cliff, and work stealing's bound", order=70, quick_seconds=5,
             full_seconds=15)
 def hood(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)

@@ -17,7 +17,7 @@ the profile's cost of that level (markatos_ch2.miss_cost_us).  Without a model t
 
 from __future__ import annotations
 
-from . import ReproError, Row, Section, experiment, fmt_spread, judged, median, restates
+from . import ReproError, Row, Section, section, fmt_spread, judged, median, restates
 from . import criteria as cr
 from .common import plot
 from .markatos_ch2 import job_misses
@@ -77,7 +77,7 @@ def _measure(ctx, profile: str, h: int, n: int, reps: int) -> dict:
     return out
 
 
-@experiment("markatos-fig3.2-caches", "Markatos Fig. 3.2 with caches: no cache corruption under partitions",
+@section("markatos-fig3.2-caches", "Markatos Fig. 3.2 with caches: no cache corruption under partitions",
             order=33, quick_seconds=12, full_seconds=110)
 def ranking_with_caches(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)

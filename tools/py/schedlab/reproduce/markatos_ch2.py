@@ -24,7 +24,7 @@ model is an upper bound on the speedup.
 
 from __future__ import annotations
 
-from . import ReproError, Row, Section, experiment, fmt_spread, judged, median, restates
+from . import ReproError, Row, Section, section, fmt_spread, judged, median, restates
 from . import criteria as cr
 from .common import plot
 from ..model import parse_spec
@@ -78,7 +78,7 @@ def _par_us(run) -> float:
     return float(next(r for r in run.results if r["app"] == "gauss")["par_us"])
 
 
-@experiment("markatos-ch2", "Markatos Figs. 2.2-2.4: Gauss's speedup as the miss cost grows", order=5,
+@section("markatos-ch2", "Markatos Figs. 2.2-2.4: Gauss's speedup as the miss cost grows", order=5,
             quick_seconds=7, full_seconds=75)
 def chapter2(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ReproError, Row, Section, experiment, fmt_spread, judged, median, restates
+from . import ReproError, Row, Section, section, fmt_spread, judged, median, restates
 from . import criteria as cr
 from .common import plot
 from ..model import load_profile
@@ -160,7 +160,7 @@ def accesses(ms: list[Meas]) -> float:
 
 # ---------------------------------------------------------------- Table 4.1 under butterfly
 
-@experiment("markatos-table4.1-butterfly", "Markatos Table 4.1 under the machine model: LB vs MCS vs the bound "
+@section("markatos-table4.1-butterfly", "Markatos Table 4.1 under the machine model: LB vs MCS vs the bound "
             "on a two-node Butterfly", order=50, quick_seconds=8, full_seconds=45)
 def table41(ctx) -> Section:
     reps, procs, quick = ctx.reps(3, 1), ctx.cpus, 0 if ctx.quick else 1
@@ -334,7 +334,7 @@ def figs_rows(data: dict, procs: int, old: dict | None = None) -> list[Row]:
     return rows
 
 
-@experiment("markatos-figs4.1-4.3", "Markatos Figs. 4.1-4.3 under the machine model: coarse vs fine LB vs fine "
+@section("markatos-figs4.1-4.3", "Markatos Figs. 4.1-4.3 under the machine model: coarse vs fine LB vs fine "
             "MCS on the Iris", order=51, quick_seconds=10, full_seconds=90)
 def figs(ctx) -> Section:
     reps, procs, spec, quick = ctx.reps(3, 1), ctx.cpus, "iris", 0 if ctx.quick else 1

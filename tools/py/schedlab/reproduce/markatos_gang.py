@@ -13,7 +13,7 @@ its clock handler (0.5 % of a 100 ms quantum).
 from __future__ import annotations
 
 from .. import trace as tr
-from . import ReproError, Row, Section, elapsed_us, experiment, fmt_spread, judged, median, restates, verdict_within
+from . import ReproError, Row, Section, elapsed_us, section, fmt_spread, judged, median, restates, verdict_within
 from . import criteria as cr
 from . import models
 from .common import plot
@@ -21,7 +21,7 @@ from .common import plot
 PAPER = {1: 2.01, 2: 3.01, 3: 4.01}
 
 
-@experiment("markatos-3.5.2", "Markatos 3.5.2: coscheduling is linear in the multiprogramming level", order=20,
+@section("markatos-3.5.2", "Markatos 3.5.2: coscheduling is linear in the multiprogramming level", order=20,
             quick_seconds=10, full_seconds=15)
 def coscheduling(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 2)
@@ -78,7 +78,7 @@ def coscheduling_rows(data: dict, h: int, old: dict | None = None) -> list[Row]:
     return rows
 
 
-@experiment("gang-switch", "The cost of a gang slot switch", order=25, quick_seconds=3, full_seconds=5)
+@section("gang-switch", "The cost of a gang slot switch", order=25, quick_seconds=3, full_seconds=5)
 def slot_switch(ctx) -> Section:
     reps = ctx.reps(3, 1)
     stats = []

@@ -19,7 +19,7 @@ import re
 import subprocess
 
 from . import criteria as cr
-from . import REPO, ReproError, Row, Section, elapsed_us, experiment, judged, median, restates
+from . import REPO, ReproError, Row, Section, elapsed_us, section, judged, median, restates
 from . import models
 from ..build import ensure
 from .common import constants, plot
@@ -29,7 +29,7 @@ def iter_us(ctx, tokens, seed, cpus=None):
     return elapsed_us(ctx.boot(tokens, seed, cpus), "synth", key="iter_us")
 
 
-@experiment("markatos-deprivation", "Markatos Figs. 3.3, 3.4, 3.7: barriers under processor deprivation",
+@section("markatos-deprivation", "Markatos Figs. 3.3, 3.4, 3.7: barriers under processor deprivation",
             order=40, quick_seconds=6, full_seconds=15)
 def deprivation(ctx) -> Section:
     reps, q_us = ctx.reps(3, 1), 2000
@@ -97,7 +97,7 @@ def deprivation_rows(data: dict, h: int, old: dict | None = None) -> list[Row]:
     return rows
 
 
-@experiment("markatos-combination", "Markatos Figs. 3.5, 3.6: blocking tree vs combination barrier", order=41,
+@section("markatos-combination", "Markatos Figs. 3.5, 3.6: blocking tree vs combination barrier", order=41,
             quick_seconds=4, full_seconds=12)
 def combination(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)
@@ -174,7 +174,7 @@ def combination_rows(data: dict, cpus: int, old: dict | None = None) -> list[Row
     return rows
 
 
-@experiment("markatos-table4.1", "Markatos Table 4.1: memory-conscious placement vs load balancing", order=50,
+@section("markatos-table4.1", "Markatos Table 4.1: memory-conscious placement vs load balancing", order=50,
             quick_seconds=2, full_seconds=4)
 def placement(ctx) -> Section:
     reps = ctx.reps(5, 2)
@@ -235,7 +235,7 @@ def grabs(sched: str, n: int, p: int) -> int:
     return int(m.group(1))
 
 
-@experiment("markatos-tables5", "Markatos Tables 5.3-5.5: synchronization operations of the loop schedulers",
+@section("markatos-tables5", "Markatos Tables 5.3-5.5: synchronization operations of the loop schedulers",
             order=51, quick_seconds=2, full_seconds=2)
 def loop_grabs(ctx) -> Section:
     data = {f"{sched}-{loop}-{p}": grabs(sched, n, p) for sched in SCHEDS5

@@ -24,7 +24,7 @@ KSR-1's 148 cycles.
 
 from __future__ import annotations
 
-from . import ReproError, Row, Section, experiment, fmt_spread, judged, median, restates
+from . import ReproError, Row, Section, section, fmt_spread, judged, median, restates
 from . import criteria as cr
 from .common import plot
 
@@ -301,7 +301,7 @@ def misses_table(t: Table) -> str:
     return "\n".join(lines)
 
 
-@experiment("markatos-ch5", "Markatos ch. 5: the loop schedulers under the machine model (iris, ksr1, symmetry)",
+@section("markatos-ch5", "Markatos ch. 5: the loop schedulers under the machine model (iris, ksr1, symmetry)",
             order=52, quick_seconds=9, full_seconds=120)
 def loops(ctx) -> Section:
     reps = ctx.reps(2, 1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from . import criteria as cr
 from ..comparison import response_us
-from . import Row, Section, elapsed_us, experiment, fmt_spread, judged, median, restates
+from . import Row, Section, elapsed_us, section, fmt_spread, judged, median, restates
 from .common import plot, slowdowns
 
 VERSIONS = [("coarse, barrier", "variant=coarse,sync=barrier", 1.97), ("coarse, condition", "variant=coarse,sync=cond", 1.96),
@@ -38,7 +38,7 @@ def one_hart_par(ctx, keys: str, reps: int, extra: str = "") -> list[float]:
             for seed in range(1, reps + 1)]
 
 
-@experiment("markatos-3.5.3", "Markatos 3.5.3: partitions, and why they win (sublinear speedup)", order=30,
+@section("markatos-3.5.3", "Markatos 3.5.3: partitions, and why they win (sublinear speedup)", order=30,
             quick_seconds=12, full_seconds=30)
 def partitions(ctx) -> Section:
     h = ctx.cpus
@@ -66,7 +66,7 @@ def partitions(ctx) -> Section:
         figures=[f for f in [fig] if f], data=data)
 
 
-@experiment("markatos-fig3.2", "Markatos Fig. 3.2: the policies ranked at multiprogramming level 2", order=31,
+@section("markatos-fig3.2", "Markatos Fig. 3.2: the policies ranked at multiprogramming level 2", order=31,
             quick_seconds=40, full_seconds=150)
 def ranking(ctx) -> Section:
     """Fig. 3.2 as the thesis draws it (sec. 3.5.4): for each Gauss version, its slowdown with a background
@@ -197,7 +197,7 @@ def tucker_scenario(h: int, policy: str, adapt: str) -> str:
     return f"policy={policy} " + " ".join(f"{j},adapt={adapt}" for j in tucker_jobs(h))
 
 
-@experiment("tucker-gupta", "Tucker & Gupta: process control against uncontrolled time-sharing", order=32,
+@section("tucker-gupta", "Tucker & Gupta: process control against uncontrolled time-sharing", order=32,
             quick_seconds=50, full_seconds=90)
 def tucker(ctx) -> Section:
     h, reps = ctx.cpus, ctx.reps(3, 1)

@@ -12,7 +12,7 @@ just the time share, l.
 
 from __future__ import annotations
 
-from . import Row, Section, experiment, judged, median, restates
+from . import Row, Section, section, judged, median, restates
 from . import criteria as cr
 from . import models
 from .common import constants, slowdowns
@@ -24,7 +24,7 @@ ODDEVEN = [("odd-even sort, spinning barrier", "barrier=spin", 366, "16 processe
             "the thesis's yielding barrier")]
 
 
-@experiment("markatos-3.5.1", "Markatos 3.5.1: time-slicing with a background job", order=10,
+@section("markatos-3.5.1", "Markatos 3.5.1: time-slicing with a background job", order=10,
             quick_seconds=35, full_seconds=95)
 def timeslicing(ctx) -> Section:
     h = ctx.cpus

@@ -14,7 +14,7 @@ thesis's synchronization rate - its phases or barriers per quantum - measured al
 
 from __future__ import annotations
 
-from . import Section, experiment, judged, median
+from . import Section, section, judged, median
 from . import models
 from .common import slowdowns
 from .markatos_ch2 import chapter2_criteria
@@ -44,7 +44,7 @@ def _quantum_us(ctx, spec: str, job: str, episodes: int, per_quantum: float) -> 
     return max(100, round(per_quantum * episode / 100) * 100), episode
 
 
-@experiment("markatos-3.5.1-paced16", "Markatos 3.5.1 at 16 processors, on paced QEMU", order=11,
+@section("markatos-3.5.1-paced16", "Markatos 3.5.1 at 16 processors, on paced QEMU", order=11,
             quick_seconds=150, full_seconds=420, paced=True)
 def timeslicing16(ctx) -> Section:
     if ctx.deterministic:                       # its clock counts instructions: nothing paced to measure
@@ -116,7 +116,7 @@ FIG23_CURVES = {("fine", "iris"): (1, 2, 4, 8), ("fine", "ksr1"): (1, 2, 4, 8), 
 CH2_KEYS = {"coarse": "variant=coarse", "fine": "variant=fine,place=lb"}
 
 
-@experiment("markatos-ch2-paced", "Markatos Figs. 2.2-2.3: where the curves peak, on paced QEMU", order=6,
+@section("markatos-ch2-paced", "Markatos Figs. 2.2-2.3: where the curves peak, on paced QEMU", order=6,
             quick_seconds=240, full_seconds=720, paced=True)
 def chapter2_paced(ctx) -> Section:
     """The curves chapter 2's text describes by where they peak - the fine grain's on the SGI and the KSR-1 at 4

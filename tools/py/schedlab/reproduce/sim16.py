@@ -16,7 +16,7 @@ import json
 import math
 from pathlib import Path
 
-from . import ReproError, Row, Section, experiment, judged, page, restates
+from . import ReproError, Row, Section, section, judged, page, restates
 from . import criteria as cr
 from . import models
 from ..qemu import REPO_ROOT as REPO
@@ -330,7 +330,7 @@ def sim_rows(name: str, exp: dict, harts: int = 16) -> list[Row]:
 
 
 for _k, _fn in enumerate(EXPERIMENTS):
-    experiment(section_name(_fn), TITLES[_fn], order=91 + _k, quick_seconds=1, full_seconds=1)(
+    section(section_name(_fn), TITLES[_fn], order=91 + _k, quick_seconds=1, full_seconds=1)(
         functools.partial(run_section, _fn))
     restates(section_name(_fn))(lambda data, cpus, old=None, _name=section_name(_fn): sim_rows(_name, data))
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 
-from . import ReproError, Row, Section, experiment, judged, restates
+from . import ReproError, Row, Section, section, judged, restates
 from . import criteria as cr
 from .sim16 import _fmt, _plot
 from ..executor import sim_run as sim_boot      # through --jobs/--executor (executor.py)
@@ -428,6 +428,6 @@ def simloc_rows(name: str, exp: dict) -> list[Row]:
 
 
 for _k, (_fn, (_name, _title)) in enumerate(EXPERIMENTS.items()):
-    experiment(_name, _title, order=100 + _k, quick_seconds=0.5, full_seconds=(5, 5, 1, 30, 25)[_k])(
+    section(_name, _title, order=100 + _k, quick_seconds=0.5, full_seconds=(5, 5, 1, 30, 25)[_k])(
         functools.partial(run_section, _fn))
     restates(_name)(lambda data, cpus, old=None, _n=_name: simloc_rows(_n, data))

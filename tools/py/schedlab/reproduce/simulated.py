@@ -9,7 +9,7 @@ import statistics
 
 from .. import sim_validate_heldout as ho
 from ..sim import ensure_sim
-from . import Row, Section, experiment
+from . import Row, Section, section
 
 
 def _rows(data: list[dict]) -> list[Row]:
@@ -48,7 +48,7 @@ def _rows(data: list[dict]) -> list[Row]:
     return rows
 
 
-@experiment("sim-validation", "The simulator against QEMU on held-out cases", order=89, quick_seconds=45,
+@section("sim-validation", "The simulator against QEMU on held-out cases", order=89, quick_seconds=45,
             full_seconds=600)
 def validation(ctx) -> Section:
     """The held-out validation within reproduce's budget (tests/test_reproduce.py: 30 min full, 5 quick for every

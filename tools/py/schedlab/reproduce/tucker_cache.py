@@ -32,7 +32,7 @@ tens of ms per block under the plugin), so what the corruption costs gauss here 
 
 from __future__ import annotations
 
-from . import Row, Section, experiment, fmt_spread, judged, median, restates
+from . import Row, Section, section, fmt_spread, judged, median, restates
 from . import criteria as cr
 from ..comparison import response_us
 from .common import plot
@@ -101,7 +101,7 @@ def _gauss_n() -> int:
     return int(TUCKER_APPS[0].split("n=")[1].split(",")[0])
 
 
-@experiment("tucker-gupta-cache", "Tucker & Gupta's point 4: cache corruption under the machine model", order=33,
+@section("tucker-gupta-cache", "Tucker & Gupta's point 4: cache corruption under the machine model", order=33,
             quick_seconds=8, full_seconds=45)
 def cache_corruption(ctx) -> Section:
     from ..model import parse_spec
