@@ -158,8 +158,8 @@ def _reproduce_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", metavar="NAME[,NAME]",
                    help="only these sections (see --list); a name may be a shell pattern, e.g. 'sim16-*'")
     p.add_argument("--cpus", type=inputs.argparse_int(1), default=2, metavar="N", help="harts (default 2)")
-    p.add_argument("--repeat", type=inputs.argparse_int(1, inputs.MAX_REPEAT), metavar="R", help="repeats per configuration (the full run's default: "
-                   "each section's own, 3 to 20)")
+    p.add_argument("--repeat", type=inputs.argparse_int(1, inputs.MAX_REPEAT), metavar="R",
+                   help="repeats per configuration (the full run's default: each section's own, 3 to 20)")
     p.add_argument("--out", default=None, metavar="DIR", help="where results.md, results.json and figures/ go "
                    "(default docs/)")
     p.add_argument("--allow-busy", action="store_true",
@@ -184,20 +184,20 @@ def _reproduce_options(p: argparse.ArgumentParser) -> None:
     executor.add_options(p)
 
 
-COMMANDS.delegate("calibrate", "sim_calibrate", "measure the simulator's costs on QEMU into "
-                  "tools/sim/calib/<name>.json (a quiet machine only)")
-COMMANDS.delegate("validate", "sim_validate", "the simulator against QEMU: slowdowns side by side (a quiet machine "
-                  "only)")
-COMMANDS.delegate("experiment", "experiments", "one-off measurements: ab, wakecost, determinism, cache-corruption, "
-                  "model-overhead (schedlab experiment --help)")
-COMMANDS.delegate("bench", "bench", "mechanism costs on QEMU and the host as BENCH lines (make bench; a quiet "
-                  "machine only)")
-COMMANDS.delegate("explore", "explore", "perturbed deterministic boots of scenarios drawn from the build, each "
-                  "checked; a failure prints the line that replays it")
-COMMANDS.delegate("check", "check", "a policy file or name checked for the properties a scheduler must have, on "
-                  "QEMU and the simulator: a report card, replay lines, grading (schedlab check --help)")
-COMMANDS.delegate("record-consoles", "record_consoles", "boot the real kernel to re-record the consoles the "
-                  "harness tests replay (tests/data/consoles)")
+COMMANDS.delegate_all((
+    ("calibrate", "sim_calibrate",
+     "measure the simulator's costs on QEMU into tools/sim/calib/<name>.json (a quiet machine only)"),
+    ("validate", "sim_validate", "the simulator against QEMU: slowdowns side by side (a quiet machine only)"),
+    ("experiment", "experiments",
+     "one-off measurements: ab, wakecost, determinism, cache-corruption, model-overhead (schedlab experiment --help)"),
+    ("bench", "bench", "mechanism costs on QEMU and the host as BENCH lines (make bench; a quiet machine only)"),
+    ("explore", "explore", "perturbed deterministic boots of scenarios drawn from the build, each checked; a "
+     "failure prints the line that replays it"),
+    ("check", "check", "a policy file or name checked for the properties a scheduler must have, on QEMU and the "
+     "simulator: a report card, replay lines, grading (schedlab check --help)"),
+    ("record-consoles", "record_consoles",
+     "boot the real kernel to re-record the consoles the harness tests replay (tests/data/consoles)"),
+))
 
 #: The delegated commands' modules and lines, derived from COMMANDS (for readers such as the reference pages).
 DELEGATED = {c.name: (c.module, c.about) for c in COMMANDS if c.delegated}

@@ -58,6 +58,11 @@ class Commands:
         """Register a delegated command: ``module`` has its own ``main(argv)`` and ``--help``."""
         return self.add(Command(name, about, module=module))
 
+    def delegate_all(self, rows) -> None:
+        """``delegate`` for each (name, module, about) row, in order."""
+        for name, module, about in rows:
+            self.delegate(name, module, about)
+
     def __contains__(self, name: str) -> bool:
         return name in self._table
 

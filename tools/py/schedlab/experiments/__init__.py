@@ -22,20 +22,17 @@ from ..registry import Commands
 
 #: The experiments, each a command of its own (registry.py): name, module, one line for ``--help``.
 EXPERIMENTS = Commands(__name__)
-EXPERIMENTS.delegate("ab", "ab", "two kernel builds side by side, booted alternately (--icount: instruction counts)")
-EXPERIMENTS.delegate("wakecost", "wakecost", "where a cross-hart futex wake's time goes (kbench futex with a trace)")
-EXPERIMENTS.delegate("determinism", "determinism", "deterministic mode across apps and policies: identical "
-                     "consoles, wall cost")
-EXPERIMENTS.delegate("cache-corruption", "cache_corruption", "two working sets time-sliced on one hart, with and "
-                     "without the model")
-EXPERIMENTS.delegate("model-overhead", "model_overhead", "what the machine model costs: each app with no, a "
-                     "zero-cost and a real model")
-EXPERIMENTS.delegate("parallel-timing", "parallel_timing", "one compare sequential and with --jobs: the ratio of "
-                     "every median")
-EXPERIMENTS.delegate("adaptive", "adaptive", "policy=adaptive against every fixed policy on named mixes (--sim or "
-                     "--qemu)")
-EXPERIMENTS.delegate("pacing", "pacing", "paced harts validated: scaling, spread beside a hog, misses, paced vs "
-                     "unpaced ranking")
+EXPERIMENTS.delegate_all((
+    ("ab", "ab", "two kernel builds side by side, booted alternately (--icount: instruction counts)"),
+    ("wakecost", "wakecost", "where a cross-hart futex wake's time goes (kbench futex with a trace)"),
+    ("determinism", "determinism", "deterministic mode across apps and policies: identical consoles, wall cost"),
+    ("cache-corruption", "cache_corruption", "two working sets time-sliced on one hart, with and without the model"),
+    ("model-overhead", "model_overhead",
+     "what the machine model costs: each app with no, a zero-cost and a real model"),
+    ("parallel-timing", "parallel_timing", "one compare sequential and with --jobs: the ratio of every median"),
+    ("adaptive", "adaptive", "policy=adaptive against every fixed policy on named mixes (--sim or --qemu)"),
+    ("pacing", "pacing", "paced harts validated: scaling, spread beside a hog, misses, paced vs unpaced ranking"),
+))
 
 
 def usage() -> str:
