@@ -190,6 +190,7 @@ struct sim_app {
     static const struct sim_app *const sim_app_ptr_##A __attribute__((used, section(".sim_apps"))) = &(A)
 
 const struct sim_app *sim_app_find(const char *name);            /* 0: not modelled */
+int sim_apps_check(char *err, size_t errlen);                    /* each named, with a step, no two alike */
 const char *sim_app_names(void);                                 /* "adjoint,chaos,...": sorted, for BOOT */
 int sim_app_setup(struct job *j, char *err, size_t errlen);      /* its model, keys and setup */
 void sim_app_free(void);                                         /* every job's models' free, the processes */

@@ -20,7 +20,10 @@ SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSC
 SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c kernel/sched/*/*.c)) $(EXTRA_POLICIES) \
               kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \
               kernel/contract.c
-SIM_SRC    := $(wildcard tools/sim/*.c tools/sim/apps/*.c) tools/model/cache.c lib/loops/loopsched.c
+# An app model from outside the tree (a test's, a tutorial's), as EXTRA_POLICIES adds a policy:
+# make sim EXTRA_SIM_APPS=path/to/model.c (it includes "sim.h" and "sim_kit.h": tools/sim is on the path).
+EXTRA_SIM_APPS ?=
+SIM_SRC    := $(wildcard tools/sim/*.c tools/sim/apps/*.c) $(EXTRA_SIM_APPS) tools/model/cache.c lib/loops/loopsched.c
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
 SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h kernel/sched/*/*.h) include/schedlab/abi.h tools/model/cache.h lib/loops/loopsched.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)

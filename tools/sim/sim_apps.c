@@ -17,7 +17,7 @@ extern const struct sim_app *const __start_sim_apps[], *const __stop_sim_apps[];
 const struct sim_app *sim_app_find(const char *name)
 {
     for (const struct sim_app *const *a = __start_sim_apps; a < __stop_sim_apps; a++)
-        if (!strcmp((*a)->name, name))
+        if ((*a)->name && !strcmp((*a)->name, name))
             return *a;
     return 0;
 }
@@ -25,6 +25,23 @@ const struct sim_app *sim_app_find(const char *name)
 static int by_name(const void *a, const void *b)
 {
     return strcmp((*(const struct sim_app *const *)a)->name, (*(const struct sim_app *const *)b)->name);
+}
+
+/* The link's models are usable: each named, with a step hook, and no two of one app (a model added beside
+   one of tools/sim/apps, or an app's file copied without renaming). 0, or -1 with the reason in err. */
+int sim_apps_check(char *err, size_t errlen)
+{
+    for (const struct sim_app *const *a = __start_sim_apps; a < __stop_sim_apps; a++) {
+        if (!(*a)->name || !(*a)->name[0] || !(*a)->step)
+            return snprintf(err, errlen, "an app model (SIM_APP) without a %s: every struct sim_app needs its name "
+                                         "and a step hook (tools/sim/sim.h)", (*a)->name ? "step hook" : "name"),
+                   -1;
+        if (sim_app_find((*a)->name) != *a)
+            return snprintf(err, errlen, "two app models are named %s (SIM_APP): one model an app, in "
+                                         "tools/sim/apps/%s.c", (*a)->name, (*a)->name),
+                   -1;
+    }
+    return 0;
 }
 
 /* The models' names, sorted, comma-separated: BOOT's apps= (what the simulator can run). */

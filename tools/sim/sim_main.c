@@ -175,7 +175,7 @@ int main(int argc, char **argv)
         kernel = kpath;
     }
     uint64_t free_bytes;
-    if (calib_load(calib_path, err, sizeof err) < 0 ||
+    if (sim_apps_check(err, sizeof err) < 0 || calib_load(calib_path, err, sizeof err) < 0 ||
         sim_free_bytes(kernel, mem_mb << 20, harts, &free_bytes, err, sizeof err) < 0) {
         fprintf(stderr, "schedlab-sim: %s\n", err);
         return 2;
