@@ -5,7 +5,10 @@ navigation lists every page.
   with one of the top-level folders, e.g. ``lib/threads/uthread.h`` or ``kernel/sched/*.c``) exists in the
   tree. A path with a placeholder (``apps/<name>.c``, ``tools/scenarios/NAME.scn``, ``$(B)``) is a pattern,
   not a path, and is skipped; a glob must match a file (but in a makefile, whose wildcards may match nothing).
-  A dated note (docs/notes/) may name a path of its time: one the repository's history has. The design's
+  A path may be relative to a folder the file is in or names (the simulator's ``apps/gauss.c`` beside
+  ``tools/sim/sim.h``), and a tutorial may name the file its own example block holds (a block whose header
+  comment opens ``<path> - ...``), which the reader creates. A dated note (docs/notes/) may name a path of its
+  time: one the repository's history has. The design's
   contracts are docs/design.md, so nothing cites the copy outside the repository (``../shared/``).
 - Runnable blocks: a fenced block right after a ``<!-- runnable -->`` line in README.md or docs/ is run line by
   line from the repository's root, as a reader would, and every line must exit 0. Such blocks use quick sizes.
@@ -74,12 +77,31 @@ def exists(path: str, files: list[str], make=False) -> bool:
     return (REPO / path).exists() or (REPO / (path + ".c")).exists() or path in EXTERNAL
 
 
+def bases(name: str, text: str, named: list[str]) -> list[Path]:
+    """The folders a path in the file may be relative to: the file's own and every folder it names."""
+    folders = {Path(name).parent, *(Path(p if p.endswith("/") else Path(p).parent) for p in named)}
+    return [REPO / d for f in folders for d in (f, *f.parents) if (REPO / d).is_dir()]
+
+
+def examples(text: str) -> set[str]:
+    """The files a page's own example blocks hold: a block whose header comment opens '<file> - '."""
+    return set(re.findall(r"^```\w*\n(?:/\*\n)?\s*[*#/]*\s*([\w./-]+\.\w+) - ", text, re.M))
+
+
+def stale_in(name: str, files: list[str], old: set[str]) -> list[str]:
+    text = (REPO / name).read_text(errors="replace")
+    found = list(named_paths(text))
+    near = bases(name, text, [p for _, p in found])
+    made = {Path(e).name for e in examples(text)}
+    return [f"{name}:{n}: {p}" for n, p in found
+            if not exists(p, files, make=name.endswith((".mk", "Makefile")))
+            and not any((b / p).exists() for b in near) and Path(p).name not in made
+            and not (name.startswith("docs/notes/") and p in old)]
+
+
 def test_every_path_named_exists():
     files, old = tracked(), history()
-    stale = [f"{f}:{n}: {p}" for f in documents(files) if (REPO / f).is_file()
-             for n, p in named_paths((REPO / f).read_text(errors="replace"))
-             if not exists(p, files, make=f.endswith((".mk", "Makefile")))
-             and not (f.startswith("docs/notes/") and p in old)]
+    stale = [line for f in documents(files) if (REPO / f).is_file() for line in stale_in(f, files, old)]
     assert not stale, "paths named that do not exist (moved? fix the reference):\n" + "\n".join(stale)
 
 
