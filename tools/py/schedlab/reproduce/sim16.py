@@ -352,7 +352,7 @@ def write_page(sections: list[Section], out: Path) -> Path | None:
              "both, so its numbers here are one draw. Times are the jobs' parallel parts (par_us), as the papers "
              "time them.", "",
              "Not modelled (so not reproduced): the combining of processes that share a hart in the combination "
-             "barrier, caches and memory. Process control is modelled at barrier releases (tools/sim/sim_work.c).",
+             "barrier, caches and memory. Process control is modelled at barrier releases (tools/sim/sim_barrier.c).",
              ""]
     for s in done:
         exp = s.data
