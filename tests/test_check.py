@@ -231,3 +231,13 @@ def test_points_are_shared_over_the_topologies_judged():
     ref = {("fairness", battery.QUICK[0].name): 0.1}
     earned, lost = rubric.score(within, card, ref)
     assert earned == 0 and "0.3 > 2.0 x the reference's" in lost[0]
+
+
+def test_a_per_hart_share_splits_each_hart_among_the_processes_at_home_there():
+    # hart 0: hogs 2 and 3 in turns of 1 quantum; hart 1: hog 4 alone: 1/4, 1/4, 1/2 of the hogs' time
+    lines = alternating([(2, 1), (3, 1)] * 30) + [f"1 0 run 4 0 -1", "1 60000 pre 4 0 0"]
+    case = share_case({2: 1, 3: 1, 4: 1})
+    v = battery.judge_fairness(case, dump(2, lines), Declaration("x", None, share="per-hart"))
+    assert v.status == "pass" and v.value < 0.05, v.detail
+    v = battery.judge_fairness(case, dump(2, lines), Declaration("x", None, share="equal"))
+    assert v.status == "fail" and "job 4 got 0.500" in v.detail

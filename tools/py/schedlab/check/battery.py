@@ -222,15 +222,23 @@ def expected_shares(case: Case, trace, decl: Declaration, span) -> dict[int, flo
 
 
 def _per_hart_shares(trace, jobs, span) -> dict[int, float]:
-    """Each hart's time split equally among the competing jobs' processes that ran on it in ``span``."""
-    on = {}
+    """The competing jobs' time on each hart split equally among their processes whose home it is in ``span``
+    (the hart a process ran on longest there: a move at a repartition does not count it twice; the time a
+    non-competitor - the sleeper - took from a hart is nobody's share)."""
+    where, on_hart = {}, {}
     for i in tr.intervals(trace):
-        if i.job in jobs and i.end_us > span[0] and i.start_us < span[1]:
-            on.setdefault(i.hart, set()).add((i.job, i.proc))
+        if i.job in jobs:
+            took = max(0.0, min(span[1], i.end_us) - max(span[0], i.start_us))
+            per = where.setdefault((i.job, i.proc), {})
+            per[i.hart] = per.get(i.hart, 0.0) + took
+            on_hart[i.hart] = on_hart.get(i.hart, 0.0) + took
+    homes = {key: max(per, key=per.get) for key, per in where.items() if max(per.values()) > 0}
+    count = {}
+    for hart in homes.values():
+        count[hart] = count.get(hart, 0) + 1
     want = dict.fromkeys(jobs, 0.0)
-    for procs in on.values():
-        for job, _ in procs:
-            want[job] += 1.0 / len(procs)
+    for (job, _), hart in homes.items():
+        want[job] += on_hart[hart] / count[hart]
     total = sum(want.values()) or 1.0
     return {j: w / total for j, w in want.items()}
 
