@@ -20,7 +20,7 @@
  * What it promises, for schedlab check (tools/py/schedlab/check/declare.py):
  * schedlab check:
  *   work-conserving  no - a job's processes run only on its partition
- *   share            allotment
+ *   share            per-hart - each hart round-robins its FIFO; with more jobs than harts, jobs share one-hart partitions
  *   invariants       disjoint-partitions
  *
  * All state below is guarded by sched_lock.
