@@ -36,7 +36,7 @@ def test_the_tree_policies_declare_their_promises():
     assert declare.declaration("global").work_conserving is True
     assert declare.declaration("global").share == "equal"
     assert declare.declaration("gang").invariants == ["coscheduled"]
-    assert declare.declaration("partition").share == "allotment"
+    assert declare.declaration("partition").share == "per-hart"
     assert declare.declaration("timeslice").invariants == ["bound"]
 
 
