@@ -8,7 +8,7 @@ navigation lists every page.
   A path may be relative to a folder the file is in or names (the simulator's ``apps/gauss.c`` beside
   ``tools/sim/sim.h``), and a tutorial may name the file its own example block holds (a block whose header
   comment opens ``<path> - ...``), which the reader creates. A dated note (docs/notes/) may name a path of its
-  time: one the repository's history has. The design's
+  time: one the repository's history has, or a file since moved. The design's
   contracts are docs/design.md, so nothing cites the copy outside the repository (``../shared/``).
 - Runnable blocks: a fenced block right after a ``<!-- runnable -->`` line in README.md or docs/ is run line by
   line from the repository's root, as a reader would, and every line must exit 0. Such blocks use quick sizes.
@@ -65,6 +65,11 @@ def history() -> set[str]:
     return set(out.stdout.split())
 
 
+def moved(files: list[str]) -> set[str]:
+    """The file names the tree has anywhere (a note's old path of a file since moved, in a shallow clone too)."""
+    return {Path(f).name for f in files}
+
+
 def exists(path: str, files: list[str], make=False) -> bool:
     if path.startswith("../shared/"):
         return False                    # outside the repository: the contracts are docs/design.md
@@ -96,7 +101,7 @@ def stale_in(name: str, files: list[str], old: set[str]) -> list[str]:
     return [f"{name}:{n}: {p}" for n, p in found
             if not exists(p, files, make=name.endswith((".mk", "Makefile")))
             and not any((b / p).exists() for b in near) and Path(p).name not in made
-            and not (name.startswith("docs/notes/") and p in old)]
+            and not (name.startswith("docs/notes/") and (p in old or Path(p).name in moved(files)))]
 
 
 def test_every_path_named_exists():
