@@ -27,6 +27,10 @@ a wait (block to unblock) and process-control suspensions as slices, steals,
 thread switches, grabs and marks as instants - on the same clock, so a
 barrier slice lines up with the thread's Running and Sleeping states above it.
 Times are nanoseconds since the scenario's t0, from the kernel's ``time`` CSR.
+
+A window of the trace (``trace --from/--to``, trace_window.py) is drawn the same way: a process running at the
+window's start is switched in at that instant, one running at its end is switched out there (as Runnable),
+and a thread's state shows from its first record inside the window.
 """
 
 from __future__ import annotations
