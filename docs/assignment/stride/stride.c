@@ -47,16 +47,6 @@ static int stride_job_admit(struct job *j)
     return 0;
 }
 
-static void kick_idle_hart(void)
-{
-    int me = mycpu()->id;
-    for (int h = 0; h < ncpus; h++)
-        if (h != me && __atomic_load_n(&cpus[h].idle, __ATOMIC_RELAXED) != IDLE_NOT) {
-            sched_kick(h);
-            return;
-        }
-}
-
 static void stride_enqueue(struct proc *p, enum enq_how how)
 {
     (void)how;
@@ -65,7 +55,7 @@ static void stride_enqueue(struct proc *p, enum enq_how how)
     runq_push_back(&sj->queue, p);
     sj->nready++;
     nwaiting++;
-    kick_idle_hart();
+    sched_kick_idle(~0UL);              /* an idle hart, not this one, comes for it */
 }
 
 /* The job to run next among those with a waiting process; 0 if none waits. */
