@@ -59,9 +59,13 @@ def plot(card: Card, path: Path) -> bool:
     rows = [r for r in card.baseline.get("rows", []) if r["mean"] is not None]
     if not rows:
         return False
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        card.notes.append("no baseline plot: matplotlib is missing (make deps installs it)")
+        return False
     groups = sorted({(r["mix"], r["engine"], r["harts"]) for r in rows}, key=str)
     policies = list(dict.fromkeys(r["policy"] for r in rows))
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups)), 3.6))
