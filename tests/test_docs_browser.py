@@ -110,7 +110,7 @@ def served(site):
 def test_a_browser_sees_the_navigation_a_reference_page_and_an_image(served, tmp_path):
     browser = _browser()
     shown = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                            f"--user-data-dir={tmp_path}", "--virtual-time-budget=10000", "--dump-dom",
+                            f"--user-data-dir={tmp_path}", "--dump-dom",
                             f"{served}/_probe.html"], capture_output=True, text=True, timeout=120)
     found = re.search(r'<pre id="probe">(.*?)</pre>', shown.stdout, re.S)
     assert found, f"the probe page reported nothing ({browser} exit {shown.returncode}):\n{shown.stderr[-2000:]}"
