@@ -78,6 +78,9 @@
  *   private storage       SCHED_PRIV(p, struct mine) and SCHED_PRIV(j, struct mine): SCHED_PRIV_WORDS
  *                         words in every struct proc and struct job that only the running policy uses,
  *                         zero when proc_new(p) / job_admit(j) is called (a larger struct fails to compile).
+ *                         The storage is uint64_t[]: a field narrower than 64 bits used straight through the
+ *                         macro (SCHED_PRIV(p, struct mine)->count with an int count) fails
+ *                         -Werror=strict-aliasing; 64-bit fields, or a pointer taken first, compile.
  *   accounting            p->run_ticks (time CSR ticks on harts so far) is current in tick (for c->cur),
  *                         in enqueue after a preemption or yield, and in blocked and exited: a policy that
  *                         ranks by attained service reads it there as is.
