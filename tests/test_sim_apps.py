@@ -4,6 +4,7 @@ policy), it is on BOOT's apps= and runs its app with no other edit; two models o
 engine, the kit and the models call one another only downward (tools/sim/LAYERS), with no cycle at all.
 Correctness only, never timings."""
 
+import json
 import subprocess
 import sys
 
@@ -22,9 +23,16 @@ MODEL = r'''
 
 struct walk {
     int64_t passes;
+    double unit;
 };
 
 static const struct sim_key keys[] = { SIM_KEY(struct walk, passes), { 0 } };
+
+static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
+{
+    SIM_STATE(w, struct walk)->unit = calib_get("memwalk_unit_ns", 2.0); /* its own unit, by name */
+    return 0;
+}
 
 static void step(struct sproc *sp, uint64_t t)
 {
@@ -34,38 +42,51 @@ static void step(struct sproc *sp, uint64_t t)
     if (sp->iter >= (uint64_t)w->passes)
         return job_end(sp, t);
     sp->iter++;
-    core_compute(sp, t, 1000 * (uint64_t)calib.synth_unit);
+    core_compute(sp, t, (uint64_t)(100000 * w->unit));
 }
 
-static const struct sim_app NAME = { .name = "NAME", .keys = keys, .step = step };
+static const struct sim_app NAME = { .name = "NAME", .keys = keys, .setup = setup, .step = step };
 SIM_APP(NAME);
 '''
 
 
-def build_with(tmp_path, *models):
-    """build/sim's objects plus the given model files (name -> source): the simulator they make."""
-    seed_sim_build(tmp_path / "sim")          # make sim's objects: what is compiled here is the models
-    files = []
-    for name, src in models:
-        path = tmp_path / f"{name}_model.c"
-        path.write_text(src)
-        files.append(str(path))
-    build = subprocess.run(["make", "--no-print-directory", f"SIM_OUT={tmp_path}/sim",
-                            f"EXTRA_SIM_APPS={' '.join(files)}", f"{tmp_path}/sim/schedlab-sim"],
-                           cwd=REPO_ROOT, capture_output=True, text=True)
+def make_sim(out, files):
+    build = subprocess.run(["make", "--no-print-directory", f"SIM_OUT={out}", f"EXTRA_SIM_APPS={' '.join(files)}",
+                            f"{out}/schedlab-sim"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-2000:]
-    return tmp_path / "sim" / "schedlab-sim"
+    return out / "schedlab-sim"
 
 
-def sim(binary, bootargs, cpus=2):
-    return subprocess.run([str(binary), "--cpus", str(cpus), bootargs], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=120)
-
-
-def test_a_new_app_model_is_one_file(tmp_path):
+@pytest.fixture(scope="module")
+def sims(tmp_path_factory):
+    """build/sim's objects plus a memwalk model, and the same plus a second synth model: (one, two) simulators
+    (one build directory: the second only compiles its model and links)."""
     if not (REPO_ROOT / "build" / "sim" / "obj").is_dir():
         pytest.skip("build/sim is not built (make sim)")
-    binary = build_with(tmp_path, ("memwalk", MODEL.replace("NAME", "memwalk")))
+    tmp = tmp_path_factory.mktemp("simapps")
+    seed_sim_build(tmp / "sim")          # make sim's objects: what is compiled here is the models
+    walk, dup = tmp / "memwalk_model.c", tmp / "synth_model.c"
+    walk.write_text(MODEL.replace("NAME", "memwalk"))
+    dup.write_text(MODEL.replace('"NAME"', '"synth"').replace("NAME", "synth2"))
+    one = make_sim(tmp / "sim", [str(walk)])
+    (tmp / "one").write_bytes(one.read_bytes())
+    (tmp / "one").chmod(0o755)
+    two = make_sim(tmp / "sim", [str(walk), str(dup)])
+    return tmp / "one", two
+
+
+def sim(binary, bootargs, cpus=2, calib=None):
+    argv = [str(binary), "--cpus", str(cpus)] + (["--calib", str(calib)] if calib else []) + [bootargs]
+    return subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+
+
+def cpu_us(run, job=1):
+    result = next(line for line in run.stdout.splitlines() if line.startswith(f"RESULT job={job} "))
+    return int(next(f for f in result.split() if f.startswith("cpu_us=")).split("=")[1])
+
+
+def test_a_new_app_model_is_one_file(sims, tmp_path):
+    binary = sims[0]
     run = sim(binary, "job=memwalk:procs=2,passes=3 job=synth:procs=2,iters=5")
     assert run.returncode == 0, run.stdout + run.stderr
     boot = next(line for line in run.stdout.splitlines() if line.startswith("BOOT"))
@@ -73,12 +94,17 @@ def test_a_new_app_model_is_one_file(tmp_path):
     assert "memwalk" in apps and "synth" in apps and apps == sorted(apps), boot
     result = next(line for line in run.stdout.splitlines() if line.startswith("RESULT job=1"))
     assert "app=memwalk" in result and "check=ok" in result and "passes=3" in result, result
+    # its unit is its own calibration key, read by name (calib_get): 2 ns a unit without one, 20 with it -
+    # 3 passes of 100000 units on each of 2 processes add 2 x 3 x 1.8 ms of CPU time
+    calib = json.loads((REPO_ROOT / "tools" / "sim" / "calib" / "default.json").read_text())
+    (tmp_path / "calib.json").write_text(json.dumps(dict({"memwalk_unit_ns": 20.0}, **calib)))  # before "sources"
+    dear = sim(binary, "job=memwalk:procs=2,passes=3 job=synth:procs=2,iters=5", calib=tmp_path / "calib.json")
+    assert dear.returncode == 0, dear.stdout + dear.stderr
+    assert cpu_us(dear) - cpu_us(run) == 2 * 3 * 1800, (cpu_us(run), cpu_us(dear))
 
 
-def test_two_models_of_one_app_are_refused(tmp_path):
-    if not (REPO_ROOT / "build" / "sim" / "obj").is_dir():
-        pytest.skip("build/sim is not built (make sim)")
-    binary = build_with(tmp_path, ("synth", MODEL.replace('"NAME"', '"synth"').replace("NAME", "synth2")))
+def test_two_models_of_one_app_are_refused(sims):
+    binary = sims[1]
     run = sim(binary, "job=synth:procs=2,iters=5")
     assert run.returncode == 2 and not run.stdout, run.stdout
     assert "two app models are named synth" in run.stderr, run.stderr

@@ -14,7 +14,7 @@
  *             seeing its barrier release). After each event on a hart the core does what the kernel does
  *             on the way back to user: leave the process if need_resched, and dispatch if it idles.
  *   process   struct proc (the kernel's) inside struct sproc (its workload's program counter). Its
- *             program (sim_work.c) is a sequence of compute segments and waits; a compute segment
+ *             program (its app's model, tools/sim/apps/) is a sequence of compute segments and waits; a compute segment
  *             advances only while the process runs, so preemption stretches it.
  *   costs     every overhead (syscall, switch, futex hand-off, IPI, barrier episodes, work units) comes
  *             from the calibration file (struct calib), measured on QEMU at CPUS=2.
@@ -36,18 +36,19 @@ struct calib {
     double syscall, yield, futex_same, futex_cross, empty_call, uthread_yield;
     double bar_spin[3], bar_block[3], bar_twophase, bar_adaptive; /* [shape] at 2 procs on 2 harts */
     double slot_switch, synth_unit, oddeven_cx, gauss_rowop, hog_unit, sleeper_unit;
-    double proc_start, workers_start, proc_end; /* process 0's serial parts: see sim_work.c's header */
+    double proc_start, workers_start, proc_end; /* process 0's serial parts: see sim_program.c's header */
     double wake_poll, wake_halt; /* a wake to the woken running on an idle hart, polling / halted (kbench) */
     double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
     double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
     double tclosure_step, adjoint_madd; /* tclosure's inner step, adjoint's multiply-add; optional, as sor_cell */
     double loop_grab;            /* a loop scheduler's grab in the app (sim_loops.c); optional, as sor_cell */
     double thread_create, thread_run, copy_call, copy_double; /* user-level threads (sim_threads.c); optional */
-    double grassfire_pixel;      /* grassfire: one pixel's step (sim_tapps.c); optional */
-    double msort_key;            /* msort: a key's share of a merge level (sim_tapps.c); optional */
+    double grassfire_pixel;      /* grassfire: one pixel's step (apps/grassfire.c); optional */
+    double msort_key;            /* msort: a key's share of a merge level (apps/msort.c); optional */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);
+double calib_get(const char *key, double dflt); /* an app's own unit by name, else dflt (sim_calib.c) */
 
 /* ---- the engine (sim_core.c) ---- */
 enum sim_ev { EV_TICK, EV_IPI, EV_STEP, EV_ARRIVE, EV_TIMEOUT };

@@ -10,6 +10,7 @@
 #include "sim.h"
 
 struct calib calib;
+static char text[65536]; /* the file, kept for calib_get */
 
 static const struct {
     const char *key;
@@ -57,12 +58,19 @@ static int number(const char *text, const char *key, double *v)
     return p && end != p + 1 && *v >= 0 ? 0 : -1;
 }
 
+/* A cost an app model reads by name (its setup hook): the calibration's "key", or dflt where the file has
+   none (the model's file says where dflt was measured). A new app's unit needs no field in struct calib. */
+double calib_get(const char *key, double dflt)
+{
+    double v;
+    return number(text, key, &v) == 0 ? v : dflt;
+}
+
 int calib_load(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return snprintf(err, errlen, "cannot open the calibration file %s (make sim-calibrate writes one)", path), -1;
-    static char text[65536];
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
@@ -71,7 +79,7 @@ int calib_load(const char *path, char *err, size_t errlen)
             return snprintf(err, errlen, "%s: no non-negative number for \"%s\"", path, keys[i].key), -1;
     /* Optional: the loop apps' units. Without one, gauss's row op times the ratio of their instruction counts,
        measured by deterministic QEMU boots (instruction-counted; job=gauss:procs=1,n=160: 7.53 a row op;
-       job=sor:procs=1,n=256,iters=10: 14.35 a cell; sim_loopapps.c: a tclosure step 6.04, an adjoint
+       job=sor:procs=1,n=256,iters=10: 14.35 a cell; apps/tclosure.c, adjoint.c: a tclosure step 6.04, an adjoint
        multiply-add 7.016; a grab, sched=ss less static at procs=1, 70.8 on sor and tclosure alike). */
     static const struct { const char *key; double *v, instructions; } per_rowop[] = {
         { "sor_cell_ns", &calib.sor_cell, 14.35 },        { "tclosure_step_ns", &calib.tclosure_step, 6.04 },
@@ -88,8 +96,8 @@ int calib_load(const char *path, char *err, size_t errlen)
     static const struct { const char *key; double *v, dflt; } opt[] = {
         { "thread_create_ns", &calib.thread_create, 200 }, { "thread_run_ns", &calib.thread_run, 430 },
         { "copy_call_ns", &calib.copy_call, 53 },          { "copy_double_ns", &calib.copy_double, 5.0 },
-        { "grassfire_pixel_ns", &calib.grassfire_pixel, 19.0 }, /* sim_tapps.c GF_ROW_PIXELS says where */
-        { "msort_key_ns", &calib.msort_key, 17.6 },             /* sim_tapps.c MS_INSERT says where */
+        { "grassfire_pixel_ns", &calib.grassfire_pixel, 19.0 }, /* apps/grassfire.c GF_ROW_PIXELS says where */
+        { "msort_key_ns", &calib.msort_key, 17.6 },             /* apps/msort.c MS_INSERT says where */
     };
     for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
         if (number(text, opt[i].key, opt[i].v) < 0)

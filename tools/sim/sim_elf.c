@@ -6,7 +6,7 @@
  *   the apps     every app ELF in the apps directory (build/apps: the kernel embeds each of them), in the
  *                kernel's order (make's sort by name), with the app spec of its .slapp section, as
  *                kernel/apps.c reads them. The parser knows every app the kernel knows; a job of an app
- *                the simulator has no model of is refused afterwards by work_setup, by name.
+ *                the simulator has no model of is refused afterwards by sim_app_setup, by name.
  *   free memory  kalloc_free_bytes(-1) at launcher_init: the pages from the kernel image's end
  *                (the ELF's kernel_end) to the top of RAM, less the device tree's pages and the kernel
  *                page table's one page (kalloc.c, fdt.c, vm.c).

@@ -28,8 +28,9 @@
  *             library publishes it (uthread.c streak_begins): an episode, and while timed a wait (sim_barrier.c).
  *   end       when main returns every process leaves the run; process 0 then checks (its check hook) and
  *             reports (its keys hook): par_us from the first round's start to the last round's end.
- * The apps' threads, copies and touches are their files' (struct tapp_ops, sim_threads.h); the machinery's own memory (descriptors, the
- * threads' stack words) is below (made_touch, run_touch). Not modelled: process control of a thread app
+ * The apps' threads, copies and touches are their files' (struct tapp_ops, sim_threads.h); the machinery's
+ * own memory (descriptors, the threads' stack words) is below (made_touch, run_touch). Not modelled: process
+ * control of a thread app
  * (adapt=: the thread library's suspensions and rescues, refused), the library's kernel yield every 32
  * failed polls.
  *

@@ -24,7 +24,7 @@ struct sjob;
 void threads_report(struct job *j, struct sjob *w, char *buf, size_t len); /* struct sim_prog's report */
 void threads_free(void);
 
-/* ---- between sim_threads.c and sim_tapps.c ---- */
+/* ---- between sim_threads.c and the apps on it ---- */
 #define TH_WINDOW 2 /* apps/gauss/gauss.h FINE_WINDOW: the pivot rows a process keeps */
 
 enum { PL_MCS, PL_LB };
@@ -80,7 +80,7 @@ struct tjob {
     int nchunks, capchunks, ndfree, capfree;
     int rounds, depth;    /* grassfire: sweeps (D + 1), D */
     int *rowmax;          /* grassfire: each row's largest depth */
-    void *data;           /* msort: its tree; gauss: ready[], colleft[] (sim_tapps.c) */
+    void *data;           /* msort: its tree; gauss: ready[], colleft[] (their files) */
     int cond;             /* gauss sync=cond: threads wait for their rows, columns overlap */
     struct parked *parked; /* threads parked in a wait (sync=cond, blocking) */
     int nparked, capparked;
