@@ -69,12 +69,13 @@ def settings_of(args: Namespace) -> core.Settings:
                          qemu_extra=tuple(inputs.qemu_extra(getattr(args, "qemu_extra", None))))
 
 
-def _settings(args: Namespace, scenario: Scenario, default_repeat: int) -> tuple[core.Settings, int, int]:
+def _settings(args: Namespace, scenario: Scenario, default_repeat: int,
+              settings: core.Settings | None = None) -> tuple[core.Settings, int, int]:
     """(settings, cpus, repeat): command line first, then the scenario header, then defaults; the settings
-    checked against the harts and pace=auto resolved (core.prepare)."""
+    (``settings_of(args)`` unless given) checked against the harts and pace=auto resolved (core.prepare)."""
     cpus = args.cpus or scenario.cpus or default_cpus()
     repeat = inputs.whole_number("repeat", args.repeat or scenario.repeat or default_repeat, 1, inputs.MAX_REPEAT)
-    return core.prepare(settings_of(args), cpus, scenario.tokens, say=note), cpus, repeat
+    return core.prepare(settings or settings_of(args), cpus, scenario.tokens, say=note), cpus, repeat
 
 
 def _sim_tag(settings: core.Settings) -> str:
@@ -323,12 +324,13 @@ def _boot_line(number: int, total: int, trial, run: Run) -> None:
 
 def compare_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario, default_tokens=DEFAULT_MIX)
-    virtual = settings_of(args).virtual(scenario.tokens)
+    settings = settings_of(args)
+    virtual = settings.virtual(scenario.tokens)
     if virtual and not args.allow_virtual:
         note(VIRTUAL_REFUSAL)
         return EXIT_USAGE
     # a deterministic boot repeats itself exactly: one of each unless asked
-    settings, cpus, repeat = _settings(args, scenario, default_repeat=1 if virtual else 3)
+    settings, cpus, repeat = _settings(args, scenario, 1 if virtual else 3, settings)
     result = core.compare(settings, scenario.tokens, cpus, repeat,
                           [p for p in (args.policies or "").split(",") if p] or None, args.quantum,
                           args.same_seed, args.keep_going, args.allow_virtual, say=note, on_boot=_boot_line)
