@@ -92,3 +92,22 @@ def test_run_boots_the_real_kernel():
 def test_run_in_the_simulator():
     run = schedlab.run("job=synth:procs=4,iters=20", cpus=4, sim=True)
     assert run.ok and run.summary["sim"] and run.results[0]["harts"] == 4
+
+
+def test_the_api_says_which_tree_it_runs(fake, tmp_path, monkeypatch):
+    """Called from inside another checkout (an editable install made elsewhere), it warns naming both trees;
+    from its own tree, or outside any, it says nothing."""
+    other = tmp_path / "other"
+    (other / "tools" / "py" / "schedlab").mkdir(parents=True)
+    (other / "tools" / "py" / "schedlab" / "__init__.py").write_text("")
+    (other / "Makefile").write_text("")
+    (other / "docs").mkdir()
+    fake.sim()
+    monkeypatch.chdir(other / "docs")
+    with pytest.warns(UserWarning, match=f"not the checkout {other}"):
+        schedlab.run("job=gauss", cpus=1, kernel=fake.kernel_path)
+    monkeypatch.chdir(tmp_path)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        schedlab.run("job=gauss", cpus=1, kernel=fake.kernel_path)

@@ -12,6 +12,9 @@ foreground job, and a scenario the kernel refuses (its tokens: BOOT never printe
 anything else boots where it can be known then. A boot that ran and failed is a result: ``run`` returns it
 (``Run.ok`` False, its ``exit_code``), ``compare`` raises for it only without ``keep_going``.
 
+Which tree: both boot the build of the checkout this package belongs to (``qemu.REPO_ROOT``). Called from
+inside another checkout (an editable install made elsewhere), they warn once, naming both trees.
+
 Threads: both may be called from several threads at once (the core keeps no state between calls); boots
 run where the current executor runs them (``with executor.use(executor.Local(4)):``).
 """
@@ -20,12 +23,30 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from . import core, inputs, model_limits
 from .commands import failure_report
-from .qemu import DEFAULT_TIMEOUT, HarnessError, Run
+from .qemu import DEFAULT_TIMEOUT, REPO_ROOT, HarnessError, Run
 from .scenario import scenario_from_args
+
+
+def _checkout_of(path: Path) -> Path | None:
+    """The schedlab checkout ``path`` is in (the nearest folder with tools/py/schedlab and a Makefile), or None."""
+    for folder in (path, *path.parents):
+        if (folder / "tools" / "py" / "schedlab" / "__init__.py").is_file() and (folder / "Makefile").is_file():
+            return folder
+    return None
+
+
+def _say_which_tree() -> None:
+    """Warn when the caller works in another checkout than the one this package runs (its editable install)."""
+    here = _checkout_of(Path.cwd().resolve())
+    if here is not None and here != REPO_ROOT.resolve():
+        warnings.warn(f"schedlab runs the tree {REPO_ROOT} (where it was installed from), not the checkout "
+                      f"{here} you are in: `pip install -e {here}` to use that one, or set SCHEDLAB_ROOT",
+                      stacklevel=3)
 
 
 def _words(tokens, name: str = "tokens") -> list[str]:
@@ -87,6 +108,7 @@ def run(tokens, cpus: int = 2, *, kernel: str | Path | None = None, sim: bool = 
     numbers typed), ``.summary``, ``.boot``, ``.calib``, ``.errors``, ``.output`` (each job's own lines),
     ``.ok``, ``.exit_code`` and ``.console`` (the raw text); a failed boot is returned, not raised.
     """
+    _say_which_tree()
     cpus = _int("cpus", cpus, 1, inputs.MAX_CPUS)
     if _flag("sim", sim) and _flag("deterministic", deterministic):
         raise HarnessError("deterministic picks how QEMU runs; sim boots no QEMU: use one of them")
@@ -132,6 +154,7 @@ def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = No
     ``calib`` (the first boot's calibration card). Without ``quiet`` each boot's progress and the notes go to
     stderr. A failed boot raises ``HarnessError`` unless ``keep_going``.
     """
+    _say_which_tree()
     scenario, cpus, repeat, listed, settings = _compare_args(tokens, cpus, policies, repeat, quantum, same_seed,
                                                              kernel, sim, model, timeout, keep_going, quiet)
     say = _quiet if quiet else _note
