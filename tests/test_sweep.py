@@ -198,3 +198,18 @@ def test_sweep_table_follows_the_policies_order(fake, capsys, tmp_path):  # noqa
     assert rows == [["timeslice", "5ms"], ["timeslice", "2ms"], ["gang", "5ms"], ["gang", "2ms"]]
     points = json.loads((tmp_path / "q.json").read_text())["sweep"]["points"]
     assert [p["policy"] for p in points] == ["timeslice", "timeslice", "gang", "gang"]
+
+
+def test_the_plot_rings_the_points_of_busy_boots(tmp_path, monkeypatch):
+    """A saved plot says which points a busy host made noisy, as the table's BUSY marks do."""
+    figure_module = pytest.importorskip("matplotlib.figure")
+    vary = sweep.parse_vary("quantum=2ms,5ms")
+    summaries = [sweep.Summary("gang", v, 1, "gauss", False, stats.Spread.of([1000.0, 1100.0]), busy=b, boots=2)
+                 for v, b in (("2ms", 0), ("5ms", 1))]
+    seen = []
+    monkeypatch.setattr(figure_module.Figure, "savefig", lambda figure, path, **kw: seen.append(
+        [(c.get_label(), len(c.get_offsets())) for ax in figure.axes for c in ax.collections
+         if c.get_label().lstrip("_") == sweep.BUSY_LABEL]))
+    sweep.draw(summaries, vary, "elapsed_us", tmp_path / "s.png", "t")
+    sweep.draw([s for s in summaries if not s.busy], vary, "elapsed_us", tmp_path / "q.png", "t")
+    assert seen == [[(sweep.BUSY_LABEL, 1)], []]

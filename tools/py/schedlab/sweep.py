@@ -235,7 +235,8 @@ def to_rows(summaries: list[Summary], vary: Vary, metric: str) -> list[dict]:
 
 def draw(summaries: list[Summary], vary: Vary, metric: str, path, title: str) -> None:
     """The sweep as a PNG: per policy and foreground job, the median metric per value (in order, evenly
-    spaced) with the bootstrap interval as error bars. HarnessError without matplotlib."""
+    spaced) with the bootstrap interval as error bars; a point computed from a boot the busy-host check flagged
+    is ringed in red (its time is noisy), as the table marks it. HarnessError without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -258,6 +259,7 @@ def draw(summaries: list[Summary], vary: Vary, metric: str, path, title: str) ->
         below = [(p.spread.median - (p.spread.ci or (p.spread.median,) * 2)[0]) * scale for p in shown]
         above = [((p.spread.ci or (p.spread.median,) * 2)[1] - p.spread.median) * scale for p in shown]
         axes.errorbar(xs, ys, yerr=[below, above], marker="o", capsize=4, label=f"{policy}: {app}#{job}")
+        _ring_busy(axes, [(x, y) for x, y, p in zip(xs, ys, shown) if p.busy])
     axes.set_xticks(range(len(vary.values)), vary.values)
     axes.set_xlabel(vary.name)
     axes.set_ylabel(f"{metric.removesuffix('_us')} ({unit})" if unit else metric)
@@ -267,6 +269,19 @@ def draw(summaries: list[Summary], vary: Vary, metric: str, path, title: str) ->
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
+
+
+def _ring_busy(axes, points: list[tuple[float, float]]) -> None:
+    """Red rings around the points computed from a busy boot; the legend names them once."""
+    if not points:
+        return
+    named = any(t.get_label() == BUSY_LABEL for t in axes.collections)
+    axes.scatter(*zip(*points), s=180, facecolors="none", edgecolors="red", linewidths=1.5, zorder=3,
+                 label="_" + BUSY_LABEL if named else BUSY_LABEL)
+
+
+#: The legend's entry for the ringed points.
+BUSY_LABEL = "busy host: noisy"
 
 
 def ci_label() -> str:
