@@ -14,8 +14,8 @@
  *             seeing its barrier release). After each event on a hart the core does what the kernel does
  *             on the way back to user: leave the process if need_resched, and dispatch if it idles.
  *   process   struct proc (the kernel's) inside struct sproc (its workload's program counter). Its
- *             program (its app's model, tools/sim/apps/) is a sequence of compute segments and waits; a compute segment
- *             advances only while the process runs, so preemption stretches it.
+ *             program (its app's model, tools/sim/apps/<app>.c) is a sequence of compute segments and
+ *             waits; a compute segment advances only while the process runs, so preemption stretches it.
  *   costs     every overhead (syscall, switch, futex hand-off, IPI, barrier episodes, work units) comes
  *             from the calibration file (struct calib), measured on QEMU at CPUS=2.
  *

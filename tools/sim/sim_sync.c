@@ -3,12 +3,12 @@
  * the services the policies read them through (syncstat_of, sched_wake_cost_ns): the engine keeps them, the
  * models publish into them (the barrier kit at arrivals and waits, the thread kit at idle streaks).
  *
- * What a process publishes, as lib/barriers/barrier.h and lib/wait/wait.h would: episodes (the workers it hosts, at each
- * barrier arrival; an idle streak of a thread program), and for every wait, one wait with its ticks from its
- * start to its end, and in_wait (wait_open) while it waits - the waits only while the policy asks for their
- * times (info_set_sync_timed, as the library reads the info page's sync_timed) - so the policy runs
- * unchanged (the part asleep is the policy's own count of the time blocked while in_wait, as in the kernel);
- * and process 0's units, the workers of a worker run while it runs.
+ * What a process publishes, as lib/barriers/barrier.h and lib/wait/wait.h would: episodes (the workers it
+ * hosts, at each barrier arrival; an idle streak of a thread program), and for every wait, one wait with its
+ * ticks from its start to its end, and in_wait (wait_open) while it waits - the waits only while the policy
+ * asks for their times (info_set_sync_timed, as the library reads the info page's sync_timed) - so the
+ * policy runs unchanged (the part asleep is the policy's own count of the time blocked while in_wait, as in
+ * the kernel); and process 0's units, the workers of a worker run while it runs.
  */
 #include <string.h>
 #include "sim.h"

@@ -92,7 +92,9 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
     memset(a, 0, sizeof *a);
     a->n = SIM_STATE(w, struct keys)->n;
     if (a->n < 1)
-        return snprintf(err, errlen, "job=adjoint: n=%ld is not modelled in the simulator (1 or more)", (long)a->n), -1;
+        return snprintf(err, errlen, "job=adjoint: n=%ld is not modelled in the simulator (1 or more)",
+                        (long)a->n),
+               -1;
     uint64_t seed = sim_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL); /* kernel/info.c's job seed */
     a->m = a->n * a->n;
     uint64_t *wt = malloc((size_t)a->m * sizeof *wt);
@@ -121,7 +123,10 @@ static uint64_t region(struct job *j, int h, uint64_t *zero)
 }
 
 /* Array k: 0 a, 1 b, 2 c, 3 ref. */
-static uint64_t adj_array(const struct adj *a, int k) { return a->base + (uint64_t)k * alloc_pages((uint64_t)a->m * 8) + 64; }
+static uint64_t adj_array(const struct adj *a, int k)
+{
+    return a->base + (uint64_t)k * alloc_pages((uint64_t)a->m * 8) + 64;
+}
 
 /* Index i of the sum on array x (a, or ref in the check): stall ns. */
 static uint64_t adj_touch(struct adj *a, int id, int h, int x, int64_t i)

@@ -259,7 +259,8 @@ static uint64_t gauss_update(struct job *j, struct tjob *t, int p, int h, int i,
             if (q->pivcol[s] != k) {
                 q->pivcol[s] = k;
                 q->copies++;
-                ns += threads_copy_ns(len) + (m ? mem_touch(j->id, h, piv, len, 8, 0) + mem_touch(j->id, h, mine, len, 8, 1)
+                ns += threads_copy_ns(len) +
+                      (m ? mem_touch(j->id, h, piv, len, 8, 0) + mem_touch(j->id, h, mine, len, 8, 1)
                                         : 0);
             }
             piv = mine;

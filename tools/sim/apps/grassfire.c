@@ -171,7 +171,8 @@ static uint64_t gf_sweep_row(struct job *j, struct tjob *t, int p, int h, int i,
     if (!home) {
         q->copies++;
         q->away++;
-        ns += threads_copy_ns(rb) + (m ? mem_touch(j->id, h, out, rb, 4, 0) + mem_touch(j->id, h, gf_row(t, !b, i), rb, 4, 1)
+        ns += threads_copy_ns(rb) +
+              (m ? mem_touch(j->id, h, out, rb, 4, 0) + mem_touch(j->id, h, gf_row(t, !b, i), rb, 4, 1)
                                : 0);
     } else {
         q->local++;

@@ -48,8 +48,8 @@ static void step(struct sproc *sp, uint64_t t)
     if (fg_live == 0 && sp->iter > 0)
         return job_end(sp, t);
     sp->iter++;
-    core_compute(sp, t,
-                 (uint64_t)((double)SIM_STATE(sjob_of(sp->p.job), struct hog)->block * calib.hog_unit) + block_touch(sp));
+    int64_t block = SIM_STATE(sjob_of(sp->p.job), struct hog)->block;
+    core_compute(sp, t, (uint64_t)((double)block * calib.hog_unit) + block_touch(sp));
 }
 
 static const struct sim_app hog = {

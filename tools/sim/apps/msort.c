@@ -119,7 +119,10 @@ static struct uthr ms_thread(const struct tjob *t, int idx, int r) { return (str
 
 static uint32_t ms_round_threads(const struct tjob *t, int r) { return (uint32_t)t->nnodes; }
 
-static int ms_home(const struct tjob *t, int i, int r) { return t->coarse || t->place == PL_MCS ? ms_nodes(t)[i].home : -1; }
+static int ms_home(const struct tjob *t, int i, int r)
+{
+    return t->coarse || t->place == PL_MCS ? ms_nodes(t)[i].home : -1;
+}
 
 /* Process p's set-up thread: its state, chunks A and B; A's keys generated. */
 static uint64_t ms_setup_thread(struct job *j, struct tjob *t, int p, int h)
@@ -212,7 +215,10 @@ static uint64_t ms_run(struct job *j, struct tjob *t, int p, int h, struct uthr 
 }
 
 /* check_sorted: A, in order. */
-static uint64_t ms_check(struct job *j, struct tjob *t, int h) { return mem_on() ? ms_touch(j, t, h, 0, 0, (uint32_t)t->n, 0) : 0; }
+static uint64_t ms_check(struct job *j, struct tjob *t, int h)
+{
+    return mem_on() ? ms_touch(j, t, h, 0, 0, (uint32_t)t->n, 0) : 0;
+}
 
 static void ms_keys(const struct tjob *t, char *buf, size_t len)
 {

@@ -149,7 +149,9 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
     memset(a, 0, sizeof *a);
     a->n = k->n;
     if (a->n < 1)
-        return snprintf(err, errlen, "job=tclosure: n=%ld is not modelled in the simulator (1 or more)", (long)a->n), -1;
+        return snprintf(err, errlen, "job=tclosure: n=%ld is not modelled in the simulator (1 or more)",
+                        (long)a->n),
+               -1;
     uint64_t seed = sim_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL); /* kernel/info.c's job seed */
     int64_t n = a->n, clique = n * k->clique / 100;
     uint64_t *wt = malloc((size_t)n * sizeof *wt);
@@ -189,7 +191,8 @@ static uint64_t tc_lists(const struct tc *a) { return a->base + alloc_pages((uin
 static uint64_t tc_touch(struct tc *a, struct job *j_, int h, int64_t k, int64_t j, int doer)
 {
     int id = j_->id;
-    uint64_t rowb = (uint64_t)a->n * 4, mat = tc_matrix(a), ns = mem_touch(id, h, mat + (uint64_t)j * rowb + (uint64_t)k * 4, 4, 4, 0);
+    uint64_t rowb = (uint64_t)a->n * 4, mat = tc_matrix(a);
+    uint64_t ns = mem_touch(id, h, mat + (uint64_t)j * rowb + (uint64_t)k * 4, 4, 4, 0);
     if (!doer)
         return ns;
     const uint64_t *rk = a->rowk + k * a->w;
@@ -241,7 +244,8 @@ static uint64_t setup_ns(struct sproc *sp)
         return 0;
     int h = hart_of(sp), id = j->id;
     uint64_t zero, cells = (uint64_t)(a->n * a->n), mat;
-    uint64_t ns = (uint64_t)((double)cells * (TC_CELL * 3 / 5 + (a->random ? TC_DRAW : 0)) * calib.tclosure_step / TC_STEP);
+    uint64_t ns =
+        (uint64_t)((double)cells * (TC_CELL * 3 / 5 + (a->random ? TC_DRAW : 0)) * calib.tclosure_step / TC_STEP);
     if (!mem_on() || !sp->p.on_cpu)
         return ns;
     uint64_t w, off = cells - (uint64_t)a->n; /* the cells off the diagonal */
@@ -253,7 +257,8 @@ static uint64_t setup_ns(struct sproc *sp)
           mem_touch_every(id, h, touch_frame(j), off, 0, 0) +
           (a->random ? mem_touch_every(id, h, touch_frame(j), off, 0, 1) : 0) +
           mem_touch(id, h, mat, cells * 4, 4, 0) +
-          alloc_use(&a->heap, id, h, (uint64_t)(a->n + 1) * 4, 4, 0, &a->first) + mem_touch(id, h, mat, cells * 4, 4, 0) +
+          alloc_use(&a->heap, id, h, (uint64_t)(a->n + 1) * 4, 4, 0, &a->first) +
+          mem_touch(id, h, mat, cells * 4, 4, 0) +
           mem_touch(id, h, tc_lists(a), a->edges * 4, 4, 1) + alloc_use(&a->heap, id, h, (uint64_t)a->n * 8, 8, 1, &w);
     alloc_unblock(&a->heap, w, (uint64_t)a->n * 8); /* loops_init's weights, freed */
     return ns;
@@ -314,7 +319,8 @@ static uint64_t tc_check_touch(struct tc *a, struct job *j, int h)
                   (queue ? mem_touch(id, h, queue + (uint64_t)(tail - (int64_t)fresh) * 4, fresh * 4, 4, 1) : 0) +
                   (a->first ? mem_touch_every(id, h, a->first + (uint64_t)(u + 1) * 4, fresh, 0, 0) : 0);
         }
-        ns += mem_touch(id, h, tc_matrix(a) + (uint64_t)s * rowb, rowb, 4, 0) + (seen ? mem_touch(id, h, seen, rowb, 4, 0) : 0);
+        ns += mem_touch(id, h, tc_matrix(a) + (uint64_t)s * rowb, rowb, 4, 0) +
+              (seen ? mem_touch(id, h, seen, rowb, 4, 0) : 0);
     }
     free(sb), free(nb), free(q);
     return ns;
