@@ -168,7 +168,7 @@ def _calibrate(args) -> int:
         c[key] = prev[key]
         src[key] = f"carried over from default.json ({prev['sources'].get(key, 'see there')})"
     for key in ("thread_create_ns", "thread_run_ns", "copy_call_ns", "copy_double_ns", "grassfire_pixel_ns",
-                "msort_key_ns"):  # the thread apps' (sim_tapps.c), measured on deterministic QEMU: no host speed
+                "msort_key_ns"):  # the thread apps' (sim_threads.c), measured on deterministic QEMU: no host speed
         if key in prev:
             c[key] = prev[key]
             src[key] = prev["sources"].get(key, "carried over from default.json")

@@ -76,10 +76,10 @@ UNIT_OF = {"synth": "synth_unit_ns", "oddeven": "oddeven_cx_ns", "gauss": "gauss
 #: A unit a calibration may leave out, and what the simulator uses then (tools/sim/sim_calib.c: sor's cell is
 #: gauss's row op times their instruction counts' ratio, 14.35 / 7.53, from deterministic QEMU boots).
 UNIT_DEFAULT = {"sor_cell_ns": lambda d: d["gauss_rowop_ns"] * 14.35 / 7.53,
-                "tclosure_step_ns": lambda d: d["gauss_rowop_ns"] * 6.04 / 7.53,   # sim_loopapps.c's counts
+                "tclosure_step_ns": lambda d: d["gauss_rowop_ns"] * 6.04 / 7.53,   # tools/sim/apps/tclosure.c's counts
                 "adjoint_madd_ns": lambda d: d["gauss_rowop_ns"] * 7.016 / 7.53,
-                "grassfire_pixel_ns": lambda d: 19.0,  # sim_tapps.c GF_ROW_PIXELS: deterministic QEMU
-                "msort_key_ns": lambda d: 17.6}        # sim_tapps.c MS_INSERT: deterministic QEMU
+                "grassfire_pixel_ns": lambda d: 19.0,  # tools/sim/apps/grassfire.c GF_ROW_PIXELS: deterministic QEMU
+                "msort_key_ns": lambda d: 17.6}        # tools/sim/apps/msort.c MS_INSERT: deterministic QEMU
 #: The thread apps' costs (tools/sim/sim_calib.c's optional keys and their defaults, deterministic QEMU's): the
 #: emulated instructions of the thread library, so a fit scales them with the app's unit (one host speed).
 THREAD_UNITS = {"thread_create_ns": 200.0, "thread_run_ns": 430.0, "copy_call_ns": 53.0, "copy_double_ns": 5.0}
