@@ -134,7 +134,7 @@ def reproduce_command(args: Namespace) -> int:
         return 0
     names = [n for n in (args.only or "").split(",") if n]
     deterministic = getattr(args, "deterministic", False)
-    spec = machine.as_model(getattr(args, "model", None))     # the spec parsed once; the sections take its text
+    spec = machine.as_model(getattr(args, "model", None))     # the spec parsed once, for every section
     why = pace.needs_pace(args.cpus, deterministic, False, spec)
     if why:                             # more harts than cores: timed only paced (pace.py)
         raise HarnessError(why)
@@ -145,9 +145,8 @@ def reproduce_command(args: Namespace) -> int:
                            "build/reproduce-deterministic)")
     ctx = rp.Ctx(cpus=args.cpus, repeat=args.repeat, quick=args.quick, out=out, replace=args.replace,
                  allow_busy=args.allow_busy)
-    resolved = pace.resolve(spec, args.cpus, say=note) if spec is not None and not deterministic else spec
-    # the sections take the spec's text: as given, or with pace=auto's one R for every section
-    ctx.model = getattr(args, "model", None) if resolved == spec else resolved.canonical
+    # pace=auto: one R for every section
+    ctx.model = pace.resolve(spec, args.cpus, say=note) if spec is not None and not deterministic else spec
     ctx.deterministic = deterministic
     ctx.paced = getattr(args, "paced", False)
     # every finished boot is kept beside the results; --resume answers from it what is there (journal.py)

@@ -206,11 +206,12 @@ def elapsed_us(run, app: str | None = None, job: int | None = None, key: str = "
 
 class Ctx:
     """What a section boots through: one place for QEMU, the simulator, repeats and seeds, progress.
-    ``model``: the machine-model spec every QEMU boot runs under (--model; None: no model). A section about the
+    ``model``: the machine model every QEMU boot runs under (--model's, parsed once: a ``model.Model``, or a
+    spec's text a section sets; None: no model). A section about the
     model itself (the locality results) names its own profile per boot (``boot(..., model="iris")``): that boot
     runs under it whatever --model says, and the section's rows say which profile each number comes from."""
 
-    model: str | None = None
+    model: "model.Model | str | None" = None
     #: --paced: the paced sections (more harts than host cores, paced.py) run too when no --only names them
     paced: bool = False
     #: --deterministic: every QEMU boot with clock=virtual under -icount (qemu.DETERMINISTIC_FLAGS): times are
@@ -281,7 +282,7 @@ class Ctx:
     def sim(self, tokens, cpus: int, seed: int = 1) -> "qemu.Run":
         if self.model_spec() != "none":
             raise ReproError(f"this section compares the simulator with QEMU, and the simulator has no machine "
-                             f"model yet: it cannot run under --model {self.model}")
+                             f"model yet: it cannot run under --model {self.model_spec()}")
         words = (tokens.split() if isinstance(tokens, str) else list(tokens)) + [f"seed={seed}"]
         run = executor.sim_run(cpus, words)
         if not run.ok:

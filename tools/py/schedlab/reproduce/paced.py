@@ -29,9 +29,9 @@ BARRIERS_PER_QUANTUM = 3.0                      # 3.5.1: the coarse-barrier Gaus
 def _spec(ctx, profile: str | None = None, harts: int = HARTS) -> str:
     """The paced model spec for a section's boots: --model's own pace if it has one, else pace=auto for `harts`;
     under `profile` when given (a section about the memory model), else --model's profile if any."""
-    from ..model import parse_spec
-    base = parse_spec(profile or ctx.model) if (profile or ctx.model) else None
-    given = parse_spec(ctx.model) if ctx.model else None
+    from ..model import as_model
+    base = as_model(profile or ctx.model)
+    given = as_model(ctx.model)
     rate = given.pace if given is not None and given.pace else "auto"
     spec = f"pace={rate}" if base is None else base.with_pace(rate).canonical
     return pace.resolve(spec, harts, say=ctx.progress)
