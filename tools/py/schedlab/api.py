@@ -27,7 +27,6 @@ import warnings
 from pathlib import Path
 
 from . import core, inputs, model_limits
-from .commands import failure_report
 from .qemu import DEFAULT_TIMEOUT, REPO_ROOT, HarnessError, Run
 from .scenario import scenario_from_args
 
@@ -133,7 +132,7 @@ def _refused(run: Run) -> str | None:
     None: a user's mistake, raised like the harness's own refusals."""
     if run.exit_code != 2 or run.boot is not None or run.timed_out:
         return None
-    return "the kernel refused the scenario: " + " ".join(failure_report(run).split("\n")[1:3]).strip()
+    return "the kernel refused the scenario: " + " ".join(core.failure_report(run).split("\n")[1:3]).strip()
 
 
 def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = None, repeat: int = 3,
@@ -163,7 +162,7 @@ def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = No
                           same_seed, keep_going, say=say, on_boot=None if quiet else _progress)
     if result.failures and not (keep_going and result.outcomes):
         raise HarnessError(f"compare: {len(result.failures)} boot(s) failed; the first:\n"
-                           + (core.unreadable(result.failures[0]) or failure_report(result.failures[0])))
+                           + (core.unreadable(result.failures[0]) or core.failure_report(result.failures[0])))
     return result.records()
 
 

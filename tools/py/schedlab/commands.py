@@ -30,7 +30,7 @@ from . import busy, core, inputs
 from . import model as machine
 from . import trace_window
 from .console import parse_console
-from .core import DEFAULT_MIX as _DEFAULT_MIX, unreadable
+from .core import DEFAULT_MIX as _DEFAULT_MIX, failure_report, unreadable
 from .mix import token_key
 from .qemu import DEFAULT_TIMEOUT, ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, host_cores
 from .scenario import Scenario, scenario_from_args
@@ -45,8 +45,6 @@ from .writers import dumps, run_meta, write_csv, write_json
 DEFAULT_MIX = list(_DEFAULT_MIX)
 #: Most harts chosen by default (fewer if the host has fewer cores).
 DEFAULT_MAX_CPUS = 4
-#: Lines of raw console shown for a failed run that printed no ERROR/PANIC.
-CONSOLE_TAIL = 15
 #: Where ``run --trace`` saves boot n's files (``run-<n>.log/.json/.png``) without ``--trace-out``.
 DEFAULT_TRACE_PREFIX = REPO_ROOT / "build" / "trace" / "run"
 
@@ -118,27 +116,6 @@ VIRTUAL_NOTE = (f"clock=virtual: times are instructions executed ({2 ** ICOUNT_S
                 "summed) under one QEMU host thread, not this host's time")
 #: Why compare refuses virtual times without --allow-virtual.
 VIRTUAL_REFUSAL = "schedlab: " + core.VIRTUAL_REFUSAL
-
-
-def failure_report(run: Run) -> str:
-    """What to show for a failed run: its ERROR/PANIC lines and failed jobs with their own ERROR lines,
-    else the console's tail."""
-    lines = [f"{run.verdict}: cpus={run.cpus} bootargs: {run.bootargs}"]
-    if run.timed_out:
-        lines.append(f"TIMEOUT: killed after {run.seconds:.0f} s (raise --timeout, or the kernel hung)")
-    lines += run.errors + run.panics
-    failed_jobs = [r for r in run.results if r.get("check") != "ok"]
-    for r in failed_jobs:
-        lines.append(f"job {r.get('job')} ({r.get('app')}) check={r.get('check')}"
-                     + (f" reason={r['reason']}" if "reason" in r else ""))
-        lines += ["  " + e for e in run.parsed.job_errors(r.get("job"))]
-    reported = {r.get("job") for r in failed_jobs}
-    lines += [e for job in sorted(run.output) if job not in reported for e in run.parsed.job_errors(job)]
-    if not (run.errors or run.panics or failed_jobs):
-        tail = run.console.splitlines()[-CONSOLE_TAIL:]
-        lines.append(f"no ERROR/PANIC line; last {len(tail)} console lines:" if tail else "no console output")
-        lines += ["| " + line for line in tail]
-    return "\n".join(lines)
 
 
 def _export(args: Namespace, command: str, entries, comparison: dict | None = None) -> bool:

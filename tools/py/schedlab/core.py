@@ -11,6 +11,7 @@ table or writes a file (as pyperf's ``Runner`` is the core and its CLI a client 
 * ``compare``: each foreground job alone and the mix under each policy (comparison.py plans and reduces), as a
   ``Comparison``: its trials and runs, the outcomes per policy, and ``records()`` - one dict per policy and
   job, with the busy-host verdict and calibration card of the boots each is computed from.
+* ``failure_report`` / ``unreadable``: what a failed boot says, in the words both faces show.
 
 Errors: what a user must fix (a bad spec, a scenario with model=, an unknown policy, a mix without a
 foreground job, virtual times for a comparison) raises ``HarnessError`` before any boot where it can be known
@@ -32,6 +33,9 @@ from .qemu import DEFAULT_TIMEOUT, MEMORY, REPO_ROOT, HarnessError, Run, is_dete
 
 #: The mix ``compare`` uses when given none (same as tools/scenarios/default-mix.scn).
 DEFAULT_MIX = ("job=gauss", "job=oddeven")
+
+#: Lines of raw console shown for a failed run that printed no ERROR/PANIC.
+CONSOLE_TAIL = 15
 
 #: Why compare refuses virtual times unless allowed.
 VIRTUAL_REFUSAL = (
@@ -287,3 +291,24 @@ def unreadable(run: Run) -> str | None:
         return None
     return ("contract lines not in the kernel's format (ignored, the run counts as failed):\n"
             + "\n".join("  " + line for line in run.parsed.malformed))
+
+
+def failure_report(run: Run) -> str:
+    """What to show for a failed run: its ERROR/PANIC lines and failed jobs with their own ERROR lines,
+    else the console's tail."""
+    lines = [f"{run.verdict}: cpus={run.cpus} bootargs: {run.bootargs}"]
+    if run.timed_out:
+        lines.append(f"TIMEOUT: killed after {run.seconds:.0f} s (raise --timeout, or the kernel hung)")
+    lines += run.errors + run.panics
+    failed_jobs = [r for r in run.results if r.get("check") != "ok"]
+    for r in failed_jobs:
+        lines.append(f"job {r.get('job')} ({r.get('app')}) check={r.get('check')}"
+                     + (f" reason={r['reason']}" if "reason" in r else ""))
+        lines += ["  " + e for e in run.parsed.job_errors(r.get("job"))]
+    reported = {r.get("job") for r in failed_jobs}
+    lines += [e for job in sorted(run.output) if job not in reported for e in run.parsed.job_errors(job)]
+    if not (run.errors or run.panics or failed_jobs):
+        tail = run.console.splitlines()[-CONSOLE_TAIL:]
+        lines.append(f"no ERROR/PANIC line; last {len(tail)} console lines:" if tail else "no console output")
+        lines += ["| " + line for line in tail]
+    return "\n".join(lines)
