@@ -65,7 +65,9 @@ class Declaration:
     declared: bool = False                  # the file has a block at all
 
     def as_dict(self) -> dict:
-        return {"policy": self.policy, "source": str(self.source) if self.source else None,
+        shown = None if self.source is None else str(self.source.relative_to(REPO_ROOT)
+                                                      if self.source.is_relative_to(REPO_ROOT) else self.source)
+        return {"policy": self.policy, "source": shown,
                 "declared": self.declared, "work_conserving": self.work_conserving, "share": self.share,
                 "share_key": self.share_key, "invariants": self.invariants, "progress": self.progress}
 
