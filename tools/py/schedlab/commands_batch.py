@@ -4,6 +4,7 @@ command resumes (journal.py), refused from docs/ when a boot failed or was flagg
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from argparse import Namespace
 from pathlib import Path
@@ -14,7 +15,6 @@ from . import sweep as sw
 from . import pace
 from .commands import EXIT_FAILED, EXIT_OK, _docs_refusal, _model_tag, _settings, failure_report, note
 from .journal import Journal
-from .mix import token_key
 from .qemu import REPO_ROOT, HarnessError
 from .scenario import scenario_from_args
 from .table import calib_line, sweep_table
@@ -55,72 +55,57 @@ def _write_sweep(json_path: Path, csv_path: Path, entries, rows: list[dict], abo
 def sweep_command(args: Namespace) -> int:
     vary = sw.parse_vary(args.vary)
     scenario = scenario_from_args(args.scenario)
-    if not any(token_key(t) == "job" for t in scenario.tokens):
-        raise HarnessError("sweep needs a scenario with at least one job=<app>")
     settings, cpus, repeat = _settings(args, scenario, default_repeat=3)
-    policies = [p for p in (args.policies or "").split(",") if p] or [None]
-    core.check_policies_first(settings, [p for p in policies if p])
-    points = sw.plan(vary, scenario.tokens, policies, repeat, vary_seed=not args.same_seed)
     json_path, csv_path, png = _sweep_outputs(args, vary)
-    done, failures, options = [], [], None
     # every finished boot is kept beside the output; --resume answers from it what is there (journal.py)
     executor.current().journal = Journal(json_path.with_name(json_path.stem + ".journal.jsonl"), args.resume)
-    with _progress(len(points)) as bar:
-        # the first boot alone: its BOOT line's options shape the others' tokens (Point.tokens reads `options`
-        # when the second batch is drawn, after the loop below has set it)
-        runs = (run for batch in (points[:1], points[1:])
-                for run in core.boots(settings, cpus, (p.tokens(options) for p in batch)))
-        for point, run in zip(points, runs):
-            bar.set_postfix_str(point.describe(vary))
-            done.append((point, run))
-            bar.update()
-            if run.ok and options is None:
-                options = (run.boot or {}).get("options") or {}
-                sw.check_known(vary, options)
-                refusal = core.unknown_policies([p for p in policies if p], (run.boot or {}).get("policies"))
-                if refusal:
-                    raise HarnessError(refusal)
-            refused = sw.refusal(vary, point, run)
-            if refused:
-                raise HarnessError(refused)
+    with contextlib.ExitStack() as stack:
+        bars = []
+
+        def shown(number: int, total: int, point, run) -> None:
+            if not bars:
+                bars.append(stack.enter_context(_progress(total)))
+            bars[0].set_postfix_str(point.describe(vary))
+            bars[0].update()
             if not run.ok:
-                failures.append(run)
-                bar.write(failure_report(run))
-                if not args.keep_going:
-                    break
+                bars[0].write(failure_report(run))
+
+        result = core.sweep(settings, vary, scenario.tokens, cpus, repeat,
+                            [p for p in (args.policies or "").split(",") if p] or None, args.metric, args.same_seed,
+                            args.keep_going, on_boot=shown)
     if args.resume:
         note(executor.current().journal.summary())
-    machine.check_same([(point.describe(vary), run.model) for point, run in done], "sweep over")
-    summaries = sw.summarise(done, vary, args.metric)
-    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={cpus}{_model_tag(settings, cpus)} repeats={repeat} "
-          f"seeds {'fixed' if args.same_seed or vary.key == 'seed' else 'seed+repeat'}; "
-          f"{args.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
-    print(calib_line([run.calib for _, run in done]))
-    print(sweep_table(summaries, vary.name, args.metric))
-    flagged = busy.warning(run for _, run in done)
-    if flagged:
-        print(flagged)
-    rows = sw.to_rows(summaries, vary, args.metric)
+    _print_sweep(result, _model_tag(settings, cpus), args.same_seed)
     entries = [(run_meta(i, run, repeat=p.repeat, vary=vary.name, value=p.value, policy_asked=p.policy), run)
-               for i, (p, run) in enumerate(done)]
-    about = {"vary": vary.name, "values": list(vary.values), "metric": args.metric, "cpus": cpus,
-             "repeats": repeat, "policies": policies, "seed_varied": not args.same_seed and vary.key != "seed",
-             "tokens": scenario.tokens, "model": settings.canonical_model(cpus)}
-    refusal = _docs_refusal(args, (json_path, csv_path, png), [run for _, run in done])
+               for i, (p, run) in enumerate(result.done)]
+    refusal = _docs_refusal(args, (json_path, csv_path, png), [run for _, run in result.done])
     if refusal:
         note(refusal)
         return EXIT_FAILED
-    _write_sweep(json_path, csv_path, entries, rows, about)
+    _write_sweep(json_path, csv_path, entries, result.rows(), result.about())
     written = [json_path, csv_path]
     if png is not None:
-        sw.draw(summaries, vary, args.metric, png,
-                f"{args.metric} vs {vary.name}: median and {sw.ci_label()} over {repeat} repeats, {cpus} harts")
+        sw.draw(result.summaries, vary, args.metric, png, f"{args.metric} vs {vary.name}: median and "
+                f"{sw.ci_label()} over {repeat} repeats, {cpus} harts")
         written.append(png)
     note("wrote " + " ".join(str(p) for p in written))
-    if failures:
-        note(f"schedlab: {len(failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
+    if result.failures:
+        note(f"schedlab: {len(result.failures)} run(s) failed" + ("" if args.keep_going else "; stopped"))
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _print_sweep(result: core.Sweep, model_tag: str, same_seed: bool) -> None:
+    """The sweep's header, calibration line, table and busy-host paragraph."""
+    vary = result.vary
+    print(f"== sweep {vary.name} over {','.join(vary.values)}: cpus={result.cpus}{model_tag} repeats={result.repeat} "
+          f"seeds {'fixed' if same_seed or vary.key == 'seed' else 'seed+repeat'}; "
+          f"{result.metric}: median, bootstrap {sw.ci_label()} of the median, min..max")
+    print(calib_line([run.calib for _, run in result.done]))
+    print(sweep_table(result.summaries, vary.name, result.metric))
+    flagged = busy.warning(run for _, run in result.done)
+    if flagged:
+        print(flagged)
 
 
 def reproduce_command(args: Namespace) -> int:

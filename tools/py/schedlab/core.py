@@ -11,6 +11,8 @@ table or writes a file (as pyperf's ``Runner`` is the core and its CLI a client 
 * ``compare``: each foreground job alone and the mix under each policy (comparison.py plans and reduces), as a
   ``Comparison``: its trials and runs, the outcomes per policy, and ``records()`` - one dict per policy and
   job, with the busy-host verdict and calibration card of the boots each is computed from.
+* ``sweep``: one key of a scenario over values under one or more policies (sweep.py plans and reduces), as a
+  ``Sweep``: its points and runs, the summaries per policy, value and job, and ``rows()``.
 * ``failure_report`` / ``unreadable``: what a failed boot says, in the words both faces show.
 
 Errors: what a user must fix (a bad spec, a scenario with model=, an unknown policy, a mix without a
@@ -28,6 +30,7 @@ from typing import Callable
 from . import busy, executor, kernel_elf, model_limits, pace
 from . import comparison as cmp
 from . import model as machine
+from . import sweep as sw
 from .mix import GLOBAL_SETTINGS, Job, background_apps, override, split_tokens, token_key
 from .qemu import DEFAULT_TIMEOUT, MEMORY, REPO_ROOT, HarnessError, Run, is_deterministic
 
@@ -279,6 +282,80 @@ def _run_trials(settings: Settings, result: Comparison, trials: list[cmp.Trial],
         if on_boot is not None:
             on_boot(number, len(trials), trial, run)
         if not run.ok or unreadable(run):
+            result.failures.append(run)
+            if not keep_going:
+                break
+
+
+# ---- sweep ----
+
+@dataclass
+class Sweep:
+    """A sweep's boots and what they add up to (sweep.py's model)."""
+
+    vary: sw.Vary
+    metric: str
+    cpus: int
+    repeat: int
+    policies: list[str | None]                            # as asked; None: the scenario's or the kernel's
+    tokens: list[str]
+    seed_varied: bool
+    model: str                                            # the canonical spec, or none
+    done: list[tuple[sw.Point, Run]] = field(default_factory=list)
+    failures: list[Run] = field(default_factory=list)
+    summaries: list[sw.Summary] = field(default_factory=list)
+
+    def rows(self) -> list[dict]:
+        """One row per policy, value and job (the CSV's)."""
+        return sw.to_rows(self.summaries, self.vary, self.metric)
+
+    def about(self) -> dict:
+        """What was swept, for the JSON."""
+        return {"vary": self.vary.name, "values": list(self.vary.values), "metric": self.metric, "cpus": self.cpus,
+                "repeats": self.repeat, "policies": self.policies, "seed_varied": self.seed_varied,
+                "tokens": self.tokens, "model": self.model}
+
+
+def sweep(settings: Settings, vary: sw.Vary, tokens, cpus: int, repeat: int, policies: list[str] | None = None,
+          metric: str = "elapsed_us", same_seed: bool = False, keep_going: bool = False,
+          on_boot: Callable[[int, int, sw.Point, Run], None] | None = None) -> Sweep:
+    """``vary`` over its values in the scenario ``tokens`` under each policy (None: as the scenario says),
+    ``repeat`` times; ``on_boot(number, total, point, run)`` hears each boot as it finishes. The first failed
+    boot stops it unless ``keep_going``; a key the kernel does not take, or a value it refused, raises."""
+    if not any(token_key(t) == "job" for t in tokens):
+        raise HarnessError("sweep needs a scenario with at least one job=<app>")
+    asked = list(policies or []) or [None]
+    check_policies_first(settings, [p for p in asked if p])
+    points = sw.plan(vary, list(tokens), asked, repeat, vary_seed=not same_seed)
+    result = Sweep(vary, metric, cpus, repeat, asked, list(tokens), not same_seed and vary.key != "seed",
+                   settings.canonical_model(cpus))
+    _run_points(settings, result, points, keep_going, on_boot)
+    machine.check_same([(point.describe(vary), run.model) for point, run in result.done], "sweep over")
+    result.summaries = sw.summarise(result.done, vary, metric)
+    return result
+
+
+def _run_points(settings: Settings, result: Sweep, points: list[sw.Point], keep_going: bool, on_boot) -> None:
+    """Boot the points in order into ``result``. The first boot goes alone: its BOOT line's options shape the
+    others' tokens (Point.tokens reads ``options`` when the second batch is drawn, after it is set below)."""
+    options = None
+    asked = [p for p in result.policies if p]
+    runs = (run for batch in (points[:1], points[1:])
+            for run in boots(settings, result.cpus, (p.tokens(options) for p in batch)))
+    for number, (point, run) in enumerate(zip(points, runs), 1):
+        result.done.append((point, run))
+        if on_boot is not None:
+            on_boot(number, len(points), point, run)
+        if run.ok and options is None:
+            options = (run.boot or {}).get("options") or {}
+            sw.check_known(result.vary, options)
+            refusal = unknown_policies(asked, (run.boot or {}).get("policies"))
+            if refusal:
+                raise HarnessError(refusal)
+        refused = sw.refusal(result.vary, point, run)
+        if refused:
+            raise HarnessError(refused)
+        if not run.ok:
             result.failures.append(run)
             if not keep_going:
                 break
