@@ -88,6 +88,7 @@ uint64_t touch_array_base(struct job *j);                        /* ... 0 before
 uint64_t touch_frame(struct job *j);                             /* process 0's stack frame (main's locals) */
 uint64_t touch_stack(struct sproc *sp);                          /* the process's own stack (its calls' frames) */
 uint64_t touch_zip(int job, int h, uint64_t src, int src_b, uint64_t dst, int dst_b, int store, uint64_t bytes);
+uint64_t touch_region(struct job *j, int h, uint64_t bytes, uint64_t *base, uint64_t *zero); /* at first use */
 uint64_t touch_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns); /* sys_alloc's fresh pages */
 
 /* ---- the library's allocator, as an app's blocks see it (sim_alloc.c) ---- */

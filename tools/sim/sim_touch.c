@@ -85,6 +85,18 @@ uint64_t touch_zip(int job, int h, uint64_t src, int src_b, uint64_t dst, int ds
     return ns;
 }
 
+/* A model's own arrays as one region of bytes, kept in *base: allocated at first use, on hart h's node, and
+   zeroed there (the kernel's sys_alloc); *zero gets that stall (0 if it existed). */
+uint64_t touch_region(struct job *j, int h, uint64_t bytes, uint64_t *base, uint64_t *zero)
+{
+    *zero = 0;
+    if (!*base) {
+        *base = mem_alloc(j->id, bytes, mem_node_of_hart(h));
+        *zero = mem_touch(j->id, h, *base, bytes, 8, 1);
+    }
+    return *base;
+}
+
 /* bytes allocated on hart h's node and zeroed there by the hart as the kernel's sys_alloc does; *ns gets the
    stall. */
 uint64_t touch_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns)

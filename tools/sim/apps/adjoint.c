@@ -113,13 +113,7 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
 static uint64_t region(struct job *j, int h, uint64_t *zero)
 {
     struct adj *a = &adjs[j->id - 1];
-    *zero = 0;
-    if (!a->base) {
-        uint64_t bytes = 4 * alloc_pages((uint64_t)a->m * 8);
-        a->base = mem_alloc(j->id, bytes, mem_node_of_hart(h));
-        *zero = mem_touch(j->id, h, a->base, bytes, 8, 1);
-    }
-    return a->base;
+    return touch_region(j, h, 4 * alloc_pages((uint64_t)a->m * 8), &a->base, zero);
 }
 
 /* Array k: 0 a, 1 b, 2 c, 3 ref. */

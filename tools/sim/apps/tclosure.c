@@ -171,13 +171,8 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
 static uint64_t region(struct job *j, int h, uint64_t *zero)
 {
     struct tc *a = &tcs[j->id - 1];
-    *zero = 0;
-    if (!a->base) {
-        uint64_t bytes = alloc_pages((uint64_t)(a->n * a->n) * 4) + alloc_pages((a->edges ? a->edges : 1) * 4);
-        a->base = mem_alloc(j->id, bytes, mem_node_of_hart(h));
-        *zero = mem_touch(j->id, h, a->base, bytes, 8, 1);
-    }
-    return a->base;
+    uint64_t bytes = alloc_pages((uint64_t)(a->n * a->n) * 4) + alloc_pages((a->edges ? a->edges : 1) * 4);
+    return touch_region(j, h, bytes, &a->base, zero);
 }
 
 /* The matrix and the lists. */
