@@ -157,18 +157,25 @@ def discover_policies(settings: Settings, cpus: int, given: list[str], jobs: lis
 # ---- compare ----
 
 @dataclass
-class Comparison:
-    """A comparison's boots and what they add up to (comparison.py's model)."""
+class Batch:
+    """What a command's boots leave: the harts and repeats, the machine model's canonical spec (or none), each
+    planned boot with its run in order (``done``: comparison.Trial or sweep.Point, Run), the failed runs."""
 
     cpus: int
     repeat: int
+    model: str
+    done: list[tuple] = field(default_factory=list, kw_only=True)
+    failures: list[Run] = field(default_factory=list, kw_only=True)
+
+
+@dataclass
+class Comparison(Batch):
+    """A comparison's boots and what they add up to (comparison.py's model)."""
+
     policies: list[str]
     jobs: list[Job]
     virtual: bool
-    model: str                                            # the canonical spec, or none
-    done: list[tuple[cmp.Trial, Run]] = field(default_factory=list)
-    failures: list[Run] = field(default_factory=list)
-    outcomes: list[cmp.PolicyOutcome] = field(default_factory=list)
+    outcomes: list[cmp.PolicyOutcome] = field(default_factory=list, kw_only=True)
 
     @property
     def ok(self) -> bool:
@@ -235,7 +242,7 @@ def compare(settings: Settings, tokens, cpus: int, repeat: int, policies: list[s
     if not any(not j.background for j in jobs):
         raise HarnessError("compare needs at least one foreground job (job=<app> not in the background set) "
                            "in the mix")
-    result = Comparison(cpus, repeat, list(policies or []), jobs, virtual, settings.canonical_model(cpus))
+    result = Comparison(cpus, repeat, settings.canonical_model(cpus), list(policies or []), jobs, virtual)
     discovery = None
     if policies:
         check_policies_first(settings, result.policies)
@@ -290,20 +297,15 @@ def _run_trials(settings: Settings, result: Comparison, trials: list[cmp.Trial],
 # ---- sweep ----
 
 @dataclass
-class Sweep:
+class Sweep(Batch):
     """A sweep's boots and what they add up to (sweep.py's model)."""
 
     vary: sw.Vary
     metric: str
-    cpus: int
-    repeat: int
     policies: list[str | None]                            # as asked; None: the scenario's or the kernel's
     tokens: list[str]
     seed_varied: bool
-    model: str                                            # the canonical spec, or none
-    done: list[tuple[sw.Point, Run]] = field(default_factory=list)
-    failures: list[Run] = field(default_factory=list)
-    summaries: list[sw.Summary] = field(default_factory=list)
+    summaries: list[sw.Summary] = field(default_factory=list, kw_only=True)
 
     def rows(self) -> list[dict]:
         """One row per policy, value and job (the CSV's)."""
@@ -327,8 +329,8 @@ def sweep(settings: Settings, vary: sw.Vary, tokens, cpus: int, repeat: int, pol
     asked = list(policies or []) or [None]
     check_policies_first(settings, [p for p in asked if p])
     points = sw.plan(vary, list(tokens), asked, repeat, vary_seed=not same_seed)
-    result = Sweep(vary, metric, cpus, repeat, asked, list(tokens), not same_seed and vary.key != "seed",
-                   settings.canonical_model(cpus))
+    result = Sweep(cpus, repeat, settings.canonical_model(cpus), vary, metric, asked, list(tokens),
+                   not same_seed and vary.key != "seed")
     _run_points(settings, result, points, keep_going, on_boot)
     machine.check_same([(point.describe(vary), run.model) for point, run in result.done], "sweep over")
     result.summaries = sw.summarise(result.done, vary, metric)
