@@ -167,7 +167,7 @@ static int fine_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
     if (scenario_arg(a, "variant", v, sizeof v) != 0 || strcmp(v, "fine"))
         return 0; /* coarse: a barrier program */
     t->place = scenario_arg(a, "place", v, sizeof v) == 0 && !strcmp(v, "lb") ? PL_LB : PL_MCS;
-    t->n = scenario_arg(a, "n", v, sizeof v) == 0 ? atoi(v) : 0;
+    t->n = (int)SIM_STATE(sjob_of(j), struct gauss)->n;
     t->cond = scenario_arg(a, "sync", v, sizeof v) == 0 && !strcmp(v, "cond");
     if (scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static"))
         return snprintf(err, errlen, "job=gauss: sched=%s needs variant=coarse (as the app says)", v), -1;

@@ -29,6 +29,12 @@
    a pixel and 578 ns a row */
 #define GF_ROW_PIXELS 30
 
+struct keys {
+    int64_t n;
+};
+
+static const struct sim_key keys[] = { SIM_KEY(struct keys, n), { 0 } };
+
 static int gf_home(const struct tjob *t, int i) { return (int)((int64_t)i * t->P / t->n); }
 static int gf_lo(const struct tjob *t, int p) { return (int)(((int64_t)p * t->n + t->P - 1) / t->P); }
 
@@ -90,7 +96,7 @@ static int gf_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
     char v[32];
     const char *a = j->scen->args;
     t->place = scenario_arg(a, "place", v, sizeof v) == 0 && !strcmp(v, "lb") ? PL_LB : PL_MCS;
-    t->n = scenario_arg(a, "n", v, sizeof v) == 0 ? atoi(v) : 384; /* the app's default */
+    t->n = (int)SIM_STATE(sjob_of(j), struct keys)->n;
     t->coarse = scenario_arg(a, "variant", v, sizeof v) == 0 && !strcmp(v, "coarse");
     if (t->coarse && t->place == PL_LB)
         return snprintf(err, errlen, "job=%s: place=lb needs variant=fine (as the app says)", j->scen->app), -1;
@@ -242,6 +248,6 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
 static const struct sim_prog prog = { .report = threads_report };
 
 static const struct sim_app grassfire = {
-    .name = "grassfire", .setup = setup, .step = tprog_step, .prog = &prog,
+    .name = "grassfire", .keys = keys, .setup = setup, .step = tprog_step, .prog = &prog,
 };
 SIM_APP(grassfire);

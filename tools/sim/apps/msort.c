@@ -20,6 +20,12 @@
 #include "../sim_mem.h"
 #include "../sim_threads.h"
 
+struct keys {
+    int64_t n, leaf;
+};
+
+static const struct sim_key keys[] = { SIM_KEY(struct keys, n), SIM_KEY(struct keys, leaf), { 0 } };
+
 /* msort's tree, as apps/msort.c builds it (preorder; the left child is the next node). */
 struct msnode {
     uint32_t lo, hi;
@@ -84,8 +90,8 @@ static int ms_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
     t->coarse = scenario_arg(a, "variant", v, sizeof v) == 0 && !strcmp(v, "coarse");
     if (t->coarse && t->place == PL_LB)
         return snprintf(err, errlen, "job=%s: place=lb needs variant=fine (as the app says)", j->scen->app), -1;
-    t->n = scenario_arg(a, "n", v, sizeof v) == 0 ? atoi(v) : 131072; /* the app's defaults */
-    t->leaf = scenario_arg(a, "leaf", v, sizeof v) == 0 ? atoi(v) : 64;
+    t->n = (int)SIM_STATE(sjob_of(j), struct keys)->n;
+    t->leaf = (int)SIM_STATE(sjob_of(j), struct keys)->leaf;
     if (t->n < j->nprocs)
         return snprintf(err, errlen, "job=msort: n=%d must be at least procs=%d (as the app says)", t->n, j->nprocs),
                -1;
@@ -241,6 +247,6 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
 static const struct sim_prog prog = { .report = threads_report };
 
 static const struct sim_app msort = {
-    .name = "msort", .setup = setup, .step = tprog_step, .prog = &prog,
+    .name = "msort", .keys = keys, .setup = setup, .step = tprog_step, .prog = &prog,
 };
 SIM_APP(msort);
