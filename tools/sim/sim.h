@@ -39,12 +39,11 @@ struct calib {
     double proc_start, workers_start, proc_end; /* process 0's serial parts: see sim_program.c's header */
     double wake_poll, wake_halt; /* a wake to the woken running on an idle hart, polling / halted (kbench) */
     double futex_wake_kick;      /* the waker's futex_wake when it kicks an idle hart (kbench wake_call_ns) */
-    double sor_cell;             /* sor: one cell's update; optional (sim_calib.c: else from gauss_rowop) */
-    double tclosure_step, adjoint_madd; /* tclosure's inner step, adjoint's multiply-add; optional, as sor_cell */
-    double loop_grab;            /* a loop scheduler's grab in the app (sim_loops.c); optional, as sor_cell */
+    double loop_grab;            /* a loop scheduler's grab in the app (sim_loops.c); optional (sim_calib.c: else
+                                    from gauss_rowop) */
     double thread_create, thread_run, copy_call, copy_double; /* user-level threads (sim_threads.c); optional */
-    double grassfire_pixel;      /* grassfire: one pixel's step (apps/grassfire.c); optional */
-    double msort_key;            /* msort: a key's share of a merge level (apps/msort.c); optional */
+    /* an app's own units are its model's: calib_get (sor_cell_ns, tclosure_step_ns, adjoint_madd_ns,
+       grassfire_pixel_ns, msort_key_ns: tools/sim/apps/) */
 };
 extern struct calib calib;
 int calib_load(const char *path, char *err, size_t errlen);

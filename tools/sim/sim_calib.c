@@ -77,17 +77,12 @@ int calib_load(const char *path, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (number(text, keys[i].key, keys[i].v) < 0)
             return snprintf(err, errlen, "%s: no non-negative number for \"%s\"", path, keys[i].key), -1;
-    /* Optional: the loop apps' units. Without one, gauss's row op times the ratio of their instruction counts,
-       measured by deterministic QEMU boots (instruction-counted; job=gauss:procs=1,n=160: 7.53 a row op;
-       job=sor:procs=1,n=256,iters=10: 14.35 a cell; apps/tclosure.c, adjoint.c: a tclosure step 6.04, an adjoint
-       multiply-add 7.016; a grab, sched=ss less static at procs=1, 70.8 on sor and tclosure alike). */
-    static const struct { const char *key; double *v, instructions; } per_rowop[] = {
-        { "sor_cell_ns", &calib.sor_cell, 14.35 },        { "tclosure_step_ns", &calib.tclosure_step, 6.04 },
-        { "adjoint_madd_ns", &calib.adjoint_madd, 7.016 }, { "loop_grab_ns", &calib.loop_grab, 70.8 },
-    };
-    for (size_t i = 0; i < sizeof per_rowop / sizeof *per_rowop; i++)
-        if (number(text, per_rowop[i].key, per_rowop[i].v) < 0)
-            *per_rowop[i].v = calib.gauss_rowop * (per_rowop[i].instructions / 7.53);
+    /* Optional: a loop scheduler's grab. Without it, gauss's row op times the ratio of their instruction counts,
+       measured by deterministic QEMU boots (instruction-counted; job=gauss:procs=1,n=160: 7.53 a row op; a
+       grab, sched=ss less static at procs=1, 70.8 on sor and tclosure alike). The apps' own units are their
+       models' (calib_get). */
+    if (number(text, "loop_grab_ns", &calib.loop_grab) < 0)
+        calib.loop_grab = calib.gauss_rowop * (70.8 / 7.53);
     /* Optional: the thread apps' costs (sim_threads.c). Defaults measured on deterministic QEMU (a ns is an
        instruction) at CPUS=1: job=gauss:procs=1,n=64|128,variant=fine,sync=barrier,barrier=block, place=mcs
        less variant=coarse gives 616-635 ns a thread (create and run; place.c picks nothing at procs=1), split by
@@ -96,8 +91,6 @@ int calib_load(const char *path, char *err, size_t errlen)
     static const struct { const char *key; double *v, dflt; } opt[] = {
         { "thread_create_ns", &calib.thread_create, 200 }, { "thread_run_ns", &calib.thread_run, 430 },
         { "copy_call_ns", &calib.copy_call, 53 },          { "copy_double_ns", &calib.copy_double, 5.0 },
-        { "grassfire_pixel_ns", &calib.grassfire_pixel, 19.0 }, /* apps/grassfire.c GF_ROW_PIXELS says where */
-        { "msort_key_ns", &calib.msort_key, 17.6 },             /* apps/msort.c MS_INSERT says where */
     };
     for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
         if (number(text, opt[i].key, opt[i].v) < 0)

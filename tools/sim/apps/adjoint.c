@@ -9,8 +9,8 @@
  * seed), when that is at most ADJ_SUM_MAX multiply-adds; diff=0.
  *
  * Costs: instructions, counted by deterministic QEMU boots at procs=1 (clock=virtual, 1 ns an instruction),
- * times the app's unit over its instructions: calib.adjoint_madd / ADJ_MADD (the unit is fitted by
- * `schedlab validate --model`; without it, sim_calib.c takes gauss's row op times the instruction ratio).
+ * times the app's unit over its instructions: adjoint_madd_ns / ADJ_MADD (the unit is fitted by
+ * `schedlab validate --model`; without it, gauss's row op times the instruction ratio, 7.53 a row op).
  * n=30 and 50 (par_us 2863, 21986 us): a multiply-add 7.016 (ADJ_MADD), an iteration 20.2 more (ADJ_ITER);
  * set-up and check 146 an element beyond the check's multiply-adds (elapsed less par_us), the check's share
  * its iterations' overhead and the compare (ADJ_ITER + 15).
@@ -54,6 +54,7 @@ static struct adj {
     int have_sum;
     uint64_t base;      /* under a model: the arrays' pages (0 until process 0's set-up) */
     struct sim_heap heap; /* the allocator's other blocks */
+    double unit;        /* ns a multiply-add */
 } adjs[NJOB];
 
 /* The app's input (stream 0: a, b, c in turn) and its sums, as its check's sequential pass adds them. */
@@ -90,6 +91,7 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
     if (loops_program(j, w, err, errlen) < 0)
         return -1;
     memset(a, 0, sizeof *a);
+    a->unit = calib_get("adjoint_madd_ns", calib.gauss_rowop * (ADJ_MADD / 7.53)); /* else by the instructions */
     a->n = SIM_STATE(w, struct keys)->n;
     if (a->n < 1)
         return snprintf(err, errlen, "job=adjoint: n=%ld is not modelled in the simulator (1 or more)",
@@ -147,7 +149,7 @@ static int chunk(struct sproc *sp, uint64_t *ns)
         insns += ADJ_ITER + (double)(a->m - i) * ADJ_MADD;
         stall += model ? adj_touch(a, j->id, h, 0, i) : 0;
     }
-    *ns += stall + (uint64_t)(insns * (calib.adjoint_madd / ADJ_MADD));
+    *ns += stall + (uint64_t)(insns * (a->unit / ADJ_MADD));
     return 1;
 }
 
@@ -161,7 +163,7 @@ static uint64_t setup_ns(struct sproc *sp)
     if (sp->p.idx != 0)
         return 0;
     int h = hart_of(sp), id = j->id;
-    uint64_t ns = (uint64_t)((double)a->m * (ADJ_ELEM - ADJ_CHECK) * calib.adjoint_madd / ADJ_MADD), zero;
+    uint64_t ns = (uint64_t)((double)a->m * (ADJ_ELEM - ADJ_CHECK) * a->unit / ADJ_MADD), zero;
     if (!mem_on() || !sp->p.on_cpu)
         return ns;
     region(j, h, &zero);
@@ -181,7 +183,7 @@ static uint64_t check_ns(struct sproc *sp)
         return 0;
     int h = hart_of(sp), model = mem_on() && sp->p.on_cpu && a->base;
     double madds = (double)a->m * (double)(a->m + 1) / 2;
-    uint64_t ns = (uint64_t)((madds * ADJ_MADD + (double)a->m * ADJ_CHECK) * calib.adjoint_madd / ADJ_MADD);
+    uint64_t ns = (uint64_t)((madds * ADJ_MADD + (double)a->m * ADJ_CHECK) * a->unit / ADJ_MADD);
     for (int64_t i = 0; model && i < a->m; i++)
         ns += adj_touch(a, j->id, h, 3, i) + mem_touch(j->id, h, adj_array(a, 0) + (uint64_t)i * 8, 8, 8, 0) +
               mem_touch(j->id, h, adj_array(a, 3) + (uint64_t)i * 8, 8, 8, 0);

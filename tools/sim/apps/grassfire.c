@@ -11,7 +11,7 @@
  * lb: the least loaded process), coarse, a thread per process for its block (spawned on it). Sweeping row
  * i on process p reads rows i-1..i+1 of image t%2 - each one whose home is not p copied into p's buffer
  * first - and writes row i of image (t+1)%2, built in p's buffer and copied back when p is not its home;
- * n + GF_ROW_PIXELS pixel steps of calib.grassfire_pixel (a row's fixed cost in pixels: deterministic
+ * n + GF_ROW_PIXELS pixel steps of grassfire_pixel_ns (a row's fixed cost in pixels: deterministic
  * QEMU, below). A thread whose rows changed adds to the shared count. The check: the two-pass transform on
  * a new image of process 0's, then every result row read.
  * RESULT: par_us sweeps= depth= threads= local= away= copies= as the app counts them.
@@ -28,9 +28,11 @@
    job=grassfire:procs=1,variant=coarse at n=96 and 192 (2302 and 10528 us, 10 and 13 sweeps) fit 19.0 ns
    a pixel and 578 ns a row */
 #define GF_ROW_PIXELS 30
+#define GF_PIXEL_NS 19.0
 
 struct keys {
     int64_t n;
+    double pixel; /* ns a pixel's step: grassfire_pixel_ns, else GF_PIXEL_NS */
 };
 
 static const struct sim_key keys[] = { SIM_KEY(struct keys, n), { 0 } };
@@ -97,6 +99,7 @@ static int gf_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
     const char *a = j->scen->args;
     t->place = scenario_arg(a, "place", v, sizeof v) == 0 && !strcmp(v, "lb") ? PL_LB : PL_MCS;
     t->n = (int)SIM_STATE(sjob_of(j), struct keys)->n;
+    SIM_STATE(sjob_of(j), struct keys)->pixel = calib_get("grassfire_pixel_ns", GF_PIXEL_NS);
     t->coarse = scenario_arg(a, "variant", v, sizeof v) == 0 && !strcmp(v, "coarse");
     if (t->coarse && t->place == PL_LB)
         return snprintf(err, errlen, "job=%s: place=lb needs variant=fine (as the app says)", j->scen->app), -1;
@@ -154,7 +157,7 @@ static uint64_t gf_sweep_row(struct job *j, struct tjob *t, int p, int h, int i,
 {
     struct tproc *q = &t->pr[p];
     int b = sweep & 1, m = mem_on();
-    uint64_t rb = gf_rowb(t), ns = (uint64_t)((double)(t->n + GF_ROW_PIXELS) * calib.grassfire_pixel);
+    uint64_t rb = gf_rowb(t), ns = (uint64_t)((double)(t->n + GF_ROW_PIXELS) * SIM_STATE(sjob_of(j), struct keys)->pixel);
     for (int s = 0; s < 3; s++) { /* rows i-1, i, i+1: read in place at home, else copied to slot s */
         int r = i - 1 + s;
         if (r < 0 || r >= t->n)

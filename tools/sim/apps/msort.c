@@ -8,7 +8,7 @@
  * makes its parent's (so threads are made as the data is ready); placement mcs at the node's home (the
  * process with most of its keys), lb the least loaded, coarse on its home. A leaf sorts its slice with
  * sort_to (insertion sorts of 16, then merge levels alternating A and B, MS_INSERT + levels steps of
- * calib.msort_key a key), a node merges its children's halves from the other buffer into its own (MS_MERGE
+ * msort_key_ns a key), a node merges its children's halves from the other buffer into its own (MS_MERGE
  * a key); each key read and written where it lives (its chunk's node). Its node and its parent's pending
  * count (a shared line) too. The check reads A. RESULT: par_us threads= leaves= local= away= remote_keys=
  * as the app counts them. Not modelled: the app's check arithmetic (process 0's proc_end).
@@ -20,8 +20,18 @@
 #include "../sim_mem.h"
 #include "../sim_threads.h"
 
+/* msort's costs in sort_to's step (msort_key_ns, else MS_KEY_NS: a key's share of one merge level of its recursion):
+   deterministic QEMU, job=msort:procs=1,variant=coarse at n=32768 and 131072 (7921 and 36281 us: 11 and 13
+   levels) fit 17.6 ns a key and level and 48.6 (2.77 steps) a key for its insertion sorts of 16;
+   variant=fine,leaf=1024 (7148 us) then 12.6 ns (0.72 steps) a key of a cursor merge (merge()). */
+#define MS_KEY_NS 17.6
+#define MS_INSERT 2.77
+#define MS_MERGE  0.72
+#define MS_INSERT_MAX 16
+
 struct keys {
     int64_t n, leaf;
+    double key_ns; /* ns a key a merge level: msort_key_ns, else MS_KEY_NS */
 };
 
 static const struct sim_key keys[] = { SIM_KEY(struct keys, n), SIM_KEY(struct keys, leaf), { 0 } };
@@ -92,6 +102,7 @@ static int ms_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
         return snprintf(err, errlen, "job=%s: place=lb needs variant=fine (as the app says)", j->scen->app), -1;
     t->n = (int)SIM_STATE(sjob_of(j), struct keys)->n;
     t->leaf = (int)SIM_STATE(sjob_of(j), struct keys)->leaf;
+    SIM_STATE(sjob_of(j), struct keys)->key_ns = calib_get("msort_key_ns", MS_KEY_NS);
     if (t->n < j->nprocs)
         return snprintf(err, errlen, "job=msort: n=%d must be at least procs=%d (as the app says)", t->n, j->nprocs),
                -1;
@@ -146,13 +157,6 @@ static uint64_t ms_setup_thread(struct job *j, struct tjob *t, int p, int h)
 
 /* ---- msort's node: a leaf's sort, or a merge, with the keys where they live ---- */
 
-/* msort's costs in sort_to's step (calib.msort_key: a key's share of one merge level of its recursion):
-   deterministic QEMU, job=msort:procs=1,variant=coarse at n=32768 and 131072 (7921 and 36281 us: 11 and 13
-   levels) fit 17.6 ns a key and level and 48.6 (2.77 steps) a key for its insertion sorts of 16;
-   variant=fine,leaf=1024 (7148 us) then 12.6 ns (0.72 steps) a key of a cursor merge (merge()). */
-#define MS_INSERT 2.77
-#define MS_MERGE  0.72
-#define MS_INSERT_MAX 16
 
 static int ms_levels(uint32_t len)
 {
@@ -184,7 +188,7 @@ static uint64_t ms_node(struct job *j, struct tjob *t, int p, int h, int i, stru
     int m = mem_on(), lv = ms_levels(len);
     uint64_t ns = (uint64_t)calib.thread_run;
     if (v->right < 0) { /* sort_to: insertion sorts, then lv merge levels, ending in buffer dst */
-        ns += (uint64_t)((double)len * (MS_INSERT + lv) * calib.msort_key);
+        ns += (uint64_t)((double)len * (MS_INSERT + lv) * SIM_STATE(sjob_of(j), struct keys)->key_ns);
         if (m) {
             ns += ms_touch(j, t, h, 0, v->lo, v->hi, 0) + ms_touch(j, t, h, 0, v->lo, v->hi, 1);
             for (int l = 0; l < lv; l++) /* each level reads one buffer and writes the other */
@@ -194,7 +198,7 @@ static uint64_t ms_node(struct job *j, struct tjob *t, int p, int h, int i, stru
                 ns += ms_touch(j, t, h, 1, v->lo, v->hi, 1);
         }
     } else { /* merge(): both halves from the other buffer into dst */
-        ns += (uint64_t)((double)len * MS_MERGE * calib.msort_key);
+        ns += (uint64_t)((double)len * MS_MERGE * SIM_STATE(sjob_of(j), struct keys)->key_ns);
         if (m)
             ns += ms_touch(j, t, h, !v->dst, v->lo, v->hi, 0) + ms_touch(j, t, h, v->dst, v->lo, v->hi, 1);
     }

@@ -4,7 +4,7 @@
  *
  * An n x n grid of doubles, written whole by process 0 in its set-up; 2 x iters loops (red and black
  * half-sweeps), each over the interior rows 1..n-2 (iteration t is row t + 1), a barrier after each. A
- * chunk of rows [s, s+len) costs len x (n-2)/2 cells of calib.sor_cell; row by row the words relax_row's
+ * chunk of rows [s, s+len) costs len x (n-2)/2 cells of the model's cell unit; row by row the words relax_row's
  * compiled loop reads in rows r-1..r+1 and writes in row r (relax_row; sim_mem.h charges the misses).
  * Memory (--model): two grids, ref then a, as the app allocates them: process 0's set-up writes a (an
  * interior cell's draw loads and stores its stream's state in the frame) and copies it to ref; its check
@@ -20,6 +20,7 @@
 
 struct sor {
     int64_t n, iters;
+    double cell; /* ns a cell's update */
 };
 
 static const struct sim_key keys[] = { SIM_KEY(struct sor, n), SIM_KEY(struct sor, iters), { 0 } };
@@ -37,8 +38,12 @@ static uint64_t grid_a(struct job *j, uint64_t bytes, int h)
     return touch_array_at(j, 2 * sor_pages(bytes), h, &zero) + sor_pages(bytes);
 }
 
+/* Its unit: sor_cell_ns in the calibration, else gauss's row op times the ratio of their instruction counts
+   (deterministic QEMU, instruction-counted: job=gauss:procs=1,n=160 7.53 a row op, job=sor:procs=1,n=256,
+   iters=10 14.35 a cell). */
 static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
 {
+    SIM_STATE(w, struct sor)->cell = calib_get("sor_cell_ns", calib.gauss_rowop * (14.35 / 7.53));
     if (loops_program(j, w, err, errlen) < 0)
         return -1;
     return bprog_setup(j, w, err, errlen);
@@ -52,7 +57,7 @@ static int chunk(struct sproc *sp, uint64_t *ns)
     if (!loops_grab(sp, 0, n - 2, &c, ns))
         return 0;
     uint64_t rowb = (uint64_t)n * 8, cells = sor_cells(n, sp->iter);
-    *ns += (uint64_t)((double)((uint64_t)c.len * cells) * calib.sor_cell);
+    *ns += (uint64_t)((double)((uint64_t)c.len * cells) * SIM_STATE(sjob_of(sp->p.job), struct sor)->cell);
     if (mem_on()) {
         uint64_t a = grid_a(sp->p.job, rowb * (uint64_t)n, hart_of(sp));
         for (int64_t r = c.start + 1; r <= c.start + c.len; r++) /* row by row, as relax_row goes */
@@ -82,9 +87,9 @@ static uint64_t sor_cells(int64_t n, uint64_t loop)
     return (uint64_t)(n - 2) / 2 + ((n - 2) & 1 && (loop & 1) == 0);
 }
 
-static uint64_t check_compute_ns(int64_t n, int64_t iters)
+static uint64_t check_compute_ns(int64_t n, int64_t iters, double cell)
 {
-    return (uint64_t)((double)((uint64_t)(2 * iters) * (uint64_t)(n - 2) * sor_cells(n, 0)) * calib.sor_cell);
+    return (uint64_t)((double)((uint64_t)(2 * iters) * (uint64_t)(n - 2) * sor_cells(n, 0)) * cell);
 }
 
 
@@ -125,7 +130,7 @@ static uint64_t check_ns(struct sproc *sp)
 {
     struct job *j = sp->p.job;
     const struct sor *s = SIM_STATE(sjob_of(j), struct sor);
-    uint64_t ns = check_compute_ns(s->n, s->iters);
+    uint64_t ns = check_compute_ns(s->n, s->iters, s->cell);
     if (!mem_on() || !sp->p.on_cpu || sp->p.idx != 0 || s->n <= 0 || !touch_array_base(j))
         return ns;
     return ns + sor_check(j, sp->p.on_cpu->id, s->n, 2 * s->iters);

@@ -15,8 +15,8 @@
  * the app's breadth-first check finds).
  *
  * Costs: instructions, counted by deterministic QEMU boots at procs=1 (clock=virtual, 1 ns an instruction),
- * times the app's unit over its instructions: calib.tclosure_step / TC_STEP (the unit is fitted by
- * `schedlab validate --model`; without it, sim_calib.c takes gauss's row op times the instruction ratio).
+ * times the app's unit over its instructions: tclosure_step_ns / TC_STEP (the unit is fitted by
+ * `schedlab validate --model`; without it, gauss's row op times the instruction ratio, 7.53 a row op).
  * n=256, clique=0/40/100 (par_us 739, 18748, 135007 us): an inner step 6.04 instructions (TC_STEP), a store
  * 2.0 more (TC_STORE), a test of A(J,K) with the iteration's loop 10.5 (TC_TEST); set-up and check together
  * 31.5 a cell (elapsed less par_us, n=128 against 256), put 3/5 before and 2/5 after the loop as the passes
@@ -77,6 +77,7 @@ static struct tc {
     uint64_t base;      /* under a model: the arrays' pages (0 until process 0's set-up) */
     uint64_t first;     /* the lists' heads (adj_first), a block of its own (0: not modelled) */
     struct sim_heap heap; /* the allocator's other blocks */
+    double unit;        /* ns an inner step */
 } tcs[NJOB];
 
 static int bit(const uint64_t *row, int64_t i) { return row[i / 64] >> (i % 64) & 1; }
@@ -147,6 +148,7 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
     if (loops_program(j, w, err, errlen) < 0)
         return -1;
     memset(a, 0, sizeof *a);
+    a->unit = calib_get("tclosure_step_ns", calib.gauss_rowop * (TC_STEP / 7.53)); /* else by the instructions */
     a->n = k->n;
     if (a->n < 1)
         return snprintf(err, errlen, "job=tclosure: n=%ld is not modelled in the simulator (1 or more)",
@@ -224,7 +226,7 @@ static int chunk(struct sproc *sp, uint64_t *ns)
         insns += TC_TEST + (doer ? (double)a->n * TC_STEP + a->ntrue[k] * TC_STORE : 0);
         stall += model ? tc_touch(a, j, h, k, t, doer) : 0;
     }
-    *ns += stall + (uint64_t)(insns * (calib.tclosure_step / TC_STEP));
+    *ns += stall + (uint64_t)(insns * (a->unit / TC_STEP));
     return 1;
 }
 
@@ -240,7 +242,7 @@ static uint64_t setup_ns(struct sproc *sp)
     int h = hart_of(sp), id = j->id;
     uint64_t zero, cells = (uint64_t)(a->n * a->n), mat;
     uint64_t ns =
-        (uint64_t)((double)cells * (TC_CELL * 3 / 5 + (a->random ? TC_DRAW : 0)) * calib.tclosure_step / TC_STEP);
+        (uint64_t)((double)cells * (TC_CELL * 3 / 5 + (a->random ? TC_DRAW : 0)) * a->unit / TC_STEP);
     if (!mem_on() || !sp->p.on_cpu)
         return ns;
     uint64_t w, off = cells - (uint64_t)a->n; /* the cells off the diagonal */
@@ -330,7 +332,7 @@ static uint64_t check_ns(struct sproc *sp)
         return 0;
     int h = hart_of(sp), model = mem_on() && sp->p.on_cpu && a->base;
     double insns = (double)(a->n * a->n) * TC_CELL * 2 / 5 + (double)a->visits * TC_VISIT;
-    return (uint64_t)(insns * calib.tclosure_step / TC_STEP) + (model ? tc_check_touch(a, j, h) : 0);
+    return (uint64_t)(insns * a->unit / TC_STEP) + (model ? tc_check_touch(a, j, h) : 0);
 }
 
 /* RESULT's keys, in the app's order (sleeps= left out, as for sor). */
