@@ -73,8 +73,8 @@ from .qemu import REPO_ROOT
 UNIT_OF = {"synth": "synth_unit_ns", "oddeven": "oddeven_cx_ns", "gauss": "gauss_rowop_ns", "sor": "sor_cell_ns",
            "tclosure": "tclosure_step_ns", "adjoint": "adjoint_madd_ns",
            "grassfire": "grassfire_pixel_ns", "msort": "msort_key_ns"}
-#: A unit a calibration may leave out, and what the simulator uses then (each model's calib_get, tools/sim/apps/: sor's cell is
-#: gauss's row op times their instruction counts' ratio, 14.35 / 7.53, from deterministic QEMU boots).
+#: A unit a calibration may leave out, and what the simulator uses then (each model's calib_get, tools/sim/apps/:
+#: sor's cell is gauss's row op times their instruction counts' ratio, 14.35 / 7.53, from deterministic QEMU boots).
 UNIT_DEFAULT = {"sor_cell_ns": lambda d: d["gauss_rowop_ns"] * 14.35 / 7.53,
                 "tclosure_step_ns": lambda d: d["gauss_rowop_ns"] * 6.04 / 7.53,   # tools/sim/apps/tclosure.c's counts
                 "adjoint_madd_ns": lambda d: d["gauss_rowop_ns"] * 7.016 / 7.53,
