@@ -241,3 +241,24 @@ def test_a_per_hart_share_splits_each_hart_among_the_processes_at_home_there():
     assert v.status == "pass" and v.value < 0.05, v.detail
     v = battery.judge_fairness(case, dump(2, lines), Declaration("x", None, share="equal"))
     assert v.status == "fail" and "job 4 got 0.500" in v.detail
+
+
+def test_a_perturbed_boot_judges_the_contract_and_order_only():
+    """perturb= stops harts on purpose: a 20-quantum wait there is the perturbation's, not the policy's."""
+    from schedlab.console import parse_console
+    from schedlab.qemu import Run
+    trace = ["TRACE begin harts=1 timebase_hz=1000000 policy=x quantum_us=1000", "TRACE hart=0 records=6 dropped=0",
+             "T 0 0 run 1 0 -1", "T 0 100 new 2 0 0", "T 0 20000 pre 1 0 0", "T 0 20000 run 2 0 -1",
+             "T 0 21000 exit 2 0 0", "T 0 21000 idle 0 -1 0", "TRACE end"]
+    results = [f"RESULT job={j} app=synth policy=x harts=1 procs=1 arrive_us=0 start_us=0 end_us=1 elapsed_us=1 "
+               f"cpu_us=1 check=ok" for j in (1, 2)]
+    text = "\n".join(results + trace + ["SUMMARY policy=x harts=1 jobs=2 failed=0 makespan_us=1"]) + "\n"
+    decl = Declaration("x", None, invariants=["coscheduled", "bound"])
+    for perturbed, progress in ((False, "fail"), (True, "not-run")):
+        topo = battery.Topology("t", "qemu", 1, perturb=perturbed)
+        case = battery.Case("churn", topo, "policy=x trace=on")
+        run = Run(1, case.tokens, [], text, 0, parsed=parse_console(text))
+        got = {v.check: v for v in battery.judge(case, run, decl)}
+        assert got["contract"].status == "pass" and got["progress"].status == progress, got
+        assert got["invariants"].status == "pass"
+        assert ("coscheduled" in got["invariants"].detail) != perturbed
