@@ -23,9 +23,11 @@ SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c kerne
 # An app model from outside the tree (a test's, a tutorial's), as EXTRA_POLICIES adds a policy:
 # make sim EXTRA_SIM_APPS=path/to/model.c (it includes "sim.h" and "sim_kit.h": tools/sim is on the path).
 EXTRA_SIM_APPS ?=
-SIM_SRC    := $(wildcard tools/sim/*.c tools/sim/apps/*.c) $(EXTRA_SIM_APPS) tools/model/cache.c lib/loops/loopsched.c
+SIM_SRC    := $(wildcard tools/sim/*.c tools/sim/apps/*.c) $(EXTRA_SIM_APPS) tools/model/cache.c lib/loops/loopsched.c \
+              lib/threads/place.c
 SIM_OBJ    := $(patsubst %.c,$(SIM_OUT)/obj/%.o,$(SIM_KSRC) $(SIM_SRC))
-SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h kernel/sched/*/*.h) include/schedlab/abi.h tools/model/cache.h lib/loops/loopsched.h
+SIM_HDRS   := $(wildcard tools/sim/*.h kernel/*.h kernel/sched/*.h kernel/sched/*/*.h) include/schedlab/abi.h tools/model/cache.h \
+              lib/loops/loopsched.h lib/threads/place.h
 SIM_CALIB_NAME ?= $(shell hostname -s 2>/dev/null || echo local)
 
 # The link follows the list of sources, not only their timestamps: a policy file removed or renamed leaves
@@ -38,15 +40,19 @@ $(shell mkdir -p $(SIM_OUT) && { [ "$$(cat $(SIM_LIST) 2>/dev/null)" = "$(sort $
 sim: $(SIM_OUT)/schedlab-sim apps $(B)/kernel.elf
 
 $(SIM_OUT)/schedlab-sim: $(SIM_OBJ) tools/sim/sections.ld $(SIM_LIST)
-	$(call quiet,HOSTLD,$@)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Wl,-T,tools/sim/sections.ld -o $@ $(SIM_OBJ) -lm
+	$(call quiet,HOSTLD,$@)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Wl,-T,tools/sim/sections.ld -Wl,--gc-sections -o $@ $(SIM_OBJ) -lm
 
 $(SIM_OUT)/obj/%.o: %.c $(SIM_HDRS)
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$<)$(HOSTCC) $(SIM_CFLAGS) $(SIM_SAN) -Ikernel/sched -c -o $@ $<
 
-# The loop-scheduled apps link the library's own loop schedulers (sim_loops.c): lib's include root for them
-# and for every app model.
+# The models link the library's own pure code: the loop schedulers (sim_loops.c) and the thread placement
+# decision (sim_threads.c: place.c's sl_place_decide; the file's other functions need the thread runtime, so
+# it is built a section a function and the link drops what nothing calls, their references with them).
+# lib's include root for them and for every app model.
 $(SIM_OUT)/obj/tools/sim/sim_loops.o $(SIM_OUT)/obj/lib/loops/loopsched.o: SIM_CFLAGS += -Ilib
+$(SIM_OUT)/obj/tools/sim/sim_threads.o: SIM_CFLAGS += -Ilib
+$(SIM_OUT)/obj/lib/threads/place.o: SIM_CFLAGS += -Ilib -ffunction-sections
 $(SIM_OUT)/obj/tools/sim/apps/%.o: SIM_CFLAGS += -Ilib
 
 # The build make test runs (tests/test_sim.py prefers it): the same sources under ASan/UBSan.

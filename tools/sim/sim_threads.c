@@ -15,7 +15,7 @@
  *             on its process, which runs its other threads meanwhile.
  *   placement place=mcs: the thread's home process (the process holding its data); place=lb: the least
  *             loaded process, the load being its pinned threads not yet finished, ties broken at random
- *             (place.c's sl_place_decide, re-stated here: the library's file needs the thread runtime);
+ *             (the library's own lib/threads/place.c sl_place_decide, linked: tools/sim/sim.mk);
  *             grassfire's coarse grain: sl_thread_spawn_on the block's process. A placed thread is pinned:
  *             it runs on that process only, never stolen.
  *   process   runs, in order, main when main is ready on it (its deque's bottom), else the oldest of its
@@ -46,6 +46,7 @@
 #include "sim_kit.h"
 #include "sim_mem.h"
 #include "sim_threads.h"
+#include "threads/place.h"
 
 #define SLEEP_AFTER_NS 2000000ULL /* lib/threads/uthread.c SLEEP_AFTER_US */
 #define SLEEP_NS       1000000ULL /* SLEEP_US */
@@ -135,24 +136,14 @@ static int fifo_pop(struct fifo *f, struct uthr *u)
 
 /* ---- placement (lib/threads/place.c) ---- */
 
-/* The least loaded process, ties broken by rnd as place.c's least_loaded breaks them. */
+/* The least loaded process, ties broken by rnd: the library's own decision (lib/threads/place.c), linked. */
 static int least_loaded(struct tjob *t, uint64_t rnd)
 {
-    uint32_t min = UINT32_MAX;
-    uint64_t ties = 0, pick;
-    for (int p = 0; p < t->P; p++) {
-        if (t->pr[p].load < min) {
-            min = t->pr[p].load;
-            ties = 1;
-        } else if (t->pr[p].load == min) {
-            ties++;
-        }
-    }
-    pick = rnd % ties;
+    uint32_t load[SL_MAX_PROCS];
+    int node[SL_MAX_PROCS];
     for (int p = 0; p < t->P; p++)
-        if (t->pr[p].load == min && pick-- == 0)
-            return p;
-    return 0;
+        load[p] = t->pr[p].load, node[p] = -1;
+    return sl_place_decide(SL_PLACE_LB, -1, -1, &(struct sl_place_view){ t->P, load, node }, rnd);
 }
 
 static int place_of(struct job *j, struct tjob *t, int home)
