@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "perturb.h"
 #include "vclock.h"
+#include "intr.h"
 
 int perturb_on;
 
@@ -17,6 +18,7 @@ struct perturb_hart {
     uint32_t stall;                        /* hand-overs left of the current stall */
     uint32_t change[PERTURB_MAX_DEPTH];    /* the change points still ahead, ascending; 0 = none */
     int next;                              /* index of the next change point */
+    uint32_t stops;                        /* change points reached (each a stop) */
     uint64_t hits[PS_NSITES];
 } __attribute__((aligned(64)));
 
@@ -36,19 +38,44 @@ void perturb_init(uint64_t seed, int depth, int nharts)
 
 static struct perturb_hart *self(void) { return &harts[mycpu()->id]; }
 
-/* One race point of this hart: count it, start a stall at a change point, and say whether to hand over. */
+/* A change point's stop: the hart makes no progress until `time` has advanced by us, as a vCPU the host
+   preempted, while the other harts run (its timer is armed for then; an interrupt already pending - a
+   hand-over leaves SSIP so - makes each wfi a hand-over instead of a halt: the same stop, in more turns).
+   Only once the hart's scheduler has enabled its timer interrupt. The timer interrupt stays pending: the
+   hart's next look at sip runs sched_timer_interrupt, which finds a tick due or not and re-arms, so a stop
+   makes a tick late and never loses one; an IPI that came meanwhile is taken then too. */
+static void stop(uint64_t us)
+{
+    if (!(csr_read(sie) & SIE_STIE))
+        return;
+    uint64_t until = rdtime() + us_to_ticks(us);
+    intr_set_timer(until);
+    while (rdtime() < until)
+        wfi();
+}
+
+/* One race point of this hart: count it, stop and start a stall at a change point, and say whether to
+   hand over. */
 static int decide(struct perturb_hart *s)
 {
     s->points++;
     if (s->next < PERTURB_MAX_DEPTH && s->change[s->next] && s->points == s->change[s->next]) {
-        s->stall = 16 + (uint32_t)(perturb_next(&s->rng) % 497);
         s->next++;
+        s->stops++;
+        stop(perturb_delay_us(&s->rng));
+        s->stall = 16 + (uint32_t)(perturb_next(&s->rng) % 497);
     }
     if (s->stall) {
         s->stall--;
         return 1;
     }
-    return perturb_next(&s->rng) % PERTURB_ODDS == 0;
+    uint64_t r = perturb_next(&s->rng);
+    if (r % PERTURB_STOP_ODDS == 0) {
+        s->stops++;
+        stop(perturb_delay_us(&s->rng));
+        return 0;
+    }
+    return r / PERTURB_STOP_ODDS % PERTURB_ODDS == 0;
 }
 
 void perturb_hit(enum perturb_site site)

@@ -9,27 +9,37 @@
  * of PCT (Burckhardt et al., ASPLOS 2010) and of Go's and Loom's schedule perturbation:
  *   - random turn lengths: each timer budget is drawn from 5..250 us instead of VCLOCK_SLICE_US;
  *   - random hand-overs at race points: a futex wait or wake, an IPI sent, the library's spin pause (SYS_relax:
- *     every wait kind, the thread library's idle loop), a kernel spin on a held lock - each hands the host thread
- *     over with probability 1/PERTURB_ODDS (a spin pause: 1 to 4 times);
+ *     every wait kind, the thread library's idle loop), a kernel spin on a held lock, a kernel lock's release
+ *     (checked kernel only: see Cost) - each hands the host thread over with probability 1/PERTURB_ODDS (a
+ *     spin pause: 1 to 4 times);
+ *   - random stops: with probability 1/PERTURB_STOP_ODDS a race point stops the hart instead (below);
  *   - depth-1 change points per hart (PCT's priority changes): at its n-th race point, n drawn from
- *     1..PERTURB_HORIZON, the hart stalls - it hands over at each of its next 16..512 race points and spin
- *     pauses, while the others run ahead.
+ *     1..PERTURB_HORIZON, the hart stops for a drawn stretch of virtual time (perturb_delay_us: 10 us to
+ *     2.5 ms, as a vCPU the host preempts) while the others run on, then stalls - it hands over at each of
+ *     its next 16..512 race points and spin pauses. The stop is what a hand-over alone cannot give: a hand-
+ *     over lasts only until the next hart's turn ends (the earliest timer deadline of any hart, <= 250 us),
+ *     so another hart could never finish a longer sequence inside one hart's window. A hart stops only once
+ *     its scheduler runs (its timer interrupt enabled), so a boot's early waits are never stretched.
  * Each hart draws from its own generator (seeded from the seed and its index), so a hart's decisions depend
  * only on its own history, which deterministic mode makes the same on every boot.
  *
  * Cost. Off (no perturb=), the futex calls and the IPI pay one load and branch of perturb_on; the spin pauses
- * and the timer budget are deterministic mode's own paths already, and a lock release or a return to U-mode is
- * not hooked (they are the hottest paths; the random turn lengths end turns anywhere, there too); `experiment ab
- * --icount --cpus 1` measures what the hooks cost. perturb= is refused without clock=virtual (scenario.c).
+ * and the timer budget are deterministic mode's own paths already, and a return to U-mode is not hooked (the
+ * random turn lengths end turns anywhere, there too). A lock release is a race point in the checked kernel
+ * only (KCHECKS, which make test builds and explore should boot): what the releasing hart read under the lock
+ * may be stale by its next instruction, but the release is the hottest path of all, and its load and branch
+ * cost a plain kernel's yield and futex paths 1-2 % of their instructions. `experiment ab --icount --cpus 1`
+ * measures what the hooks cost. perturb= is refused without clock=virtual (scenario.c).
  */
 #ifndef PERTURB_H
 #define PERTURB_H
 
 #include <stdint.h>
 
-enum perturb_site { PS_FUTEX_WAIT, PS_FUTEX_WAKE, PS_IPI, PS_RELAX, PS_LOCK, PS_NSITES };
+enum perturb_site { PS_FUTEX_WAIT, PS_FUTEX_WAKE, PS_IPI, PS_RELAX, PS_LOCK, PS_RELEASE, PS_NSITES };
 
 #define PERTURB_ODDS      8       /* a race point hands over with probability 1/8 */
+#define PERTURB_STOP_ODDS 64      /* or stops (perturb_delay_us) with probability 1/64 */
 #define PERTURB_HORIZON   20000   /* change points fall among a hart's first 20000 race points */
 #define PERTURB_MAX_DEPTH 8
 
@@ -58,6 +68,14 @@ static inline uint64_t perturb_next(uint64_t *state)
     x ^= x >> 27;
     *state = x;
     return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* A stop, in virtual us: log-uniform over PERTURB_DELAY_MIN_US..2^7 times that, jittered up to twice it. */
+#define PERTURB_DELAY_MIN_US 10
+static inline uint64_t perturb_delay_us(uint64_t *state)
+{
+    uint64_t base = (uint64_t)PERTURB_DELAY_MIN_US << (perturb_next(state) % 8);
+    return base + perturb_next(state) % (base + 1);
 }
 
 /* depth - 1 change points drawn from 1..PERTURB_HORIZON, ascending, the rest 0. */

@@ -38,6 +38,7 @@
 
 #include <stdint.h>
 #include "vclock.h"
+#include "perturb.h"
 
 enum lock_rank { LOCK_DONE = 1, LOCK_JOB, LOCK_SCHED, LOCK_DEADLINE, LOCK_PROCTABLE, LOCK_ULOG, LOCK_KALLOC, LOCK_CONSOLE, LOCK_NRANKS };
 
@@ -126,6 +127,9 @@ static inline void release(struct spinlock *l)
 #endif
     l->holder = 0;
     __atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+#if defined(KCHECKS) && !defined(SCHEDLAB_SIM) /* the simulator never perturbs */
+    perturb_point(PS_RELEASE); /* perturb=: another hart may take l before this one goes on (perturb.h) */
+#endif
 }
 
 /* For code whose rule is "l held": panics with the function's name when it is not. */

@@ -1,6 +1,7 @@
 /* Unit tests of the perturbed boot's draws (kernel/perturb.h): the generator is a fixed sequence per seed and
    never sticks at 0, and PCT's change points are depth - 1 distinct-or-equal values within the horizon, in
-   ascending order, the same for the same state, spread over the horizon across seeds. */
+   ascending order, the same for the same state, spread over the horizon across seeds; a stop's length spans
+   its log scale. */
 #include <string.h>
 #include "check.h"
 #include "perturb.h"
@@ -40,5 +41,14 @@ int main(void)
         hi = p[0] > hi ? p[0] : hi;
     }
     CHECK(lo < PERTURB_HORIZON / 50 && hi > PERTURB_HORIZON - PERTURB_HORIZON / 50);
+    /* a stop lasts PERTURB_DELAY_MIN_US..2^8 times that, and both ends of the scale come up */
+    uint64_t st = 99, dmin = ~0ULL, dmax = 0;
+    for (int i = 0; i < 4000; i++) {
+        uint64_t d = perturb_delay_us(&st);
+        dmin = d < dmin ? d : dmin;
+        dmax = d > dmax ? d : dmax;
+    }
+    CHECK(dmin >= PERTURB_DELAY_MIN_US && dmin < 2 * PERTURB_DELAY_MIN_US);
+    CHECK(dmax <= (uint64_t)PERTURB_DELAY_MIN_US << 8 && dmax > (uint64_t)PERTURB_DELAY_MIN_US << 6);
     return check_done("test_perturb");
 }
