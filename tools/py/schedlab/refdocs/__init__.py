@@ -23,6 +23,7 @@ with a message naming the place: a reference is never written from half a table.
 from __future__ import annotations
 
 import argparse
+import html
 import subprocess
 import sys
 from pathlib import Path
@@ -65,8 +66,14 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ") if text else "-"
 
 
+def _code(text: str) -> str:
+    """Text as code in a table cell: an HTML code element, since Markdown's tables keep a backslash-escaped
+    | inside a code span as two characters, and a bare | would end the cell."""
+    return "<code>" + html.escape(text).replace("|", "&#124;") + "</code>" if text else "-"
+
+
 def _values(key: keytable.Key) -> str:
-    shown = f"`{_cell(key.values)}`"
+    shown = _code(key.values)
     return shown + (f" ({key.range[0]}..{key.range[1]})" if key.range else "")
 
 
