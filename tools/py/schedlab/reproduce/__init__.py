@@ -417,7 +417,7 @@ def _clock_sentence(written: dict) -> str:
 def _model_sentence(written: dict) -> str:
     spec = written.get("model", "none")
     return "" if spec == "none" else (f" Every boot ran under the machine model `{spec}` (tools/model/README.md): "
-                                      "caches and memory latencies cost time, as the README's Machine model says.")
+                                      "caches and memory latencies cost time, as docs/guide/machine-model.md says.")
 
 
 def check_model_destination(ctx: Ctx) -> None:

@@ -12,7 +12,7 @@ What the simulator models of the locality apps, and so what is here: the coarse-
 coarse curve, Fig. 3.2's Gauss with caches, Tucker & Gupta's mix, and with sched= the KSR-1 table), SOR,
 transitive closure and adjoint convolution with every loop scheduler (chapter 5 at 8 and 16 harts, each
 ranking beside the thesis's), and fine-grain Gauss's thread placement (chapter 4's Table 4.1 and Fig. 4.1),
-Grassfire's (Fig. 4.2) and merge sort's (Fig. 4.3): tools/sim/sim_threads.c, sim_tapps.c. Not here: chapter
+Grassfire's (Fig. 4.2) and merge sort's (Fig. 4.3): tools/sim/sim_threads.c and tools/sim/apps/. Not here: chapter
 2's fine-grain curve.
 """
 from __future__ import annotations
@@ -339,7 +339,7 @@ def ch4_placement(quick: bool = False) -> dict:
             "note": "Fine-grain Gauss is apps/gauss/fine.c's version 2 (a thread per row update, a column barrier), "
                     "Grassfire apps/grassfire.c (a thread per row per sweep, its image from the seed), merge sort "
                     "apps/msort.c (a thread per node of its tree, made as the data is ready), as tools/sim/sim_threads.c "
-                    "and sim_tapps.c model them."}
+                    "and their models under tools/sim/apps/ model them."}
 
 
 EXPERIMENTS = {ch2_speedups: ("simloc-ch2", "Markatos Fig. 2.2 coarse Gauss to 64 harts per profile, simulated"),
