@@ -5,7 +5,8 @@
  *   the standalone fuzzer (default; part of `make host-test`): a fixed seed, a time budget
  *     (SCHEDLAB_FUZZ_SECONDS, default 20), inputs from three generators - token soup built from a
  *     dictionary (the settings, the real app specs' keys and choices, boundary numbers, separators),
- *     mutations of a seed corpus (the .scn files of tools/scenarios and the scenarios in README.md), and mutations
+ *     mutations of a seed corpus (the .scn files of tools/scenarios and the scenarios in README.md and the
+ *     pages under docs/), and mutations
  *     of inputs that parsed. It prints how many inputs it ran and how fast.
  *   libFuzzer (-DFUZZ_LIBFUZZER, `make fuzz` with clang): byte 0 picks the environment, byte 1 the
  *     error buffer's size, the rest is the bootargs.
@@ -33,7 +34,7 @@
 #define FUZZ_CORPUS_DIR "tools/scenarios"
 #endif
 #ifndef FUZZ_README
-#define FUZZ_README "README.md"
+#define FUZZ_README "README.md:docs"
 #endif
 #ifndef FUZZ_SPEC_DIR
 #define FUZZ_SPEC_DIR "build/host/obj/apps"
@@ -164,8 +165,8 @@ static void load_scenarios(const char *dir)
     nshipped = ncorpus;
 }
 
-/* The scenarios in README.md: from each line that mentions job=, the words that look like tokens. */
-static void load_readme(const char *path)
+/* The scenarios in a Markdown file: from each line that mentions job=, the words that look like tokens. */
+static void load_page(const char *path)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -186,6 +187,32 @@ static void load_readme(const char *path)
     }
     if (f)
         fclose(f);
+}
+
+/* The scenarios of the documentation: `paths` is a ':'-separated list of Markdown files and folders, a folder
+   read for its *.md files and its subfolders, in name order (the corpus, and so the run, is the same on every
+   host). */
+static void load_pages(const char *paths)
+{
+    char list[1024];
+    snprintf(list, sizeof list, "%s", paths);
+    for (char *save = NULL, *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        struct dirent **names;
+        int n = scandir(p, &names, NULL, alphasort);
+        if (n < 0) {
+            load_page(p); /* a file, or nothing */
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            const char *name = names[i]->d_name, *dot = strrchr(name, '.');
+            char sub[1024];
+            if (name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", p, name) < (int)sizeof sub)
+                if (names[i]->d_type == DT_DIR || (names[i]->d_type == DT_UNKNOWN && !dot) || (dot && !strcmp(dot, ".md")))
+                    load_pages(sub);
+            free(names[i]);
+        }
+        free(names);
+    }
 }
 
 static void append(char *buf, size_t *n, const char *s)
@@ -390,7 +417,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--write-dict")) dictfile = argv[i + 1];
         else if (!strcmp(argv[i], "--one")) one = argv[i + 1];
         else {
-            fprintf(stderr, "usage: fuzz_scenario [--seconds S] [--seed N] [--specs DIR] [--corpus DIR] [--readme FILE]\n"
+            fprintf(stderr, "usage: fuzz_scenario [--seconds S] [--seed N] [--specs DIR] [--corpus DIR] [--readme PATHS]\n"
                             "                     [--write-seeds DIR --write-dict FILE] [--one BOOTARGS]\n");
             return 2;
         }
@@ -399,7 +426,7 @@ int main(int argc, char **argv)
     load_specs(specdir);
     build_dict();
     load_scenarios(corpusdir);
-    load_readme(readme);
+    load_pages(readme);
     add_corpus("job=gauss");
     if (seeds && dictfile) {
         write_seeds(seeds, dictfile);
