@@ -206,9 +206,10 @@ static void load_pages(const char *paths)
         for (int i = 0; i < n; i++) {
             const char *name = names[i]->d_name, *dot = strrchr(name, '.');
             char sub[1024];
-            if (name[0] != '.' && snprintf(sub, sizeof sub, "%s/%s", p, name) < (int)sizeof sub)
-                if (names[i]->d_type == DT_DIR || (names[i]->d_type == DT_UNKNOWN && !dot) || (dot && !strcmp(dot, ".md")))
-                    load_pages(sub);
+            int page = dot && !strcmp(dot, ".md"), folder = names[i]->d_type == DT_DIR ||
+                                                             (names[i]->d_type == DT_UNKNOWN && !dot);
+            if (name[0] != '.' && (page || folder) && snprintf(sub, sizeof sub, "%s/%s", p, name) < (int)sizeof sub)
+                load_pages(sub);
             free(names[i]);
         }
         free(names);
