@@ -139,6 +139,16 @@ typedef struct sl_thread sl_thread_t;
    not in a job that used sl_run_procs: it makes the job's processes with
    sl_run_procs, and a job can create its processes only once. */
 void sl_threads_run(void (*main_fn)(void *), void *arg);
+/* The same, every thread pinned (the workers layer's runs, workers/workers.h): main_fn runs pinned to
+   process 0, every thread it makes must be made with sl_thread_*_on, and an idle process sleeps at once
+   (nothing is stealable, so it has nobody to steal from). */
+void sl_threads_run_pinned(void (*main_fn)(void *), void *arg);
+/* The calling thread becomes worker id of a pinned run: sl_worker_id() returns id from now on, and
+   sl_worker_running(id) follows the process that hosts it. */
+void sl_thread_set_worker(int id);
+/* An ERROR line naming the thread layer, check=FAIL, and a trap that ends the whole job (not only the
+   calling process, which sl_die would end, leaving the others waiting for the run). */
+__attribute__((noreturn, format(printf, 1, 2))) void sl_uthread_fatal(const char *fmt, ...);
 
 /* ---- threads (callable only from a thread) ---- */
 /* A joinable thread running fn(arg): join it exactly once. */

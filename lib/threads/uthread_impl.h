@@ -1,6 +1,6 @@
 /*
- * uthread_impl.h - private to the thread library (uthread.c, procctl.c,
- * usync.c, workers.c): the run, the virtual processors, the thread
+ * uthread_impl.h - private to the thread layer (lib/threads/ only; the
+ * layers above use uthread.h): the run, the virtual processors, the thread
  * descriptor, and the few functions those files share. The model is in
  * uthread.h; nothing here is for apps.
  *
@@ -211,9 +211,6 @@ ut_fifo_push(sl_thread_t **head, sl_thread_t **tail, sl_thread_t *t)
         *head = t;
     *tail = t;
 }
-
-/* An ERROR line, check=FAIL, and a trap that ends the whole job. */
-__attribute__((noreturn, format(printf, 1, 2))) void sl_uthread_fatal(const char *fmt, ...);
 
 /* uready.c */
 void sl_ut_ring(struct run *r, struct vp *h);            /* h has work: wake it if it sleeps */

@@ -133,6 +133,8 @@ void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only)
 
 void sl_threads_run(void (*main_fn)(void *), void *arg) { sl_ut_run(main_fn, arg, 0); }
 
+void sl_threads_run_pinned(void (*main_fn)(void *), void *arg) { sl_ut_run(main_fn, arg, 1); }
+
 void sl_threads_stats(struct sl_thread_stats *out) { *out = last_stats; }
 
 /* ---- threads ---- */
@@ -361,6 +363,15 @@ int sl_worker_id(void)
     sl_thread_t *t = self_thread();
 
     return t && t->worker >= 0 ? t->worker : sl_self();
+}
+
+void sl_thread_set_worker(int id)
+{
+    sl_thread_t *t = self_thread();
+
+    if (!t || !t->run->pinned_only)
+        sl_uthread_fatal("sl_thread_set_worker(%d) outside a thread of a pinned run", id);
+    t->worker = id;
 }
 
 int sl_worker_running(int worker)

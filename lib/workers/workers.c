@@ -4,7 +4,7 @@
  * virtual processors; 3.4.3: when a VP loses its processor, "its threads
  * migrate" to the partition's other processors).
  *
- * The run is pinned-only (uthread_impl.h): the main thread (pinned to
+ * The run is pinned-only (sl_threads_run_pinned, threads/uthread.h): the main thread (pinned to
  * process 0) spawns the P workers and waits for them on a join counter;
  * nothing is ever stealable, so a process whose worker waits and that has
  * no other worker ready does exactly what the process did before workers
@@ -23,12 +23,13 @@
  *
  * Worker identity: inside a worker sl_worker_id() is the worker's id (what
  * barriers use as the participant), sl_self() the process it runs on now;
- * both are the thread layer's (a thread's `worker` field, uthread_run.c).
+ * both are the thread layer's (sl_thread_set_worker). This layer uses the
+ * thread layer's public API only (threads/uthread.h).
  * The run's keys reach the RESULT line through sl_report_keys_from, which
  * sl_run_workers sets: the console below never names this layer.
  */
 #include "schedlab.h"
-#include "threads/uthread_impl.h"
+#include "threads/uthread.h"
 #include "workers/workers.h"
 #include "base/syncstat.h"
 
@@ -52,7 +53,7 @@ static void worker_entry(void *a)
     struct wstart *ws = a;
     struct wrun *w = ws->w;
 
-    self_thread()->worker = ws->id;
+    sl_thread_set_worker(ws->id);
     w->fn(w->arg, ws->id);
     sl_joincnt_signal(&w->done);
 }
@@ -79,7 +80,7 @@ void sl_run_workers(sl_workfn fn, void *arg)
 
     sl_report_keys_from(sl_workers_keys);
     sl_sync_units((uint32_t)w.n); /* the policy's speedup signal (base/syncstat.h) */
-    sl_ut_run(workers_main, &w, 1);
+    sl_threads_run_pinned(workers_main, &w);
     sl_sync_units(0);
     sl_threads_stats(&last_workers);
     worker_runs++;
