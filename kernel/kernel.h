@@ -34,12 +34,12 @@
 #include "schedlab/abi.h"
 #include "param.h"
 #include "riscv.h"
-#ifdef SCHEDLAB_SIM
-#include "sim_arch.h" /* tools/sim: the simulated hart's clock and tp in place of the instructions */
-#else
+#ifndef SCHEDLAB_SIM
 #include "rvasm.h"
 #include "sbi.h"
 #endif
+/* A host build of kernel code (-DSCHEDLAB_SIM: the simulator, the host tests) supplies read_tp() and rdtime()
+   itself, before this header (its build's -include); the kernel names no header of its. */
 #include "spinlock.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,8 +1,9 @@
 /*
  * rvasm.h - the RISC-V instructions the kernel's C code uses inline: CSR access, the time CSR, tp (the
  * running hart's struct cpu), fences and wfi. All inline; no state. Kept apart from the constants
- * (riscv.h) so that a host build of the policies (tools/sim, SCHEDLAB_SIM) can put its simulated hart
- * in their place (tools/sim/sim_arch.h); the kernel's code is the same either way.
+ * (riscv.h) so that a host build of the policies (-DSCHEDLAB_SIM) can put its simulated hart's read_tp()
+ * and rdtime() in their place, from its own build (tools/sim/sim.mk's SIM_ARCH); the kernel's code is the
+ * same either way.
  */
 #ifndef RVASM_H
 #define RVASM_H

@@ -238,7 +238,7 @@ HOST_TESTS  += $(B)/host-tests/test_deadline
 $(B)/host-tests/test_deadline: tests/host/test_deadline.c kernel/deadline.c kernel/deadline.h kernel/kernel.h kernel/spinlock.h \
                                tools/sim/sim_arch.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -DSCHEDLAB_SIM -Itools/sim -o $@ tests/host/test_deadline.c kernel/deadline.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(SIM_ARCH) -o $@ tests/host/test_deadline.c kernel/deadline.c
 
 # Which keys a job may add to its RESULT (kernel/resultkeys.h).
 HOST_TESTS  += $(B)/host-tests/test_resultkeys
@@ -281,7 +281,7 @@ HOST_TESTS  += $(B)/host-tests/test_life
 $(B)/host-tests/test_life: tests/host/test_life.c kernel/sched/life.c kernel/sched/life.h kernel/contract.c \
                            kernel/contract.h kernel/proc.h kernel/cpu.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -DSCHEDLAB_SIM -D_GNU_SOURCE -Wno-unused-parameter -Itools/sim -o $@ \
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(SIM_ARCH) -D_GNU_SOURCE -Wno-unused-parameter -o $@ \
 	    tests/host/test_life.c kernel/sched/life.c kernel/contract.c
 
 # The lock order checked at acquire (kernel/spinlock.h with KCHECKS): the kernel's acquire/release and
@@ -289,7 +289,7 @@ $(B)/host-tests/test_life: tests/host/test_life.c kernel/sched/life.c kernel/sch
 HOST_TESTS  += $(B)/host-tests/test_lockrank
 $(B)/host-tests/test_lockrank: tests/host/test_lockrank.c kernel/spinlock.c kernel/spinlock.h kernel/vclock.h tests/host/check.h
 	@mkdir -p $(dir $@)
-	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -DSCHEDLAB_SIM -DKCHECKS -Itools/sim -o $@ tests/host/test_lockrank.c kernel/spinlock.c
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) $(SIM_ARCH) -DKCHECKS -o $@ tests/host/test_lockrank.c kernel/spinlock.c
 
 # Prerequisites expanded a second time, when make runs the rule: a HOST_TESTS += anywhere (after this rule
 # too, or in another included file) is built and run, not only listed. The tests run NPROC at a time (the

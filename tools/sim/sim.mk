@@ -15,7 +15,11 @@
 
 SIM_OUT    ?= $(B)/sim
 SIM_SAN    ?=
-SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -DSCHEDLAB_SIM -DSCHEDLAB_HOST \
+# What a host build of kernel code needs (the simulator's, the host tests'): -DSCHEDLAB_SIM, and the simulated
+# hart's read_tp() and rdtime() (sim_arch.h) forced in ahead of every source, as kernel.h includes rvasm.h only
+# for the kernel: the kernel never names a header of the simulator.
+SIM_ARCH   := -DSCHEDLAB_SIM -include tools/sim/sim_arch.h
+SIM_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter $(SIM_ARCH) -DSCHEDLAB_HOST \
               -D_GNU_SOURCE -Itools/sim -Ikernel -Iinclude
 SIM_KSRC   := $(filter-out kernel/sched/core.c,$(wildcard kernel/sched/*.c kernel/sched/*/*.c)) $(EXTRA_POLICIES) \
               kernel/scenario.c kernel/scenario_words.c kernel/printf.c kernel/trace.c kernel/model.c \

@@ -1,6 +1,7 @@
 /*
- * sim_arch.h - the simulated hart in place of kernel/rvasm.h (kernel.h includes this one when the code is
- * built with -DSCHEDLAB_SIM by `make sim`). The policies call mycpu() and trace_rec(): here tp is the hart
+ * sim_arch.h - the simulated hart in place of kernel/rvasm.h: a host build of kernel code forces it in
+ * ahead of every source (sim.mk's SIM_ARCH: -DSCHEDLAB_SIM -include), as kernel.h includes rvasm.h only
+ * for the kernel. The policies call mycpu() and trace_rec(): here tp is the hart
  * whose event the engine is handling and the time CSR is that hart's virtual clock, in ns (the
  * simulator's timebase is 1 GHz). Nothing else of the instructions is provided: a policy that needs
  * more of the hardware than the core's services fails to compile or link here, loudly.
