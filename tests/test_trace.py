@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import cli, commands, console, qemu, trace
+from schedlab import cli, commands, console, gangcheck, qemu, trace
 from schedlab.qemu import HarnessError
 from trace_data import COSCHEDULED, LOG, SWITCHES, TIMESLICE, dump
 
@@ -146,7 +146,7 @@ def test_switch_stats_without_switches():
 # ---------------------------------------------------------------- gang co-scheduling
 
 def test_coscheduled_gangs_have_no_violations():
-    checks = trace.gang_violations(trace.parse_trace(dump(COSCHEDULED)))
+    checks = gangcheck.gang_violations(trace.parse_trace(dump(COSCHEDULED)))
     assert sorted(checks) == [1, 2]
     assert all(c.violation_us == 0 and c.fraction == 0 and c.worst == [] for c in checks.values())
     assert checks[1].run_us == 1000 + 1003 + 496 + 498
@@ -156,7 +156,7 @@ def test_coscheduled_gangs_have_no_violations():
 def test_switch_windows_are_what_excuses_the_hand_over():
     # Without slot/ack records there are no switch windows: the few microseconds
     # in which one hart has switched and the other not yet now count.
-    checks = trace.gang_violations(trace.parse_trace(dump(without(COSCHEDULED, "slot", "ack"))))
+    checks = gangcheck.gang_violations(trace.parse_trace(dump(without(COSCHEDULED, "slot", "ack"))))
     assert checks[1].violation_us == 3 + 2        # 1.1 runs 1001..1004 while 1.0 waits; 1.1 from 2002..2004
     assert checks[2].violation_us == 3 + 2
     assert checks[2].worst == [(1002.0, 1005.0, 0, 1), (2001.0, 2003.0, 0, 1)]
@@ -164,11 +164,11 @@ def test_switch_windows_are_what_excuses_the_hand_over():
 
 def test_uncoordinated_timeslicing_violates_and_grace_trims_each_wait():
     parsed = trace.parse_trace(dump(TIMESLICE, policy="timeslice"))
-    checks = trace.gang_violations(parsed)
+    checks = gangcheck.gang_violations(parsed)
     assert (checks[1].violation_us, checks[1].run_us, checks[1].fraction) == (1000.0, 2000.0, 0.5)
     assert checks[1].worst == [(0.0, 500.0, 0, 1), (1000.0, 1500.0, 1, 0)]
     assert checks[2].violation_us == 1000.0
-    graced = trace.gang_violations(parsed, grace_us=200)
+    graced = gangcheck.gang_violations(parsed, grace_us=200)
     assert graced[1].violation_us == 300 + 300
     assert graced[2].violation_us == 300 + 500
 
@@ -178,8 +178,8 @@ def test_blocked_processes_never_count_and_wakes_do():
     blocks = {0: ["0 run 1 0 -1", "900 wake 1 1 1", "1000 exit 1 0 0"],
               1: ["0 run 1 1 -1", "100 blk 1 1 0", "101 idle 0 -1 0", "950 run 1 1 -1", "1000 exit 1 1 0"]}
     parsed = trace.parse_trace(dump(blocks, policy="timeslice"))
-    assert trace.gang_violations(parsed)[1].violation_us == 50
-    assert trace.gang_violations(parsed, grace_us=50)[1].violation_us == 0
+    assert gangcheck.gang_violations(parsed)[1].violation_us == 50
+    assert gangcheck.gang_violations(parsed, grace_us=50)[1].violation_us == 0
 
 
 def test_a_wake_merged_after_the_run_it_caused_is_ignored():
@@ -187,7 +187,7 @@ def test_a_wake_merged_after_the_run_it_caused_is_ignored():
     # run comes first.  The wake must not leave 1.1 "ready-waiting" while it runs.
     blocks = {0: ["0 run 1 1 -1", "100 blk 1 1 0", "101 idle 0 -1 0", "950 run 1 1 -1", "1000 exit 1 1 0"],
               1: ["0 run 1 0 -1", "950 wake 1 1 0", "1000 exit 1 0 0"]}
-    checks = trace.gang_violations(trace.parse_trace(dump(blocks, policy="timeslice")))
+    checks = gangcheck.gang_violations(trace.parse_trace(dump(blocks, policy="timeslice")))
     assert checks[1].violation_us == 0
 
 
@@ -197,7 +197,7 @@ def test_a_preemption_merged_after_the_run_it_made_possible_is_ignored():
     # ready-waiting while 1.1 runs beside it (found by random mixes in the simulator, 5 and 6 harts).
     blocks = {0: ["0 run 1 1 -1", "500 pre 1 1 0", "500 run 1 0 -1", "1000 exit 1 0 0"],
               1: ["0 run 1 0 -1", "500 pre 1 0 0", "500 run 1 1 -1", "1000 exit 1 1 0"]}
-    checks = trace.gang_violations(trace.parse_trace(dump(blocks, policy="timeslice")))
+    checks = gangcheck.gang_violations(trace.parse_trace(dump(blocks, policy="timeslice")))
     assert checks[1].violation_us == 0 and checks[1].run_us == 2000
 
 
@@ -206,7 +206,7 @@ def test_processes_in_different_rows_are_not_a_gang():
     # row 1 while 1.0 runs in row 0 is expected.
     blocks = {0: ["0 new 1 1 -1", "0 run 1 0 0", "1000 slot 0 -1 1", "1000 ack 0 -1 1", "1001 pre 1 0 0",
                   "1002 run 1 1 1", "2000 exit 1 1 0"]}
-    checks = trace.gang_violations(trace.parse_trace(dump(blocks, harts=1)))
+    checks = gangcheck.gang_violations(trace.parse_trace(dump(blocks, harts=1)))
     assert checks[1].violation_us == 0
 
 

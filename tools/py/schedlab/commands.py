@@ -38,7 +38,8 @@ from .stats import Spread
 from .table import (calib_line, comparison_table, format_table, gang_table, model_report, ms, ranking_line,
                     results_table, spread, summary_line, switch_line, trace_paragraph)
 from .pftrace import write_perfetto
-from .trace import NO_TRACE, Trace, app_names, draw_gantt, gang_violations, parse_trace, switch_stats, to_chrome
+from .gangcheck import gang_violations
+from .trace import NO_TRACE, Trace, app_names, draw_gantt, parse_trace, switch_stats, to_chrome
 from .writers import dumps, run_meta, write_csv, write_json
 
 #: The mix ``compare`` uses when given none (same as tools/scenarios/default-mix.scn).

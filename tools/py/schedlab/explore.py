@@ -13,7 +13,7 @@ sometimes the machine model (``modern``: in deterministic mode it counts, never 
 the same line gives the same console on any host. The checks are the ones the suite already knows: the
 kernel's verdict is ok (every job ended with check=ok, no ERROR or PANIC, no deadlock), nothing timed out,
 every job printed its RESULT, and under gang with every job at most as wide as the harts, the trace shows every
-gang coscheduled outside switch windows (trace.gang_violations). A failure prints ``FAIL <verdict>: <replay command>``.
+gang coscheduled outside switch windows (gangcheck.gang_violations). A failure prints ``FAIL <verdict>: <replay command>``.
 
 ``--scenario`` explores one scenario instead: boot i is it with ``perturb=<S + i>,depth=<D>`` - for hunting a
 failure seen once, and for comparing a failing seed's trace with its passing neighbours'.
@@ -127,13 +127,13 @@ def gang_checkable(tokens: list[str], harts: int) -> bool:
 
 
 def gang_problem(run: Run) -> str | None:
-    """What breaks the gang invariant in a traced gang boot (trace.gang_violations, as tests/schedule_checks.py
+    """What breaks the gang invariant in a traced gang boot (gangcheck.gang_violations, as tests/schedule_checks.py
     asserts it), or None; a trace whose ring overflowed is not judged."""
-    from . import trace as tr
+    from . import gangcheck, trace as tr
     trace = tr.parse_trace(run.console)
     if not trace.complete or any(trace.dropped.values()):
         return None
-    bad = {job: c for job, c in tr.gang_violations(trace, grace_us=GRACE_US).items() if c.fraction > 0}
+    bad = {job: c for job, c in gangcheck.gang_violations(trace, grace_us=GRACE_US).items() if c.fraction > 0}
     if not bad:
         return None
     job, check = next(iter(bad.items()))

@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 
 from .comparison import PolicyOutcome, ranking
 from .stats import Spread
-from .trace import GangCheck, SwitchStats, Trace, app_name, intervals
+from .gangcheck import GangCheck
+from .trace import SwitchStats, Trace, app_name, intervals
 
 #: RESULT keys shown in their own columns (or implied); every other key goes to "extra".
 STANDARD_KEYS = ("job", "app", "policy", "harts", "procs", "arrive_us", "start_us",

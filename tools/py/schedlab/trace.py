@@ -35,6 +35,8 @@ Events, by what they say about process P of job J:
   one, the initiator too).  ``rep J 0 n``: job J's allotment became n harts.
   ``regime J old arg`` (policy=adaptive): job J moved from regime ``old`` to
   ``arg & 3`` (``REGIMES``), with its measurements packed in arg (``regime_move``).
+* ``stop - -1 us`` (a perturbed boot, ``perturb=``): the recording hart stopped for ``us`` of virtual time, as
+  a preempted vCPU; ``stops`` gives the spans, which schedule checks discount as they do switch windows.
 
 What is derived from them:
 
@@ -45,7 +47,7 @@ What is derived from them:
   cost of a hart = entry - ack, overhead = median per-switch mean cost as a
   percentage of the quantum.  The *switch window* is [t, last entry], or up to
   the next switch when some hart never acked (its host thread stalled).
-* ``gang_violations``: the co-scheduling invariant.  Two processes of a job in
+* ``gang_violations`` (gangcheck.py): the co-scheduling invariant.  Two processes of a job in
   the same row are a gang: while one runs, the other should not be
   ready-waiting.  The check sums, over ordered pairs (p, q), the time p runs
   while q is ready-waiting, outside switch windows and after a grace period at
@@ -71,7 +73,7 @@ from .ulog import LibLog, parse_ulog
 LEAVE_EVENTS = frozenset({"pre", "yld", "blk", "exit"})
 #: Events that start a slot switch.
 SWITCH_EVENTS = frozenset({"slot", "early"})
-KNOWN_EVENTS = LEAVE_EVENTS | SWITCH_EVENTS | {"run", "new", "wake", "idle", "ack", "rep", "regime"}
+KNOWN_EVENTS = LEAVE_EVENTS | SWITCH_EVENTS | {"run", "new", "wake", "idle", "ack", "rep", "regime", "stop"}
 #: policy=adaptive's regimes, by the number a ``regime`` record carries (kernel/trace.h).
 REGIMES = ("part", "gang", "fill")
 
@@ -92,8 +94,6 @@ MAX_U63 = (1 << 63) - 1
 MAX_QUANTUM_US = 10_000_000                 # the scenario parser's 10 s
 T_FIELDS = (("hart", 0, MAX_HARTS - 1), ("ticks", 0, MAX_U63), ("job", 0, 0xFFFF), ("proc", -128, 127),
             ("arg", -(1 << 31), (1 << 31) - 1))
-#: Violation spans kept per job for error messages.
-WORST_SPANS = 5
 NO_TRACE = "no trace in this log: boot with trace=on"
 NO_MATPLOTLIB = "--png needs matplotlib: pip install matplotlib or make deps"
 
@@ -421,145 +421,9 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-# ---------------------------------------------------------------- gang co-scheduling
-
-@dataclass(frozen=True)
-class GangCheck:
-    """The co-scheduling check of one job.
-
-    ``violation_us`` is pair-time: summed over ordered pairs (p, q) of processes
-    in the same row, so it can exceed the job's wall time.  ``fraction`` =
-    violation_us / run_us (0 when the job never ran).  ``worst`` holds the
-    longest spans (start_us, end_us, p, q) in which p ran while q waited.
-    """
-
-    job: int
-    violation_us: float
-    run_us: float
-    fraction: float
-    worst: list[tuple[float, float, int, int]]
-
-
-@dataclass(frozen=True)
-class _Wait:
-    """Process waited ready from start_us to end_us, to be run in ``row`` (None: never ran)."""
-
-    start_us: float
-    end_us: float
-    row: int | None
-
-
-def _waits(trace: Trace) -> dict[tuple[int, int], list[_Wait]]:
-    """Ready-waiting periods per (job, proc).
-
-    A process is ready-waiting after ``new``/``wake`` (unless running or already
-    ready: merged records of different harts may show a ``wake`` just after the
-    ``run`` it caused) or ``pre``/``yld``, until its ``run``, ``blk`` or
-    ``exit``.  A wait still open at the end ends at ``trace.end_us``.  Its row is
-    that of the ``run`` ending it, else of the process's previous ``run``.
-    Records of one tick merge by hart, so a ``pre``/``yld`` may follow the ``run``
-    on another hart that it made possible (simulated, 5 harts: hart 0 ran a process
-    at the tick hart 1 preempted it): one from a hart other than the process's
-    running one is that earlier run's end, and the process is not waiting.
-    """
-    state: dict[tuple[int, int], str] = {}
-    since: dict[tuple[int, int], float] = {}
-    row: dict[tuple[int, int], int] = {}
-    on: dict[tuple[int, int], int] = {}
-    waits: dict[tuple[int, int], list[_Wait]] = defaultdict(list)
-    for r in trace.records:
-        key = (r.job, r.proc)
-        now = state.get(key)
-        if r.event in ("pre", "yld") and now == "running" and on.get(key, r.hart) != r.hart:
-            continue
-        if r.event in ("run", "blk", "exit"):
-            if r.event == "run":
-                row[key], on[key] = r.arg, r.hart
-            if now == "ready":
-                waits[key].append(_Wait(since[key], r.time_us, row.get(key)))
-            state[key] = {"run": "running", "blk": "blocked", "exit": "gone"}[r.event]
-        elif (r.event in ("pre", "yld") and now not in ("ready", "gone")) or \
-                (r.event in ("new", "wake") and now in (None, "blocked")):
-            state[key], since[key] = "ready", r.time_us
-    for key, now in state.items():
-        if now == "ready":
-            waits[key].append(_Wait(since[key], trace.end_us, row.get(key)))
-    return waits
-
-
-def _same_row(run_slot: int, wait_row: int | None) -> bool:
-    """Rows -1 (not gang) and None (never ran) match every row."""
-    return run_slot == -1 or wait_row is None or wait_row == -1 or run_slot == wait_row
-
-
-def _merge(spans: list[Span]) -> list[Span]:
-    merged: list[Span] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _subtract(span: Span, holes: list[Span], hole_ends: list[float]) -> list[Span]:
-    """``span`` minus the sorted, disjoint ``holes`` (``hole_ends``: their ends, for bisection)."""
-    start, end = span
-    pieces = []
-    for hole_start, hole_end in holes[bisect.bisect_right(hole_ends, start):]:
-        if hole_start >= end:
-            break
-        if hole_start > start:
-            pieces.append((start, hole_start))
-        start = max(start, hole_end)
-    if start < end:
-        pieces.append((start, end))
-    return pieces
-
-
-def _overlaps(runs: list[Interval], waits: list[_Wait]) -> list[Span]:
-    """Where one of ``runs`` overlaps one of ``waits`` of the same row (both sorted, each disjoint)."""
-    spans, i, j = [], 0, 0
-    while i < len(runs) and j < len(waits):
-        run, wait = runs[i], waits[j]
-        start, end = max(run.start_us, wait.start_us), min(run.end_us, wait.end_us)
-        if start < end and _same_row(run.slot, wait.row):
-            spans.append((start, end))
-        if run.end_us <= wait.end_us:
-            i += 1
-        else:
-            j += 1
-    return spans
-
-
-def gang_violations(trace: Trace, grace_us: float = 0.0) -> dict[int, GangCheck]:
-    """Per job that ran: how long its processes ran while a gang member waited ready.
-
-    Not counted: time inside a switch window (up to the next switch when a hart
-    never acknowledged it), the first ``grace_us`` of each
-    ready-waiting period, and any time the waiting process was blocked, exited
-    or not yet created.  Correct gang scheduling of spinning apps gives ~0.
-    """
-    runs: dict[tuple[int, int], list[Interval]] = defaultdict(list)
-    for interval in intervals(trace):
-        runs[(interval.job, interval.proc)].append(interval)
-    waits = {key: [_Wait(w.start_us + grace_us, w.end_us, w.row) for w in ws if w.start_us + grace_us < w.end_us]
-             for key, ws in _waits(trace).items()}
-    windows = _merge([(s.time_us, s.window_end_us) for s in switch_stats(trace).switches
-                      if s.window_end_us > s.time_us])
-    window_ends = [end for _, end in windows]
-    checks = {}
-    for job in sorted({job for job, _ in runs}):
-        procs = sorted({proc for j, proc in runs.keys() | waits.keys() if j == job})
-        spans = [(start, end, p, q)
-                 for p in procs for q in procs if p != q
-                 for overlap in _overlaps(runs.get((job, p), []), waits.get((job, q), []))
-                 for start, end in _subtract(overlap, windows, window_ends)]
-        violation = sum((end - start for start, end, _, _ in spans), 0.0)
-        run_us = sum((i.duration_us for p in procs for i in runs.get((job, p), [])), 0.0)
-        worst = sorted(spans, key=lambda s: (s[0] - s[1], s[0]))[:WORST_SPANS]
-        checks[job] = GangCheck(job, violation, run_us, violation / run_us if run_us else 0.0, worst)
-    return checks
+def stops(trace: Trace) -> list[Span]:
+    """The spans (start_us, end_us) in which a hart of a perturbed boot stood stopped (``stop`` records)."""
+    return [(r.time_us, r.time_us + r.arg) for r in trace.records if r.event == "stop" and r.arg > 0]
 
 
 # ---------------------------------------------------------------- exports

@@ -40,7 +40,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 
-from .. import trace as tr
+from .. import gangcheck, trace as tr
 from . import measure
 from .declare import Declaration
 
@@ -287,7 +287,7 @@ def judge_fairness(case: Case, trace, decl: Declaration) -> Verdict:
 
 def invariant_problem(name: str, trace) -> str | None:
     if name == "coscheduled":
-        bad = {j: c for j, c in tr.gang_violations(trace, grace_us=GRACE_US).items() if c.fraction > 0}
+        bad = {j: c for j, c in gangcheck.gang_violations(trace, grace_us=GRACE_US).items() if c.fraction > 0}
         if bad:
             job, c = next(iter(bad.items()))
             return f"coscheduled: job {job}'s processes ran {c.fraction:.1%} of their time while a member waited ready"

@@ -2,7 +2,7 @@
 definition, so a check is a comparison of a number with a bound.
 
 * ready waits: a process is *ready-waiting* from ``new``/``wake``/``pre``/``yld`` until its next ``run``
-  (trace.py's reading of the records, ``trace._waits``); a wait still open when the dump ends never ran.
+  (trace.py's reading of the records, ``gangcheck.waits``); a wait still open when the dump ends never ran.
   Waits count from the trace's first dispatch at the earliest: before it the launcher is still creating the
   jobs that arrive at time 0 (kernel/launcher.c) and no policy has been asked to run anything.
 * allotment: under a policy that allots (``rep J 0 n`` records), job J holds n harts from that record on;
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .. import trace as tr
+from .. import gangcheck, trace as tr
 
 Span = tuple[float, float]
 
@@ -44,7 +44,7 @@ def waits(trace: tr.Trace) -> list[Wait]:
             last_run[(r.job, r.proc)] = r.time_us
     first = min(last_run.values(), default=trace.start_us)
     first = min((r.time_us for r in trace.records if r.event == "run"), default=first)
-    for (job, proc), spans in tr._waits(trace).items():
+    for (job, proc), spans in gangcheck.waits(trace).items():
         for w in spans:
             ran = w.end_us < trace.end_us or last_run.get((job, proc), -1.0) >= w.end_us
             out.append(Wait(job, proc, max(w.start_us, first), w.end_us, ran))
