@@ -9,6 +9,7 @@
 #include "perturb.h"
 #include "vclock.h"
 #include "intr.h"
+#include "trace.h"
 
 int perturb_on;
 
@@ -49,6 +50,7 @@ static void stop(uint64_t us)
     if (!(csr_read(sie) & SIE_STIE))
         return;
     uint64_t until = rdtime() + us_to_ticks(us);
+    trace_rec(mycpu()->id, TR_STOP, 0, -1, (int)us); /* a schedule check discounts the stop (trace.py) */
     intr_set_timer(until);
     while (rdtime() < until)
         wfi();

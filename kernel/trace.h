@@ -24,6 +24,8 @@
  *   rep    (partition) job's allotment became arg harts
  *   regime (adaptive) job moved from regime proc (0 part, 1 gang, 2 fill) to arg & 3; arg >> 2 & 127 is its
  *          wait as a percent of compute + wait, arg >> 9 its grain t_p in us (4194303: none or more)
+ *   stop   (perturb=) this hart stopped for arg us of virtual time from here, as a preempted vCPU: what it
+ *          ran and was about to do waits that long (perturb.h)
  */
 #ifndef TRACE_H
 #define TRACE_H
@@ -32,7 +34,7 @@
 #include "schedlab/model.h"
 
 enum trace_ev { TR_RUN, TR_PRE, TR_YLD, TR_BLK, TR_EXIT, TR_NEW, TR_WAKE, TR_IDLE, TR_SLOT, TR_EARLY, TR_ACK,
-                TR_REP, TR_REGIME, TR_NEVENTS };
+                TR_REP, TR_REGIME, TR_STOP, TR_NEVENTS };
 
 struct trace_rec {
     uint64_t t;         /* time CSR */
