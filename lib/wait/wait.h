@@ -13,8 +13,10 @@
  *             waiter wastes is at most twice what the best choice made in
  *             hindsight would waste
  *   adaptive  spin while every participant the waiter still needs is on a
- *             hart right now (the info page's running[]), block otherwise
- *             (wait_adaptive.c); objects say whom a waiter needs with a
+ *             hart right now (the info page's running[]) and for at most a
+ *             few twophase bounds, block otherwise (wait_adaptive.c: a hart
+ *             that holds a participant may not be executing it); objects
+ *             say whom a waiter needs with a
  *             struct sl_waitfor. On the host, where running[] cannot say
  *             who waits for a CPU, a crowded job (more runnable processes
  *             than CPUs, lib/platform/host_spin.h) makes it wait as twophase does
@@ -209,6 +211,26 @@ uint64_t sl_wait_blocks(void);
    wait_twophase.c); set it before the waits that should use it. Returns
    the previous bound. */
 uint64_t sl_wait_twophase_bound(uint64_t ns);
+/* adaptive: its spin bound in nanoseconds (default SL_ADAPTIVE_SPIN_NS,
+   wait_adaptive.c), the same way. */
+uint64_t sl_wait_adaptive_bound(uint64_t ns);
+
+/* ns as ticks of a clock of hz, without overflow for any ns below 2^64. */
+static inline uint64_t
+sl_wait_ns_ticks(uint64_t ns, uint64_t hz)
+{
+    return ns / 1000000000u * hz + ns % 1000000000u * hz / 1000000000u;
+}
+
+/* adaptive's spin (wait_adaptive.c; for the kind and its tests): 1 once
+   (*word & SL_WAIT_VALUE) != old (acquire); 0 as soon as a participant wf
+   needs is off its hart, or the clock (sl_plat_ticks) has passed *since +
+   limit ticks: then the waiter should sleep. *since is the wait's start,
+   SL_WAIT_UNTIMED until its first look at the clock sets it; pass the same
+   one to every spin of a wait. */
+#define SL_WAIT_UNTIMED UINT64_MAX
+int sl_wait_adaptive_spin(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf, uint64_t *since,
+                          uint64_t limit);
 
 static inline uint32_t
 sl_wait_value(const uint32_t *word)

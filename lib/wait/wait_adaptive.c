@@ -1,7 +1,7 @@
 /*
  * wait_adaptive.c - schedule-aware waiting: spin only while every
- * participant the waiter still needs is running right now, block
- * otherwise (wait.h).
+ * participant the waiter still needs is running right now, and for at most
+ * a bound; block otherwise (wait.h).
  *
  * The evidence is the job info page's running[] (the kernel sets
  * running[i] while process i is on a hart), read without a system call.
@@ -13,10 +13,32 @@
  * waiter blocks at once; while all of them run, the change is near and a
  * spin is cheapest.
  *
+ * The bound. running[] says a participant holds a hart, not that the hart
+ * executes: a hart that is a host thread may itself wait for a host CPU
+ * (more harts than host cores), deterministic mode runs the harts in turn
+ * on one host thread, and a participant that is a user-level thread of the
+ * waiter's own process holds the very hart the waiter spins on. Spinning on
+ * such evidence had no end but a preemption. So the spin also ends once the
+ * wait has lasted L = SL_ADAPTIVE_SPIN_NS (wait_bounds.h), a small multiple
+ * k of twophase's B, the cost of one block + wake round trip; then the
+ * waiter sleeps until the word changes. The competitive argument of
+ * two-phase waiting (Karlin, Li, Manasse and Owicki, SOSP 1991) bounds what
+ * this costs: a wait of t costs min(t, L) spinning, plus B if t > L, against
+ * min(t, B) for the best choice made in hindsight - at most (k + 1) times
+ * that, whatever running[] says. Where the evidence is right, a wait
+ * shorter than L (a barrier's skew between harts that really run) spins
+ * exactly as before; k > 1 keeps waits between B and L spinning, which is
+ * where this kind differs from twophase. The bound runs across the whole
+ * wait, sleeps included: a waiter woken after L sleeps again after its
+ * next look at the clock.
+ *
  * running() is re-evaluated every RECHECK spins (participants may be
- * preempted while we spin) and after every wake-up. A waiter that went to
- * sleep stays asleep until the word changes, even if its participants are
- * dispatched again meanwhile.
+ * preempted while we spin) and after every wake-up; the clock (`time`, no
+ * system call) every CHECK_EVERY spins, as twophase reads it. The bound
+ * starts at the first look at the clock, so a wait that ends within
+ * CHECK_EVERY spins - a barrier between harts that really run - costs
+ * what it cost before the bound: no clock read, no division; L is kept
+ * to within CHECK_EVERY spins.
  *
  * On the Linux host running[] says only which processes have not exited and
  * are not asleep in a futex wait (SL_PLAT_RUNNING_EXACT is 0). That is no
@@ -34,31 +56,71 @@
  */
 #include "schedlab.h"
 #include "wait/wait.h"
+#include "wait/wait_bounds.h"
 
-#define RECHECK 128
+#define RECHECK     128
+#define CHECK_EVERY 32
 
 extern const struct sl_waitops sl_wait_twophase_ops;
 
+static uint64_t bound_ns = SL_ADAPTIVE_SPIN_NS;
+static uint64_t bound_ticks; /* bound_ns in ticks of the info page's timebase; 0 until a wait needs it */
+
+uint64_t sl_wait_adaptive_bound(uint64_t ns)
+{
+    uint64_t was = __atomic_exchange_n(&bound_ns, ns, __ATOMIC_RELAXED);
+
+    __atomic_store_n(&bound_ticks, 0, __ATOMIC_RELAXED);
+    return was;
+}
+
+static uint64_t limit_ticks(void)
+{
+    uint64_t t = __atomic_load_n(&bound_ticks, __ATOMIC_RELAXED);
+
+    if (!t) {
+        t = sl_wait_ns_ticks(__atomic_load_n(&bound_ns, __ATOMIC_RELAXED), sl_info()->timebase_hz);
+        __atomic_store_n(&bound_ticks, t, __ATOMIC_RELAXED);
+    }
+    return t;
+}
+
 static int needed_running(const struct sl_waitfor *wf) { return wf ? wf->running(wf) : sl_others_running(); }
+
+int sl_wait_adaptive_spin(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf, uint64_t *since,
+                          uint64_t limit)
+{
+    sl_wait_pausefn pause = sl_wait_pauser();
+
+    for (unsigned i = 0;; i++) {
+        if (i % RECHECK == 0 && !needed_running(wf))
+            return 0;
+        if ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) != old) {
+            (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
+            return 1;
+        }
+        sl_wait_pause(pause);
+        if (i % CHECK_EVERY == CHECK_EVERY - 1) {
+            uint64_t now = sl_plat_ticks();
+            if (*since == SL_WAIT_UNTIMED)
+                *since = now;
+            else if (now - *since >= limit)
+                return 0;
+        }
+    }
+}
 
 static void adaptive_wait(const uint32_t *word, uint32_t old, const struct sl_waitfor *wf)
 {
-    sl_wait_pausefn pause = sl_wait_pauser();
+    uint64_t since = SL_WAIT_UNTIMED;
 
     if (!SL_PLAT_RUNNING_EXACT) { /* the host: see above */
         sl_wait_twophase_ops.wait(word, old, wf);
         return;
     }
     while (sl_wait_value(word) == old) {
-        while (needed_running(wf)) {
-            for (unsigned i = 0; i < RECHECK; i++) {
-                if ((__atomic_load_n(word, __ATOMIC_RELAXED) & SL_WAIT_VALUE) != old) {
-                    (void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
-                    return;
-                }
-                sl_wait_pause(pause);
-            }
-        }
+        if (sl_wait_adaptive_spin(word, old, wf, &since, limit_ticks()))
+            return;
         sl_wait_sleep(word, old);
     }
 }

@@ -34,9 +34,7 @@ uint64_t sl_wait_twophase_bound(uint64_t ns) { return __atomic_exchange_n(&bound
 
 static int spin_phase(const uint32_t *word, uint32_t old)
 {
-    uint64_t hz = sl_info()->timebase_hz;
-    uint64_t ns = __atomic_load_n(&bound_ns, __ATOMIC_RELAXED);
-    uint64_t limit = ns / 1000000000u * hz + ns % 1000000000u * hz / 1000000000u;
+    uint64_t limit = sl_wait_ns_ticks(__atomic_load_n(&bound_ns, __ATOMIC_RELAXED), sl_info()->timebase_hz);
     uint64_t t0 = sl_plat_ticks();
     sl_wait_pausefn pause = sl_wait_pauser();
 
