@@ -12,7 +12,7 @@
 
 enum { IDLE_NOT, IDLE_POLL, IDLE_HALT };
 #define IDLE_POLL_US 100 /* an idle hart polls this long before it halts in wfi (sched/core.c, idle_wait) */
-extern int idle_poll;       /* idle=poll: an idle hart polls and never halts (core.c, set by launcher.c) */
+extern int idle_poll;       /* idle=poll: an idle hart polls and never halts (core.c, set by sched_configure) */
 
 /* One per hart; tp points at it in S-mode. */
 struct cpu {

@@ -33,9 +33,11 @@ void intr_hart_init(void)
     stimecmp_ok[c->id] = plat.sstc && intr_probe_stimecmp() == 0;
 }
 
-void intr_choose(int force_sbi)
+int intr_force_sbi; /* irq=sbi (intr_configure) */
+
+void intr_choose(void)
 {
-    int t = plat.sstc && !force_sbi, s = !force_sbi;
+    int t = plat.sstc && !intr_force_sbi, s = !intr_force_sbi;
     for (int i = 0; i < ncpus; i++) {
         t &= stimecmp_ok[i];
         s &= plat.sswi_reg[i] != 0;

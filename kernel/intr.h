@@ -13,7 +13,9 @@
 #include <stdint.h>
 
 void intr_hart_init(void);          /* every hart, before it takes an interrupt: is stimecmp ours? */
-void intr_choose(int force_sbi);    /* the boot hart, once every hart has run intr_hart_init */
+extern int intr_force_sbi;          /* irq=sbi: timers and IPIs through the SBI; set through intr_configure */
+static inline void intr_configure(int force_sbi) { intr_force_sbi = force_sbi; } /* boot hart, before intr_choose */
+void intr_choose(void);             /* the boot hart, once every hart has run intr_hart_init */
 void intr_set_timer(uint64_t when); /* this hart's next timer interrupt, at `time` = when */
 void intr_send_ipi(uint64_t mask);  /* a supervisor software interrupt to each hart index in mask */
 const char *intr_timer_path(void);  /* "sstc" or "sbi" */

@@ -142,6 +142,12 @@ uint64_t calib_model_cycle_ps(void);    /* boot hart, model= only: one emulated 
 extern char model_spec[];               /* the canonical spec; "" = no model */
 extern uint64_t model_cycle_ps;
 void model_start(const char *spec);     /* before t0: mark every dispatch and switch out from now on */
+/* model=spec with one emulated instruction lasting cycle_ps: the boot hart, before t0 */
+static inline void model_configure(const char *spec, uint64_t cycle_ps)
+{
+    model_cycle_ps = cycle_ps;
+    model_start(spec);
+}
 uint64_t model_pace_rate(const char *spec); /* pace=R of a model spec, 0 = unpaced */
 void model_pace_start(void);            /* launcher, before the card and t0: a paced boot's pacing starts */
 
@@ -149,6 +155,5 @@ void model_pace_start(void);            /* launcher, before the card and t0: a p
 void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */
 void launcher_start(void);              /* t0 of the scenario: admit the jobs that arrive at 0, arm the rest */
 void launcher_job_done(struct job *j);  /* life_hooks.job_done: print RESULT; after the last job SUMMARY and exit */
-extern int scenario_irq_sbi;             /* irq=sbi: timers and IPIs through the SBI (intr.c) */
 
 #endif

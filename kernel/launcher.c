@@ -21,11 +21,10 @@
 #include "perturb.h"
 #include "info.h"
 #include "trace.h"
+#include "intr.h"
 #include "deadline.h"
 #include "ulog.h"
 #include "contract.h"
-
-int scenario_irq_sbi;
 
 static struct scenario scen;
 static uint64_t t0;
@@ -55,6 +54,24 @@ static const char *app_names(void)
     return names;
 }
 
+/* The scenario's global settings, each to its layer through that layer's function, before the other harts start
+   (each layer's state is then only read). clock_virtual, vclock.h's one setting, is still written here:
+   vclock.h offers no function for it. */
+static void configure_layers(void)
+{
+    sched_configure(sched_class_by_name(scen.policy), us_to_ticks(scen.quantum_us), scen.seed, scen.popt,
+                    scen.idle_poll);
+    intr_configure(scen.irq_sbi);
+    clock_virtual = scen.clock_virtual;
+    trace_configure(scen.clock_virtual);
+    if (scen.perturb) /* perturb.h's state is then only the other harts' */
+        perturb_init(scen.perturb_seed, scen.perturb_depth, ncpus);
+    if (scen.model[0]) { /* the calibration loop has the host to itself */
+        uint64_t pace = model_pace_rate(scen.model); /* paced: a cycle is 1/R, nothing to measure */
+        model_configure(scen.model, pace ? 1000000000000UL / pace : calib_model_cycle_ps());
+    }
+}
+
 void launcher_init(void)
 {
     char err[400];
@@ -74,23 +91,7 @@ void launcher_init(void)
         kprintf("ERROR %s\n", err);
         platform_exit(2);
     }
-    sched = sched_class_by_name(scen.policy);
-    sched_quantum = us_to_ticks(scen.quantum_us);
-    sched_seed = scen.seed;
-    scenario_irq_sbi = scen.irq_sbi;
-    clock_virtual = scen.clock_virtual;
-    idle_poll = scen.idle_poll;
-    if (scen.perturb) /* before the other harts start: perturb.h's state is then only theirs */
-        perturb_init(scen.perturb_seed, scen.perturb_depth, ncpus);
-    if (scen.model[0]) { /* before the other harts start: the calibration loop has the host to itself */
-        uint64_t pace = model_pace_rate(scen.model); /* paced: a cycle is 1/R, nothing to measure */
-        model_cycle_ps = pace ? 1000000000000UL / pace : calib_model_cycle_ps();
-        model_start(scen.model);
-    }
-    if (clock_virtual)
-        trace_header_extra = " clock=virtual";
-    for (int i = 0; i < SCEN_MAX_OPTS; i++)
-        sched_opt[i] = scen.popt[i];
+    configure_layers();
     if (scen.trace && trace_init(err, sizeof err)) {
         kprintf("ERROR %s\n", err);
         platform_exit(2);

@@ -140,7 +140,7 @@ void boot_main(uint64_t hartid, const void *dtb)
     start_other_harts(boot);
     if (trace_enabled & TRACE_ON)
         ulog_clock_choose();
-    intr_choose(scenario_irq_sbi);
+    intr_choose();
     uint64_t mem = 0;
     for (int i = 0; i < plat.nmem; i++)
         mem += plat.mem[i].size;

@@ -11,7 +11,7 @@
 #include "trace.h"
 
 int trace_enabled;
-const char *trace_header_extra = "";
+const char *trace_header_extra = ""; /* appended to the TRACE begin line (trace_configure) */
 struct trace_ring trace_rings[SL_MAX_HARTS];
 struct trace_ring trace_decisions[SL_MAX_HARTS];
 void (*trace_dump_extra)(uint64_t t0);

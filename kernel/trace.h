@@ -65,7 +65,13 @@ struct trace_ring {
 extern int trace_enabled;
 /* model.c: under the machine model, the mark (and the record, with trace=on too), out of line */
 void trace_model_rec(int hart, uint64_t t, enum trace_ev ev, int job, int proc, int arg);
-extern const char *trace_header_extra; /* appended to the TRACE begin line: " clock=virtual" (launcher.c) */
+extern const char *trace_header_extra; /* appended to the TRACE begin line; set through trace_configure */
+/* The boot hart, before t0: the TRACE begin line says clock=virtual. */
+static inline void trace_configure(int clock_virtual)
+{
+    if (clock_virtual)
+        trace_header_extra = " clock=virtual";
+}
 extern struct trace_ring trace_rings[SL_MAX_HARTS];
 extern struct trace_ring trace_decisions[SL_MAX_HARTS]; /* each hart's decision records (above) */
 extern void (*trace_dump_extra)(uint64_t t0); /* after TRACE end: the library's logs (ulog.c) */

@@ -45,7 +45,7 @@ uint64_t sched_quantum;
 uint64_t sched_seed;
 long sched_opt[SCEN_MAX_OPTS];
 struct sched_upcalls sched_up;
-int idle_poll; /* idle=poll: idle harts never halt (launcher.c) */
+int idle_poll; /* idle=poll: idle harts never halt (sched_configure) */
 
 void fpu_save(uint64_t *regs);
 void fpu_restore(const uint64_t *regs);

@@ -123,6 +123,20 @@ extern uint64_t sched_seed;
 extern long sched_opt[SCEN_MAX_OPTS];   /* the running policy's options, in its options[] order: a choice's
                                            index or the number; read them with SCHED_OPT(name) */
 
+/* The boot hart, before the other harts start (the launcher, from the scenario): the running policy and the
+   knobs above, with idle=poll (cpu.h), which the core and the policies read without a lock from then on; the
+   only writer of them in the kernel. Inline: the boot path's instructions stay those of plain stores. */
+static inline void sched_configure(const struct sched_class *cls, uint64_t quantum_ticks, uint64_t seed,
+                                   const long opt[SCEN_MAX_OPTS], int poll)
+{
+    sched = cls;
+    sched_quantum = quantum_ticks;
+    sched_seed = seed;
+    idle_poll = poll;
+    for (int i = 0; i < SCEN_MAX_OPTS; i++)
+        sched_opt[i] = opt[i];
+}
+
 /* Job j's value of the running policy's per-job key i (its job_keys[] order), its default if not given;
    read it with SCHED_JOB_KEY(j, name). */
 static inline long sched_job_key(const struct job *j, int i) { return j->scen->pkey[i]; }
