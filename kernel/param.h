@@ -8,7 +8,7 @@
 #define NJOB          64      /* jobs in one scenario */
 #define NFUTEX_BUCKET 64
 
-/* struct trapframe offsets, shared with trap.S (checked by static asserts in proc.h) */
+/* struct trapframe offsets, shared with vectors.S (checked by static asserts in proc.h) */
 #define TF_EPC        248
 #define TF_KSP        256
 #define TF_KTP        264

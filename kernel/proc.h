@@ -14,7 +14,7 @@
 #include "kernel.h"
 #include "scenario.h"
 
-/* Saved user registers; x1..x31 in order, then sepc. Offsets are used by trap.S. */
+/* Saved user registers; x1..x31 in order, then sepc. Offsets are used by vectors.S. */
 struct trapframe {
     uint64_t x[31];         /* x[i-1] = register xi */
     uint64_t epc;
@@ -30,7 +30,7 @@ _Static_assert(__builtin_offsetof(struct trapframe, kernel_tp) == TF_KTP, "TF_KT
 #define REG_A7 16
 #define REG_RA 0
 
-/* Callee-saved registers for swtch (trap.S). */
+/* Callee-saved registers for swtch (sched/swtch.S). */
 struct context {
     uint64_t ra, sp, s[12];
 };
