@@ -14,23 +14,23 @@
  * spin is cheapest.
  *
  * The bound. running[] says a participant holds a hart, not that the hart
- * executes: a hart that is a host thread may itself wait for a host CPU
- * (more harts than host cores), deterministic mode runs the harts in turn
- * on one host thread, and a participant that is a user-level thread of the
- * waiter's own process holds the very hart the waiter spins on. Spinning on
- * such evidence had no end but a preemption. So the spin also ends once the
- * wait has lasted L = SL_ADAPTIVE_SPIN_NS (wait_bounds.h), a small multiple
- * k of twophase's B, the cost of one block + wake round trip; then the
- * waiter sleeps until the word changes. The competitive argument of
- * two-phase waiting (Karlin, Li, Manasse and Owicki, SOSP 1991) bounds what
- * this costs: a wait of t costs min(t, L) spinning, plus B if t > L, against
- * min(t, B) for the best choice made in hindsight - at most (k + 1) times
- * that, whatever running[] says. Where the evidence is right, a wait
- * shorter than L (a barrier's skew between harts that really run) spins
- * exactly as before; k > 1 keeps waits between B and L spinning, which is
- * where this kind differs from twophase. The bound runs across the whole
- * wait, sleeps included: a waiter woken after L sleeps again after its
- * next look at the clock.
+ * executes it: a hart that is a host thread may itself wait for a host CPU
+ * (more harts than host cores), and deterministic mode runs the harts in
+ * turn on one host thread, so every waiter of a job can spin at once on
+ * evidence that no partner makes progress, until a preemption ends it. So
+ * the spin also ends once the wait has lasted L = SL_ADAPTIVE_SPIN_NS
+ * (wait_bounds.h), k times twophase's B, the cost of one block + wake round
+ * trip; then the waiter sleeps until the word changes. The competitive
+ * argument of two-phase waiting (Karlin, Li, Manasse and Owicki, SOSP 1991)
+ * bounds what this costs: a wait of t costs t if t <= L, else L + B,
+ * against min(t, B) for the best choice made in hindsight - at most k + 1
+ * times that, whatever running[] says. k = 2 rather than twophase's 1:
+ * where the evidence is right a wait between B and L still spins, which is
+ * what this kind is for (a partner that runs is about to arrive), and every
+ * wait shorter than L - a barrier's skew between harts that really run -
+ * spins exactly as it did without the bound. The bound runs across the
+ * whole wait, sleeps included: a waiter woken after L sleeps again after
+ * its next look at the clock.
  *
  * running() is re-evaluated every RECHECK spins (participants may be
  * preempted while we spin) and after every wake-up; the clock (`time`, no
