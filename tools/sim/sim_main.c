@@ -4,6 +4,8 @@
  *   build/sim/schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--kernel ELF] [--mem MB]
  *                          [--host-limit SECONDS] [--stats] [--model PROFILE[,key=value...]]
  *                          [--profiles DIR] [--cycle-ps N] "<bootargs>"
+ *   build/sim/schedlab-sim --profile-values FILE    a profile file's values as --model reads them, key=value
+ *                                                  lines, then exit (0, or 2 with the parser's message)
  *
  * The bootargs are the kernel's scenario (policy=, quantum=, seed=, trace=on, job=...), validated by the
  * kernel's own parser (kernel/scenario.c) in the environment the kernel's launcher gives it (sim_elf.c:
@@ -72,8 +74,20 @@ static void usage(void)
 {
     fprintf(stderr, "usage: schedlab-sim [--cpus N] [--calib FILE] [--apps DIR] [--kernel ELF] [--mem MB] "
                     "[--host-limit SECONDS] [--stats] [--model PROFILE[,key=value...]] [--profiles DIR] "
-                    "[--cycle-ps N] \"<bootargs>\"\n");
+                    "[--cycle-ps N] \"<bootargs>\"\n"
+                    "       schedlab-sim --profile-values FILE\n");
     exit(2);
+}
+
+/* --profile-values: the profile parser's values, for the test that the harness's parser agrees. */
+static int profile_values(const char *path)
+{
+    char err[400];
+    if (mem_profile_values(path, stdout, err, sizeof err) < 0) {
+        fprintf(stderr, "schedlab-sim: %s\n", err);
+        return 2;
+    }
+    return 0;
 }
 
 /* The kernel's ERROR for a bad scenario (launcher_init), and its exit status. */
@@ -156,6 +170,8 @@ int main(int argc, char **argv)
             cycle_ps = strtoull(argv[++i], 0, 10);
         else if (!strcmp(argv[i], "--stats"))
             stats = 1;
+        else if (!strcmp(argv[i], "--profile-values") && i + 1 < argc)
+            return profile_values(argv[++i]);
         else if (argv[i][0] != '-' && !bootargs)
             bootargs = argv[i];
         else

@@ -37,7 +37,17 @@ uint64_t mem_cycle_ps(void) { return m ? cycle_ps : 0; }
 int mem_nodes(void) { return m ? prm.nodes : 1; }
 int mem_node_of_hart(int hart) { return m ? model_node_of_hart(m, hart) : 0; }
 
-/* key = value [# comment] lines of one profile file into prm; -1 with a message naming the line. */
+/* The bit of key k in a profile's `seen` set (model_param_keys' order), 0 if k is no key. */
+static uint32_t key_bit(const char *k)
+{
+    for (int i = 0; model_param_keys[i]; i++)
+        if (!strcmp(model_param_keys[i], k))
+            return 1u << i;
+    return 0;
+}
+
+/* key = value [# comment] lines of one profile file into prm, each key once (as model.load_profile reads
+   them); -1 with a message naming the line. */
 static int read_profile(const char *path, uint32_t *seen, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -49,7 +59,7 @@ static int read_profile(const char *path, uint32_t *seen, char *err, size_t errl
     int ln = 0, rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         ln++;
-        char *hash = strchr(line, '#'), k[64], v[64], extra[8];
+        char *hash = strchr(line, '#'), k[64], v[64], extra[8], why[300];
         if (hash)
             *hash = 0;
         int n = sscanf(line, " %63[a-z0-9_] = %63s %7s", k, v, extra);
@@ -58,23 +68,51 @@ static int read_profile(const char *path, uint32_t *seen, char *err, size_t errl
         if (n != 2) {
             snprintf(err, errlen, "--model: %s line %d: not `key = integer  # source`", path, ln);
             rc = -1;
-        } else if (model_param_set(&prm, k, v, err, errlen) < 0) {
+        } else if (*seen & key_bit(k)) {
+            snprintf(err, errlen, "--model: %s line %d: %s is given twice", path, ln, k);
+            rc = -1;
+        } else if (model_param_set(&prm, k, v, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--model: %s line %d: %s", path, ln, why);
             rc = -1;
         } else {
-            for (int i = 0; model_param_keys[i]; i++)
-                if (!strcmp(model_param_keys[i], k))
-                    *seen |= 1u << i;
+            *seen |= key_bit(k);
         }
     }
     fclose(f);
     return rc;
 }
 
+/* The fields of prm in model_param_keys' order. */
+static const int *const param_vals[] = { &prm.line_b, &prm.l1_kb, &prm.l1_ways, &prm.l2_kb, &prm.l2_ways,
+                                         &prm.llc_kb, &prm.llc_ways, &prm.l2_cycles, &prm.llc_cycles,
+                                         &prm.coh_cycles, &prm.mem_cycles, &prm.remote_cycles, &prm.nodes };
+
+/* One profile file read as --model reads it (every key required), nothing clamped; -1 with a message. */
+static int read_whole_profile(const char *path, char *err, size_t errlen)
+{
+    uint32_t seen = 0;
+    memset(&prm, 0, sizeof prm);
+    if (read_profile(path, &seen, err, errlen) < 0)
+        return -1;
+    for (int i = 0; model_param_keys[i]; i++)
+        if (!(seen >> i & 1))
+            return snprintf(err, errlen, "--model: profile %s has no %s (every key of tools/model/README.md's "
+                            "table is required)", path, model_param_keys[i]), -1;
+    return 0;
+}
+
+int mem_profile_values(const char *path, FILE *out, char *err, size_t errlen)
+{
+    if (read_whole_profile(path, err, errlen) < 0)
+        return -1;
+    for (int i = 0; model_param_keys[i]; i++)
+        fprintf(out, "%s=%d\n", model_param_keys[i], *param_vals[i]);
+    return 0;
+}
+
 static void make_canonical(void)
 {
-    const int *vals[] = { &prm.line_b, &prm.l1_kb, &prm.l1_ways, &prm.l2_kb, &prm.l2_ways, &prm.llc_kb,
-                          &prm.llc_ways, &prm.l2_cycles, &prm.llc_cycles, &prm.coh_cycles, &prm.mem_cycles,
-                          &prm.remote_cycles, &prm.nodes };
+    const int *const *vals = param_vals;
     size_t n = (size_t)snprintf(canonical, sizeof canonical, "%s", profile);
     for (int i = 0; model_param_keys[i] && n < sizeof canonical; i++) {
         /* a level of 0 KB has ways=0 in the canonical spec, whatever was given (tools/model/README.md) */
@@ -97,14 +135,8 @@ int mem_init(const char *spec, const char *profile_dir, int harts, uint64_t mem_
                         "a-z, 0-9, _", spec), -1;
     snprintf(profile, sizeof profile, "%s", name);
     snprintf(path, sizeof path, "%s/%s.conf", profile_dir, name);
-    memset(&prm, 0, sizeof prm);
-    uint32_t seen = 0;
-    if (read_profile(path, &seen, err, errlen) < 0)
+    if (read_whole_profile(path, err, errlen) < 0)
         return -1;
-    for (int i = 0; model_param_keys[i]; i++)
-        if (!(seen >> i & 1))
-            return snprintf(err, errlen, "--model: profile %s has no %s (every key of tools/model/README.md's "
-                            "table is required)", path, model_param_keys[i]), -1;
     for (char *kv; (kv = strtok_r(0, ",", &save));) {
         char *eq = strchr(kv, '=');
         if (!eq)

@@ -42,6 +42,9 @@
 
 /* Set up the model from spec "<profile>[,key=value...]" (profile: a name in profile_dir, as the harness's
    --model takes it). 0, or -1 with a message naming the profile or key. */
+/* --profile-values: the profile file at path as --model reads it, one key=value line per key in
+   model_param_keys' order (nothing clamped); -1 with a message. Its test: tests/test_profiles.py. */
+int mem_profile_values(const char *path, FILE *out, char *err, size_t errlen);
 int mem_init(const char *spec, const char *profile_dir, int harts, uint64_t mem_mb, uint64_t cycle_ps,
              char *err, size_t errlen);
 int mem_on(void);                 /* a model is in use */

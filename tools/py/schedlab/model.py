@@ -141,7 +141,7 @@ def load_profile(name: str) -> dict[str, int]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _LINE.match(line)
-        where = f"{path.relative_to(REPO_ROOT)}:{number}"
+        where = f"{_shown(path)}:{number}"
         if not match:
             raise ModelError(f"{where}: expected 'key = integer   # source', got {line.strip()!r}")
         key, value, _ = match.groups()
@@ -152,8 +152,16 @@ def load_profile(name: str) -> dict[str, int]:
         values[key] = _integer(key, value, where)
     missing = [k for k in KEYS if k not in values]
     if missing:
-        raise ModelError(f"{path.relative_to(REPO_ROOT)}: missing {', '.join(missing)} (a profile sets every key)")
+        raise ModelError(f"{_shown(path)}: missing {', '.join(missing)} (a profile sets every key)")
     return values
+
+
+def _shown(path: Path) -> str:
+    """path relative to the checkout when it lies inside it, else as it is (PROFILE_DIR may lie elsewhere)."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT.resolve()))
+    except ValueError:
+        return str(path)
 
 
 # ---------------------------------------------------------------- specs
