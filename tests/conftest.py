@@ -112,7 +112,7 @@ def pytest_configure(config):
 #: test of the module that boots no QEMU). `make test` runs everything, these included.
 CHECK_TIER = {
     "test_sim.py": None, "test_sim_loops.py": None, "test_sim_memory.py": None, "test_sim_startup.py": None,
-    "test_sim_threads.py": None, "test_core_sim.py": None, "test_docs.py": None,
+    "test_sim_threads.py": None, "test_core_sim.py": None, "test_docs.py": None, "test_profiles.py": None,
     "test_determinism.py": ["test_two_boots_print_the_same_bytes"],
     "test_reliability.py": ["test_a_process_exiting_with_an_error_ends_its_job"],
     "test_chaos.py": ["test_neighbours_of_chaos_are_unaffected"],
