@@ -72,6 +72,29 @@ def test_a_failure_prints_its_replay_line(monkeypatch, capsys, tmp_path):
            "policy=gang job=synth perturb=1,depth=3" in out and "2 failure(s)" in out
 
 
+def test_a_boot_past_the_host_limit_is_slow_not_a_failure(monkeypatch, capsys):
+    class Slow:
+        timed_out, ok, verdict, errors, panics, summary, results = True, False, "TIMEOUT", [], [], None, []
+    class Ex:
+        slots = 1
+        def __enter__(self): return self
+        def __exit__(self, *a): pass
+        def map(self, tasks):
+            assert all(t.timeout == 30 for t in tasks)
+            return [Slow() for _ in tasks]
+    monkeypatch.setattr(explore, "build_listing", lambda kernel=None: (["gang"], ["synth"], set()))
+    monkeypatch.setattr(explore.executor, "use", lambda ex: ex)
+    monkeypatch.setattr(explore.executor, "from_args", lambda args, cpus=1: Ex())
+    assert explore.main(["--boots", "2", "--scenario", "policy=gang job=synth", "--harts", "2",
+                         "--timeout", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "SLOW (no end within 30 s of host time; replay with --timeout): tools/schedlab run --deterministic " \
+           "--cpus 2 policy=gang job=synth perturb=1,depth=3" in out
+    assert "0 failure(s), 2 slow (not judged)" in out
+    with pytest.raises(SystemExit):
+        explore.main(["--timeout", "0"])
+
+
 def test_gang_boots_are_traced_and_judged_for_coscheduling(boot):
     case = next(c for c in (explore.draw(i, 5, ["gang"], ["synth", "oddeven"], set(), ["spin", "block"], [3])
                             for i in range(50)) if "trace=on" in c["tokens"])
