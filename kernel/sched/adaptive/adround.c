@@ -138,12 +138,9 @@ int ad_shapes_changed(void)
     return 0;
 }
 
-/* Divide the harts among the part and fill jobs (allot.h) and move part processes onto their shares, but
-   those of `skip` (a job being moved: its caller places them). */
-void ad_repartition(struct job *skip, void (*share_changed)(struct job *))
+/* The part and fill jobs into sp[] and their allotment requests into al[] (shape and units refreshed); how many. */
+static int allot_requests(struct allot_job *al, struct job **sp)
 {
-    struct allot_job al[NJOB];
-    struct job *sp[NJOB];
     int n = 0;
     for (int i = 0; i < ad.nlive; i++)
         if (aj(ad.live[i])->rule.regime != R_GANG) {
@@ -155,6 +152,32 @@ void ad_repartition(struct job *skip, void (*share_changed)(struct job *))
                                           .shape = a->shape, .units = a->units,
                                           .background = ad.live[i]->background, .prev = a->mask };
         }
+    return n;
+}
+
+/* Part job j's processes off the harts its share `mask` no longer holds. */
+static void off_lost_harts(struct job *j, uint64_t mask)
+{
+    for (int k = 0; k < j->nprocs; k++) {
+        struct proc *p = ad.members[j->id - 1][k];
+        if (!p || (mask >> p->hart & 1))
+            continue;
+        if (p->state == P_READY) {
+            runq_remove(&q[p->hart], p);
+            ad_place_ready(p); /* rebinds it */
+        } else if (p->state == P_RUNNING) {
+            sched_preempt(p->on_cpu); /* rebound when it is enqueued */
+        }
+    }
+}
+
+/* Divide the harts among the part and fill jobs (allot.h) and move part processes onto their shares, but
+   those of `skip` (a job being moved: its caller places them). */
+void ad_repartition(struct job *skip, void (*share_changed)(struct job *))
+{
+    struct allot_job al[NJOB];
+    struct job *sp[NJOB];
+    int n = allot_requests(al, sp);
     if (n)
         allot_compute(ncpus, al, n);
     fill_mask = 0;
@@ -168,19 +191,8 @@ void ad_repartition(struct job *skip, void (*share_changed)(struct job *))
             share_changed(sp[i]);
             trace_rec(mycpu()->id, TR_REP, sp[i]->id, 0, al[i].count);
         }
-        if (a->rule.regime != R_PART || sp[i] == skip)
-            continue;
-        for (int k = 0; k < sp[i]->nprocs; k++) { /* off harts the job lost */
-            struct proc *p = ad.members[sp[i]->id - 1][k];
-            if (!p || (a->mask >> p->hart & 1))
-                continue;
-            if (p->state == P_READY) {
-                runq_remove(&q[p->hart], p);
-                ad_place_ready(p); /* rebinds it */
-            } else if (p->state == P_RUNNING) {
-                sched_preempt(p->on_cpu); /* rebound when it is enqueued */
-            }
-        }
+        if (a->rule.regime == R_PART && sp[i] != skip)
+            off_lost_harts(sp[i], a->mask);
     }
 }
 
