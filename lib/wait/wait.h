@@ -13,13 +13,12 @@
  *             waiter wastes is at most twice what the best choice made in
  *             hindsight would waste
  *   adaptive  spin while every participant the waiter still needs is on a
- *             hart right now (the info page's running[]) and for at most a
- *             few twophase bounds, block otherwise (wait_adaptive.c: a hart
- *             that holds a participant may not be executing it); objects
- *             say whom a waiter needs with a
- *             struct sl_waitfor. On the host, where running[] cannot say
- *             who waits for a CPU, a crowded job (more runnable processes
- *             than CPUs, lib/platform/host_spin.h) makes it wait as twophase does
+ *             hart right now (the info page's running[]) and for at most
+ *             twice twophase's bound, block otherwise (wait_adaptive.c: a
+ *             hart that holds a participant may not be executing it);
+ *             objects say whom a waiter needs with a struct sl_waitfor. On
+ *             the host, where running[] cannot say who waits for a CPU, it
+ *             waits as twophase does (lib/platform/host_spin.h)
  *   twophase and adaptive spin with sl_wait_giveway, which on a crowded
  *   host yields the CPU between looks; spin never gives its CPU away
  * A new kind is one new file defining a struct sl_waitops, one enum value,
