@@ -1,6 +1,7 @@
 /*
- * uthread_run.c - runs (sl_threads_run; sl_run_workers builds on the same
- * sl_ut_run) and the thread API: create, spawn, pin, join, and what
+ * uthread_run.c - runs (sl_threads_run, and sl_threads_run_pinned that
+ * sl_run_workers builds on: both are sl_ut_run) and the thread API:
+ * create, spawn, pin, join, a worker's id, and what
  * placement asks. The machinery under them - switching, stacks, making
  * threads ready, the vp loop - is in uthread.c; the model in uthread.h.
  * Also what the layers around ask of threads: the wait layer's hooks (a
