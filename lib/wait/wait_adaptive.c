@@ -38,7 +38,9 @@
  * starts at the first look at the clock, so a wait that ends within
  * CHECK_EVERY spins - a barrier between harts that really run - costs
  * what it cost before the bound: no clock read, no division; L is kept
- * to within CHECK_EVERY spins.
+ * to within CHECK_EVERY spins. A waiter that went to sleep stays asleep
+ * until the word changes, even if its participants are dispatched again
+ * meanwhile.
  *
  * On the Linux host running[] says only which processes have not exited and
  * are not asleep in a futex wait (SL_PLAT_RUNNING_EXACT is 0). That is no
