@@ -7,7 +7,7 @@ admission, silences of the whole machine, a hart's switch between processes, and
 
 import bisect
 
-from schedlab import trace as tr
+from schedlab import gangcheck, trace as tr
 
 
 GRACE_US = 500.0
@@ -96,7 +96,7 @@ def assert_gang_rows_coscheduled(trace, timeline, results, grace=GRACE_US):
     holes = sorted([(s.time_us, s.window_end_us) for s in tr.switch_stats(trace).switches
                     if s.window_end_us > s.time_us] + admissions(trace, results, grace) + silences(trace, grace)
                    + switching(trace))
-    runs, waits = tr.intervals(trace), tr._waits(trace)
+    runs, waits = tr.intervals(trace), gangcheck.waits(trace)
     for job in timeline:
         periods = regime_periods(timeline, job, "gang", trace.end_us)
         procs = {i.proc for i in runs if i.job == job}
@@ -156,7 +156,7 @@ def idle_periods(trace, harts):
 def assert_filler_served(trace, timeline, harts):
     """No filler process waits ready (past the grace) while a hart idles: every hart takes filler in a hole."""
     idle = idle_periods(trace, harts)
-    for (job, proc), waits in tr._waits(trace).items():
+    for (job, proc), waits in gangcheck.waits(trace).items():
         for w in waits:
             start = w.start_us + GRACE_US
             if start >= w.end_us or regime_at(timeline, job, w.start_us) != "fill" \

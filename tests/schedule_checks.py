@@ -5,7 +5,7 @@ them, so one check is written once and tests never import one another."""
 
 from collections import Counter
 
-from schedlab import trace as tr
+from schedlab import gangcheck, trace as tr
 from helpers import assert_all_ok
 
 #: Dispatch latency forgiven after a process becomes runnable (µs); well under any quantum used here.
@@ -31,7 +31,7 @@ def assert_coscheduled(trace):
     following = zip(stats.switches, stats.switches[1:] + [None])
     skipped = [(s, h) for s, nxt in following for h in s.missing if nxt is None or h not in nxt.acks]
     assert not skipped, skipped[:3]
-    for job, check in tr.gang_violations(trace, grace_us=GRACE_US).items():
+    for job, check in gangcheck.gang_violations(trace, grace_us=GRACE_US).items():
         assert check.run_us > 0
         assert check.fraction == 0.0, (job, check.fraction, check.worst)
 

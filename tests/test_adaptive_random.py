@@ -7,7 +7,7 @@ simulator models only that under an allotting policy (it says so: each app is pr
 test knows run the work in WORK and a variant drawn for them. Simulated time is deterministic, so a failure
 reproduces from the case's seed. What such mixes found: the trace reader took a preemption, merged after the run
 on another hart that it made possible (one tick, records ordered by hart), for a process waiting beside its
-running partners (trace.py _waits: cases 8 and 26 failed before its fix).
+running partners (gangcheck.waits: cases 8 and 26 failed before its fix).
 """
 from __future__ import annotations
 

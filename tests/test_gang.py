@@ -17,7 +17,7 @@ import bisect
 
 import pytest
 
-from schedlab import trace as tr
+from schedlab import gangcheck, trace as tr
 from schedule_checks import GANG_MIX as MIX, GRACE_US, assert_coscheduled, gang_coschedules_every_gang, rows_of, traced
 
 
@@ -45,7 +45,7 @@ class SlotClock:
 def test_timeslice_does_not_coschedule(boot):
     trace = traced(boot(2, "policy=timeslice " + MIX, timeout=120, deterministic=True))
     assert tr.switch_stats(trace).count == 0
-    worst = max(check.fraction for check in tr.gang_violations(trace, grace_us=GRACE_US).values())
+    worst = max(check.fraction for check in gangcheck.gang_violations(trace, grace_us=GRACE_US).values())
     assert worst > 0.10, worst
 
 
