@@ -55,14 +55,13 @@ static const char *app_names(void)
 }
 
 /* The scenario's global settings, each to its layer through that layer's function, before the other harts start
-   (each layer's state is then only read). clock_virtual, vclock.h's one setting, is still written here:
-   vclock.h offers no function for it. */
+   (each layer's state is then only read). */
 static void configure_layers(void)
 {
     sched_configure(sched_class_by_name(scen.policy), us_to_ticks(scen.quantum_us), scen.seed, scen.popt,
                     scen.idle_poll);
     intr_configure(scen.irq_sbi);
-    clock_virtual = scen.clock_virtual;
+    vclock_configure(scen.clock_virtual);
     trace_configure(scen.clock_virtual);
     if (scen.perturb) /* perturb.h's state is then only the other harts' */
         perturb_init(scen.perturb_seed, scen.perturb_depth, ncpus);

@@ -26,7 +26,11 @@
 #ifndef VCLOCK_H
 #define VCLOCK_H
 
-extern int clock_virtual; /* 1 with clock=virtual; set once by launcher_init, before the other harts start */
+extern int clock_virtual; /* 1 with clock=virtual; set once, before the other harts start (vclock_configure) */
+
+/* The launcher's hand-down of clock=virtual (launcher.c configure_layers), on the boot hart before the others
+   start; read-only after. */
+static inline void vclock_configure(int on) { clock_virtual = on != 0; }
 
 void vclock_handover(void); /* end this hart's turn on the host thread; leaves SSIP pending */
 
