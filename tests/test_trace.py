@@ -182,6 +182,22 @@ def test_blocked_processes_never_count_and_wakes_do():
     assert gangcheck.gang_violations(parsed, grace_us=50)[1].violation_us == 0
 
 
+def test_a_stopped_hart_and_its_dispatch_after_are_not_violations():
+    # A perturbed boot: hart 0 wakes 1.0 at 100 and stands stopped (stop 2000 us) before dispatching it at 2150,
+    # while 1.1 runs on hart 1. The stop, and the grace after it, excuse the wait; a dispatch later than that
+    # counts from the grace's end.
+    def blocks(run_at):
+        return {0: ["0 run 1 0 0", "50 blk 1 0 0", "100 wake 1 0 0", "100 stop 0 -1 2000", f"{run_at} run 1 0 0",
+                    "3000 exit 1 0 0"],
+                1: ["0 run 1 1 0", "3000 exit 1 1 0"]}
+    parsed = trace.parse_trace(dump(blocks(2150)))
+    assert trace.stops(parsed) == [(100.0, 2100.0)]
+    assert gangcheck.gang_violations(parsed, grace_us=100)[1].violation_us == 0
+    late = gangcheck.gang_violations(trace.parse_trace(dump(blocks(2300))), grace_us=100)[1]
+    assert late.violation_us == 100 and late.worst == [(2200.0, 2300.0, 1, 0)]
+    assert gangcheck.gang_violations(trace.parse_trace(dump(blocks(2150))))[1].violation_us == 50
+
+
 def test_a_wake_merged_after_the_run_it_caused_is_ignored():
     # Hart 1 wakes 1.1 and hart 0 dispatches it in the same tick: merged by hart, the
     # run comes first.  The wake must not leave 1.1 "ready-waiting" while it runs.

@@ -131,8 +131,8 @@ def gang_violations(trace: Trace, grace_us: float = 0.0) -> dict[int, GangCheck]
     """Per job that ran: how long its processes ran while a gang member waited ready.
 
     Not counted: time inside a switch window (up to the next switch when a hart
-    never acknowledged it) or a perturbed boot's stop of a hart, the first ``grace_us`` of each
-    ready-waiting period, and any time the waiting process was blocked, exited
+    never acknowledged it), a perturbed boot's stop of a hart and ``grace_us`` after it,
+    the first ``grace_us`` of each ready-waiting period, and any time the waiting process was blocked, exited
     or not yet created.  Correct gang scheduling of spinning apps gives ~0.
     """
     runs: dict[tuple[int, int], list[Interval]] = defaultdict(list)
@@ -140,8 +140,9 @@ def gang_violations(trace: Trace, grace_us: float = 0.0) -> dict[int, GangCheck]
         runs[(interval.job, interval.proc)].append(interval)
     graced = {key: [Wait(w.start_us + grace_us, w.end_us, w.row) for w in ws if w.start_us + grace_us < w.end_us]
               for key, ws in waits(trace).items()}
+    # a stopped hart resumes where it stood and needs its dispatch latency again: the grace follows a stop
     windows = _merge([(s.time_us, s.window_end_us) for s in switch_stats(trace).switches
-                      if s.window_end_us > s.time_us] + stops(trace))
+                      if s.window_end_us > s.time_us] + [(start, end + grace_us) for start, end in stops(trace)])
     window_ends = [end for _, end in windows]
     checks = {}
     for job in sorted({job for job, _ in runs}):
