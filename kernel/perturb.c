@@ -39,21 +39,31 @@ void perturb_init(uint64_t seed, int depth, int nharts)
 
 static struct perturb_hart *self(void) { return &harts[mycpu()->id]; }
 
-/* A change point's stop: the hart makes no progress until `time` has advanced by us, as a vCPU the host
-   preempted, while the other harts run (its timer is armed for then; an interrupt already pending - a
-   hand-over leaves SSIP so - makes each wfi a hand-over instead of a halt: the same stop, in more turns).
-   Only once the hart's scheduler has enabled its timer interrupt. The timer interrupt stays pending: the
-   hart's next look at sip runs sched_timer_interrupt, which finds a tick due or not and re-arms, so a stop
-   makes a tick late and never loses one; an IPI that came meanwhile is taken then too. */
+/* A stop: the hart makes no progress until `time` has advanced by us, as a vCPU the host preempted, while the
+   other harts run; only once the hart's scheduler has enabled its timer interrupt. It halts in wfi until its
+   timer, armed for then, fires. SSIP is taken off meanwhile and put back at the end if it was set (a hand-over
+   leaves it set, and an IPI may come): pending, it would make every wfi return at once, and the stop would
+   spin through QEMU's round robin for its whole length - with the other harts idle, the clock advances only by
+   the stopped hart's own instructions. Put back, it is handled as before: an IPI is idempotent (vclock.h).
+   The timer interrupt stays pending: the hart's next look at sip runs sched_timer_interrupt, which finds a tick
+   due or not and re-arms, so a stop makes a tick late and never loses one. */
 static void stop(uint64_t us)
 {
     if (!(csr_read(sie) & SIE_STIE))
         return;
     uint64_t until = rdtime() + us_to_ticks(us);
+    int ipi = 0;
     trace_rec(mycpu()->id, TR_STOP, 0, -1, (int)us); /* a schedule check discounts the stop (trace.py) */
     intr_set_timer(until);
-    while (rdtime() < until)
+    while (rdtime() < until) {
+        if (csr_read(sip) & SIP_SSIP) {
+            ipi = 1;
+            csr_clear(sip, SIP_SSIP);
+        }
         wfi();
+    }
+    if (ipi)
+        csr_set(sip, SIP_SSIP);
 }
 
 /* One race point of this hart: count it, stop and start a stall at a change point, and say whether to
