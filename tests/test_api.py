@@ -49,6 +49,7 @@ def test_compare_returns_one_record_per_policy_and_job_best_first(fake):
     assert by["gang", "hog"]["background"] and by["gang", "hog"]["slowdown"] is None
     assert by["gang", "gauss"]["mean_slowdown"] == pytest.approx((20010 / 10010 + 40010 / 20010) / 2)
     assert rows[0]["repeat"] == 2
+    assert all(set(r) == set(schedlab.Record.__annotations__) for r in rows)     # the declared keys, no other
     # 2 repeats x 2 policies x (2 alone + 1 mix), the policies given: no discovery boot
     assert len(fake.calls()) == 12
 

@@ -140,7 +140,7 @@ def test_the_api_page_names_every_public_name(tmp_path):
     with pytest.raises(ReferenceError, match="'::: schedlab.api.nothing' names nothing"):
         pages.check_api_page(page)
     page.write_text("::: schedlab.api.run\n")
-    with pytest.raises(ReferenceError, match="no '::: ' directive for compare, HarnessError"):
+    with pytest.raises(ReferenceError, match="no '::: ' directive for compare, Record, HarnessError"):
         pages.check_api_page(page)
 
 

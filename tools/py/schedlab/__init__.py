@@ -56,15 +56,18 @@ The command is ``schedlab`` once installed (``pip install -e .``, which ``make d
 under the machine model. Both raise ``HarnessError`` for what a user must fix (no kernel, a bad token).
 """
 
-__all__ = ["run", "compare", "HarnessError"]
+__all__ = ["run", "compare", "Record", "HarnessError"]
 
 
 def __getattr__(name):
-    """``run``, ``compare`` and ``HarnessError`` load the harness on first use, so the Makefile's helper
+    """``run``, ``compare``, ``Record`` and ``HarnessError`` load the harness on first use, so the Makefile's helper
     (``python3 -m schedlab.model``) and the commands import only what they need."""
     if name in ("run", "compare"):
         from . import api
         return getattr(api, name)
+    if name == "Record":
+        from .core import Record
+        return Record
     if name == "HarnessError":
         from .qemu import HarnessError
         return HarnessError

@@ -2,8 +2,8 @@
 
 Both call the harness's core (core.py) with checked arguments, as the commands do with theirs: ``run`` boots
 once through the executor (QEMU, or the simulator with ``sim=True``; the busy-host check included) and returns
-the parsed ``Run``; ``compare`` makes ``core.compare``'s boots and returns its records, one dict per policy and
-job, each with the busy-host verdict and calibration card of the boots it is computed from. No argv, no
+the parsed ``Run``; ``compare`` makes ``core.compare``'s boots and returns its records (``Record``: a dict
+with declared keys), one per policy and job, each with the busy-host verdict and calibration card of the boots it is computed from. No argv, no
 command, no file in between.
 
 Errors, one contract for both: what a user must fix raises ``HarnessError`` with one line saying what -
@@ -138,7 +138,7 @@ def _refused(run: Run) -> str | None:
 def compare(tokens=None, cpus: int = 2, *, policies: list[str] | str | None = None, repeat: int = 3,
             quantum: str | None = None, same_seed: bool = False, kernel: str | Path | None = None,
             sim: bool = False, model: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-            keep_going: bool = False, quiet: bool = True) -> list[dict]:
+            keep_going: bool = False, quiet: bool = True) -> list[core.Record]:
     """Run each foreground job alone and the mix under each policy (``schedlab compare``); return one record
     per policy and job of the mix, best policy first as the command ranks them.
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypedDict
 
 from . import busy, executor, kernel_elf, model_limits, pace
 from . import comparison as cmp
@@ -198,7 +198,7 @@ class Comparison(Batch):
     def to_dict(self) -> dict:
         return cmp.outcomes_to_dict(self.outcomes)
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[Record]:
         """One record per policy and job of the mix, best policy first (see api.compare)."""
         order = {o.policy: i for i, o in enumerate(cmp.ranking(self.outcomes))}
         counts = self.busy_counts()
@@ -207,14 +207,29 @@ class Comparison(Batch):
         for outcome in sorted(self.outcomes, key=lambda o: order.get(o.policy, len(order))):
             for j in outcome.jobs:
                 busy_boots, boots_ = counts[outcome.policy, j.job.index]
-                rows.append({"policy": outcome.policy, "job": j.job.index + 1, "app": j.job.app,
+                rows.append(Record(**{"policy": outcome.policy, "job": j.job.index + 1, "app": j.job.app,
                              "token": j.job.token, "background": j.job.background, **_flat("alone_us", j.alone),
                              **_flat("mix_us", j.mix), **_flat("slowdown", j.slowdown),
                              "makespan_us": outcome.makespan.median if outcome.makespan else None,
                              "mean_slowdown": outcome.mean_slowdown, "cpus": self.cpus, "repeat": self.repeat,
                              "boots": boots_, "busy_boots": busy_boots, "busy": busy_boots > 0,
-                             "model": self.model, "calib": cards[0] if cards else None})
+                             "model": self.model, "calib": cards[0] if cards else None}))
         return rows
+
+
+def _spread_keys(prefix: str) -> dict:
+    """The keys _flat gives a Spread: prefix (its median) and its min, max and 95 % interval."""
+    return {prefix: float | None, **{f"{prefix}_{k}": float | None for k in ("min", "max", "ci_low", "ci_high")}}
+
+
+#: One row of a comparison (Comparison.records, schedlab.compare): a policy and a job of the mix, the job's
+#: medians alone and in the mix with their spreads, the policy's makespan and mean slowdown, and how far to trust
+#: them (boots, busy boots, the machine model, the first boot's calibration card). api.compare documents each key.
+Record = TypedDict("Record", {
+    "policy": str, "job": int, "app": str, "token": str, "background": bool,
+    **_spread_keys("alone_us"), **_spread_keys("mix_us"), **_spread_keys("slowdown"),
+    "makespan_us": float | None, "mean_slowdown": float | None, "cpus": int, "repeat": int,
+    "boots": int, "busy_boots": int, "busy": bool, "model": str, "calib": dict | None})
 
 
 def _flat(prefix: str, spread) -> dict:
