@@ -19,7 +19,6 @@ struct perturb_hart {
     uint32_t stall;                        /* hand-overs left of the current stall */
     uint32_t change[PERTURB_MAX_DEPTH];    /* the change points still ahead, ascending; 0 = none */
     int next;                              /* index of the next change point */
-    uint32_t stops;                        /* change points reached (each a stop) */
     uint64_t hits[PS_NSITES];
 } __attribute__((aligned(64)));
 
@@ -73,7 +72,6 @@ static int decide(struct perturb_hart *s)
     s->points++;
     if (s->next < PERTURB_MAX_DEPTH && s->change[s->next] && s->points == s->change[s->next]) {
         s->next++;
-        s->stops++;
         stop(perturb_delay_us(&s->rng));
         s->stall = 16 + (uint32_t)(perturb_next(&s->rng) % 497);
     }
@@ -83,7 +81,6 @@ static int decide(struct perturb_hart *s)
     }
     uint64_t r = perturb_next(&s->rng);
     if (r % PERTURB_STOP_ODDS == 0) {
-        s->stops++;
         stop(perturb_delay_us(&s->rng));
         return 0;
     }

@@ -27,8 +27,8 @@
  * and the timer budget are deterministic mode's own paths already, and a return to U-mode is not hooked (the
  * random turn lengths end turns anywhere, there too). A lock release is a race point in the checked kernel
  * only (KCHECKS, which make test builds and explore should boot): what the releasing hart read under the lock
- * may be stale by its next instruction, but the release is the hottest path of all, and its load and branch
- * cost a plain kernel's yield and futex paths 1-2 % of their instructions. `experiment ab --icount --cpus 1`
+ * may be stale by its next instruction, but the release is the hottest path of all, and a plain kernel pays
+ * nothing for perturb= beyond the futex calls' and the IPI's branch. `experiment ab --icount --cpus 1`
  * measures what the hooks cost. perturb= is refused without clock=virtual (scenario.c).
  */
 #ifndef PERTURB_H

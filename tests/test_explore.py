@@ -54,18 +54,26 @@ def test_a_small_campaign_of_the_build_passes(tmp_path, capsys):
     assert "(seed 3, 10 from the journal)" in capsys.readouterr().out
 
 
-def test_a_failure_prints_its_replay_line(monkeypatch, capsys, tmp_path):
-    class Failed:
-        timed_out, ok, verdict, errors, panics, summary, results = False, False, "FAIL (exit 3)", \
-            ["ERROR job 1 (oddeven) deadlocked"], [], None, []
+def every_boot_is(monkeypatch, make_run, check_task=lambda task: None):
+    """explore's executor and listing stood in for: each task checked, each boot's Run made by make_run."""
     class Ex:
         slots = 1
         def __enter__(self): return self
         def __exit__(self, *a): pass
-        def map(self, tasks): return [Failed() for _ in tasks]
+        def map(self, tasks):
+            for task in tasks:
+                check_task(task)
+            return [make_run() for _ in tasks]
     monkeypatch.setattr(explore, "build_listing", lambda kernel=None: (["gang"], ["synth"], set()))
     monkeypatch.setattr(explore.executor, "use", lambda ex: ex)
     monkeypatch.setattr(explore.executor, "from_args", lambda args, cpus=1: Ex())
+
+
+def test_a_failure_prints_its_replay_line(monkeypatch, capsys, tmp_path):
+    class Failed:
+        timed_out, ok, verdict, errors, panics, summary, results = False, False, "FAIL (exit 3)", \
+            ["ERROR job 1 (oddeven) deadlocked"], [], None, []
+    every_boot_is(monkeypatch, Failed)
     assert explore.main(["--boots", "2", "--scenario", "policy=gang job=synth", "--harts", "3"]) == 1
     out = capsys.readouterr().out
     assert "FAIL FAIL (exit 3): ERROR job 1 (oddeven) deadlocked: tools/schedlab run --deterministic --cpus 3 " \
@@ -75,16 +83,9 @@ def test_a_failure_prints_its_replay_line(monkeypatch, capsys, tmp_path):
 def test_a_boot_past_the_host_limit_is_slow_not_a_failure(monkeypatch, capsys):
     class Slow:
         timed_out, ok, verdict, errors, panics, summary, results = True, False, "TIMEOUT", [], [], None, []
-    class Ex:
-        slots = 1
-        def __enter__(self): return self
-        def __exit__(self, *a): pass
-        def map(self, tasks):
-            assert all(t.timeout == 30 for t in tasks)
-            return [Slow() for _ in tasks]
-    monkeypatch.setattr(explore, "build_listing", lambda kernel=None: (["gang"], ["synth"], set()))
-    monkeypatch.setattr(explore.executor, "use", lambda ex: ex)
-    monkeypatch.setattr(explore.executor, "from_args", lambda args, cpus=1: Ex())
+    def check_task(task):
+        assert task.timeout == 30
+    every_boot_is(monkeypatch, Slow, check_task)
     assert explore.main(["--boots", "2", "--scenario", "policy=gang job=synth", "--harts", "2",
                          "--timeout", "30"]) == 0
     out = capsys.readouterr().out

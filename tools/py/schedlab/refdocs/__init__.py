@@ -31,7 +31,7 @@ from pathlib import Path
 from .. import keytable, qemu
 from ..qemu import HarnessError
 from . import pages
-from .pages import ReferenceError
+from .pages import ReferenceError, cell
 
 REPO = qemu.REPO_ROOT
 #: The listing boot: the key table, then one tiny job, so its BOOT, CALIB, RESULT and SUMMARY lines are there.
@@ -62,10 +62,6 @@ def build(kernel: Path) -> None:
         raise ReferenceError(f"make {' '.join(targets)} failed:\n{(done.stderr or done.stdout)[-2000:]}")
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ") if text else "-"
-
-
 def _code(text: str) -> str:
     """Text as code in a table cell: an HTML code element, since Markdown's tables keep a backslash-escaped
     | inside a code span as two characters, and a bare | would end the cell."""
@@ -82,7 +78,7 @@ def key_table(keys: list[keytable.Key], meaning: bool = True) -> str:
     head = "| key | takes | default |" + (" meaning |" if meaning else "")
     rule = "|---|---|---|" + ("---|" if meaning else "")
     rows = [f"| `{k.name}` | {_values(k)} | {f'`{k.default}`' if k.default else '-'} |"
-            + (f" {_cell(k.help)} |" if meaning else "") for k in keys]
+            + (f" {cell(k.help)} |" if meaning else "") for k in keys]
     return "\n".join([head, rule, *rows]) + "\n"
 
 
@@ -132,7 +128,7 @@ def apps_page(keys: list[keytable.Key]) -> str:
              "(scenario-keys.md#keys-every-job-has). *background*: runs until every other job has ended (never "
              "run alone); *adaptive*: built on the thread library, so it follows a partition's allotment "
              "(adapt=yes by default).\n\n| app | what it is | kind |\n|---|---|---|\n"]
-    parts += [f"| [{a.name}](#{a.name}) | {_cell(a.help)} | {a.values if a.values != '-' else 'foreground'} |\n"
+    parts += [f"| [{a.name}](#{a.name}) | {cell(a.help)} | {a.values if a.values != '-' else 'foreground'} |\n"
               for a in apps]
     for app in apps:
         own = [k for k in keys if k.scope == f"app:{app.name}"]

@@ -26,7 +26,8 @@ class ReferenceError(Exception):
     """A table the generator cannot read: the message names it."""
 
 
-def _cell(text) -> str:
+def cell(text) -> str:
+    """text for a Markdown table cell: its | escaped, on one line; "-" for nothing."""
     return str(text).replace("|", "\\|").replace("\n", " ") if text not in (None, "") else "-"
 
 
@@ -97,7 +98,7 @@ def results_page(lines: dict[str, dict[str, str]], kernel_keys: list[str], keys:
              "| `[<job>] <text>` | what a job printed, never taken for one of the above |\n"]
     for kind in CONTRACT:
         parts.append(f"\n## {kind}\n\n| key | meaning |\n|---|---|\n")
-        parts += [f"| `{k}` | {_cell(_meaning(kind, k))} |\n" for k in sections[kind]]
+        parts += [f"| `{k}` | {cell(_meaning(kind, k))} |\n" for k in sections[kind]]
         if kind == "RESULT":
             parts.append(
                 "\nBetween `check=` and `switches=` come the job's app keys, every one with its default filled "
@@ -144,7 +145,7 @@ def profiles_page() -> str:
     for name in names:
         header, rows = _profile(model.PROFILE_DIR / f"{name}.conf")
         parts.append(f"\n## {name}\n\n{header}\n\n| key | value | source |\n|---|---|---|\n")
-        parts += [f"| `{key}` | {value} | {_cell(source)} |\n" for key, value, source in rows]
+        parts += [f"| `{key}` | {value} | {cell(source)} |\n" for key, value, source in rows]
     return "".join(parts)
 
 
@@ -188,7 +189,7 @@ def _options(parser: argparse.ArgumentParser) -> str:
             takes = "{" + ",".join(map(str, action.choices)) + "}"
         default = action.default if action.default not in (None, False, argparse.SUPPRESS, [], ()) else ""
         helptext = formatter._expand_help(action) if action.help else ""
-        rows.append(f"| {name} | {_cell(takes)} | {_cell(default)} | {_cell(helptext)} |\n")
+        rows.append(f"| {name} | {cell(takes)} | {cell(default)} | {cell(helptext)} |\n")
     if not rows:
         return ""
     return "| option | takes | default | what it does |\n|---|---|---|---|\n" + "".join(rows)
@@ -214,7 +215,7 @@ def cli_page() -> str:
                                   "command's own)"),
              "# Command line\n\n`tools/schedlab <command> ...` on a checkout (`schedlab` once installed, "
              "`python3 -m schedlab`).\n\n| command | what it does |\n|---|---|\n"]
-    parts += [f"| [{name}](#{name}) | {_cell(about.get(name))} |\n" for name in sub.choices]
+    parts += [f"| [{name}](#{name}) | {cell(about.get(name))} |\n" for name in sub.choices]
     for name, command in sub.choices.items():
         if name in cli.DELEGATED:
             command = _delegated_parser(cli.DELEGATED[name][0])
