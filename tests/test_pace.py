@@ -225,3 +225,20 @@ def test_validate_takes_paced_references_above_the_cores(monkeypatch):
     with pytest.raises(HarnessError, match="exclude each other"):
         sim_validate._paced_spec(Namespace(pace="auto", deterministic=True), [2])
     assert all("procs=8" in token for token in sim_validate.jobs("spin", 8, paced=True))
+
+
+def test_versus_matches_the_unpaced_instructions_per_quantum():
+    """pacing versus's like-for-like run: k is how much longer a job alone takes paced than unpaced (the unpaced
+    harts' speed over R), and the paced mix gets the mix's quantum times k, clamped to the parser's range."""
+    from schedlab.experiments import pacing as versus
+    plain = {("gang", 1): 20_000.0, ("gang", 2): 10_000.0, ("global", 1): None}
+    paced = {("gang", 1): 1_000_000.0, ("gang", 2): 800_000.0, ("global", 1): 5.0}
+    assert versus._speed_ratio(plain, paced) == pytest.approx(65.0)          # median of 50 and 80
+    assert versus._speed_ratio({("a", 1): None}, {("a", 1): 1.0}) is None
+    assert versus._with_quantum(["job=gauss:n=128", "quantum=2ms"], 65.0) == ["job=gauss:n=128", "quantum=130000us"]
+    from schedlab import keytable
+    quantum = next(k.default for k in keytable.host_table() if k.name == "quantum")
+    default = versus._with_quantum(["job=oddeven"], 2.0)
+    assert default[-1] == f"quantum={2 * versus._time_us(quantum)}us" and default[0] == "job=oddeven"
+    assert versus._with_quantum([], 1e9)[-1] == "quantum=10000000us"         # the parser's 10 s at most
+    assert any(t.startswith("job=") for t in versus._with_quantum([], 2.0))  # compare's default mix kept
