@@ -31,7 +31,10 @@
  *              the scheduler's) at ticks and switches: sim_kernel.c.
  *   memory     a job's arrays are placed where the app places them: sl_malloc/sl_alloc_node(-1) on the node
  *              of the hart its process runs on at the time (the kernel's sys_alloc), per-node bump
- *              allocation in RAM split evenly between nodes as the plugin splits it.
+ *              allocation in RAM split evenly between nodes as the plugin splits it. A worker's own block
+ *              (gauss home=own's rows, the hog's ws=; sim_touch.c touch_own) on the node of the hart the
+ *              worker ran on when it allocated it: whoever touches it later pays local or remote by that
+ *              node, as the plugin charges an address by the node whose RAM holds it.
  */
 #ifndef SIM_MEM_H
 #define SIM_MEM_H
