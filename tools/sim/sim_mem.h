@@ -66,6 +66,10 @@ uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, i
    again and again, or a gather the caller grouped by line; words aligned, stride 0 or at least a word);
    the words of one line count as mem_touch's do. Stall ns. */
 uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride, int store);
+/* count read-modify-writes (a load and a store of one word: x++) at pa, pa + stride, ...: two accesses a word,
+   one lookup as a store (a load's miss then the store's hit leave the caches and the directory as a store's
+   miss does, and count the same). Stall ns. */
+uint64_t mem_touch_rmw(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride);
 int mem_deterministic(void); /* charge=off: the plugin's deterministic mode, whose clock is instructions */
 int mem_line_b(void); /* the profile's line, bytes (64 without a model) */
 

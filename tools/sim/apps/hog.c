@@ -15,9 +15,9 @@
  * worker adds 1 to the first word of each 64-byte line of it. The riscv64 objdump of that loop: per line a
  * load and a store of the word and a reload of g->ws_words from process 0's frame (a size_t the store may
  * alias), 7 instructions against the block's 14 a step, so a line costs hog_unit x 7/14 unless the
- * calibration gives hog_ws_line_ns. The line's load and store go through the caches of the block's hart one
- * line after the other, as the loop does them, so a sweep larger than a cache evicts what a co-runner left
- * there (Tucker & Gupta's cache corruption). At the end process 0 reads every swept word of every process's
+ * calibration gives hog_ws_line_ns. Each line's load and store go through the caches of the block's hart
+ * (mem_touch_rmw), line after line as the loop does them, so a sweep larger than a cache evicts what a
+ * co-runner left there (Tucker & Gupta's cache corruption). At the end process 0 reads every swept word of every process's
  * set (ws_bad). RESULT: work= (blocks) bad=0, and ws_kb= ws_bad=0 with a working set, as the app reports.
  *
  * The library's heap at start-up (sim_start.c's measurement): beside a synth, RESULT's mem_kb at P = 1, 2,
@@ -67,10 +67,7 @@ static uint64_t block_touch(struct sproc *sp)
         ws = touch_own(j, sp->p.idx, h, ws_bytes(j), &ns);
         ns += mem_touch(id, h, ws, ws_bytes(j), 8, 1);
     }
-    for (uint64_t l = 0; l < lines; l++) {
-        uint64_t a = ws + l * HOG_WS_LINE;
-        ns += mem_touch_every(id, h, a, 1, 0, 0) + mem_touch_every(id, h, a, 1, 0, 1);
-    }
+    ns += mem_touch_rmw(id, h, ws, lines, HOG_WS_LINE);
     return ns + mem_touch_every(id, h, touch_frame(j), lines, 0, 0); /* g->ws_words, reloaded a line */
 }
 
