@@ -2,12 +2,11 @@
 process's rows on its own node, and coarse grain's pivot row copied to a node-local buffer once per column, as
 the thesis's Butterfly programs did) and the hog's ws= (a node-local working set swept after every block, so the
 hog evicts other jobs' lines). Counts and answers only (deterministic QEMU under the machine model), never
-timings; the simulator refuses what it does not model."""
+timings. The simulator's models of both: tests/test_sim_placement.py."""
 
 import pytest
 
 from helpers import assert_all_ok
-from schedlab.sim import ensure_sim, sim_boot
 
 GAUSS = "job=gauss:n=64,sync=barrier,barrier=block,{}"
 
@@ -58,11 +57,3 @@ def test_bad_values_are_refused(boot, bootargs, says):
     run = boot(1, bootargs, timeout=60)
     assert run.exit_code != 0 and any("ERROR" in line and says in line for line in run.console.splitlines()), \
         run.console[-800:]
-
-
-@pytest.mark.parametrize("job, says", [("job=gauss:n=32,home=own", "home=own is not modelled"),
-                                       ("job=synth:iters=5 job=hog:ws=64", "ws=64 is not modelled")])
-def test_the_simulator_refuses_what_it_does_not_model(job, says):
-    ensure_sim()
-    run = sim_boot(2, job)
-    assert not run.ok and says in run.console, run.console[-800:]

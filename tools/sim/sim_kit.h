@@ -90,6 +90,8 @@ uint64_t touch_stack(struct sproc *sp);                          /* the process'
 uint64_t touch_zip(int job, int h, uint64_t src, int src_b, uint64_t dst, int dst_b, int store, uint64_t bytes);
 uint64_t touch_region(struct job *j, int h, uint64_t bytes, uint64_t *base, uint64_t *zero); /* at first use */
 uint64_t touch_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns); /* sys_alloc's fresh pages */
+uint64_t touch_own(struct job *j, int idx, int h, uint64_t bytes, uint64_t *ns); /* worker idx's node-local block */
+uint64_t touch_own_base(struct job *j, int idx);                 /* ... 0 before its first use */
 
 /* ---- the library's allocator, as an app's blocks see it (sim_alloc.c) ---- */
 struct sim_heap {

@@ -251,6 +251,17 @@ uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_
     return charged(job, cycles, t0);
 }
 
+uint64_t mem_touch_rmw(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride)
+{
+    if (!m || !count)
+        return 0;
+    uint64_t cycles = 0;
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < count; i++)
+        cycles += line_access(job, hart, pa + i * stride, 2, 1);
+    return charged(job, cycles, t0);
+}
+
 int mem_deterministic(void) { return m && !charge; }
 
 int mem_line_b(void) { return m ? prm.line_b : 64; }

@@ -31,7 +31,10 @@
  *              the scheduler's) at ticks and switches: sim_kernel.c.
  *   memory     a job's arrays are placed where the app places them: sl_malloc/sl_alloc_node(-1) on the node
  *              of the hart its process runs on at the time (the kernel's sys_alloc), per-node bump
- *              allocation in RAM split evenly between nodes as the plugin splits it.
+ *              allocation in RAM split evenly between nodes as the plugin splits it. A worker's own block
+ *              (gauss home=own's rows, the hog's ws=; sim_touch.c touch_own) on the node of the hart the
+ *              worker ran on when it allocated it: whoever touches it later pays local or remote by that
+ *              node, as the plugin charges an address by the node whose RAM holds it.
  */
 #ifndef SIM_MEM_H
 #define SIM_MEM_H
@@ -63,6 +66,10 @@ uint64_t mem_touch(int job, int hart, uint64_t pa, uint64_t bytes, int elem_b, i
    again and again, or a gather the caller grouped by line; words aligned, stride 0 or at least a word);
    the words of one line count as mem_touch's do. Stall ns. */
 uint64_t mem_touch_every(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride, int store);
+/* count read-modify-writes (a load and a store of one word: x++) at pa, pa + stride, ...: two accesses a word,
+   one lookup as a store (a load's miss then the store's hit leave the caches and the directory as a store's
+   miss does, and count the same). Stall ns. */
+uint64_t mem_touch_rmw(int job, int hart, uint64_t pa, uint64_t count, uint64_t stride);
 int mem_deterministic(void); /* charge=off: the plugin's deterministic mode, whose clock is instructions */
 int mem_line_b(void); /* the profile's line, bytes (64 without a model) */
 

@@ -10,6 +10,9 @@
  *            store through a pointer may alias them.
  *   stack    each process's own stack, where its library calls save registers.
  *   pages    fresh pages of the job's (sys_alloc), zeroed by the allocating hart.
+ *   own      a worker's own block (sl_alloc_node(bytes, -1) by the worker, from the node of the hart it runs
+ *            on when it allocates): gauss's home=own rows and pivot buffer, the hog's ws= working set. Kept
+ *            per worker, so another worker finds it where its owner put it (a remote node on butterfly).
  */
 #include <string.h>
 #include "sim.h"
@@ -21,7 +24,13 @@ static struct {
     uint64_t frame; /* process 0's stack frame (touch_frame); 0 until the first touch */
 } tj[NJOB];
 
-void touch_setup(struct job *j) { tj[j->id - 1].base = tj[j->id - 1].frame = 0; }
+static uint64_t own_block[NJOB][SL_MAX_PROCS]; /* touch_own: worker idx's block, 0 until allocated */
+
+void touch_setup(struct job *j)
+{
+    tj[j->id - 1].base = tj[j->id - 1].frame = 0;
+    memset(own_block[j->id - 1], 0, sizeof own_block[0]);
+}
 
 /* The job's array of bytes; allocated at first use, and zeroed then as the kernel's sys_alloc zeroes every
    page it maps, on the allocating hart (process 0's if it runs, else hart) and counted as the job's (QEMU's
@@ -105,3 +114,17 @@ uint64_t touch_alloc_zeroed(struct job *j, int h, uint64_t bytes, uint64_t *ns)
     *ns += mem_touch(j->id, h, a, pages, 8, 1);
     return a;
 }
+
+/* Worker idx's own block of bytes: at its first use allocated from hart h's node and zeroed there by the
+   kernel (sl_alloc_node(bytes, -1): whole pages; *ns gets the stall), after that where it was put, whoever
+   asks. */
+uint64_t touch_own(struct job *j, int idx, int h, uint64_t bytes, uint64_t *ns)
+{
+    uint64_t *pa = &own_block[j->id - 1][idx];
+    if (!*pa)
+        *pa = touch_alloc_zeroed(j, h, bytes, ns);
+    return *pa;
+}
+
+/* Worker idx's own block, 0 if it has none yet. */
+uint64_t touch_own_base(struct job *j, int idx) { return own_block[j->id - 1][idx]; }

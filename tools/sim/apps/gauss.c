@@ -13,8 +13,8 @@
  * variant=fine (apps/gauss/fine.c; sync=barrier: Markatos's version 2, sync=cond: version 1): a thread
  *   program on the kit's mechanism (sim_threads.c). Before the run process 0 allocates the per-column words
  *   (and under lb the one matrix); set-up thread p allocates its buffers (TH_WINDOW pivot copies and two
- *   rows) node-locally and generates its rows i % P == p (mcs: into a home buffer of its own; lb: into the
- *   matrix). Round k (a column) is threads (i, k) for i > k; thread (i, k) does n - k row ops
+ *   rows) node-locally and generates its rows i % P == p (mcs, and lb with home=own: into a home buffer of
+ *   its own; lb: into the matrix). Round k (a column) is threads (i, k) for i > k; thread (i, k) does n - k row ops
  *   (calib.gauss_rowop) reading the pivot row and reading and writing row i, and copies rows
  *   (calib.copy_call + calib.copy_double per double of columns k..n):
  *     mcs  at row i's home (i mod P); pivot row k copied into the process's buffer once per process and
@@ -26,7 +26,15 @@
  *   pivot row k is final and row i has had columns 0..k-1 (gs_can_run). The check: back-substitution,
  *   every row's upper part read where it lives. RESULT: par_us copies= away= (updates away from the row's
  *   home) threads= (main, P set-up, n(n-1)/2) as the app counts them.
- * Not modelled (refused): home= other than one (rows on their owners' nodes).
+ * home=own (apps/gauss/main.c gauss_home_rows, the thesis's Butterfly programs, 3.3.4): worker p's rows
+ *   i % P == p in one block of its own, from the node of the hart it runs on before it generates them
+ *   (sim_touch.c touch_own), and coarse a node-local buffer for a pivot row after it; at step k under
+ *   sched=static a worker with a row below k that does not own row k copies row k's columns k..n into its
+ *   buffer (read where row k lives, written locally, calib.copy_call + copy_double a double: coarse.c
+ *   pivot()) and its row ops read the copy; under sched= a chunk's rows and the pivot row are read where they
+ *   live. variant=fine place=lb: the rows in the per-process home buffers mcs has, not in one matrix (fine.c
+ *   fine_alloc). The remote accesses this leaves are the profile's remote_cycles, by the cache model's node
+ *   of each address. Not modelled: the row pointers (g->rowp, one word per row a step) home=own reads.
  *
  * The library's heap at start-up (sim_start.c's measurement): gauss n=256 coarse, RESULT's mem_kb at
  * P = 1, 2, 4 936 1016 1176 -> 872 888 920 less 516 (the matrix) -> 340 + 16 P.
@@ -41,6 +49,7 @@
 
 struct gauss {
     int64_t n;
+    int own; /* home=own: each worker's rows in a block on its own node (setup) */
 };
 
 static const struct sim_key keys[] = { SIM_KEY(struct gauss, n), { 0 } };
@@ -49,14 +58,45 @@ static const struct sim_key keys[] = { SIM_KEY(struct gauss, n), { 0 } };
 
 static uint64_t matrix_bytes(int64_t n) { return (uint64_t)n * (uint64_t)(n + 1) * 8; }
 
-/* The matrix, allocated (and zeroed) at first use. */
-static uint64_t matrix(struct job *j, int64_t n, int h)
+static int coarse(const struct sjob *w) { return !w->threads; }
+static int own(const struct job *j) { return SIM_STATE(sjob_of(j), struct gauss)->own; }
+
+/* home=own: worker p's block, its rows i = p, p+P, ... (whole pages), then (coarse) its pivot row's buffer. */
+static uint64_t own_rows_bytes(int64_t n, int P, int p)
 {
-    uint64_t zero;
-    return touch_array_at(j, matrix_bytes(n), h, &zero);
+    int64_t rows = p < n ? (n - p + P - 1) / P : 0;
+    return rows > 0 ? alloc_pages((uint64_t)rows * (uint64_t)(n + 1) * 8) : 0;
 }
 
-static int coarse(const struct sjob *w) { return !w->threads; }
+static uint64_t own_block(struct job *j, int64_t n, int p, int h, uint64_t *ns)
+{
+    return touch_own(j, p, h, own_rows_bytes(n, j->nprocs, p) + alloc_pages((uint64_t)(n + 1) * 8), ns);
+}
+
+/* Row i: in the matrix (home=one; allocated and zeroed at first use), or in its owner's block (home=own);
+   *ns gets a first use's stall. */
+static uint64_t row_at(struct job *j, int64_t n, int64_t i, int h, uint64_t *ns)
+{
+    uint64_t rowb = (uint64_t)(n + 1) * 8, zero = 0;
+    if (own(j))
+        return own_block(j, n, (int)(i % j->nprocs), h, ns) + (uint64_t)(i / j->nprocs) * rowb;
+    uint64_t a = touch_array_at(j, matrix_bytes(n), h, &zero);
+    *ns += zero;
+    return a + (uint64_t)i * rowb;
+}
+
+/* Row k's columns k..n (len bytes) as worker idx's row ops read them: with home=own a row another worker
+   owns is first copied into idx's buffer (coarse.c pivot(): once per step); *ns gets the copy's touches
+   (work has its instructions). */
+static uint64_t pivot_at(struct job *j, int64_t n, int64_t k, int idx, int h, uint64_t *ns)
+{
+    uint64_t off = (uint64_t)k * 8, len = (uint64_t)(n + 1 - k) * 8, piv = row_at(j, n, k, h, ns) + off;
+    if (!own(j) || k % j->nprocs == idx)
+        return piv;
+    uint64_t buf = own_block(j, n, idx, h, ns) + own_rows_bytes(n, j->nprocs, idx) + off;
+    *ns += mem_touch(j->id, h, piv, len, 8, 0) + mem_touch(j->id, h, buf, len, 8, 1);
+    return buf;
+}
 
 /* Worker idx's step k = sp->iter: the row ops of its rows, and under a model their touches. */
 static uint64_t work(struct sproc *sp, struct sjob *w, int idx, int *last)
@@ -67,18 +107,19 @@ static uint64_t work(struct sproc *sp, struct sjob *w, int idx, int *last)
         rows += r % P == idx;
     *last = k + 1 >= n;
     uint64_t ns = (uint64_t)((double)(rows * (n - k)) * calib.gauss_rowop);
-    if (!mem_on() || !sp->p.on_cpu)
+    struct job *j = sp->p.job;
+    if (own(j) && rows && k % P != idx) /* home=own: the pivot row's copy (pivot_at has its touches) */
+        ns += threads_copy_ns((uint64_t)(n + 1 - k) * 8);
+    if (!mem_on() || !sp->p.on_cpu || k >= n || !rows)
         return ns;
-    int h = sp->p.on_cpu->id, id = sp->p.job->id;
-    uint64_t rowb = (uint64_t)(n + 1) * 8, a = matrix(sp->p.job, n, h);
-    if (k >= n)
-        return ns;
-    uint64_t off = (uint64_t)k * 8, len = (uint64_t)(n + 1 - k) * 8;
+    int h = sp->p.on_cpu->id;
+    uint64_t off = (uint64_t)k * 8, len = (uint64_t)(n + 1 - k) * 8, piv = pivot_at(j, n, k, idx, h, &ns);
     for (int64_t r = k + 1; r < n; r++)
         if (r % P == idx) { /* gauss_eliminate_row reads the pivot row again for every row it updates */
-            ns += mem_touch(id, h, a + (uint64_t)k * rowb + off, len, 8, 0);
-            ns += mem_touch(id, h, a + (uint64_t)r * rowb + off, len, 8, 0);
-            ns += mem_touch(id, h, a + (uint64_t)r * rowb + off, len, 8, 1);
+            uint64_t row = row_at(j, n, r, h, &ns) + off;
+            ns += mem_touch(j->id, h, piv, len, 8, 0);
+            ns += mem_touch(j->id, h, row, len, 8, 0);
+            ns += mem_touch(j->id, h, row, len, 8, 1);
         }
     return ns;
 }
@@ -93,34 +134,42 @@ static uint64_t gen_ns(struct sproc *sp, int idx)
     if (!mem_on() || !sp->p.on_cpu || !coarse(sjob_of(j)) || n <= 0)
         return 0;
     int h = sp->p.on_cpu->id;
-    uint64_t rowb = (uint64_t)(n + 1) * 8, a = matrix(j, n, h), ns = 0;
-    for (int64_t i = idx; i < n; i += j->nprocs)
-        ns += mem_touch(j->id, h, a + (uint64_t)i * rowb, rowb, 8, 1);
+    uint64_t rowb = (uint64_t)(n + 1) * 8, ns = 0;
+    if (own(j)) /* gauss_home_rows and the pivot buffer, before the rows are generated */
+        own_block(j, n, idx, h, &ns);
+    for (int64_t i = idx; i < n; i += j->nprocs) {
+        uint64_t row = row_at(j, n, i, h, &ns);
+        ns += mem_touch(j->id, h, row, rowb, 8, 1);
+    }
     return ns;
 }
 
-/* Process 0's set-up: the matrix allocated (and zeroed). Stall ns. */
+/* Process 0's set-up: the matrix allocated (and zeroed); home=own has none (the row pointers are the
+   library's heap's). Stall ns. */
 static uint64_t arrays_ns(struct sproc *sp)
 {
     int64_t n = SIM_STATE(sjob_of(sp->p.job), struct gauss)->n;
     uint64_t zero;
-    if (!mem_on() || !sp->p.on_cpu || !coarse(sjob_of(sp->p.job)) || sp->p.idx != 0 || n <= 0)
+    if (!mem_on() || !sp->p.on_cpu || !coarse(sjob_of(sp->p.job)) || sp->p.idx != 0 || n <= 0 || own(sp->p.job))
         return 0;
     touch_array_at(sp->p.job, matrix_bytes(n), sp->p.on_cpu->id, &zero);
     return zero;
 }
 
-/* Process 0's back-substitution reads the upper triangle. Stall ns. */
+/* Process 0's back-substitution reads the upper triangle, each row where it lives. Stall ns. */
 static uint64_t check_ns(struct sproc *sp)
 {
     struct job *j = sp->p.job;
     int64_t n = SIM_STATE(sjob_of(j), struct gauss)->n;
-    if (!mem_on() || !sp->p.on_cpu || !coarse(sjob_of(j)) || sp->p.idx != 0 || n <= 0 || !touch_array_base(j))
+    if (!mem_on() || !sp->p.on_cpu || !coarse(sjob_of(j)) || sp->p.idx != 0 || n <= 0 ||
+        !(own(j) ? touch_own_base(j, 0) : touch_array_base(j)))
         return 0;
     int h = sp->p.on_cpu->id;
-    uint64_t a = touch_array_base(j), rowb = (uint64_t)(n + 1) * 8, ns = 0;
-    for (int64_t i = n - 1; i >= 0; i--)
-        ns += mem_touch(j->id, h, a + (uint64_t)i * rowb + (uint64_t)i * 8, (uint64_t)(n + 1 - i) * 8, 8, 0);
+    uint64_t ns = 0;
+    for (int64_t i = n - 1; i >= 0; i--) {
+        uint64_t row = row_at(j, n, i, h, &ns);
+        ns += mem_touch(j->id, h, row + (uint64_t)i * 8, (uint64_t)(n + 1 - i) * 8, 8, 0);
+    }
     return ns;
 }
 
@@ -135,13 +184,14 @@ static int chunk(struct sproc *sp, uint64_t *ns)
     if (k + 1 >= n || !loops_grab(sp, k + 1, n, &c, ns))
         return 0;
     *ns += (uint64_t)((double)((uint64_t)c.len * (uint64_t)(n - k)) * calib.gauss_rowop);
-    if (mem_on()) {
-        uint64_t rowb = (uint64_t)(n + 1) * 8, a = matrix(sp->p.job, n, hart_of(sp)), off = (uint64_t)k * 8,
-                 len = (uint64_t)(n + 1 - k) * 8;
+    if (mem_on()) { /* a chunk's rows and the pivot row where they live (home=own: no copy) */
+        struct job *j = sp->p.job;
+        uint64_t off = (uint64_t)k * 8, len = (uint64_t)(n + 1 - k) * 8, piv = row_at(j, n, k, h, ns) + off;
         for (int64_t r = c.start; r < c.start + c.len; r++) {
-            *ns += mem_touch(id, h, a + (uint64_t)k * rowb + off, len, 8, 0);
-            *ns += mem_touch(id, h, a + (uint64_t)r * rowb + off, len, 8, 0);
-            *ns += mem_touch(id, h, a + (uint64_t)r * rowb + off, len, 8, 1);
+            uint64_t row = row_at(j, n, r, h, ns) + off;
+            *ns += mem_touch(id, h, piv, len, 8, 0);
+            *ns += mem_touch(id, h, row, len, 8, 0);
+            *ns += mem_touch(id, h, row, len, 8, 1);
         }
     }
     return 1;
@@ -152,10 +202,23 @@ static int chunk(struct sproc *sp, uint64_t *ns)
 static int gs_home(const struct tjob *t, int i) { return i % t->P; }
 static uint64_t gs_rowb(const struct tjob *t) { return (uint64_t)(t->n + 1) * 8; }
 
+/* gauss's words (t->data): home=own, then ready[r] (columns applied to row r) and colleft[k] (column k's
+   threads not finished) */
+struct gs_data {
+    int own;
+    uint32_t w[];
+};
+static int gs_own(const struct tjob *t) { return ((const struct gs_data *)t->data)->own; }
+static uint32_t *gs_ready(const struct tjob *t) { return ((struct gs_data *)t->data)->w; }
+static uint32_t *gs_left(const struct tjob *t) { return ((struct gs_data *)t->data)->w + t->n; }
+
+/* lb with home=one: the rows in one matrix; else in the processes' home buffers. */
+static int gs_matrix(const struct tjob *t) { return t->place == PL_LB && !gs_own(t); }
+
 /* Where row i lives. */
 static uint64_t gs_row(const struct tjob *t, int i)
 {
-    if (t->place == PL_LB)
+    if (gs_matrix(t))
         return t->mat + (uint64_t)i * gs_rowb(t);
     return t->pr[gs_home(t, i)].home + (uint64_t)(i / t->P) * gs_rowb(t);
 }
@@ -175,23 +238,24 @@ static int fine_setup(struct job *j, struct tjob *t, char *err, size_t errlen)
         return snprintf(err, errlen, "job=gauss: variant=fine needs n= of at least 2 in the simulator"), -1;
     t->spin = scenario_arg(a, "barrier", v, sizeof v) != 0 || strcmp(v, "block"); /* the app's default: spin */
     t->rounds = t->n - 1;
-    uint32_t *w = calloc(2 * (size_t)t->n, sizeof *w); /* ready[], then colleft[] */
-    if (!w)
+    struct gs_data *d = calloc(1, sizeof *d + 2 * (size_t)t->n * sizeof d->w[0]); /* ready[], then colleft[] */
+    if (!d)
         panic("sim: out of memory for gauss's words");
+    d->own = SIM_STATE(sjob_of(j), struct gauss)->own;
     for (int k = 0; k < t->n - 1; k++)
-        w[t->n + k] = (uint32_t)(t->n - 1 - k);
-    t->data = w;
+        d->w[t->n + k] = (uint32_t)(t->n - 1 - k);
+    t->data = d;
     return 1;
 }
 
-/* fine_alloc: ready[], colleft[], coldone[]; lb's matrix. */
+/* fine_alloc: ready[], colleft[], coldone[]; lb's matrix (home=one). */
 static uint64_t fine_alloc(struct job *j, struct tjob *t, int h)
 {
     uint64_t ns = 0;
     if (!mem_on())
         return 0;
     t->words = touch_alloc_zeroed(j, h, (uint64_t)3 * (uint64_t)t->n * 4, &ns);
-    if (t->place == PL_LB)
+    if (gs_matrix(t))
         t->mat = touch_alloc_zeroed(j, h, (uint64_t)t->n * gs_rowb(t), &ns);
     return ns;
 }
@@ -199,9 +263,6 @@ static uint64_t fine_alloc(struct job *j, struct tjob *t, int h)
 static int fine_first(const struct tjob *t, int r) { return r + 1; }
 static int fine_end(const struct tjob *t, int r) { return t->n; }
 
-/* gauss's ready[r] (columns applied to row r) and colleft[k] (column k's threads not finished) */
-static uint32_t *gs_ready(const struct tjob *t) { return t->data; }
-static uint32_t *gs_left(const struct tjob *t) { return (uint32_t *)t->data + t->n; }
 
 /* fine_main: column r once column r - TH_WINDOW is done (sync=barrier: the window is 1 column, its threads
    all finished) and, sync=cond, pivot row r final; the end once every thread has finished. */
@@ -236,7 +297,7 @@ static uint64_t fine_setup_thread(struct job *j, struct tjob *t, int p, int h)
         return ns;
     int nrows = p < t->n ? (t->n - p + t->P - 1) / t->P : 0;
     q->buf = touch_alloc_zeroed(j, h, (TH_WINDOW + 2) * gs_rowb(t) + 64, &ns);
-    if (t->place == PL_MCS && nrows > 0)
+    if (!gs_matrix(t) && nrows > 0)
         q->home = touch_alloc_zeroed(j, h, (uint64_t)nrows * gs_rowb(t), &ns);
     for (int i = p; i < t->n; i += t->P)
         ns += mem_touch(j->id, h, gs_row(t, i), gs_rowb(t), 8, 1);
@@ -323,13 +384,12 @@ static int setup(struct job *j, struct sjob *w, char *err, size_t errlen)
 {
     const char *a = j->scen->args;
     char v[32];
+    /* home= is one|own: the kernel's parser has refused any other value with the app's own message */
+    SIM_STATE(w, struct gauss)->own = scenario_arg(a, "home", v, sizeof v) == 0 && !strcmp(v, "own");
     if ((w->threads = threads_setup(j, &fine_ops, err, errlen)) < 0)
         return -1;
     if (!w->threads && scenario_arg(a, "variant", v, sizeof v) == 0 && strcmp(v, "coarse"))
         return snprintf(err, errlen, "job=gauss: variant=%s is not modelled in the simulator (coarse, fine)", v), -1;
-    /* home=own (rows on their owners' nodes): the touches here are one matrix on process 0's node */
-    if (scenario_arg(a, "home", v, sizeof v) == 0 && strcmp(v, "one"))
-        return snprintf(err, errlen, "job=gauss: home=%s is not modelled in the simulator (one only)", v), -1;
     if (scenario_arg(a, "sched", v, sizeof v) == 0 && strcmp(v, "static")) {
         w->loops = 1; /* coarse.c's solve_sched: chunks from a loop scheduler */
         if (loops_setup(j, v, err, errlen) < 0)

@@ -102,8 +102,8 @@ class Meas:
 def tokens(app: str, variant: str, n: int, home: str = "one") -> str:
     # gauss waits by blocking: a spinning barrier's loads would be counted (and, with no caches, charged) as
     # memory accesses, and the model column is about the data. home="own": gauss's rows on their owners' nodes
-    # (apps/gauss/main.c), as the thesis's programs had them (3.3.4) - the butterfly table's; the simulator
-    # models only home=one (sim_validate_model and sim_locality keep the default)
+    # (apps/gauss/main.c), as the thesis's programs had them (3.3.4) - the butterfly table's, and its simulated
+    # twin's (sim_locality.ch4_placement); sim_validate_model keeps the default
     extra = ",sync=barrier,barrier=block" + (f",home={home}" if home != "one" else "") if app == "gauss" else ""
     grain = "variant=coarse" if variant == "coarse" else f"variant=fine,place={variant}"
     return f"job={app}:n={n},{grain}{extra}"
