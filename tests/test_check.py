@@ -41,8 +41,13 @@ def test_the_tree_policies_declare_their_promises():
 
 
 def test_a_file_without_a_block_declares_nothing():
-    decl = declare.declaration("lottery", REPO_ROOT / "tests" / "policies" / "lottery.c")
+    decl = declare.declaration("fifo", REPO_ROOT / "tests" / "policies" / "fifo.c")
     assert not decl.declared and decl.work_conserving is None and decl.share == "none" and decl.invariants == []
+
+
+def test_the_lottery_declares_its_draws_and_a_bound_in_probability():
+    decl = declare.declaration("lottery", REPO_ROOT / "tests" / "policies" / "lottery.c")
+    assert (decl.work_conserving, decl.share, decl.invariants, decl.progress) == (True, "draws", ["job-fifo"], 240)
 
 
 def test_the_reference_stride_declares_tickets():
@@ -136,6 +141,28 @@ def test_fairness_by_tickets_judges_each_ticket_class():
     assert v.status == "fail" and "tickets=1 got 0.500" in v.detail and "declared 0.250" in v.detail
     short = dump(1, alternating([(2, 1), (3, 3)] * 5))
     assert "under 50" in battery.judge_fairness(share_case(tickets), short, decl).detail
+
+
+def drawn(winners):
+    """Hogs 2 (1 ticket) and 3 (3 tickets) on one hart, always both ready: one 1 ms turn per draw's winner."""
+    return dump(1, ["0 0 new 2 0 0", "0 0 new 3 0 0"] + alternating([(w, 1) for w in winners]))
+
+
+def test_a_lottery_is_judged_by_its_draws_within_their_binomial_spread():
+    tickets = {2: 1, 3: 3}
+    decl = Declaration("x", None, share="draws")
+    # every draw from {2: 1, 3: 3}: a quarter of the window's draws promised to the 1-ticket job, 3 sd of
+    # sqrt(n 3/16) wins allowed either way
+    fair = ([3, 2] + [3] * 2) * 20
+    v = battery.judge_fairness(share_case(tickets), drawn(fair), decl)
+    assert v.status == "pass" and v.value < 0.05 and "(3 sd)" in v.detail, v.detail
+    even = [3, 2] * 40                                  # tickets ignored: 2x the 1-ticket job's wins, 5 sd off
+    v = battery.judge_fairness(share_case(tickets), drawn(even), decl)
+    assert v.status == "fail" and "tickets=1 won 40 of 79 draws" in v.detail, v.detail
+    assert "promise 19.8 (sd 3.8): 103% off, tolerance 58% (3 sd)" in v.detail, v.detail
+    near = [3, 2, 2, 3, 3, 2, 3, 3] * 3 + [3, 2, 3, 3] * 14    # about 1.5 sd off: off, and tolerated
+    v = battery.judge_fairness(share_case(tickets), drawn(near), decl)
+    assert v.status == "pass" and v.value > 0.05, v.detail
 
 
 def test_invariants_from_the_trace():

@@ -20,8 +20,12 @@ Keys (anything else is an error that names the line):
   among the jobs; equal among the processes that run on each hart (a policy that binds processes to harts:
   a job's share is the sum over its processes of 1 / the processes on that one's hart); in proportion to
   the per-job key ``tickets=`` (``share-key`` names another key), or in proportion to
-  the harts the policy allots it (``rep`` records). Default none.
-* ``share-key NAME`` - the per-job key that carries a job's share under ``share tickets`` (default tickets).
+  the harts the policy allots it (``rep`` records); or ``draws``: each dispatch is a draw among the jobs
+  with a ready process then, won in proportion to their tickets - a lottery's promise, which says nothing
+  of hart time when a job cannot use a hart it would win (its processes already run: battery.judge_draws).
+  Default none.
+* ``share-key NAME`` - the per-job key that carries a job's share under ``share tickets`` or ``draws``
+  (default tickets).
 * ``invariants NAME[,NAME]`` - schedule invariants judged from every trace: names of ``INVARIANTS``.
 * ``progress K`` - a ready process waits at most K quanta per job of the mix (default 2).
 
@@ -47,7 +51,7 @@ INVARIANTS = {
     "job-fifo": "within a job, processes run in the order they became ready (a process ready strictly "
                 "earlier than another of its job is dispatched first)",
 }
-SHARES = ("equal", "per-hart", "tickets", "allotment", "none")
+SHARES = ("equal", "per-hart", "tickets", "allotment", "draws", "none")
 DEFAULT_PROGRESS = 2
 BLOCK = re.compile(r"^\W*schedlab check:\s*$")
 LINE = re.compile(r"^\s*\*?\s*([a-z][a-z-]*)\s+(\S.*?)\s*(\*/)?\s*$")

@@ -10,6 +10,8 @@ definition, so a check is a comparison of a number with a bound.
 * idle: a hart is idle from its ``idle`` record (it found nothing to run) to its next ``run``.
 * share: job J's hart time in a window = the sum of its run intervals clipped to the window; its share =
   that over all jobs' hart time in the window.
+* draws: each ``run`` record in a window, with the jobs that had a ready process then (a wait begun at or
+  before it and not ended before it) - the pool a policy that draws a winner per dispatch drew from.
 """
 
 from __future__ import annotations
@@ -136,6 +138,25 @@ def hart_time(trace: tr.Trace, span: Span) -> dict[int, float]:
     for i in tr.intervals(trace):
         got[i.job] += max(0.0, min(span[1], i.end_us) - max(span[0], i.start_us))
     return dict(got)
+
+
+def draws(trace: tr.Trace, span: Span) -> list[tuple[float, int, set]]:
+    """[(time, the dispatched job, the jobs ready then)] for the ``run`` records within ``span``: one sweep
+    over the waits' starts and ends and the dispatches (at one instant: starts, then dispatches, then ends)."""
+    events = []
+    for w in waits(trace):
+        events += [(w.start_us, 0, w.job), (w.end_us, 2, w.job)]
+    events += [(r.time_us, 1, r.job) for r in trace.records
+               if r.event == "run" and r.job > 0 and span[0] <= r.time_us <= span[1]]
+    ready, out = defaultdict(int), []
+    for t, kind, job in sorted(events):
+        if kind == 0:
+            ready[job] += 1
+        elif kind == 2:
+            ready[job] -= 1
+        else:
+            out.append((t, job, {j for j, n in ready.items() if n > 0} | {job}))
+    return out
 
 
 def mean_allotment(steps, span: Span) -> float:
