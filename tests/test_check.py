@@ -40,9 +40,19 @@ def test_the_tree_policies_declare_their_promises():
     assert declare.declaration("timeslice").invariants == ["bound"]
 
 
-def test_a_file_without_a_block_declares_nothing():
-    decl = declare.declaration("fifo", REPO_ROOT / "tests" / "policies" / "fifo.c")
+def test_a_file_without_a_block_declares_nothing(tmp_path):
+    plain = tmp_path / "plain.c"
+    plain.write_text((REPO_ROOT / "tests" / "policies" / "fifo.c").read_text().replace("schedlab check:", "-"))
+    decl = declare.declaration("fifo", plain)
     assert not decl.declared and decl.work_conserving is None and decl.share == "none" and decl.invariants == []
+    assert decl.progress == declare.DEFAULT_PROGRESS
+
+
+def test_a_policy_that_never_preempts_promises_no_progress_and_gets_no_hogs():
+    decl = declare.declaration("fifo", REPO_ROOT / "tests" / "policies" / "fifo.c")
+    assert decl.progress == 0 and decl.work_conserving and decl.invariants == ["job-fifo"]
+    assert {c.mix for c in battery.cases("fifo", decl, battery.QUICK)} == {"contract", "churn"}
+    assert battery.judge_progress(None, decl).status == "not-declared"
 
 
 def test_the_lottery_declares_its_draws_and_a_bound_in_probability():
@@ -60,7 +70,7 @@ def test_the_reference_stride_declares_tickets():
     (" *   invariants  coscheduled,sorted", "invariant 'sorted' is not one the checker knows"),
     (" *   work-conserving  maybe", "expected yes or no"),
     (" *   colour  blue", "unknown key 'colour'"),
-    (" *   progress  0", "expected quanta per job"),
+    (" *   progress  0", "expected quanta per job, 1..1000, or none"),
 ])
 def test_a_bad_block_is_refused_naming_its_line(line, says):
     text = f"/*\n * schedlab check:\n{line}\n */\n"

@@ -18,8 +18,9 @@ Checks (a check is judged on every boot that feeds it, per topology):
 * ``contract``: the boot ends (no TIMEOUT) with no PANIC (a checked kernel: the hook rules and lock ranks
   asserted), every job prints its RESULT and every healthy job says check=ok (no deadlock, no lost verdict),
   and no process runs on two harts at once (trace).
-* ``progress``: no ready process waits longer than K x jobs quanta (K: the policy's ``progress``, default 2)
-  plus 500 us of dispatch latency; waits of a job holding no hart (space sharing) are not counted - that
+* ``progress``: no ready process waits longer than K x jobs quanta (K: the policy's ``progress``, default 2;
+  ``none`` for a policy that never preempts, which is then not booted on the share mix) plus 500 us of
+  dispatch latency; waits of a job holding no hart (space sharing) are not counted - that
   job ending at all is the contract.
 * ``work-conservation`` (declared): no hart is idle while a process waits ready longer than a quantum +
   500 us; measured as the idle time overlapping such waits, which must be 0.
@@ -134,7 +135,9 @@ def share_mix(h: int, decl: Declaration) -> list[str]:
 def cases(policy: str, decl: Declaration, topologies: list[Topology]) -> list[Case]:
     out = []
     for topo in topologies:
-        mixes = {"churn": churn_mix(topo.harts), "share": share_mix(topo.harts, decl)}
+        mixes = {"churn": churn_mix(topo.harts)}
+        if decl.progress:                           # progress none: hogs would keep their harts for ever
+            mixes["share"] = share_mix(topo.harts, decl)
         if topo.engine == "qemu" and not topo.model:
             mixes = {"contract": contract_mix(topo.harts), **mixes}
         for mix, tokens in mixes.items():
@@ -182,6 +185,8 @@ def judge_contract(run, trace) -> Verdict:
 
 
 def judge_progress(trace, decl: Declaration) -> Verdict:
+    if not decl.progress:
+        return Verdict("progress", "not-declared")
     jobs = len({r.job for r in trace.records if r.job > 0})
     bound = decl.progress * jobs * trace.quantum_us + GRACE_US
     reps = measure.allotments(trace)

@@ -27,7 +27,10 @@ Keys (anything else is an error that names the line):
 * ``share-key NAME`` - the per-job key that carries a job's share under ``share tickets`` or ``draws``
   (default tickets).
 * ``invariants NAME[,NAME]`` - schedule invariants judged from every trace: names of ``INVARIANTS``.
-* ``progress K`` - a ready process waits at most K quanta per job of the mix (default 2).
+* ``progress K|none`` - a ready process waits at most K quanta per job of the mix (default 2); ``none``: the
+  policy never preempts (a process keeps its hart until it blocks, yields or exits), so it promises no
+  bound - the check says "not declared" and the battery leaves out the share mix, whose compute-bound jobs
+  would then keep their harts for ever (battery.cases).
 
 Where the file is: the path given, or for a policy of the tree the file under kernel/sched/ whose
 ``struct sched_class`` carries ``.name = "<policy>"``.
@@ -65,7 +68,7 @@ class Declaration:
     share: str = "none"
     share_key: str = "tickets"
     invariants: list[str] = field(default_factory=list)
-    progress: int = DEFAULT_PROGRESS
+    progress: int = DEFAULT_PROGRESS        # 0: none (a policy that never preempts)
     declared: bool = False                  # the file has a block at all
 
     def as_dict(self) -> dict:
@@ -136,9 +139,11 @@ def _apply(decl: Declaration, key: str, value: str, where: str) -> None:
             raise HarnessError(f"{where}: invariant {unknown[0]!r} is not one the checker knows "
                                f"({', '.join(INVARIANTS)})")
         decl.invariants = names
+    elif key == "progress" and value == "none":
+        decl.progress = 0
     elif key == "progress":
         if not value.isdigit() or not 1 <= int(value) <= 1000:
-            raise HarnessError(f"{where}: progress {value}: expected quanta per job, 1..1000")
+            raise HarnessError(f"{where}: progress {value}: expected quanta per job, 1..1000, or none")
         decl.progress = int(value)
     else:
         raise HarnessError(f"{where}: unknown key {key!r} in the schedlab check block (work-conserving, share, "
