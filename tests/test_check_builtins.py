@@ -8,40 +8,28 @@ conservation, its share, its invariants) - the one definition of each property t
   booted once per session (check_boots.py): test_chaos.py reads the contract mix's boot as well.
 * Every policy file of the test tree (tests/policies/*.c) on the same QEMU topologies, in one kernel
   that carries them all (check_boots.tree_build, shared with test_check_rubric.py).
-
-A property known to fail is listed in KNOWN with the reason, and its test is a strict xfail: it must fail
-by raising KnownFailure - only the known failures, nothing else - and it fails the suite the day it passes.
 """
 
 import pytest
 
-from check_boots import TEST_POLICIES, battery_session, cases_on, declaration_of, failures, judged, topology, tree_build
+from check_boots import (TEST_POLICIES, battery_session, cases_on, declaration_of, failures, judged, topology,
+                         tree_build)
 from conftest import kernel_under_test
 from schedlab.check import battery, declare
 
 QEMU = [t.name for t in battery.QUICK if t.engine == "qemu"]
 SIM = [t.name for t in battery.QUICK if t.engine == "sim"]
-#: (policy, topology) -> (the checks known to fail there, why). Empty: every policy passes all of its checks.
-KNOWN: dict = {}
-
-
-class KnownFailure(AssertionError):
-    """Exactly the known failures of a (policy, topology) and nothing else."""
 
 
 def own_check(session, policy, decl, topo, kernel):
-    """Judge every case of ``topo``'s quick battery; return {check: [statuses]}; assert no failure but the
-    known ones."""
+    """Judge every case of ``topo``'s quick battery; assert that nothing failed; return {check: [statuses]}."""
     statuses, failed = {}, {}
-    for mix, case in cases_on(policy, decl, topo).items():
+    for case in cases_on(policy, decl, topo).values():
         run, verdicts = judged(session, case, decl, kernel)
         for v in verdicts:
             statuses.setdefault(v.check, []).append(v.status)
         for line in failures(verdicts):
             failed.setdefault(line.split(":")[0], []).append(f"{case.id}: {line}")
-    known, why = KNOWN.get((policy, topo), ((), ""))
-    if failed and set(failed) == set(known):
-        raise KnownFailure(f"{why}: {failed}")
     assert not failed, failed
     return statuses
 
@@ -51,30 +39,22 @@ def assert_judged(statuses, decl, topo):
     assert "pass" in statuses["contract"], statuses
     if topology(topo).perturb:                        # perturbed: the contract and the order invariants only
         return
-    declared = {"progress": decl.progress, "work-conservation": decl.work_conserving, "fairness": decl.share != "none",
-                "invariants": bool(decl.invariants)}
+    declared = {"progress": decl.progress, "work-conservation": decl.work_conserving,
+                "fairness": decl.share != "none", "invariants": bool(decl.invariants)}
     for check, wanted in declared.items():
         assert ("pass" in statuses[check]) == bool(wanted), (check, statuses[check])
 
 
-def known(request, policy, topo):
-    """A known failure's test is a strict xfail that only KnownFailure satisfies (module docstring)."""
-    if (policy, topo) in KNOWN:
-        request.node.add_marker(pytest.mark.xfail(strict=True, raises=KnownFailure, reason=KNOWN[policy, topo][1]))
-
-
 @pytest.mark.qemu
 @pytest.mark.parametrize("topo", QEMU)
-def test_every_policy_passes_its_own_check(request, battery_session, policy, topo):
-    known(request, policy, topo)
+def test_every_policy_passes_its_own_check(battery_session, policy, topo):
     decl = declaration_of(policy)
     assert_judged(own_check(battery_session, policy, decl, topo, kernel_under_test()), decl, topo)
 
 
 @pytest.mark.check
 @pytest.mark.parametrize("topo", SIM)
-def test_every_policy_passes_its_own_check_in_the_simulator(request, battery_session, sim_policy, topo):
-    known(request, sim_policy, topo)
+def test_every_policy_passes_its_own_check_in_the_simulator(battery_session, sim_policy, topo):
     decl = declaration_of(sim_policy)
     assert_judged(own_check(battery_session, sim_policy, decl, topo, kernel_under_test()), decl, topo)
 
@@ -87,9 +67,8 @@ def tree_targets():
 @pytest.mark.qemu
 @pytest.mark.parametrize("topo", QEMU)
 @pytest.mark.parametrize("source", sorted(p.name for p in TEST_POLICIES.glob("*.c")))
-def test_every_test_tree_policy_passes_its_own_check(request, battery_session, tree_targets, source, topo):
+def test_every_test_tree_policy_passes_its_own_check(battery_session, tree_targets, source, topo):
     path = TEST_POLICIES / source
     policy = declare.policy_name(path)
-    known(request, policy, topo)
     decl = declare.declaration(policy, path)
     assert_judged(own_check(battery_session, policy, decl, topo, tree_targets[policy].kernel), decl, topo)
