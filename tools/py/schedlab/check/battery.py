@@ -20,8 +20,8 @@ Checks (a check is judged on every boot that feeds it, per topology):
   and no process runs on two harts at once (trace).
 * ``progress``: no ready process waits longer than K x jobs quanta (K: the policy's ``progress``, default 2;
   ``none`` for a policy that never preempts, which is then not booted on the share mix) plus 500 us of
-  dispatch latency; waits of a job holding no hart (space sharing) are not counted - that
-  job ending at all is the contract.
+  dispatch latency; waits of a job holding no hart (space sharing) are not counted - that job ending at all
+  is the contract.
 * ``work-conservation`` (declared): no hart is idle while a process waits ready longer than a quantum +
   500 us; measured as the idle time overlapping such waits, which must be 0.
 * ``fairness`` (declared share): in the share mix's window (every job started, none ended; at least
@@ -298,7 +298,6 @@ def judge_fairness(case: Case, trace, decl: Declaration) -> Verdict:
     return Verdict("fairness", "fail" if off > SHARE_TOLERANCE else "pass", text, off)
 
 
-
 def judge_draws(case: Case, trace, decl: Declaration, hogs: list[int], span) -> Verdict:
     """A lottery's promise over the window: every dispatch there is a draw among the jobs with a ready
     process (and the winner), which a job holding t of the pool's T tickets wins with probability p = t / T.
@@ -309,7 +308,7 @@ def judge_draws(case: Case, trace, decl: Declaration, hogs: list[int], span) -> 
     group = {j: tickets[j] for j in hogs}
     want, var, won = {}, {}, {}
     draws = 0
-    for t, winner, pool in measure.draws(trace, span):
+    for _, winner, pool in measure.draws(trace, span):
         total = sum(tickets.get(j, 1) for j in pool)
         draws += 1
         for key in set(group.values()):
