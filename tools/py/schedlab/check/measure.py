@@ -11,7 +11,8 @@ definition, so a check is a comparison of a number with a bound.
 * share: job J's hart time in a window = the sum of its run intervals clipped to the window; its share =
   that over all jobs' hart time in the window.
 * draws: each ``run`` record in a window, with the jobs that had a ready process then (a wait begun at or
-  before it and not ended before it) - the pool a policy that draws a winner per dispatch drew from.
+  before it and not ended before it, nor by an earlier dispatch of the same instant) - the pool a policy
+  that draws a winner per dispatch drew from.
 """
 
 from __future__ import annotations
@@ -142,20 +143,24 @@ def hart_time(trace: tr.Trace, span: Span) -> dict[int, float]:
 
 def draws(trace: tr.Trace, span: Span) -> list[tuple[float, int, set]]:
     """[(time, the dispatched job, the jobs ready then)] for the ``run`` records within ``span``: one sweep
-    over the waits' starts and ends and the dispatches (at one instant: starts, then dispatches, then ends)."""
-    events = []
-    for w in waits(trace):
-        events += [(w.start_us, 0, w.job), (w.end_us, 2, w.job)]
-    events += [(r.time_us, 1, r.job) for r in trace.records
-               if r.event == "run" and r.job > 0 and span[0] <= r.time_us <= span[1]]
-    ready, out = defaultdict(int), []
-    for t, kind, job in sorted(events):
-        if kind == 0:
-            ready[job] += 1
-        elif kind == 2:
-            ready[job] -= 1
+    over the waits' starts and ends and the dispatches. At one instant the starts come first, then the
+    dispatches in the trace's order (by hart), each ending its own process's wait as it goes - harts that
+    draw at one tick draw one after another, a winner gone from the later draws' pools - then other ends."""
+    ws = waits(trace)
+    runs = [r for r in trace.records if r.event == "run" and r.job > 0]
+    events = sorted([(w.start_us, 0, i) for i, w in enumerate(ws)] + [(w.end_us, 2, i) for i, w in enumerate(ws)]
+                    + [(r.time_us, 1, k) for k, r in enumerate(runs)])
+    waiting, out = defaultdict(set), []         # (job, proc) -> its open waits
+    for t, kind, i in events:
+        if kind == 1:
+            r = runs[i]
+            if span[0] <= t <= span[1]:
+                out.append((t, r.job, {job for (job, _), open_ in waiting.items() if open_} | {r.job}))
+            waiting[(r.job, r.proc)].clear()
+        elif kind == 0:
+            waiting[(ws[i].job, ws[i].proc)].add(i)
         else:
-            out.append((t, job, {j for j, n in ready.items() if n > 0} | {job}))
+            waiting[(ws[i].job, ws[i].proc)].discard(i)
     return out
 
 
