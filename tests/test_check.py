@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from schedlab import trace as tr
-from schedlab.check import battery, declare, kbuild, report, rubric, run
+from schedlab.check import battery, declare, kbuild, measure, report, rubric, run
 from schedlab.check.declare import Declaration
 from schedlab.qemu import HarnessError
 
@@ -173,6 +173,15 @@ def test_a_lottery_is_judged_by_its_draws_within_their_binomial_spread():
     near = [3, 2, 2, 3, 3, 2, 3, 3] * 3 + [3, 2, 3, 3] * 14    # about 1.5 sd off: off, and tolerated
     v = battery.judge_fairness(share_case(tickets), drawn(near), decl)
     assert v.status == "pass" and v.value > 0.05, v.detail
+
+
+def test_harts_that_draw_at_one_tick_draw_one_after_another():
+    # hart 0 runs job 2, hart 1 job 3, job 4 waits; at 1000 us both preempt and draw: the first draw's pool is
+    # {2, 3, 4}, the second's lacks its winner, 4
+    trace = dump(2, ["0 0 run 2 0 -1", "1 0 run 3 0 -1", "0 0 new 4 0 0", "0 1000 pre 2 0 0", "1 1000 pre 3 0 0",
+                     "0 1000 run 4 0 -1", "1 1000 run 2 0 -1", "0 2000 exit 4 0 0", "1 2000 exit 2 0 0",
+                     "1 2000 run 3 0 -1", "1 3000 exit 3 0 0"])
+    assert measure.draws(trace, (1000, 2000)) == [(1000, 4, {2, 3, 4}), (1000, 2, {2, 3}), (2000, 3, {3})]
 
 
 def test_invariants_from_the_trace():
