@@ -2,57 +2,50 @@
 with documented errors, reports its faults once, and its neighbours finish with correct answers.
 
 One boot per policy of the build (conftest: the BOOT line's policies=) runs chaos mode=random and
-mode=faults together with gauss, oddeven and synth (small sizes). The other modes check the deadlock detector (deadlock, exit-blocked) and the console contract's
-job prefix (partial-line, spoof).
+mode=faults together with gauss, oddeven and synth (small sizes): schedlab check's contract mix, judged by its
+contract check (battery.judge_contract) and read for chaos's own answers. The other modes check the deadlock
+detector (deadlock, exit-blocked) and the console contract's job prefix (partial-line, spoof).
 """
 
 import re
 
-from conftest import built_policies
+import pytest
 
-HEALTHY = ("job=gauss:n=64,barrier=block job=oddeven:n=200,barrier=block "
-           "job=synth:grain=100,iters=100,barrier=block")
+from check_boots import battery_session, booted, cases_on, declaration_of
+from conftest import kernel_under_test
+from schedlab.check import battery
+
 FAULT_REASONS = ("load-page-fault", "store-page-fault", "instruction-page-fault", "illegal-instruction",
                  "load-access-fault", "store-access-fault", "instruction-access-fault")
-CALLS = 500                    # per chaos process
+CALLS = 500                    # per chaos process: the battery's contract mix (battery.contract_mix)
 BOOT_TIMEOUT = 120             # the harness's; each scenario has its own timeout= as well
 
-_runs = {}
 
-
-def mixed_run(boot, policy):
-    """chaos random (job 1) + chaos faults (job 2: four processes, one of each fault kind) + the healthy
-    jobs, booted once per policy."""
-    if policy not in _runs:
-        seed = built_policies()[0].index(policy) + 1
-        _runs[policy] = boot(2, f"policy={policy} quantum=2ms seed={seed} timeout=60s "
-                                f"job=chaos:mode=random,calls={CALLS},procs=2 job=chaos:mode=faults,procs=4 "
-                                f"{HEALTHY}", timeout=BOOT_TIMEOUT)
-    return _runs[policy]
+def mixed_run(session, policy):
+    """schedlab check's contract mix on 2 harts, deterministic: chaos random (job 1), chaos faults (job 2:
+    four processes, one of each fault kind) and the healthy gauss, oddeven and synth; booted once per policy
+    and session, the boot test_check_builtins.py judges too (check_boots.py)."""
+    case = cases_on(policy, declaration_of(policy), "qemu-2")["contract"]
+    assert f"calls={CALLS}," in case.tokens, case.tokens
+    return booted(session, case, kernel_under_test())
 
 
 def by_job(run):
     return {r["job"]: r for r in run.results}
 
 
-def assert_healthy_ok(run, first_healthy):
-    assert not run.timed_out, run.console[-3000:]
-    assert not run.panics, run.panics
-    jobs = by_job(run)
-    for j in range(first_healthy, first_healthy + 3):
-        assert jobs[j]["check"] == "ok", jobs[j]
-    assert run.summary is not None and run.summary["jobs"] == len(run.results)
-
-
-def test_neighbours_of_chaos_are_unaffected(boot, policy):
-    run = mixed_run(boot, policy)
-    assert_healthy_ok(run, 3)
-    assert len(run.results) == 5
+@pytest.mark.qemu
+def test_neighbours_of_chaos_are_unaffected(battery_session, policy):
+    run = mixed_run(battery_session, policy)
+    contract = battery.judge_contract(run, None)        # no PANIC, every verdict, every healthy job ok
+    assert contract.status == "pass", contract.detail
+    assert [r["app"] for _, r in sorted(by_job(run).items())] == ["chaos", "chaos", "gauss", "oddeven", "synth"]
     assert run.summary["failed"] == 1 and run.exit_code == 1      # only chaos mode=faults fails
 
 
-def test_random_syscalls_get_documented_errors(boot, policy):
-    run = mixed_run(boot, policy)
+@pytest.mark.qemu
+def test_random_syscalls_get_documented_errors(battery_session, policy):
+    run = mixed_run(battery_session, policy)
     r = by_job(run)[1]
     assert r["app"] == "chaos" and r["mode"] == "random"
     assert r["check"] == "ok" and r["bad"] == 0, r              # every result was one abi.h allows
@@ -62,8 +55,9 @@ def test_random_syscalls_get_documented_errors(boot, policy):
     assert "CHAOS-LEAK" not in run.console
 
 
-def test_faults_in_every_process_give_one_error(boot, policy):
-    run = mixed_run(boot, policy)
+@pytest.mark.qemu
+def test_faults_in_every_process_give_one_error(battery_session, policy):
+    run = mixed_run(battery_session, policy)
     r = by_job(run)[2]
     assert r["app"] == "chaos" and r["mode"] == "faults"
     assert r["check"] == "FAIL" and r["reason"] in FAULT_REASONS, r

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from schedlab import trace as tr
-from schedlab.check import battery, declare, kbuild, report, rubric, run
+from schedlab.check import battery, declare, kbuild, measure, report, rubric, run
 from schedlab.check.declare import Declaration
 from schedlab.qemu import HarnessError
 
@@ -40,9 +40,24 @@ def test_the_tree_policies_declare_their_promises():
     assert declare.declaration("timeslice").invariants == ["bound"]
 
 
-def test_a_file_without_a_block_declares_nothing():
-    decl = declare.declaration("lottery", REPO_ROOT / "tests" / "policies" / "lottery.c")
+def test_a_file_without_a_block_declares_nothing(tmp_path):
+    plain = tmp_path / "plain.c"
+    plain.write_text((REPO_ROOT / "tests" / "policies" / "fifo.c").read_text().replace("schedlab check:", "-"))
+    decl = declare.declaration("fifo", plain)
     assert not decl.declared and decl.work_conserving is None and decl.share == "none" and decl.invariants == []
+    assert decl.progress == declare.DEFAULT_PROGRESS
+
+
+def test_a_policy_that_never_preempts_promises_no_progress_and_gets_no_hogs():
+    decl = declare.declaration("fifo", REPO_ROOT / "tests" / "policies" / "fifo.c")
+    assert decl.progress == 0 and decl.work_conserving and decl.invariants == ["job-fifo"]
+    assert {c.mix for c in battery.cases("fifo", decl, battery.QUICK)} == {"contract", "churn"}
+    assert battery.judge_progress(None, decl).status == "not-declared"
+
+
+def test_the_lottery_declares_its_draws_and_a_bound_in_probability():
+    decl = declare.declaration("lottery", REPO_ROOT / "tests" / "policies" / "lottery.c")
+    assert (decl.work_conserving, decl.share, decl.invariants, decl.progress) == (True, "draws", ["job-fifo"], 240)
 
 
 def test_the_reference_stride_declares_tickets():
@@ -55,7 +70,7 @@ def test_the_reference_stride_declares_tickets():
     (" *   invariants  coscheduled,sorted", "invariant 'sorted' is not one the checker knows"),
     (" *   work-conserving  maybe", "expected yes or no"),
     (" *   colour  blue", "unknown key 'colour'"),
-    (" *   progress  0", "expected quanta per job"),
+    (" *   progress  0", "expected quanta per job, 1..1000, or none"),
 ])
 def test_a_bad_block_is_refused_naming_its_line(line, says):
     text = f"/*\n * schedlab check:\n{line}\n */\n"
@@ -136,6 +151,37 @@ def test_fairness_by_tickets_judges_each_ticket_class():
     assert v.status == "fail" and "tickets=1 got 0.500" in v.detail and "declared 0.250" in v.detail
     short = dump(1, alternating([(2, 1), (3, 3)] * 5))
     assert "under 50" in battery.judge_fairness(share_case(tickets), short, decl).detail
+
+
+def drawn(winners):
+    """Hogs 2 (1 ticket) and 3 (3 tickets) on one hart, always both ready: one 1 ms turn per draw's winner."""
+    return dump(1, ["0 0 new 2 0 0", "0 0 new 3 0 0"] + alternating([(w, 1) for w in winners]))
+
+
+def test_a_lottery_is_judged_by_its_draws_within_their_binomial_spread():
+    tickets = {2: 1, 3: 3}
+    decl = Declaration("x", None, share="draws")
+    # every draw from {2: 1, 3: 3}: a quarter of the window's draws promised to the 1-ticket job, 3 sd of
+    # sqrt(n 3/16) wins allowed either way
+    fair = ([3, 2] + [3] * 2) * 20
+    v = battery.judge_fairness(share_case(tickets), drawn(fair), decl)
+    assert v.status == "pass" and v.value < 0.05 and "(3 sd)" in v.detail, v.detail
+    even = [3, 2] * 40                                  # tickets ignored: 2x the 1-ticket job's wins, 5 sd off
+    v = battery.judge_fairness(share_case(tickets), drawn(even), decl)
+    assert v.status == "fail" and "tickets=1 won 40 of 79 draws" in v.detail, v.detail
+    assert "promise 19.8 (sd 3.8): 103% off, tolerance 58% (3 sd)" in v.detail, v.detail
+    near = [3, 2, 2, 3, 3, 2, 3, 3] * 3 + [3, 2, 3, 3] * 14    # about 1.5 sd off: off, and tolerated
+    v = battery.judge_fairness(share_case(tickets), drawn(near), decl)
+    assert v.status == "pass" and v.value > 0.05, v.detail
+
+
+def test_harts_that_draw_at_one_tick_draw_one_after_another():
+    # hart 0 runs job 2, hart 1 job 3, job 4 waits; at 1000 us both preempt and draw: the first draw's pool is
+    # {2, 3, 4}, the second's lacks its winner, 4
+    trace = dump(2, ["0 0 run 2 0 -1", "1 0 run 3 0 -1", "0 0 new 4 0 0", "0 1000 pre 2 0 0", "1 1000 pre 3 0 0",
+                     "0 1000 run 4 0 -1", "1 1000 run 2 0 -1", "0 2000 exit 4 0 0", "1 2000 exit 2 0 0",
+                     "1 2000 run 3 0 -1", "1 3000 exit 3 0 0"])
+    assert measure.draws(trace, (1000, 2000)) == [(1000, 4, {2, 3, 4}), (1000, 2, {2, 3}), (2000, 3, {3})]
 
 
 def test_invariants_from_the_trace():

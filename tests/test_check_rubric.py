@@ -5,56 +5,26 @@ others: starvation (the pass never advances: the first job with work always wins
 job strides as if it had the default tickets: 1-ticket jobs get twice their share), a broken invariant (a
 preempted process goes back to the front of its job's queue, ahead of its job's older waiters).
 
-Cheap by construction: one kernel carries the reference, the three bugs and the skeleton (renamed), built
-once; the reference is graded on QEMU at 2 harts (the churn and share mixes: two boots), each bug on the one boot that shows its
-bug, and the reference's card stands in for its measured behaviour. Every boot is deterministic.
+Cheap by construction: one kernel carries the reference, the three bugs and the skeleton (renamed), and
+the test tree's other policies (check_boots.tree_build, where the bugs are written), built once; the
+reference is graded on QEMU at 2 harts (the churn and share mixes: two boots), each bug on the one boot that
+shows its bug, and the reference's card stands in for its measured behaviour. Every boot is deterministic.
 """
 
 import re
 
 import pytest
 
+from check_boots import BUGS, tree_build
 from conftest import REPO_ROOT
-from schedlab.check import kbuild, rubric
+from schedlab.check import rubric
 
 RUBRIC = REPO_ROOT / "docs" / "assignment" / "stride" / "rubric.toml"
-REFERENCE = REPO_ROOT / "tests" / "policies" / "stride.c"
-SKELETON = REPO_ROOT / "docs" / "assignment" / "stride" / "stride.c"
-SOURCES = REPO_ROOT / "build" / "check" / "tests-stride-src"
-
-#: bug -> (the reference's line, the bug's line(s), the rubric check that must lose its points, the one case
-#: of the battery that shows it)
-BUGS = {
-    "starve": ("    sj->pass += sj->stride;\n", "", "progress", "share@qemu-2"),
-    "share2x": ("    sj->pass += sj->stride;\n", "    sj->pass += STRIDE1 / 10;\n", "fairness", "share@qemu-2"),
-    "order": ("    runq_push_back(&sj->queue, p);\n",
-              "    if (how == ENQ_PREEMPT)\n        runq_push_front(&sj->queue, p);\n    else\n"
-              "        runq_push_back(&sj->queue, p);\n", "invariants", "churn@qemu-2"),
-}
-
-
-def renamed(text: str, name: str) -> str:
-    return text.replace('"stride"', f'"{name}"').replace("stride_class", f"{name}_class")
-
-
-def keep(path, text):
-    """Write only what changed, so make finds the last session's objects up to date."""
-    if not path.is_file() or path.read_text() != text:
-        path.write_text(text)
-    return path
 
 
 @pytest.fixture(scope="module")
 def targets():
-    SOURCES.mkdir(parents=True, exist_ok=True)
-    ref = REFERENCE.read_text()
-    policies = [("stride", REFERENCE)]
-    for bug, (line, replacement, _, _) in BUGS.items():
-        assert line in ref, f"tests/policies/stride.c changed: {line!r} is gone"
-        name = f"stride_{bug}"
-        policies.append((name, keep(SOURCES / f"{name}.c", renamed(ref.replace(line, replacement), name))))
-    policies.append(("skel", keep(SOURCES / "skel.c", renamed(SKELETON.read_text(), "skel"))))
-    return kbuild.build_many(policies, REPO_ROOT / "build" / "check" / "tests-stride", quiet=True, sim=False)
+    return tree_build()
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from helpers import schedlab_cmd, seed_sim_build
 from schedlab import reproduce as rp
 from schedlab import trace as tr
 from schedlab.qemu import REPO_ROOT
+from schedlab.check import battery
 from schedlab.sim import sim_boot
 
 ASAN = REPO_ROOT / "build" / "sim-asan" / "schedlab-sim"
@@ -134,7 +135,8 @@ def test_every_policy_and_wait_kind_finishes(sim_policy, wait):
     run = run_ok(4, f"policy={sim_policy} quantum=1ms job=synth:procs=4,iters=200,barrier={wait} "
                     f"job=oddeven:procs=3,n=256,barrier={wait} job=gauss:procs=2,n=48,barrier={wait} "
                     "job=sleeper:procs=1,iters=3,sleep_us=500 job=hog:procs=2")
-    assert run.summary["jobs"] == 5 and run.summary["failed"] == 0
+    contract = battery.judge_contract(run, None)             # schedlab check's: every verdict, every job ok
+    assert contract.status == "pass" and run.summary["jobs"] == 5, contract.detail
 
 
 def test_same_scenario_same_bytes_and_the_seed_matters():

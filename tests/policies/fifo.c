@@ -4,6 +4,12 @@
  *
  * First come, first served with no preemption: one queue for all harts, a hart runs the head until it
  * blocks, yields or exits. Its one option, fifo_wake=back|front, says where a woken process goes.
+ *
+ * schedlab check:
+ *   work-conserving  yes - one queue for every hart, and a process made ready kicks them all
+ *   invariants       job-fifo - at the default fifo_wake=back, the queue's order is the order of readiness
+ *   progress         none - no preemption: a process that never blocks keeps its hart
+ *
  * All state is guarded by sched_lock.
  */
 #include "sched.h"

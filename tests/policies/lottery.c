@@ -18,6 +18,33 @@
  * least, so a run_ticks that did not grow means the core had not brought it up to date; a job whose
  * every such hook saw it stale is a PANIC when the job is done (one short turn now and then is not).
  *
+ * What it promises (schedlab check; Waldspurger & Weihl, OSDI 1994, section 2.2):
+ *
+ * schedlab check:
+ *   work-conserving  yes - every hart draws from one pool, and a process made ready kicks an idle hart
+ *   share            draws - each draw is won in proportion to tickets among the jobs with a ready process
+ *   invariants       job-fifo - a job's processes leave its FIFO in the order they entered it
+ *   progress         240 - in probability only: the bound below
+ *
+ * Share. A draw is won by a job holding t of the T tickets of the jobs that have a ready process with
+ * probability p = t/T, so a job's wins over n such draws are binomial, mean np and standard deviation
+ * sqrt(np(1 - p)) (section 2.2); over the checker's window (every job competing, at least 50 quanta) each
+ * ticket class's wins must lie within 3 standard deviations of what its tickets promise - a tolerance that
+ * follows from the window's draws, not a fixed percentage. Hart time is not promised in proportion to
+ * tickets: a job whose every process already runs cannot win another hart, so on 2 harts four one-process
+ * jobs of 1, 1, 3 and 3 tickets give each 1-ticket job 35/220 = 0.16 of the hart time, not 1/8 (a
+ * 3-ticket job running on one hart leaves the other hart's draws to the three remaining jobs: the Markov
+ * chain of which job holds a hart). Stride scheduling (tests/policies/stride.c) is the one that compensates.
+ *
+ * Progress. Deterministic bounds need no draw to be lost for long; a lottery gives only a probability.
+ * While a process waits every hart draws at least once a quantum (a turn ends at a tick, lottery_turn=1),
+ * and its job wins each draw with p >= 1/(J r) for J jobs whose tickets differ at most r-fold. A process
+ * with q processes ahead of it in its job's FIFO (q < H in the checker's mixes, whose jobs have at most H
+ * processes on H harts) runs at its job's (q+1)-th win, and in K J quanta its job's wins are at least
+ * binomial(K J H, 1/(J r)), of mean m = K H / r. With K = 24 r the chance of fewer than H wins is at most
+ * exp(-m (1 - H/m)^2 / 2) = exp(-11 H) (Chernoff), under 2e-5 a wait; the checker's mixes have r = 10 (a
+ * sleeper's default 10 tickets beside a 1-ticket job): K = 240 quanta per job.
+ *
  * All state is guarded by sched_lock.
  */
 #include "sched.h"

@@ -10,6 +10,12 @@
  *   rogue=block      tick blocks the running process (sched_block) from inside the hook
  *
  * Kernel only: sched_block is no service of the simulator's core, so `make sim` with it fails to link.
+ *
+ * What it promises at its default, rogue=none (schedlab check):
+ *
+ * schedlab check:
+ *   progress         none - no preemption: a process that never blocks keeps its hart
+ *
  * All state is guarded by sched_lock.
  */
 #include "sched.h"

@@ -18,14 +18,17 @@ Checks (a check is judged on every boot that feeds it, per topology):
 * ``contract``: the boot ends (no TIMEOUT) with no PANIC (a checked kernel: the hook rules and lock ranks
   asserted), every job prints its RESULT and every healthy job says check=ok (no deadlock, no lost verdict),
   and no process runs on two harts at once (trace).
-* ``progress``: no ready process waits longer than K x jobs quanta (K: the policy's ``progress``, default 2)
-  plus 500 us of dispatch latency; waits of a job holding no hart (space sharing) are not counted - that
-  job ending at all is the contract.
+* ``progress``: no ready process waits longer than K x jobs quanta (K: the policy's ``progress``, default 2;
+  ``none`` for a policy that never preempts, which is then not booted on the share mix) plus 500 us of
+  dispatch latency; waits of a job holding no hart (space sharing) are not counted - that job ending at all
+  is the contract.
 * ``work-conservation`` (declared): no hart is idle while a process waits ready longer than a quantum +
   500 us; measured as the idle time overlapping such waits, which must be 0.
 * ``fairness`` (declared share): in the share mix's window (every job started, none ended; at least
   ``MIN_WINDOW_QUANTA`` quanta), each job's - under ``tickets``, each ticket class's - share of hart time is
   within ``SHARE_TOLERANCE`` (relative) of the declared one: equal, by tickets, or by the mean allotment.
+  Under ``draws`` (a lottery) each ticket class's wins of the window's draws are within ``BINOMIAL_Z``
+  standard deviations of the wins its tickets promise (``judge_draws``).
 * ``invariants`` (declared): each named invariant of declare.INVARIANTS holds in every trace.
 
 A perturbed boot stops harts for up to 2.5 ms of virtual time on purpose (kernel/perturb.h), as a host
@@ -37,6 +40,7 @@ interleavings that lose a wake-up, a verdict or a process.
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, field
 
@@ -46,8 +50,11 @@ from .declare import Declaration
 
 GRACE_US = 500.0
 SHARE_TOLERANCE = 0.25
+#: Standard deviations a drawing policy's wins may be off by (share draws).
+BINOMIAL_Z = 3.0
 MIN_WINDOW_QUANTA = 50
 HOSTILE = {"chaos", "fault", "scribble"}
+TICKETS = ("tickets", "draws")          # the shares a per-job key carries
 CHECKS = ("contract", "progress", "work-conservation", "fairness", "invariants")
 #: mix -> the checks judged on its boots (contract on every boot)
 #: Why a perturbed boot judges no time: kernel/perturb.h stops harts for up to 2.5 ms of virtual time on purpose.
@@ -120,7 +127,7 @@ def share_mix(h: int, decl: Declaration) -> list[str]:
     count = 2 * h // width
     tokens = ["quantum=200us trace=on timeout=60s", "job=sleeper:iters=30,sleep_us=500,work=200"]
     for i in range(count):
-        keys = f"procs={width}" + (f",{decl.share_key}={1 if i < count // 2 else 3}" if decl.share == "tickets" else "")
+        keys = f"procs={width}" + (f",{decl.share_key}={1 if i < count // 2 else 3}" if decl.share in TICKETS else "")
         tokens.append(f"job=hog:{keys}")
     return tokens
 
@@ -128,7 +135,9 @@ def share_mix(h: int, decl: Declaration) -> list[str]:
 def cases(policy: str, decl: Declaration, topologies: list[Topology]) -> list[Case]:
     out = []
     for topo in topologies:
-        mixes = {"churn": churn_mix(topo.harts), "share": share_mix(topo.harts, decl)}
+        mixes = {"churn": churn_mix(topo.harts)}
+        if decl.progress:                           # progress none: hogs would keep their harts for ever
+            mixes["share"] = share_mix(topo.harts, decl)
         if topo.engine == "qemu" and not topo.model:
             mixes = {"contract": contract_mix(topo.harts), **mixes}
         for mix, tokens in mixes.items():
@@ -176,6 +185,8 @@ def judge_contract(run, trace) -> Verdict:
 
 
 def judge_progress(trace, decl: Declaration) -> Verdict:
+    if not decl.progress:
+        return Verdict("progress", "not-declared")
     jobs = len({r.job for r in trace.records if r.job > 0})
     bound = decl.progress * jobs * trace.quantum_us + GRACE_US
     reps = measure.allotments(trace)
@@ -263,6 +274,8 @@ def judge_fairness(case: Case, trace, decl: Declaration) -> Verdict:
         got = 0 if span is None else (span[1] - span[0]) / trace.quantum_us
         return Verdict("fairness", "fail", f"the window in which every job competes is {got:.0f} quanta, under "
                        f"{MIN_WINDOW_QUANTA}: a job ended (or never ran) too early to judge its share")
+    if decl.share == "draws":
+        return judge_draws(case, trace, decl, hogs, span)
     want = expected_shares(case, trace, decl, span)
     if isinstance(want, str):
         return Verdict("fairness", "fail", want)
@@ -283,6 +296,42 @@ def judge_fairness(case: Case, trace, decl: Declaration) -> Verdict:
     text = (f"{who} got {m:.3f} of the hart time over {(span[1] - span[0]) / trace.quantum_us:.0f} quanta, "
             f"declared {e:.3f} ({decl.share}): {off:.0%} off, tolerance {SHARE_TOLERANCE:.0%}")
     return Verdict("fairness", "fail" if off > SHARE_TOLERANCE else "pass", text, off)
+
+
+def judge_draws(case: Case, trace, decl: Declaration, hogs: list[int], span) -> Verdict:
+    """A lottery's promise over the window: every dispatch there is a draw among the jobs with a ready
+    process (and the winner), which a job holding t of the pool's T tickets wins with probability p = t / T.
+    A ticket class's wins are then a sum of independent Bernoulli draws: expected sum(p), variance
+    sum(p (1 - p)) (Waldspurger and Weihl, Lottery Scheduling, OSDI 1994, section 2.2: wins are binomial,
+    the first win geometric). The class's wins must be within BINOMIAL_Z standard deviations of that."""
+    tickets = {j: info["tickets"] for j, info in case.jobs.items()}
+    group = {j: tickets[j] for j in hogs}
+    want, var, won = {}, {}, {}
+    draws = 0
+    for _, winner, pool in measure.draws(trace, span):
+        total = sum(tickets.get(j, 1) for j in pool)
+        draws += 1
+        for key in set(group.values()):
+            p = sum(tickets[j] for j in pool if group.get(j) == key) / total
+            want[key] = want.get(key, 0.0) + p
+            var[key] = var.get(key, 0.0) + p * (1 - p)
+        if winner in group:
+            won[group[winner]] = won.get(group[winner], 0) + 1
+    worst = None
+    for key in sorted(want):
+        if want[key] <= 0:
+            continue
+        off = abs(won.get(key, 0) / want[key] - 1)
+        allowed = BINOMIAL_Z * math.sqrt(var[key]) / want[key]
+        if worst is None or off - allowed > worst[0] - worst[1]:
+            worst = (off, allowed, key)
+    if worst is None:
+        return Verdict("fairness", "fail", "no draw in the window had a competing job in its pool")
+    off, allowed, key = worst
+    text = (f"the jobs with {decl.share_key}={key} won {won.get(key, 0)} of {draws} draws over "
+            f"{(span[1] - span[0]) / trace.quantum_us:.0f} quanta, their tickets promise {want[key]:.1f} "
+            f"(sd {math.sqrt(var[key]):.1f}): {off:.0%} off, tolerance {allowed:.0%} ({BINOMIAL_Z:.0f} sd)")
+    return Verdict("fairness", "fail" if off > allowed else "pass", text, off)
 
 
 def invariant_problem(name: str, trace) -> str | None:

@@ -20,10 +20,17 @@ Keys (anything else is an error that names the line):
   among the jobs; equal among the processes that run on each hart (a policy that binds processes to harts:
   a job's share is the sum over its processes of 1 / the processes on that one's hart); in proportion to
   the per-job key ``tickets=`` (``share-key`` names another key), or in proportion to
-  the harts the policy allots it (``rep`` records). Default none.
-* ``share-key NAME`` - the per-job key that carries a job's share under ``share tickets`` (default tickets).
+  the harts the policy allots it (``rep`` records); or ``draws``: each dispatch is a draw among the jobs
+  with a ready process then, won in proportion to their tickets - a lottery's promise, which says nothing
+  of hart time when a job cannot use a hart it would win (its processes already run: battery.judge_draws).
+  Default none.
+* ``share-key NAME`` - the per-job key that carries a job's share under ``share tickets`` or ``draws``
+  (default tickets).
 * ``invariants NAME[,NAME]`` - schedule invariants judged from every trace: names of ``INVARIANTS``.
-* ``progress K`` - a ready process waits at most K quanta per job of the mix (default 2).
+* ``progress K|none`` - a ready process waits at most K quanta per job of the mix (default 2); ``none``: the
+  policy never preempts (a process keeps its hart until it blocks, yields or exits), so it promises no
+  bound - the check says "not declared" and the battery leaves out the share mix, whose compute-bound jobs
+  would then keep their harts for ever (battery.cases).
 
 Where the file is: the path given, or for a policy of the tree the file under kernel/sched/ whose
 ``struct sched_class`` carries ``.name = "<policy>"``.
@@ -47,7 +54,7 @@ INVARIANTS = {
     "job-fifo": "within a job, processes run in the order they became ready (a process ready strictly "
                 "earlier than another of its job is dispatched first)",
 }
-SHARES = ("equal", "per-hart", "tickets", "allotment", "none")
+SHARES = ("equal", "per-hart", "tickets", "allotment", "draws", "none")
 DEFAULT_PROGRESS = 2
 BLOCK = re.compile(r"^\W*schedlab check:\s*$")
 LINE = re.compile(r"^\s*\*?\s*([a-z][a-z-]*)\s+(\S.*?)\s*(\*/)?\s*$")
@@ -61,7 +68,7 @@ class Declaration:
     share: str = "none"
     share_key: str = "tickets"
     invariants: list[str] = field(default_factory=list)
-    progress: int = DEFAULT_PROGRESS
+    progress: int = DEFAULT_PROGRESS        # 0: none (a policy that never preempts)
     declared: bool = False                  # the file has a block at all
 
     def as_dict(self) -> dict:
@@ -132,9 +139,11 @@ def _apply(decl: Declaration, key: str, value: str, where: str) -> None:
             raise HarnessError(f"{where}: invariant {unknown[0]!r} is not one the checker knows "
                                f"({', '.join(INVARIANTS)})")
         decl.invariants = names
+    elif key == "progress" and value == "none":
+        decl.progress = 0
     elif key == "progress":
         if not value.isdigit() or not 1 <= int(value) <= 1000:
-            raise HarnessError(f"{where}: progress {value}: expected quanta per job, 1..1000")
+            raise HarnessError(f"{where}: progress {value}: expected quanta per job, 1..1000, or none")
         decl.progress = int(value)
     else:
         raise HarnessError(f"{where}: unknown key {key!r} in the schedlab check block (work-conserving, share, "

@@ -10,6 +10,9 @@ definition, so a check is a comparison of a number with a bound.
 * idle: a hart is idle from its ``idle`` record (it found nothing to run) to its next ``run``.
 * share: job J's hart time in a window = the sum of its run intervals clipped to the window; its share =
   that over all jobs' hart time in the window.
+* draws: each ``run`` record in a window, with the jobs that had a ready process then (a wait begun at or
+  before it and not ended before it, nor by an earlier dispatch of the same instant) - the pool a policy
+  that draws a winner per dispatch drew from.
 """
 
 from __future__ import annotations
@@ -136,6 +139,29 @@ def hart_time(trace: tr.Trace, span: Span) -> dict[int, float]:
     for i in tr.intervals(trace):
         got[i.job] += max(0.0, min(span[1], i.end_us) - max(span[0], i.start_us))
     return dict(got)
+
+
+def draws(trace: tr.Trace, span: Span) -> list[tuple[float, int, set]]:
+    """[(time, the dispatched job, the jobs ready then)] for the ``run`` records within ``span``: one sweep
+    over the waits' starts and ends and the dispatches. At one instant the starts come first, then the
+    dispatches in the trace's order (by hart), each ending its own process's wait as it goes - harts that
+    draw at one tick draw one after another, a winner gone from the later draws' pools - then other ends."""
+    ws = waits(trace)
+    runs = [r for r in trace.records if r.event == "run" and r.job > 0]
+    events = sorted([(w.start_us, 0, i) for i, w in enumerate(ws)] + [(w.end_us, 2, i) for i, w in enumerate(ws)]
+                    + [(r.time_us, 1, k) for k, r in enumerate(runs)])
+    waiting, out = defaultdict(set), []         # (job, proc) -> its open waits
+    for t, kind, i in events:
+        if kind == 1:
+            r = runs[i]
+            if span[0] <= t <= span[1]:
+                out.append((t, r.job, {job for (job, _), open_ in waiting.items() if open_} | {r.job}))
+            waiting[(r.job, r.proc)].clear()
+        elif kind == 0:
+            waiting[(ws[i].job, ws[i].proc)].add(i)
+        else:
+            waiting[(ws[i].job, ws[i].proc)].discard(i)
+    return out
 
 
 def mean_allotment(steps, span: Span) -> float:

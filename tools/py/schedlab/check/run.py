@@ -105,7 +105,7 @@ def record(card: Card, case: Case, verdicts: list[Verdict]) -> None:
 
 def mark_undeclared(card: Card) -> None:
     for t in card.topologies:
-        for check, declared in (("work-conservation", card.decl.work_conserving),
+        for check, declared in (("progress", card.decl.progress), ("work-conservation", card.decl.work_conserving),
                                 ("fairness", card.decl.share != "none"), ("invariants", bool(card.decl.invariants))):
             if not declared:
                 card.cell(check, t.name).status = "not-declared"
