@@ -42,6 +42,12 @@ def test_draws_are_a_function_of_the_campaign_seed_and_cover_the_build():
                  "barrier=spin", "barrier=block", "shape=tree", "perturb=", ",at="]:
         assert word in text, word
     assert "chaos" not in text and {c["harts"] for c in a} == {2, 3}
+    def spinning_mix(case):
+        jobs = [t for t in case["tokens"].split() if t.startswith("job=") and not t.startswith("job=hog")]
+        return all(f"procs={case['harts']},barrier=spin" in j and "shape=" not in j for j in jobs)
+    mixes = [c for c in a if spinning_mix(c)]
+    assert len(mixes) > 300 * explore.MIX_SHARE * 0.6             # the spinning mix's class, under a migrating policy
+    assert all(explore.policy_of(c["tokens"]) == "partition" for c in mixes)
     assert all(explore.replay_line(c).startswith("tools/schedlab run --deterministic --cpus ") for c in a)
     assert explore.wait_kinds()[:2] == ["spin", "block"]
 
@@ -104,3 +110,23 @@ def test_gang_boots_are_traced_and_judged_for_coscheduling(boot):
     assert explore.gang_checkable(["policy=gang", "job=synth:procs=2"], 2)
     assert not explore.gang_checkable(["policy=gang", "job=synth:procs=3"], 2)
     assert not explore.gang_checkable(["policy=timeslice", "job=synth:procs=1"], 2)
+
+
+def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
+    line = "tools/schedlab run --deterministic --cpus 3 --model modern policy=global job=synth perturb=41,depth=2"
+    case = explore.parse_replay(line, 2)
+    assert (case["harts"], case["model"], case["tokens"]) == (3, "modern", "policy=global job=synth perturb=41,depth=2")
+    assert explore.parse_replay("policy=gang job=synth perturb=5", 4)["harts"] == 4
+    assert explore.reseeded(case, 42)["tokens"] == "policy=global job=synth perturb=42,depth=2"
+    assert explore.traced(case)["tokens"].split()[0] == "trace=on" and explore.traced(explore.traced(case)) == \
+        explore.traced(case)
+    with pytest.raises(explore.HarnessError):
+        explore.parse_replay("policy=gang job=synth", 2)
+    from types import SimpleNamespace
+    from schedlab.trace import Record
+    def trace(*events, shift=0):
+        return SimpleNamespace(records=[Record(0, t * 10 + shift, t, e, 1, 0, 0) for t, e in enumerate(events)])
+    a = trace("run", "wake", "run", "stop")
+    b = trace("run", "wake", "exit", "stop", shift=7)             # other times throughout: only the events count
+    assert explore.first_divergence(a, b) == 2 and explore.first_divergence(a, a) is None
+    assert explore.first_divergence(a, trace("run", "wake")) == 2

@@ -3,6 +3,7 @@ failure replayed byte for byte by one printed line (the kernel's side is kernel/
 
     schedlab explore [--boots N] [--seed S] [--harts 2,3,4] [--jobs J] [--out DIR] [--resume]
     schedlab explore --scenario "TOKENS" --harts H [--boots N] [--depth D]   # one scenario, N perturb seeds
+    schedlab explore --diff "REPLAY LINE"            # a failure's first divergence from a passing neighbour seed
 
 The model. Boot i of a campaign with seed S draws its scenario from random.Random(S * 1000003 + i): 2-4 harts
 (``--harts``), a policy of the build (BOOT's ``policies=``), one to three foreground jobs of the build's apps
@@ -19,6 +20,11 @@ printed with its replay line and counted apart, not judged (``judge`` says why).
 
 ``--scenario`` explores one scenario instead: boot i is it with ``perturb=<S + i>,depth=<D>`` - for hunting a
 failure seen once, and for comparing a failing seed's trace with its passing neighbours'.
+
+``--diff`` takes a failure's replay line (or its tokens, with ``--harts``) and boots it traced (``trace=on``) beside
+its nearest passing neighbour seed (perturb seed +1, -1, +2, ...; same scenario, same depth), and prints the first
+trace record in which the two differ in what happened - hart, event, job, process, argument; times aside, as
+two seeds shift them from the first turn on - with the records before it, and the failure's own verdict.
 
 Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario and verdict); with
 ``--resume`` the boots already there are not booted again and count in the summary. The summary counts
@@ -42,9 +48,9 @@ from .qemu import REPO_ROOT, HarnessError, Run
 #: Small sizes of the apps the explorer draws (a boot of a few ms of virtual time): app -> (keys, takes
 #: barrier= and shape=). An app of the build not here is left out, and the summary names it.
 SIZES = {
-    "synth": ("iters={r:20-120},grain={r:200-3000},var={r:0-500}", True),
-    "oddeven": ("n={r:64-768}", True),
-    "gauss": ("n={r:24-64},variant={c:coarse|fine},sync={c:barrier|cond}", True),
+    "synth": ("iters={r:20-80},grain={r:200-3000},var={r:0-500}", True),
+    "oddeven": ("n={r:32-256}", True),
+    "gauss": ("n={r:24-48},variant={c:coarse|fine},sync={c:barrier|cond}", True),
     "sor": ("n={r:16-48},iters={r:2-6}", True),
     "tclosure": ("n={r:16-48}", True),
     "adjoint": ("n={r:8-24}", True),
@@ -54,6 +60,9 @@ SIZES = {
     "sleeper": ("iters={r:3-20},sleep_us={r:50-800},work={r:100-2000}", False),
 }
 SHAPES = ("central", "tree", "combination")
+MIX = ("gauss", "synth", "oddeven")             # the spinning mix (Tucker & Gupta 1989's applications)
+MIX_SHARE = 0.3                                 # of the boots: the mix under a migrating policy
+MIGRATING = ("global", "partition")             # policies that move a process between harts
 HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
 LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
 BOOT_TIMEOUT = 120.0
@@ -92,13 +101,19 @@ def _fill(template: str, rng: random.Random) -> str:
 
 
 def draw(index: int, seed: int, policies, apps, background, waits, harts_choices) -> dict:
-    """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments."""
+    """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments. One boot
+    in MIX_SHARE is of the spinning mix's class (mix_jobs), the rest draw any policy and apps of the build."""
     rng = random.Random(seed * 1000003 + index)
     harts = rng.choice(harts_choices)
     drawable = [a for a in apps if a in SIZES and a not in background and a not in HOSTILE]
-    tokens = [f"policy={rng.choice(policies)}", f"quantum={rng.choice(['200us', '1ms', '3ms'])}",
+    mix = [a for a in MIX if a in drawable]
+    spinning = bool(mix) and rng.random() < MIX_SHARE
+    policy = rng.choice([p for p in MIGRATING if p in policies] or policies) if spinning else rng.choice(policies)
+    tokens = [f"policy={policy}", f"quantum={rng.choice(['200us', '1ms', '3ms'])}",
               f"seed={rng.randint(1, 1000)}", "timeout=60s"]
-    for j in range(rng.randint(1, 3)):
+    if spinning:
+        tokens += mix_jobs(rng, mix, harts)
+    for j in range(0 if spinning else rng.randint(1, 3)):
         app = rng.choice(drawable)
         keys, waits_too = SIZES[app]
         parts = [_fill(keys, rng), f"procs={rng.randint(1, harts + 2)}"]
@@ -113,8 +128,19 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
     tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
     if gang_checkable(tokens, harts):
         tokens.insert(1, "trace=on")
-    model = "modern" if rng.random() < 0.1 else None
+    model = "modern" if rng.random() < (0.3 if spinning else 0.1) else None
     return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": model}
+
+
+def mix_jobs(rng: random.Random, mix: list[str], harts: int) -> list[str]:
+    """Tucker & Gupta's class (reproduce/markatos_partition.py's mix, small): two or three of the mix's apps,
+    each as wide as the harts and busy-waiting, staggered - every process's end may race another hart's
+    scheduler for it, since a migrating policy lets it run anywhere."""
+    jobs = []
+    for k, app in enumerate(rng.sample(mix, rng.randint(min(2, len(mix)), len(mix)))):
+        stagger = f",at={rng.randint(0, 2000)}us" if k else ""
+        jobs.append(f"job={app}:{_fill(SIZES[app][0], rng)},procs={harts},barrier=spin{stagger}")
+    return jobs
 
 
 def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
@@ -143,6 +169,12 @@ def gang_problem(run: Run) -> str | None:
     return f"GANG: job {job}'s processes ran {check.fraction:.1%} of their time while a member waited ready"
 
 
+def policy_of(tokens: str) -> str:
+    """The scenario's policy (the last policy= wins, as in the kernel); 'default' without one."""
+    found = re.findall(r"(?:^|\s)policy=(\S+)", tokens)
+    return found[-1] if found else "default"
+
+
 def replay_line(case: dict) -> str:
     model = f" --model {case['model']}" if case["model"] else ""
     return f"tools/schedlab run --deterministic --cpus {case['harts']}{model} {case['tokens']}"
@@ -165,6 +197,86 @@ def judge(run: Run) -> str:
     if "trace=on" in run.bootargs.split() and "policy=gang" in run.bootargs.split():
         return gang_problem(run) or "ok"
     return "ok"
+
+
+SEED = re.compile(r"(^|\s)perturb=(\d+)")
+REPLAY = re.compile(r"--cpus (\d+)(?: --model (\S+))? (.*)$")
+
+
+def parse_replay(line: str, harts: int) -> dict:
+    """A case from a replay line as a failure prints it, or from bare tokens booted at `harts` harts."""
+    line = line.strip()
+    found = REPLAY.search(line)
+    case = {"index": 0, "harts": int(found.group(1)), "tokens": found.group(3), "model": found.group(2)} if found \
+        else {"index": 0, "harts": harts, "tokens": line, "model": None}
+    if not SEED.search(case["tokens"]):
+        raise HarnessError(f"explore --diff: no perturb=<seed> in {line!r}")
+    return case
+
+
+def reseeded(case: dict, seed: int) -> dict:
+    return {**case, "tokens": SEED.sub(lambda m: f"{m.group(1)}perturb={seed}", case["tokens"], count=1)}
+
+
+def traced(case: dict) -> dict:
+    words = case["tokens"].split()
+    return case if "trace=on" in words else {**case, "tokens": " ".join(["trace=on", *words])}
+
+
+def happened(record) -> tuple:
+    """What a trace record says happened, its time aside."""
+    return (record.hart, record.event, record.job, record.proc, record.arg)
+
+
+def first_divergence(failing, passing) -> int | None:
+    """Index of the first record (in time order) where two traces differ in what happened; None if never."""
+    for i, (a, b) in enumerate(zip(failing.records, passing.records)):
+        if happened(a) != happened(b):
+            return i
+    same = len(failing.records) == len(passing.records)
+    return None if same else min(len(failing.records), len(passing.records))
+
+
+def _show(record) -> str:
+    return (f"{record.time_us:12.1f} us  hart {record.hart}  {record.event:<6} job {record.job} proc {record.proc} "
+            f"arg {record.arg}") if record else "(no record: the trace ends)"
+
+
+def diff(args) -> int:
+    from . import trace as tr
+    case = traced(parse_replay(args.diff, int(args.harts.split(",")[0])))
+    seed = int(SEED.search(case["tokens"]).group(2))
+
+    def boot(c):
+        return executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
+    failing = boot(case)
+    verdict = judge(failing)
+    print(f"explore --diff: {replay_line(case)}\n  verdict: {verdict}", flush=True)
+    if verdict == "ok":
+        print("  the traced line passes: trace=on moved the interleaving off the failure; nothing to compare")
+        return 1
+    for delta in (1, -1, 2, -2, 3, -3, 4, -4):
+        if seed + delta < 0:
+            continue
+        near = reseeded(case, seed + delta)
+        run = boot(near)
+        if judge(run) == "ok":
+            break
+    else:
+        print(f"  no passing neighbour seed within 4 of {seed}")
+        return 1
+    a, b = tr.parse_trace(failing.console), tr.parse_trace(run.console)
+    at = first_divergence(a, b)
+    print(f"  passing neighbour: perturb={seed + delta} ({len(b.records)} records; the failure {len(a.records)})")
+    if at is None:
+        print("  the traces agree record for record: the difference lies after the trace or outside it")
+        return 0
+    print(f"  first divergence at record {at} (the {at} before agree, times aside):")
+    for r in a.records[max(0, at - args.context):at]:
+        print(f"      {_show(r)}")
+    print(f"    failing  {_show(a.records[at] if at < len(a.records) else None)}")
+    print(f"    passing  {_show(b.records[at] if at < len(b.records) else None)}")
+    return 0
 
 
 def _journal(path: Path) -> dict[int, dict]:
@@ -206,7 +318,7 @@ def campaign(args) -> int:
     with executor.use(executor.from_args(args, cpus=1)) as ex:
         for case, run in zip(to_boot, ex.map(tasks)):
             verdict = judge(run)
-            entry = {**case, "verdict": verdict}
+            entry = {**case, "verdict": verdict, "virtual_us": (run.summary or {}).get("makespan_us")}
             results[case["index"]] = entry
             if journal:
                 with journal.open("a") as handle:
@@ -219,7 +331,7 @@ def campaign(args) -> int:
     failures = [e for e in results.values() if e["verdict"] not in ("ok", "SLOW")]
     slow = sum(e["verdict"] == "SLOW" for e in results.values())
     distinct = {re.sub(r" perturb=\S+", "", e["tokens"]) + f"@{e['harts']}/{e['model']}" for e in results.values()}
-    per_policy = Counter(e["tokens"].split()[0].split("=")[1] for e in results.values())
+    per_policy = Counter(policy_of(e["tokens"]) for e in results.values())
     print(f"explore: {len(results)} boots, {len(distinct)} distinct scenarios, {len(failures)} failure(s), "
           f"{slow} slow (not judged); "
           + ", ".join(f"{p} {n}" for p, n in sorted(per_policy.items())), flush=True)
@@ -238,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", metavar="TOKENS", help="one scenario (bootargs) under --boots perturb seeds "
                         "from --seed, at the first of --harts")
     parser.add_argument("--depth", type=int, default=3, help="with --scenario: PCT's depth, 1..8 (default 3)")
+    parser.add_argument("--diff", metavar="LINE", help="a failure's replay line: boot it traced beside its nearest "
+                        "passing neighbour seed and print their first differing trace record")
+    parser.add_argument("--context", type=int, default=8, help="with --diff: records shown before the divergence")
     parser.add_argument("--timeout", type=float, default=BOOT_TIMEOUT, metavar="SECONDS",
                         help=f"host seconds a boot may take before it counts as SLOW, not judged (default "
                              f"{BOOT_TIMEOUT:g})")
@@ -252,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--scenario: give the scenario without perturb= (explore adds it), and --depth 1..8")
         if args.resume and not args.out:
             parser.error("--resume needs --out DIR (where the journal is)")
+        if args.diff:
+            args.deterministic = True
+            with executor.use(executor.from_args(args, cpus=1)):
+                return diff(args)
         return campaign(args)
     except HarnessError as exc:
         print(f"schedlab explore: {exc}", file=sys.stderr)
