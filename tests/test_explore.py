@@ -130,3 +130,19 @@ def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
     b = trace("run", "wake", "exit", "stop", shift=7)             # other times throughout: only the events count
     assert explore.first_divergence(a, b) == 2 and explore.first_divergence(a, a) is None
     assert explore.first_divergence(a, trace("run", "wake")) == 2
+
+
+# A failure the explorer found with the double reap of commit 219da2f put back (the scheduler loop read the state
+# of the process it had just left after releasing sched_lock): hart 1 found process 1.1 a zombie of hart 2, which
+# had meanwhile run it to its exit, and reaped it too - PANIC "hart 1 reaps process 1.1 in state 4, last run on
+# hart 2" (the checked kernel's reap check). Replayed against the fixed kernel it must pass.
+DOUBLE_REAP = ("tools/schedlab run --deterministic --cpus 3 calib=off policy=global quantum=200us timeout=60s "
+               "job=oddeven:n=256,procs=3,barrier=spin job=synth:iters=40,grain=500,procs=3,barrier=spin "
+               "perturb=68,depth=3")
+
+
+def test_the_double_reap_found_by_the_explorer_replays_clean(boot):
+    case = explore.parse_replay(DOUBLE_REAP, 0)
+    run = boot(case["harts"], case["tokens"], deterministic=True)
+    assert (run.boot or {}).get("checks") == "on", "the replay is of the checked kernel (make test builds it)"
+    assert explore.judge(run) == "ok", run.console[-1500:]

@@ -63,6 +63,7 @@ SHAPES = ("central", "tree", "combination")
 MIX = ("gauss", "synth", "oddeven")             # the spinning mix (Tucker & Gupta 1989's applications)
 MIX_SHARE = 0.3                                 # of the boots: the mix under a migrating policy
 MIGRATING = ("global", "partition")             # policies that move a process between harts
+MIN_SCALE = 0.15                                # sizes shrink with the load down to this share of their range
 HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
 LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
 BOOT_TIMEOUT = 120.0
@@ -90,19 +91,23 @@ def build_listing(kernel=None) -> tuple[list[str], list[str], set[str]]:
     return names("policies"), names("apps"), set(names("background"))
 
 
-def _fill(template: str, rng: random.Random) -> str:
+def _fill(template: str, rng: random.Random, scale: float = 1.0) -> str:
+    """The template's {r:lo-hi} drawn from lo..lo + (hi - lo) * scale, its {c:a|b} from the choices."""
     def one(match):
         kind, arg = match.group(1), match.group(2)
         if kind == "r":
             lo, hi = (int(x) for x in arg.split("-"))
-            return str(rng.randint(lo, hi))
+            return str(rng.randint(lo, lo + round((hi - lo) * scale)))
         return rng.choice(arg.split("|"))
     return re.sub(r"\{([rc]):([^}]+)\}", one, template)
 
 
 def draw(index: int, seed: int, policies, apps, background, waits, harts_choices) -> dict:
     """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments. One boot
-    in MIX_SHARE is of the spinning mix's class (mix_jobs), the rest draw any policy and apps of the build."""
+    in MIX_SHARE is of the spinning mix's class (mix_jobs), the rest draw any policy and apps of the build.
+    Sizes shrink with the load (processes per hart): a busy-waiting job's every phase costs up to a quantum
+    once its processes outnumber the harts (the collapse the papers measure), so an oversubscribed boot would
+    otherwise cost tens of times an undersubscribed one - in host time, for no more interleavings."""
     rng = random.Random(seed * 1000003 + index)
     harts = rng.choice(harts_choices)
     drawable = [a for a in apps if a in SIZES and a not in background and a not in HOSTILE]
@@ -111,20 +116,19 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
     policy = rng.choice([p for p in MIGRATING if p in policies] or policies) if spinning else rng.choice(policies)
     tokens = [f"policy={policy}", f"quantum={rng.choice(['200us', '1ms', '3ms'])}",
               f"seed={rng.randint(1, 1000)}", "timeout=60s"]
-    if spinning:
-        tokens += mix_jobs(rng, mix, harts)
+    jobs = mix_jobs(rng, mix, harts) if spinning else []          # (app, procs, the keys after the sizes)
     for j in range(0 if spinning else rng.randint(1, 3)):
         app = rng.choice(drawable)
-        keys, waits_too = SIZES[app]
-        parts = [_fill(keys, rng), f"procs={rng.randint(1, harts + 2)}"]
-        if waits_too:
+        parts = [f"procs={rng.randint(1, harts + 2)}"]
+        if SIZES[app][1]:
             parts += [f"barrier={rng.choice(waits)}", f"shape={rng.choice(SHAPES)}"]
         if j and rng.random() < 0.5:
             parts.append(f"at={rng.randint(0, 3000)}us")
-        tokens.append(f"job={app}:{','.join(parts)}")
-    hog = sorted(background & {"hog"})
-    if hog and rng.random() < 0.3:
-        tokens.append(f"job=hog:procs={rng.randint(1, harts)}")
+        jobs.append((app, parts))
+    hog = [f"job=hog:procs={rng.randint(1, harts)}"] if "hog" in background and rng.random() < 0.3 else []
+    scale = min(1.0, harts / sum(int(t.split("procs=")[1]) for t in [p[0] for _, p in jobs] + hog))
+    tokens += [f"job={app}:{','.join([_fill(SIZES[app][0], rng, max(scale, MIN_SCALE)), *parts])}"
+               for app, parts in jobs] + hog
     tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
     if gang_checkable(tokens, harts):
         tokens.insert(1, "trace=on")
@@ -132,15 +136,12 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
     return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": model}
 
 
-def mix_jobs(rng: random.Random, mix: list[str], harts: int) -> list[str]:
+def mix_jobs(rng: random.Random, mix: list[str], harts: int) -> list[tuple[str, list[str]]]:
     """Tucker & Gupta's class (reproduce/markatos_partition.py's mix, small): two or three of the mix's apps,
     each as wide as the harts and busy-waiting, staggered - every process's end may race another hart's
     scheduler for it, since a migrating policy lets it run anywhere."""
-    jobs = []
-    for k, app in enumerate(rng.sample(mix, rng.randint(min(2, len(mix)), len(mix)))):
-        stagger = f",at={rng.randint(0, 2000)}us" if k else ""
-        jobs.append(f"job={app}:{_fill(SIZES[app][0], rng)},procs={harts},barrier=spin{stagger}")
-    return jobs
+    return [(app, [f"procs={harts}", "barrier=spin", *([f"at={rng.randint(0, 2000)}us"] if k else [])])
+            for k, app in enumerate(rng.sample(mix, rng.randint(min(2, len(mix)), len(mix))))]
 
 
 def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
