@@ -102,6 +102,16 @@ def test_a_boot_past_the_host_limit_is_slow_not_a_failure(monkeypatch, capsys):
         explore.main(["--timeout", "0"])
 
 
+def test_trace_boots_every_scenario_traced(monkeypatch, capsys):
+    class Passed:
+        timed_out, ok, verdict, errors, panics, summary, results, bootargs, cpus = False, True, "ok", [], [], None, \
+            [], "", 2
+    seen = []
+    every_boot_is(monkeypatch, Passed, lambda task: seen.append(task.tokens.split()))
+    assert explore.main(["--boots", "3", "--seed", "4", "--harts", "2", "--trace"]) == 0
+    assert len(seen) == 3 and all(words.count("trace=on") == 1 for words in seen)
+
+
 def test_gang_boots_are_traced_and_judged_for_coscheduling(boot):
     case = next(c for c in (explore.draw(i, 5, ["gang"], ["synth", "oddeven"], set(), ["spin", "block"], [3])
                             for i in range(50)) if "trace=on" in c["tokens"])

@@ -1,7 +1,7 @@
 """``schedlab explore``: perturbed deterministic boots of scenarios drawn from the build, each checked, any
 failure replayed byte for byte by one printed line (the kernel's side is kernel/perturb.h).
 
-    schedlab explore [--boots N] [--seed S] [--harts 2,3,4] [--jobs J] [--out DIR] [--resume]
+    schedlab explore [--boots N] [--seed S] [--harts 2,3,4] [--jobs J] [--out DIR] [--resume] [--trace]
     schedlab explore --scenario "TOKENS" --harts H [--boots N] [--depth D]   # one scenario, N perturb seeds
     schedlab explore --diff "REPLAY LINE"            # a failure's first divergence from a passing neighbour seed
 
@@ -24,7 +24,9 @@ failure seen once, and for comparing a failing seed's trace with its passing nei
 ``--diff`` takes a failure's replay line (or its tokens, with ``--harts``) and boots it traced (``trace=on``) beside
 its nearest passing neighbour seed (perturb seed +1, -1, +2, ...; same scenario, same depth), and prints the first
 trace record in which the two differ in what happened - hart, event, job, process, argument; times aside, as
-two seeds shift them from the first turn on - with the records before it, and the failure's own verdict.
+two seeds shift them from the first turn on - with the records before it, and the failure's own verdict. The
+trace's own instructions move virtual time and so the interleaving: a line that fails only untraced is found
+again traced (``--trace``, or ``--scenario "trace=on TOKENS"``), and that failing line diffed.
 
 Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario and verdict); with
 ``--resume`` the boots already there are not booted again and count in the summary. The summary counts
@@ -153,7 +155,7 @@ def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
 def gang_checkable(tokens: list[str], harts: int) -> bool:
     """policy=gang with every job at most as wide as the harts: its trace must show each gang coscheduled."""
     procs = [int(m.group(1)) for t in tokens for m in [re.search(r"[:,]procs=(\d+)", t)] if m]
-    return tokens[0] == "policy=gang" and bool(procs) and max(procs) <= harts
+    return policy_of(" ".join(tokens)) == "gang" and bool(procs) and max(procs) <= harts
 
 
 def gang_problem(run: Run) -> str | None:
@@ -195,7 +197,7 @@ def judge(run: Run) -> str:
         return run.verdict + (f": {run.errors[0]}" if run.errors else f": {run.panics[0]}" if run.panics else "")
     if run.summary and len(run.results) != run.summary.get("jobs"):
         return f"FAIL ({len(run.results)} RESULT lines for {run.summary.get('jobs')} jobs)"
-    if "trace=on" in run.bootargs.split() and "policy=gang" in run.bootargs.split():
+    if "trace=on" in run.bootargs.split() and gang_checkable(run.bootargs.split(), run.cpus):
         return gang_problem(run) or "ok"
     return "ok"
 
@@ -254,7 +256,9 @@ def diff(args) -> int:
     verdict = judge(failing)
     print(f"explore --diff: {replay_line(case)}\n  verdict: {verdict}", flush=True)
     if verdict == "ok":
-        print("  the traced line passes: trace=on moved the interleaving off the failure; nothing to compare")
+        print("  the traced line passes: trace=on adds instructions, so virtual time and the interleaving moved "
+              "off the failure. Find one that fails traced: explore --scenario \"trace=on TOKENS\" (the line's "
+              "tokens without perturb=) and --diff its failing line")
         return 1
     for delta in (1, -1, 2, -2, 3, -3, 4, -4):
         if seed + delta < 0:
@@ -307,6 +311,8 @@ def campaign(args) -> int:
         cases = [fixed(i, args.seed, args.scenario, harts[0], args.depth) for i in range(args.boots)]
     else:
         cases = [draw(i, args.seed, policies, apps, background, waits, harts) for i in range(args.boots)]
+    if args.trace:
+        cases = [traced(c) for c in cases]
     to_boot = [c for c in cases if c["index"] not in done]
     skipped = sorted(a for a in apps if a not in SIZES and a not in background and a not in HOSTILE)
     print(f"explore: {len(cases)} boots (seed {args.seed}, {len(done)} from the journal), harts {args.harts}, "
@@ -353,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=3, help="with --scenario: PCT's depth, 1..8 (default 3)")
     parser.add_argument("--diff", metavar="LINE", help="a failure's replay line: boot it traced beside its nearest "
                         "passing neighbour seed and print their first differing trace record")
+    parser.add_argument("--trace", action="store_true", help="boot every scenario with trace=on, so that a "
+                        "failure's line can be given to --diff as it is (the trace moves the interleavings)")
     parser.add_argument("--context", type=int, default=8, help="with --diff: records shown before the divergence")
     parser.add_argument("--timeout", type=float, default=BOOT_TIMEOUT, metavar="SECONDS",
                         help=f"host seconds a boot may take before it counts as SLOW, not judged (default "
