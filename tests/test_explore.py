@@ -142,17 +142,24 @@ def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
     assert explore.first_divergence(a, trace("run", "wake")) == 2
 
 
-# A failure the explorer found with the double reap of commit 219da2f put back (the scheduler loop read the state
-# of the process it had just left after releasing sched_lock): hart 1 found process 1.1 a zombie of hart 2, which
-# had meanwhile run it to its exit, and reaped it too - PANIC "hart 1 reaps process 1.1 in state 4, last run on
-# hart 2" (the checked kernel's reap check). Replayed against the fixed kernel it must pass.
-DOUBLE_REAP = ("tools/schedlab run --deterministic --cpus 3 calib=off policy=global quantum=200us timeout=60s "
-               "job=oddeven:n=256,procs=3,barrier=spin job=synth:iters=40,grain=500,procs=3,barrier=spin "
-               "perturb=68,depth=3")
+# Failures the explorer found with the double reap of commit 219da2f put back (the scheduler loop read the state
+# of the process it had just left after releasing sched_lock): a hart found a process a zombie of another hart,
+# which had meanwhile run it to its exit, and reaped it too - PANIC "hart 1 reaps process 1.1 in state 4, last run
+# on hart 2" (the checked kernel's reap check). The first is a small global mix under --scenario, the second a
+# drawn boot of Tucker & Gupta's spinning mix under the machine model. Replayed against the fixed kernel they
+# must pass.
+DOUBLE_REAP = [
+    "tools/schedlab run --deterministic --cpus 3 calib=off policy=global quantum=200us timeout=60s "
+    "job=oddeven:n=256,procs=3,barrier=spin job=synth:iters=40,grain=500,procs=3,barrier=spin perturb=68,depth=3",
+    "tools/schedlab run --deterministic --cpus 4 --model modern policy=global quantum=200us seed=447 timeout=60s "
+    "job=gauss:n=28,variant=fine,sync=barrier,procs=4,barrier=spin job=synth:iters=20,grain=972,var=88,procs=4,"
+    "barrier=spin,at=1816us job=oddeven:n=105,procs=4,barrier=spin,at=1653us perturb=109527218,depth=1",
+]
 
 
-def test_the_double_reap_found_by_the_explorer_replays_clean(boot):
-    case = explore.parse_replay(DOUBLE_REAP, 0)
-    run = boot(case["harts"], case["tokens"], deterministic=True)
+@pytest.mark.parametrize("line", DOUBLE_REAP, ids=["global-mix", "tucker-gupta-modern"])
+def test_the_double_reap_found_by_the_explorer_replays_clean(boot, line):
+    case = explore.parse_replay(line, 0)
+    run = boot(case["harts"], case["tokens"], deterministic=True, model=case["model"])
     assert (run.boot or {}).get("checks") == "on", "the replay is of the checked kernel (make test builds it)"
     assert explore.judge(run) == "ok", run.console[-1500:]

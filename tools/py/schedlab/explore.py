@@ -65,7 +65,7 @@ SHAPES = ("central", "tree", "combination")
 MIX = ("gauss", "synth", "oddeven")             # the spinning mix (Tucker & Gupta 1989's applications)
 MIX_SHARE = 0.3                                 # of the boots: the mix under a migrating policy
 MIGRATING = ("global", "partition")             # policies that move a process between harts
-MIN_SCALE = 0.15                                # sizes shrink with the load down to this share of their range
+MIN_SCALE = 0.1                                 # sizes shrink with the load down to this share of their range
 HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
 LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
 BOOT_TIMEOUT = 120.0
@@ -107,9 +107,10 @@ def _fill(template: str, rng: random.Random, scale: float = 1.0) -> str:
 def draw(index: int, seed: int, policies, apps, background, waits, harts_choices) -> dict:
     """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments. One boot
     in MIX_SHARE is of the spinning mix's class (mix_jobs), the rest draw any policy and apps of the build.
-    Sizes shrink with the load (processes per hart): a busy-waiting job's every phase costs up to a quantum
-    once its processes outnumber the harts (the collapse the papers measure), so an oversubscribed boot would
-    otherwise cost tens of times an undersubscribed one - in host time, for no more interleavings."""
+    Sizes shrink with the square of the load (processes per hart): once its processes outnumber the harts, a
+    busy-waiting job's every phase costs up to a quantum (the collapse the papers measure) and, in deterministic
+    mode, a hand-over of the host thread at every spin pause, so an oversubscribed boot would otherwise cost
+    tens of times an undersubscribed one in host time, for no more interleavings."""
     rng = random.Random(seed * 1000003 + index)
     harts = rng.choice(harts_choices)
     drawable = [a for a in apps if a in SIZES and a not in background and a not in HOSTILE]
@@ -128,7 +129,7 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
             parts.append(f"at={rng.randint(0, 3000)}us")
         jobs.append((app, parts))
     hog = [f"job=hog:procs={rng.randint(1, harts)}"] if "hog" in background and rng.random() < 0.3 else []
-    scale = min(1.0, harts / sum(int(t.split("procs=")[1]) for t in [p[0] for _, p in jobs] + hog))
+    scale = min(1.0, harts / sum(int(t.split("procs=")[1]) for t in [p[0] for _, p in jobs] + hog)) ** 2
     tokens += [f"job={app}:{','.join([_fill(SIZES[app][0], rng, max(scale, MIN_SCALE)), *parts])}"
                for app, parts in jobs] + hog
     tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
