@@ -26,7 +26,9 @@ its nearest passing neighbour seed (perturb seed +1, -1, +2, ...; same scenario,
 trace record in which the two differ in what happened - hart, event, job, process, argument; times aside, as
 two seeds shift them from the first turn on - with the records before it, and the failure's own verdict. The
 trace's own instructions move virtual time and so the interleaving: a line that fails only untraced is found
-again traced (``--trace``, or ``--scenario "trace=on TOKENS"``), and that failing line diffed.
+again traced (``--trace``, or ``--scenario "trace=on TOKENS"``), and that failing line diffed. The kernel dumps
+its trace at the end of a boot, so a failure that ends it sooner (a PANIC) leaves none to compare: --diff then
+says so and names the passing neighbour.
 
 Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario and verdict); with
 ``--resume`` the boots already there are not booted again and count in the summary. The summary counts
@@ -270,6 +272,10 @@ def diff(args) -> int:
             break
     else:
         print(f"  no passing neighbour seed within 4 of {seed}")
+        return 1
+    if "TRACE begin" not in failing.console:
+        print(f"  the failure left no trace: it ended the boot before the dump (a PANIC does); its neighbour "
+              f"perturb={seed + delta} passes")
         return 1
     a, b = tr.parse_trace(failing.console), tr.parse_trace(run.console)
     at = first_divergence(a, b)
