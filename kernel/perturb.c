@@ -1,7 +1,10 @@
 /*
  * perturb.c - perturbed deterministic boots (the model is in perturb.h).
  *
- * State. One struct per hart, touched only by that hart (indexed by mycpu()->id): no locks. perturb_init runs
+ * State. One struct per hart, written only by that hart (indexed by mycpu()->id), and the boot's logical clocks
+ * (race_clock, wake_at: one per site), which every hart writes. perturb= needs clock=virtual, where QEMU runs the harts in
+ * turn on one host thread: no two harts ever run at once, so the shared words need no lock; they are read
+ * and written with relaxed atomics only so the compiler re-reads them across a hand-over. perturb_init runs
  * on the boot hart before the others start; perturb_on is never written after.
  */
 #include "kernel.h"
@@ -17,42 +20,72 @@ struct perturb_hart {
     uint64_t rng;
     uint32_t points;                       /* race points met so far */
     uint32_t stall;                        /* hand-overs left of the current stall */
+    uint32_t stop_odds;                    /* a race point stops the hart with probability 1/stop_odds */
     uint32_t change[PERTURB_MAX_DEPTH];    /* the change points still ahead, ascending; 0 = none */
     int next;                              /* index of the next change point */
+    int stopped;                           /* in a stop: lowered or preempted */
+    int lowered_at;                        /* lowered: the site whose clock it waits on */
+    uint64_t resume_at;                    /* lowered: that clock's count at which it runs again; 0 = not */
     uint64_t hits[PS_NSITES];
 } __attribute__((aligned(64)));
 
 static struct perturb_hart harts[SL_MAX_HARTS];
+static int nperturbed;
+static uint64_t race_clock[PS_NSITES];     /* per site: race points of every hart so far */
+static uint64_t wake_at[PS_NSITES];        /* per site: the earliest resume_at of a hart lowered there */
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 void perturb_init(uint64_t seed, int depth, int nharts)
 {
-    for (int h = 0; h < nharts && h < SL_MAX_HARTS; h++) {
+    nperturbed = nharts < SL_MAX_HARTS ? nharts : SL_MAX_HARTS;
+    for (int i = 0; i < PS_NSITES; i++)
+        wake_at[i] = ~0ULL;
+    for (int h = 0; h < nperturbed; h++) {
         struct perturb_hart *s = &harts[h];
         s->rng = (seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(h + 1) * 0xBF58476D1CE4E5B9ULL;
         if (!s->rng)
             s->rng = 1;
         perturb_change_points(&s->rng, depth, s->change);
+        s->stop_odds = 1u << (PERTURB_STOP_ODDS_LOG + perturb_next(&s->rng) % 6);
     }
     perturb_on = 1;
 }
 
 static struct perturb_hart *self(void) { return &harts[mycpu()->id]; }
 
-/* A stop: the hart makes no progress until `time` has advanced by us, as a vCPU the host preempted, while the
-   other harts run; only once the hart's scheduler has enabled its timer interrupt. It halts in wfi until its
-   timer, armed for then, fires. SSIP is taken off meanwhile and put back at the end if it was set (a hand-over
-   leaves it set, and an IPI may come): pending, it would make every wfi return at once, and the stop would
-   spin through QEMU's round robin for its whole length - with the other harts idle, the clock advances only by
-   the stopped hart's own instructions. Put back, it is handled as before: an IPI is idempotent (vclock.h).
-   The timer interrupt stays pending: the hart's next look at sip runs sched_timer_interrupt, which finds a tick
-   due or not and re-arms, so a stop makes a tick late and never loses one. */
-static void stop(uint64_t us)
+/* 1 if a hart other than `me` can go on: neither halted idle nor stopped. */
+static int others_run(int me)
 {
-    if (!(csr_read(sie) & SIE_STIE))
-        return;
-    uint64_t until = rdtime() + us_to_ticks(us);
+    for (int h = 0; h < nperturbed; h++)
+        if (h != me && !LOAD(harts[h].stopped) && LOAD(cpus[h].idle) != IDLE_HALT)
+            return 1;
+    return 0;
+}
+
+static void stop_begin(struct perturb_hart *s) { STORE(s->stopped, 1); }
+
+/* A stop's end: traced where it began (trace.py discounts the span in schedule checks). */
+static void stop_end(struct perturb_hart *s, uint64_t t0)
+{
+    STORE(s->stopped, 0);
+    trace_rec_at(mycpu()->id, t0, TR_STOP, 0, -1, (int)time_us(rdtime() - t0));
+}
+
+/* A preemption: the hart makes no progress until `time` has advanced by us while the other harts run. It
+   halts in wfi until its timer, armed for then, fires. SSIP is taken off meanwhile and put back at the end if
+   it was set (a hand-over leaves it set, and an IPI may come): pending, it would make every wfi return at
+   once, and the stop would spin through QEMU's round robin for its whole length - with the other harts idle,
+   the clock advances only by the stopped hart's own instructions. Put back, it is handled as before: an IPI
+   is idempotent (vclock.h). The timer interrupt stays pending: the hart's next look at sip runs
+   sched_timer_interrupt, which finds a tick due or not and re-arms, so a stop makes a tick late and never
+   loses one. */
+static void preempt(struct perturb_hart *s, uint64_t us)
+{
+    uint64_t t0 = rdtime(), until = t0 + us_to_ticks(us);
     int ipi = 0;
-    trace_rec(mycpu()->id, TR_STOP, 0, -1, (int)us); /* a schedule check discounts the stop (trace.py) */
+    stop_begin(s);
     intr_set_timer(until);
     while (rdtime() < until) {
         if (csr_read(sip) & SIP_SSIP) {
@@ -63,16 +96,61 @@ static void stop(uint64_t us)
     }
     if (ipi)
         csr_set(sip, SIP_SSIP);
+    stop_end(s, t0);
 }
 
-/* One race point of this hart: count it, stop and start a stall at a change point, and say whether to
-   hand over. */
-static int decide(struct perturb_hart *s)
+/* A lowering at `site`: the hart hands over until the others have passed `steps` race points of that site
+   (the one at which the count comes due hands over to it: decide), no other hart can go on, or `cap_us` of
+   virtual time has gone by. Each hand-over leaves SSIP pending (vclock_handover), so the hart is runnable at
+   every round and looks again; the pending SSIP is handled as an IPI afterwards, idempotent. */
+static void lower(struct perturb_hart *s, int site, uint32_t steps, uint64_t cap_us)
 {
+    if (!(csr_read(sie) & SIE_STIE))
+        return;
+    uint64_t t0 = rdtime(), until = t0 + us_to_ticks(cap_us);
+    int me = mycpu()->id;
+    s->lowered_at = site;
+    STORE(s->resume_at, LOAD(race_clock[site]) + steps);
+    if (s->resume_at < LOAD(wake_at[site]))
+        STORE(wake_at[site], s->resume_at);
+    stop_begin(s);
+    while (LOAD(race_clock[site]) < s->resume_at && rdtime() < until && others_run(me))
+        vclock_handover();
+    STORE(s->resume_at, 0);
+    uint64_t next = ~0ULL; /* the next hart lowered at this site */
+    for (int h = 0; h < nperturbed; h++) {
+        uint64_t r = LOAD(harts[h].resume_at);
+        if (r && harts[h].lowered_at == site && r < next)
+            next = r;
+    }
+    STORE(wake_at[site], next);
+    stop_end(s, t0);
+}
+
+/* A stop of either kind, half each (a change point always lowers). */
+static void stop(struct perturb_hart *s, int site, int change)
+{
+    if (!(csr_read(sie) & SIE_STIE))
+        return;
+    if (change || perturb_next(&s->rng) % 2)
+        lower(s, site, perturb_steps(&s->rng), perturb_delay_us(&s->rng));
+    else
+        preempt(s, perturb_delay_us(&s->rng));
+}
+
+/* One race point of this hart: tick the logical clock, stop and start a stall at a change point, and say
+   whether to hand over - always when a lowered hart's count has come due, so it runs next. */
+static int decide(struct perturb_hart *s, int site)
+{
+    uint64_t now = LOAD(race_clock[site]) + 1;
+    STORE(race_clock[site], now);
+    s->hits[site]++;
     s->points++;
+    if (now >= LOAD(wake_at[site]))
+        return 1;
     if (s->next < PERTURB_MAX_DEPTH && s->change[s->next] && s->points == s->change[s->next]) {
         s->next++;
-        stop(perturb_delay_us(&s->rng));
+        stop(s, site, 1);
         s->stall = 16 + (uint32_t)(perturb_next(&s->rng) % 497);
     }
     if (s->stall) {
@@ -80,18 +158,21 @@ static int decide(struct perturb_hart *s)
         return 1;
     }
     uint64_t r = perturb_next(&s->rng);
-    if (r % PERTURB_STOP_ODDS == 0) {
-        stop(perturb_delay_us(&s->rng));
+    if (site == PS_RELEASE_SCHED && r % PERTURB_LOWER_ODDS == 0) { /* a scheduling decision just made */
+        lower(s, site, perturb_steps(&s->rng), perturb_delay_us(&s->rng));
         return 0;
     }
-    return r / PERTURB_STOP_ODDS % PERTURB_ODDS == 0;
+    r /= PERTURB_LOWER_ODDS;
+    if (r % s->stop_odds == 0) {
+        stop(s, site, 0);
+        return 0;
+    }
+    return r / s->stop_odds % PERTURB_ODDS == 0;
 }
 
 void perturb_hit(enum perturb_site site)
 {
-    struct perturb_hart *s = self();
-    s->hits[site]++;
-    if (decide(s))
+    if (decide(self(), site))
         vclock_handover();
 }
 
@@ -100,8 +181,7 @@ int perturb_relax(enum perturb_site site)
     if (!perturb_on)
         return 1;
     struct perturb_hart *s = self();
-    s->hits[site]++;
-    return decide(s) ? 1 + (int)(perturb_next(&s->rng) % 4) : 1;
+    return decide(s, site) ? 1 + (int)(perturb_next(&s->rng) % 4) : 1;
 }
 
 uint64_t perturb_slice_us(void)

@@ -12,16 +12,31 @@
  *     every wait kind, the thread library's idle loop), a kernel spin on a held lock, a kernel lock's release
  *     (checked kernel only: see Cost) - each hands the host thread over with probability 1/PERTURB_ODDS (a
  *     spin pause: 1 to 4 times);
- *   - random stops: with probability 1/PERTURB_STOP_ODDS a race point stops the hart instead (below);
+ *   - random stops: with probability 1/stop odds a race point stops the hart instead (below); each hart draws
+ *     its stop odds once, from 1/8 to 1/256 (PERTURB_STOP_ODDS_LOG), so a campaign sees calm and stormy boots;
  *   - depth-1 change points per hart (PCT's priority changes): at its n-th race point, n drawn from
- *     1..PERTURB_HORIZON, the hart stops for a drawn stretch of virtual time (perturb_delay_us: 10 us to
- *     2.5 ms, as a vCPU the host preempts) while the others run on, then stalls - it hands over at each of
- *     its next 16..512 race points and spin pauses. The stop is what a hand-over alone cannot give: a hand-
- *     over lasts only until the next hart's turn ends (the earliest timer deadline of any hart, <= 250 us),
- *     so another hart could never finish a longer sequence inside one hart's window. A hart stops only once
- *     its scheduler runs (its timer interrupt enabled), so a boot's early waits are never stretched.
- * Each hart draws from its own generator (seeded from the seed and its index), so a hart's decisions depend
- * only on its own history, which deterministic mode makes the same on every boot.
+ *     1..PERTURB_HORIZON, the hart lowers itself (below), then stalls - it hands over at each of its next
+ *     16..512 race points and spin pauses.
+ * Two kinds of stop, half of the random ones each, every change point the second:
+ *   - a preemption: the hart stops for a drawn stretch of virtual time (perturb_delay_us: 10 us to 2.5 ms, as a
+ *     vCPU the host preempts) while the others run on. A hand-over alone cannot give this: it lasts only until
+ *     the next hart's turn ends (the earliest timer deadline of any hart, <= 250 us), so another hart could
+ *     never finish a longer sequence inside one hart's window.
+ *   - a lowering (PCT's change point proper): the hart runs again only after the other harts have passed k more
+ *     race points of the site it stopped at (perturb_steps: 1 to 2^(PERTURB_STEPS_LOG+1) - 1, log-uniform), or
+ *     when no other hart can go on (each halted idle or stopped itself), or after a perturb_delay_us cap. Each
+ *     site's race points are a logical clock: a race on a structure lies between critical sections at its own
+ *     lock, so the others' steps are counted where they would collide. The hart at whose point the count comes
+ *     due hands over there, so the lowered hart resumes exactly between two of another hart's steps - inside a
+ *     window of a few hundred instructions (a process's exit and its reap), which a stop measured in time lands
+ *     in only by luck. A bug of depth 2 (one hart's step between two of another's) needs one lowering at the
+ *     right point and one right k. Besides the random stops, a release of sched_lock - the end of every
+ *     scheduling decision, where what the hart decided may go stale - lowers the hart with probability
+ *     1/PERTURB_LOWER_ODDS.
+ * A hart stops only once its scheduler runs (its timer interrupt enabled), so a boot's early waits are never
+ * stretched. A stop is traced where it began, with its length, once it ends (trace.py's stop record).
+ * Each hart draws from its own generator (seeded from the seed and its index), so a hart's draws depend only
+ * on its own history; the lowerings' clocks are shared; deterministic mode makes both the same on every boot.
  *
  * Cost. Off (no perturb=), the futex calls and the IPI pay one load and branch of perturb_on; the spin pauses
  * and the timer budget are deterministic mode's own paths already, and a return to U-mode is not hooked (the
@@ -36,10 +51,13 @@
 
 #include <stdint.h>
 
-enum perturb_site { PS_FUTEX_WAIT, PS_FUTEX_WAKE, PS_IPI, PS_RELAX, PS_LOCK, PS_RELEASE, PS_NSITES };
+/* The race points; PS_RELEASE_SCHED is a release of sched_lock, the end of every scheduling decision. */
+enum perturb_site { PS_FUTEX_WAIT, PS_FUTEX_WAKE, PS_IPI, PS_RELAX, PS_LOCK, PS_RELEASE, PS_RELEASE_SCHED, PS_NSITES };
 
 #define PERTURB_ODDS      8       /* a race point hands over with probability 1/8 */
-#define PERTURB_STOP_ODDS 64      /* or stops (perturb_delay_us) with probability 1/64 */
+#define PERTURB_STOP_ODDS_LOG 3   /* or stops with probability 1/2^(3..8), drawn per hart */
+#define PERTURB_LOWER_ODDS 16     /* a sched_lock release lowers the hart with probability 1/16 */
+#define PERTURB_STEPS_LOG 6       /* a lowering lasts 1..127 race points of the others */
 #define PERTURB_HORIZON   20000   /* change points fall among a hart's first 20000 race points */
 #define PERTURB_MAX_DEPTH 8
 
@@ -76,6 +94,13 @@ static inline uint64_t perturb_delay_us(uint64_t *state)
 {
     uint64_t base = (uint64_t)PERTURB_DELAY_MIN_US << (perturb_next(state) % 8);
     return base + perturb_next(state) % (base + 1);
+}
+
+/* A lowering's length in the others' race points: 2^i plus up to 2^i - 1, i uniform in 0..PERTURB_STEPS_LOG. */
+static inline uint32_t perturb_steps(uint64_t *state)
+{
+    uint32_t base = 1u << (perturb_next(state) % (PERTURB_STEPS_LOG + 1));
+    return base + (uint32_t)(perturb_next(state) % base);
 }
 
 /* depth - 1 change points drawn from 1..PERTURB_HORIZON, ascending, the rest 0. */

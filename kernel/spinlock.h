@@ -128,7 +128,8 @@ static inline void release(struct spinlock *l)
     l->holder = 0;
     __atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 #if defined(KCHECKS) && !defined(SCHEDLAB_SIM) /* the simulator never perturbs */
-    perturb_point(PS_RELEASE); /* perturb=: another hart may take l before this one goes on (perturb.h) */
+    /* perturb=: another hart may take l before this one goes on (perturb.h) */
+    perturb_point(l->rankbit == 1u << LOCK_SCHED ? PS_RELEASE_SCHED : PS_RELEASE);
 #endif
 }
 

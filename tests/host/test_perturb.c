@@ -1,7 +1,7 @@
 /* Unit tests of the perturbed boot's draws (kernel/perturb.h): the generator is a fixed sequence per seed and
    never sticks at 0, and PCT's change points are depth - 1 distinct-or-equal values within the horizon, in
-   ascending order, the same for the same state, spread over the horizon across seeds; a stop's length spans
-   its log scale. */
+   ascending order, the same for the same state, spread over the horizon across seeds; a stop's length and a
+   lowering's spans its log scale. */
 #include <string.h>
 #include "check.h"
 #include "perturb.h"
@@ -50,5 +50,13 @@ int main(void)
     }
     CHECK(dmin >= PERTURB_DELAY_MIN_US && dmin < 2 * PERTURB_DELAY_MIN_US);
     CHECK(dmax <= (uint64_t)PERTURB_DELAY_MIN_US << 8 && dmax > (uint64_t)PERTURB_DELAY_MIN_US << 6);
+    /* a lowering lasts 1..2^(PERTURB_STEPS_LOG+1)-1 race points, and both ends of the scale come up */
+    uint32_t kmin = ~0u, kmax = 0;
+    for (int i = 0; i < 4000; i++) {
+        uint32_t k = perturb_steps(&st);
+        kmin = k < kmin ? k : kmin;
+        kmax = k > kmax ? k : kmax;
+    }
+    CHECK(kmin == 1 && kmax < 2u << PERTURB_STEPS_LOG && kmax >= 1u << PERTURB_STEPS_LOG);
     return check_done("test_perturb");
 }

@@ -1,8 +1,9 @@
 """``schedlab explore``: perturbed deterministic boots of scenarios drawn from the build, each checked, any
 failure replayed byte for byte by one printed line (the kernel's side is kernel/perturb.h).
 
-    schedlab explore [--boots N] [--seed S] [--harts 2,3,4] [--jobs J] [--out DIR] [--resume]
+    schedlab explore [--boots N] [--seed S] [--harts 2,3,4] [--jobs J] [--out DIR] [--resume] [--trace]
     schedlab explore --scenario "TOKENS" --harts H [--boots N] [--depth D]   # one scenario, N perturb seeds
+    schedlab explore --diff "REPLAY LINE"            # a failure's first divergence from a passing neighbour seed
 
 The model. Boot i of a campaign with seed S draws its scenario from random.Random(S * 1000003 + i): 2-4 harts
 (``--harts``), a policy of the build (BOOT's ``policies=``), one to three foreground jobs of the build's apps
@@ -19,6 +20,15 @@ printed with its replay line and counted apart, not judged (``judge`` says why).
 
 ``--scenario`` explores one scenario instead: boot i is it with ``perturb=<S + i>,depth=<D>`` - for hunting a
 failure seen once, and for comparing a failing seed's trace with its passing neighbours'.
+
+``--diff`` takes a failure's replay line (or its tokens, with ``--harts``) and boots it traced (``trace=on``) beside
+its nearest passing neighbour seed (perturb seed +1, -1, +2, ...; same scenario, same depth), and prints the first
+trace record in which the two differ in what happened - hart, event, job, process, argument; times aside, as
+two seeds shift them from the first turn on - with the records before it, and the failure's own verdict. The
+trace's own instructions move virtual time and so the interleaving: a line that fails only untraced is found
+again traced (``--trace``, or ``--scenario "trace=on TOKENS"``), and that failing line diffed. The kernel dumps
+its trace at the end of a boot, so a failure that ends it sooner (a PANIC) leaves none to compare: --diff then
+says so and names the passing neighbour.
 
 Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario and verdict); with
 ``--resume`` the boots already there are not booted again and count in the summary. The summary counts
@@ -42,9 +52,9 @@ from .qemu import REPO_ROOT, HarnessError, Run
 #: Small sizes of the apps the explorer draws (a boot of a few ms of virtual time): app -> (keys, takes
 #: barrier= and shape=). An app of the build not here is left out, and the summary names it.
 SIZES = {
-    "synth": ("iters={r:20-120},grain={r:200-3000},var={r:0-500}", True),
-    "oddeven": ("n={r:64-768}", True),
-    "gauss": ("n={r:24-64},variant={c:coarse|fine},sync={c:barrier|cond}", True),
+    "synth": ("iters={r:20-80},grain={r:200-3000},var={r:0-500}", True),
+    "oddeven": ("n={r:32-256}", True),
+    "gauss": ("n={r:24-48},variant={c:coarse|fine},sync={c:barrier|cond}", True),
     "sor": ("n={r:16-48},iters={r:2-6}", True),
     "tclosure": ("n={r:16-48}", True),
     "adjoint": ("n={r:8-24}", True),
@@ -54,6 +64,10 @@ SIZES = {
     "sleeper": ("iters={r:3-20},sleep_us={r:50-800},work={r:100-2000}", False),
 }
 SHAPES = ("central", "tree", "combination")
+MIX = ("gauss", "synth", "oddeven")             # the spinning mix (Tucker & Gupta 1989's applications)
+MIX_SHARE = 0.3                                 # of the boots: the mix under a migrating policy
+MIGRATING = ("global", "partition")             # policies that move a process between harts
+MIN_SCALE = 0.1                                 # sizes shrink with the load down to this share of their range
 HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
 LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
 BOOT_TIMEOUT = 120.0
@@ -81,40 +95,58 @@ def build_listing(kernel=None) -> tuple[list[str], list[str], set[str]]:
     return names("policies"), names("apps"), set(names("background"))
 
 
-def _fill(template: str, rng: random.Random) -> str:
+def _fill(template: str, rng: random.Random, scale: float = 1.0) -> str:
+    """The template's {r:lo-hi} drawn from lo..lo + (hi - lo) * scale, its {c:a|b} from the choices."""
     def one(match):
         kind, arg = match.group(1), match.group(2)
         if kind == "r":
             lo, hi = (int(x) for x in arg.split("-"))
-            return str(rng.randint(lo, hi))
+            return str(rng.randint(lo, lo + round((hi - lo) * scale)))
         return rng.choice(arg.split("|"))
     return re.sub(r"\{([rc]):([^}]+)\}", one, template)
 
 
 def draw(index: int, seed: int, policies, apps, background, waits, harts_choices) -> dict:
-    """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments."""
+    """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments. One boot
+    in MIX_SHARE is of the spinning mix's class (mix_jobs), the rest draw any policy and apps of the build.
+    Sizes shrink with the square of the load (processes per hart): once its processes outnumber the harts, a
+    busy-waiting job's every phase costs up to a quantum (the collapse the papers measure) and, in deterministic
+    mode, a hand-over of the host thread at every spin pause, so an oversubscribed boot would otherwise cost
+    tens of times an undersubscribed one in host time, for no more interleavings."""
     rng = random.Random(seed * 1000003 + index)
     harts = rng.choice(harts_choices)
     drawable = [a for a in apps if a in SIZES and a not in background and a not in HOSTILE]
-    tokens = [f"policy={rng.choice(policies)}", f"quantum={rng.choice(['200us', '1ms', '3ms'])}",
+    mix = [a for a in MIX if a in drawable]
+    spinning = bool(mix) and rng.random() < MIX_SHARE
+    policy = rng.choice([p for p in MIGRATING if p in policies] or policies) if spinning else rng.choice(policies)
+    tokens = [f"policy={policy}", f"quantum={rng.choice(['200us', '1ms', '3ms'])}",
               f"seed={rng.randint(1, 1000)}", "timeout=60s"]
-    for j in range(rng.randint(1, 3)):
+    jobs = mix_jobs(rng, mix, harts) if spinning else []          # (app, procs, the keys after the sizes)
+    for j in range(0 if spinning else rng.randint(1, 3)):
         app = rng.choice(drawable)
-        keys, waits_too = SIZES[app]
-        parts = [_fill(keys, rng), f"procs={rng.randint(1, harts + 2)}"]
-        if waits_too:
+        parts = [f"procs={rng.randint(1, harts + 2)}"]
+        if SIZES[app][1]:
             parts += [f"barrier={rng.choice(waits)}", f"shape={rng.choice(SHAPES)}"]
         if j and rng.random() < 0.5:
             parts.append(f"at={rng.randint(0, 3000)}us")
-        tokens.append(f"job={app}:{','.join(parts)}")
-    hog = sorted(background & {"hog"})
-    if hog and rng.random() < 0.3:
-        tokens.append(f"job=hog:procs={rng.randint(1, harts)}")
+        jobs.append((app, parts))
+    hog = [f"job=hog:procs={rng.randint(1, harts)}"] if "hog" in background and rng.random() < 0.3 else []
+    scale = min(1.0, harts / sum(int(t.split("procs=")[1]) for t in [p[0] for _, p in jobs] + hog)) ** 2
+    tokens += [f"job={app}:{','.join([_fill(SIZES[app][0], rng, max(scale, MIN_SCALE)), *parts])}"
+               for app, parts in jobs] + hog
     tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
     if gang_checkable(tokens, harts):
         tokens.insert(1, "trace=on")
-    model = "modern" if rng.random() < 0.1 else None
+    model = "modern" if rng.random() < (0.3 if spinning else 0.1) else None
     return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": model}
+
+
+def mix_jobs(rng: random.Random, mix: list[str], harts: int) -> list[tuple[str, list[str]]]:
+    """Tucker & Gupta's class (reproduce/markatos_partition.py's mix, small): two or three of the mix's apps,
+    each as wide as the harts and busy-waiting, staggered - every process's end may race another hart's
+    scheduler for it, since a migrating policy lets it run anywhere."""
+    return [(app, [f"procs={harts}", "barrier=spin", *([f"at={rng.randint(0, 2000)}us"] if k else [])])
+            for k, app in enumerate(rng.sample(mix, rng.randint(min(2, len(mix)), len(mix))))]
 
 
 def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
@@ -126,7 +158,7 @@ def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
 def gang_checkable(tokens: list[str], harts: int) -> bool:
     """policy=gang with every job at most as wide as the harts: its trace must show each gang coscheduled."""
     procs = [int(m.group(1)) for t in tokens for m in [re.search(r"[:,]procs=(\d+)", t)] if m]
-    return tokens[0] == "policy=gang" and bool(procs) and max(procs) <= harts
+    return policy_of(" ".join(tokens)) == "gang" and bool(procs) and max(procs) <= harts
 
 
 def gang_problem(run: Run) -> str | None:
@@ -141,6 +173,12 @@ def gang_problem(run: Run) -> str | None:
         return None
     job, check = next(iter(bad.items()))
     return f"GANG: job {job}'s processes ran {check.fraction:.1%} of their time while a member waited ready"
+
+
+def policy_of(tokens: str) -> str:
+    """The scenario's policy (the last policy= wins, as in the kernel); 'default' without one."""
+    found = re.findall(r"(?:^|\s)policy=(\S+)", tokens)
+    return found[-1] if found else "default"
 
 
 def replay_line(case: dict) -> str:
@@ -162,9 +200,95 @@ def judge(run: Run) -> str:
         return run.verdict + (f": {run.errors[0]}" if run.errors else f": {run.panics[0]}" if run.panics else "")
     if run.summary and len(run.results) != run.summary.get("jobs"):
         return f"FAIL ({len(run.results)} RESULT lines for {run.summary.get('jobs')} jobs)"
-    if "trace=on" in run.bootargs.split() and "policy=gang" in run.bootargs.split():
+    if "trace=on" in run.bootargs.split() and gang_checkable(run.bootargs.split(), run.cpus):
         return gang_problem(run) or "ok"
     return "ok"
+
+
+SEED = re.compile(r"(^|\s)perturb=(\d+)")
+REPLAY = re.compile(r"--cpus (\d+)(?: --model (\S+))? (.*)$")
+
+
+def parse_replay(line: str, harts: int) -> dict:
+    """A case from a replay line as a failure prints it, or from bare tokens booted at `harts` harts."""
+    line = line.strip()
+    found = REPLAY.search(line)
+    case = {"index": 0, "harts": int(found.group(1)), "tokens": found.group(3), "model": found.group(2)} if found \
+        else {"index": 0, "harts": harts, "tokens": line, "model": None}
+    if not SEED.search(case["tokens"]):
+        raise HarnessError(f"explore --diff: no perturb=<seed> in {line!r}")
+    return case
+
+
+def reseeded(case: dict, seed: int) -> dict:
+    return {**case, "tokens": SEED.sub(lambda m: f"{m.group(1)}perturb={seed}", case["tokens"], count=1)}
+
+
+def traced(case: dict) -> dict:
+    words = case["tokens"].split()
+    return case if "trace=on" in words else {**case, "tokens": " ".join(["trace=on", *words])}
+
+
+def happened(record) -> tuple:
+    """What a trace record says happened, its time aside."""
+    return (record.hart, record.event, record.job, record.proc, record.arg)
+
+
+def first_divergence(failing, passing) -> int | None:
+    """Index of the first record (in time order) where two traces differ in what happened; None if never."""
+    for i, (a, b) in enumerate(zip(failing.records, passing.records)):
+        if happened(a) != happened(b):
+            return i
+    same = len(failing.records) == len(passing.records)
+    return None if same else min(len(failing.records), len(passing.records))
+
+
+def _show(record) -> str:
+    return (f"{record.time_us:12.1f} us  hart {record.hart}  {record.event:<6} job {record.job} proc {record.proc} "
+            f"arg {record.arg}") if record else "(no record: the trace ends)"
+
+
+def diff(args) -> int:
+    from . import trace as tr
+    case = traced(parse_replay(args.diff, int(args.harts.split(",")[0])))
+    seed = int(SEED.search(case["tokens"]).group(2))
+
+    def boot(c):
+        return executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
+    failing = boot(case)
+    verdict = judge(failing)
+    print(f"explore --diff: {replay_line(case)}\n  verdict: {verdict}", flush=True)
+    if verdict == "ok":
+        print("  the traced line passes: trace=on adds instructions, so virtual time and the interleaving moved "
+              "off the failure. Find one that fails traced: explore --scenario \"trace=on TOKENS\" (the line's "
+              "tokens without perturb=) and --diff its failing line")
+        return 1
+    for delta in (1, -1, 2, -2, 3, -3, 4, -4):
+        if seed + delta < 0:
+            continue
+        near = reseeded(case, seed + delta)
+        run = boot(near)
+        if judge(run) == "ok":
+            break
+    else:
+        print(f"  no passing neighbour seed within 4 of {seed}")
+        return 1
+    if "TRACE begin" not in failing.console:
+        print(f"  the failure left no trace: it ended the boot before the dump (a PANIC does); its neighbour "
+              f"perturb={seed + delta} passes")
+        return 1
+    a, b = tr.parse_trace(failing.console), tr.parse_trace(run.console)
+    at = first_divergence(a, b)
+    print(f"  passing neighbour: perturb={seed + delta} ({len(b.records)} records; the failure {len(a.records)})")
+    if at is None:
+        print("  the traces agree record for record: the difference lies after the trace or outside it")
+        return 0
+    print(f"  first divergence at record {at} (the {at} before agree, times aside):")
+    for r in a.records[max(0, at - args.context):at]:
+        print(f"      {_show(r)}")
+    print(f"    failing  {_show(a.records[at] if at < len(a.records) else None)}")
+    print(f"    passing  {_show(b.records[at] if at < len(b.records) else None)}")
+    return 0
 
 
 def _journal(path: Path) -> dict[int, dict]:
@@ -194,6 +318,8 @@ def campaign(args) -> int:
         cases = [fixed(i, args.seed, args.scenario, harts[0], args.depth) for i in range(args.boots)]
     else:
         cases = [draw(i, args.seed, policies, apps, background, waits, harts) for i in range(args.boots)]
+    if args.trace:
+        cases = [traced(c) for c in cases]
     to_boot = [c for c in cases if c["index"] not in done]
     skipped = sorted(a for a in apps if a not in SIZES and a not in background and a not in HOSTILE)
     print(f"explore: {len(cases)} boots (seed {args.seed}, {len(done)} from the journal), harts {args.harts}, "
@@ -206,7 +332,7 @@ def campaign(args) -> int:
     with executor.use(executor.from_args(args, cpus=1)) as ex:
         for case, run in zip(to_boot, ex.map(tasks)):
             verdict = judge(run)
-            entry = {**case, "verdict": verdict}
+            entry = {**case, "verdict": verdict, "virtual_us": (run.summary or {}).get("makespan_us")}
             results[case["index"]] = entry
             if journal:
                 with journal.open("a") as handle:
@@ -219,7 +345,7 @@ def campaign(args) -> int:
     failures = [e for e in results.values() if e["verdict"] not in ("ok", "SLOW")]
     slow = sum(e["verdict"] == "SLOW" for e in results.values())
     distinct = {re.sub(r" perturb=\S+", "", e["tokens"]) + f"@{e['harts']}/{e['model']}" for e in results.values()}
-    per_policy = Counter(e["tokens"].split()[0].split("=")[1] for e in results.values())
+    per_policy = Counter(policy_of(e["tokens"]) for e in results.values())
     print(f"explore: {len(results)} boots, {len(distinct)} distinct scenarios, {len(failures)} failure(s), "
           f"{slow} slow (not judged); "
           + ", ".join(f"{p} {n}" for p, n in sorted(per_policy.items())), flush=True)
@@ -238,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", metavar="TOKENS", help="one scenario (bootargs) under --boots perturb seeds "
                         "from --seed, at the first of --harts")
     parser.add_argument("--depth", type=int, default=3, help="with --scenario: PCT's depth, 1..8 (default 3)")
+    parser.add_argument("--diff", metavar="LINE", help="a failure's replay line: boot it traced beside its nearest "
+                        "passing neighbour seed and print their first differing trace record")
+    parser.add_argument("--trace", action="store_true", help="boot every scenario with trace=on, so that a "
+                        "failure's line can be given to --diff as it is (the trace moves the interleavings)")
+    parser.add_argument("--context", type=int, default=8, help="with --diff: records shown before the divergence")
     parser.add_argument("--timeout", type=float, default=BOOT_TIMEOUT, metavar="SECONDS",
                         help=f"host seconds a boot may take before it counts as SLOW, not judged (default "
                              f"{BOOT_TIMEOUT:g})")
@@ -252,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--scenario: give the scenario without perturb= (explore adds it), and --depth 1..8")
         if args.resume and not args.out:
             parser.error("--resume needs --out DIR (where the journal is)")
+        if args.diff:
+            args.deterministic = True
+            with executor.use(executor.from_args(args, cpus=1)):
+                return diff(args)
         return campaign(args)
     except HarnessError as exc:
         print(f"schedlab explore: {exc}", file=sys.stderr)
