@@ -26,6 +26,8 @@
  *                  job's own imbalance (in_gang, with asleep, part_lesser, own_imbalance);
  *   in part        enter a gang row when time-sharing harts it cannot fold onto loses more than a block +
  *                  wake per episode (F&R eq. 8 against eq. 6) (in_part, with may_gang, part_loss).
+ * Before those, every window with evidence in part or fill gives the job's efficiency (efficiency: the share
+ * of its held hart time that was progress), which weights where spare harts go and never decides a regime.
  * Each job remembers the loss it last measured in gang and in part, and returns to a regime only if that
  * loss was higher than what it loses now (by the margin): a job that loses in both settles in the lesser
  * instead of cycling. An arrival forgets the memories (the losses may have grown: adaptive.c forget_losses).
@@ -59,7 +61,8 @@
  * a fair share of the SPACE slot), and at most once per two windows. Its units only decide where spare
  * harts go - at most one beyond its equal share (the remainder), or harts a rounds job would not use - and
  * are read when shares are recomputed (a window's end, an arrival or departure, a move): rewriting them
- * moves spare harts at most once a window between those.
+ * moves spare harts at most once a window between those. Its efficiency, from the same clamped window, only
+ * ranks it for those same spare harts: understating its waits wins it at most the remainder's one hart.
  */
 #include "adrule.h"
 
