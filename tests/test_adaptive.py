@@ -264,6 +264,22 @@ def test_the_experiment_draws_random_mixes_from_the_build(capsys):
         [[" random3.1 ", " 4 ", " partition "], [" random3.1 ", " 4 ", " adaptive "]], out
 
 
+def test_the_summary_states_the_goals_over_every_case():
+    """The lines before the tally: each policy's geometric mean slowdown over the cases (best first), the cases
+    adaptive lost to the best fixed policy in hindsight (past the tie tolerance), and its worst ratios against
+    that best and against partition, with the case and the counts past 25 % and 10 %."""
+    from schedlab.experiments.adaptive import summary
+    cases = [("m1", 8, {"gang": 2.0, "partition": 1.0, "adaptive": 1.3}),
+             ("m2", 16, {"gang": 1.0, "partition": 4.0, "adaptive": 1.005}),
+             ("m3", 32, {"gang": 3.0, "partition": 2.0, "adaptive": 2.1})]
+    geo, goals = summary(cases, ["gang", "partition"], 1)
+    assert geo == "# geometric mean slowdown over 3 cases: adaptive 1.400, gang 1.817, partition 2.000", geo
+    assert goals == ("# adaptive against the best fixed policy: 2 of 3 cases lost, 1 more than 25 % above; worst "
+                     "x1.300 (m1 at 8 harts); against partition: 1 more than 10 % above, worst x1.300 (m1 at 8 "
+                     "harts)"), goals
+    assert summary([], ["gang"], 1) == []
+
+
 def test_slowdown_counts_the_wait_for_a_first_slot():
     """The experiment's slowdown is a job's response time (arrival to end), not elapsed_us (from its first
     dispatch): under gang the second row's job waits a quantum before it runs, and that wait is its loss too."""

@@ -51,7 +51,19 @@ static struct gain gain_of(const struct allot_job *j)
     return c == 0 ? (struct gain){ 1, 0 } : (struct gain){ ceil_div(u, c), ceil_div(u, c + 1) };
 }
 
-static int gains_more(struct gain a, struct gain b) { return (long)a.num * b.den > (long)b.num * a.den; }
+/* The part of a gain a job turns into progress: its efficiency (allot.h .eff, per mille; untold: all). */
+static long eff_of(const struct allot_job *j) { return j->shape == ALLOT_UNTOLD || j->eff <= 0 ? 1000 : j->eff; }
+
+/* j gains more from one more hart than k: speed after / before, less 1, times the efficiency (Brecht and
+   Guha 1996's efficiency-driven allocation; equal efficiencies compare the gains alone). A job that cannot run
+   without it (den 0) first. */
+static int gains_more(const struct allot_job *j, const struct allot_job *k)
+{
+    struct gain a = gain_of(j), b = gain_of(k);
+    if (!a.den || !b.den)
+        return !a.den && b.den;
+    return eff_of(j) * (a.num - a.den) * b.den > eff_of(k) * (b.num - b.den) * a.den;
+}
 
 /* Give j as many of `left` harts as bring its rounds down to the next z-rule fixed point, if they do. */
 static void rounds_down(struct allot_job *j, int *left)
@@ -95,7 +107,7 @@ static int fair_shares(int nharts, struct allot_job *jobs, int njobs)
         int best = -1;
         for (int i = 0; i < njobs && i < 64; i++)
             if (jobs[i].count < jobs[i].procs && !(got >> i & 1) &&
-                (best < 0 || gains_more(gain_of(&jobs[i]), gain_of(&jobs[best]))))
+                (best < 0 || gains_more(&jobs[i], &jobs[best])))
                 best = i;
         if (best < 0)
             break;

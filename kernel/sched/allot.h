@@ -14,7 +14,9 @@
  *   - more jobs than harts: every job gets one hart and job i (in list order) shares hart i mod H with
  *     the others placed there, by time-slicing inside that one-hart partition.
  *   - a job whose speedup shape is told (policy=adaptive, .shape below) is allotted by it: the remainder of
- *     the division goes to the jobs that gain most from one more hart, and an adaptive job whose workers
+ *     the division goes to the jobs that gain most from one more hart - its shape's gain weighted by its
+ *     measured efficiency (.eff), so among equal shapes the job that wastes least of its harts, not the
+ *     first to arrive - and an adaptive job whose workers
  *     synchronize gets the z-rule of its units (see allot_shape), a background job (it runs until the
  *     others end) takes such harts last, and a hart that speeds no job up goes back to the job the z-rule
  *     took it from. A policy that tells no shape (partition)
@@ -49,6 +51,9 @@ struct allot_job {
     int units;          /* ALLOT_ROUNDS: its workers (>= 1; more than procs counts as procs) */
     int background;     /* told shapes only: it runs until the others end, so a hart beyond its fair share
                            ends nothing sooner - it comes after every other job's gain */
+    int eff;            /* told shapes only: its measured efficiency at its last share, per mille (0: not
+                           measured, counted as 1000) - what fraction of one more hart's speedup it would
+                           turn into progress (Brecht & Guha 1996: processors to the jobs that use them best) */
     uint64_t prev;      /* harts it held before this repartition (0: none, a new job) */
     /* results */
     int count;          /* harts allotted */

@@ -460,28 +460,37 @@ static sl_thread_t *take_yielded(struct vp *s)
 /* Idle streaks as synchronization (base/syncstat.h, for policy=adaptive). In a run whose threads are placed
    (pinned to processes: Markatos chapter 4's placement), a process that runs out of threads waits for its
    partners - only their progress (a round's end, a pivot row, a created thread) gives it work - as a worker
-   waits at a barrier; a stealing run's idle process merely finds no surplus, and a worker run's workers
-   publish their barriers themselves. So an idle streak of a placed run is published as an episode at its
-   start and, while the kernel reads wait times, as one wait from start to end (in_wait and wait_open
-   meanwhile: its yields are not spinning), in place of its threads' own waits (the process runs its other
-   threads meanwhile: wait_stats.c). A job that adapts (process control) is left out: folded, its waits say
-   nothing the rule reads (adrule.c), and its streaks would only keep it from filling gang rows' holes, which served
-   it better (gauss fine beside a gang job and a hog, 2 harts, deterministic QEMU: 63 ms filling, 75 in its
-   partition). Every other run, and every run under other policies, pays a few loads per idle streak. */
+   waits at a barrier; a worker run's workers publish their barriers themselves. So an idle streak of a placed
+   run is published as an episode at its start and, while the kernel reads wait times, as one wait from start
+   to end (in_wait and wait_open meanwhile: its yields are not spinning), in place of its threads' own waits
+   (the process runs its other threads meanwhile: wait_stats.c). A job that adapts (process control) is left
+   out: folded, its waits say nothing the rule reads (adrule.c), and its streaks would only keep it from
+   filling gang rows' holes, which served it better (gauss fine beside a gang job and a hog, 2 harts,
+   deterministic QEMU: 63 ms filling, 75 in its partition).
+   A stealing run's idle process merely finds no surplus: no partner owes it anything, so its streak is no
+   episode - but it is the time the process had no ready thread, what its harts are worth to it (the policy's
+   efficiency estimate, adrule.c), so it is published as a wait alone (STREAK_IDLE), in place of its threads'
+   waits too (a join's wait runs other threads). Every other run, and every run under other policies, pays a
+   few loads per idle streak. */
 int sl_ut_publishes_streaks(const struct run *r)
 {
-    return __atomic_load_n(&r->placed, __ATOMIC_RELAXED) && !r->pinned_only &&
-           !(sl_plat_info()->flags & SL_INFO_ADAPTIVE);
+    if (r->pinned_only)
+        return STREAK_NONE;
+    if (!__atomic_load_n(&r->placed, __ATOMIC_RELAXED))
+        return STREAK_IDLE;
+    return sl_plat_info()->flags & SL_INFO_ADAPTIVE ? STREAK_NONE : STREAK_EPISODE;
 }
 
 static void streak_begins(struct vp *s)
 {
-    if (!sl_ut_publishes_streaks(s->run))
+    int how = sl_ut_publishes_streaks(s->run);
+    if (how == STREAK_NONE)
         return;
     struct sl_sync *rec = sl_sync_rec();
     if (!rec)
         return;
-    sl_sync_episode();
+    if (how == STREAK_EPISODE)
+        sl_sync_episode();
     if (sl_sync_timed()) {
         s->streak_t0 = sl_plat_ticks() | 1; /* never 0 while open */
         sl_sync_wait_begins(rec, s->streak_t0);

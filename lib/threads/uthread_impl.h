@@ -233,8 +233,10 @@ __attribute__((noreturn)) void sl_uctx_unwind(void *unwind_sp);
 
 /* uthread_run.c */
 void sl_ut_run(void (*main_fn)(void *), void *arg, int pinned_only);
-/* Run r publishes its processes' idle streaks as waits (uthread.c streak_begins): placed threads, not a
-   worker run, not a job that adapts. */
+/* How run r publishes its processes' idle streaks (uthread.c streak_begins): as episodes and waits (placed
+   threads, not a job that adapts), as waits alone (stealing threads: time with no ready thread), or not (a
+   worker run). Non-zero: its threads' own waits are not counted. */
+enum { STREAK_NONE, STREAK_EPISODE, STREAK_IDLE };
 int sl_ut_publishes_streaks(const struct run *r);
 
 /* procctl.c */

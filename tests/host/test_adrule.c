@@ -241,9 +241,28 @@ int main(void)
     r.moves = 1;
     CHECK(!ad_prior_gang(&r, 0, 2, 4, 4)); /* it has moved: measured */
 
-    /* the wait times are read in a gang row and while time-sharing harts it cannot fold onto, nowhere else */
+    /* the wait times are read in a gang row, in part unless folded (its efficiency; time-sharing harts it
+       cannot fold onto, its loss), and in fill only while time-sharing such harts */
     CHECK(ad_reads_waits(R_GANG, 1, 2, 2) && ad_reads_waits(R_PART, 0, 2, 4) && ad_reads_waits(R_FILL, 0, 1, 2));
-    CHECK(!ad_reads_waits(R_PART, 1, 2, 4) && !ad_reads_waits(R_PART, 0, 4, 4) && !ad_reads_waits(R_FILL, 1, 1, 2));
+    CHECK(ad_reads_waits(R_PART, 0, 4, 4) && ad_reads_waits(R_PART, 1, 4, 4));
+    CHECK(!ad_reads_waits(R_PART, 1, 2, 4) && !ad_reads_waits(R_FILL, 1, 1, 2));
+    /* efficiency (the speedup signal): in part, the share of held hart time (run + own share's idle) that was
+       not spun in waits nor idle; a sleep is no loss of its own (the idle time says what it cost) */
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    e = env(4, 4, 1); /* dedicated: its waits are timed */
+    s.idle = 0;
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, Q, 0) >= 0 && r.eff == 750); /* a quarter of its run spun */
+    s.idle += 4 * Q; /* its harts idled as long as it ran, its waits asleep */
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 4 * Q, 4 * Q) >= 0 && r.eff == 500);
+    e = env(8, 4, 1); /* folded: its waits run its other workers, only the idle time is lost */
+    s.idle += Q;
+    CHECK(judge(&r, &s, &e, 3 * Q, 40, 3 * Q, 0) >= 0 && r.eff == 750);
+    CHECK(judge(&r, &s, &e, 4 * Q, 0, 4 * Q, 0) >= 0 && r.eff == 1000); /* no episodes (stealing): measured too */
+    e = env(4, 4, 1);
+    CHECK(judge(&r, &s, &e, 4 * Q, 0, 4 * Q, 0) >= 0 && r.eff == EFF_FLOOR); /* all waiting: the floor */
+    r.regime = R_GANG;
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, 0, 0) >= 0 && r.eff == EFF_FLOOR); /* a gang row's window says nothing */
+    e = env(4, 2, 0);
     /* the shape (allot.h): rounds of its published units once it synchronizes, bounded by its processes */
     int u = -1;
     memset(&r, 0, sizeof r);

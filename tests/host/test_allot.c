@@ -204,6 +204,26 @@ static void test_shapes(void)
     jobs[0].shape = jobs[1].shape = jobs[2].shape = ALLOT_UNTOLD; /* untold: it is just the first */
     allot_compute(8, jobs, 3);
     CHECK(counts_are(3, (int[]){ 3, 3, 2 }));
+    /* the remainder by efficiency, not arrival: three linear jobs on 8 harts, the first two wasting half
+       their harts - the two spare harts go to the last one and the second-best of the others */
+    setup(3, p8, NULL);
+    for (int i = 0; i < 3; i++)
+        jobs[i].shape = ALLOT_LINEAR;
+    jobs[0].eff = 400, jobs[1].eff = 500, jobs[2].eff = 900;
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 2, 3, 3 }));
+    jobs[0].eff = jobs[1].eff = jobs[2].eff = 0; /* not measured: all, arrival order among equals */
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 3, 3, 2 }));
+    /* efficiency weights the gain, it does not replace it: a rounds job whose next hart takes a round off
+       (4 to 3: +33 %) at 60 % still beats a linear one's third hart (+50 %) at 30 % */
+    two_worker_jobs_and_a_stealer(8, p8);
+    jobs[0].eff = jobs[1].eff = 600, jobs[2].eff = 300;
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 3, 3, 2 }));
+    jobs[2].eff = 0;
+    allot_compute(8, jobs, 3);
+    CHECK(counts_are(3, (int[]){ 3, 2, 3 }));
     /* harts that take no round off still run: two 8-worker jobs on 10 harts fold to 4 each (2 rounds), 2
        harts cannot make a round, and they go back rather than idle */
     int p2[] = { 8, 8 };

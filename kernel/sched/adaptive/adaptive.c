@@ -26,7 +26,12 @@
  * ceil(units / harts) rounds, and a hart that takes no round off is worth nothing to it (the z-rule,
  * extended to adaptive jobs); stealing threads, workers that never meet and fillers speed up with every
  * hart; a background job (it runs until the others end) takes spare harts last; a hart that speeds no
- * job up stays with the job it came from (allot.c redistribute).
+ * job up stays with the job it came from (allot.c redistribute). Among the jobs a spare hart would speed
+ * up, it goes by measured efficiency, not arrival: each window in the SPACE slot says what share of the
+ * hart time a job held was progress - not spun in a wait, not its share's harts idling, not a stealing
+ * process finding no thread (adrule.c efficiency; the library publishes that time as a wait) - and the
+ * shape's gain is weighted by it (allot.h .eff; Brecht & Guha 1996). A change of efficiency repartitions
+ * at a window's end only past EFF_STEP (adround.c).
  *
  * Measurement, the rule and its models, hysteresis, hostile statistics: adrule.c's header (the rule is
  * pure arithmetic there, host-tested). This file gathers each window's sums (judge) and moves jobs: every

@@ -28,6 +28,7 @@ struct ad_job {
     uint64_t wait_seen; /* the most its sums' wait has been (ad_sums_of): they never run backwards */
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
     int units;
+    int eff_at;       /* its efficiency (rule.eff) when its share was last set */
     int probing;      /* in its first window: probed every quantum (probe) */
     int slept;        /* a process of it slept inside a wait in a gang row: the row has holes (holes_besides) */
     uint64_t judged_at; /* its last window's end, or its admission: where its next window starts */

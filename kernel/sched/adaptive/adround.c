@@ -126,13 +126,20 @@ static enum allot_shape shape_of(struct job *j, int *units)
     return ad_shape(&aj(j)->rule, j->adaptive, j->nprocs, st ? st->units : 0, units);
 }
 
-/* A job's shape changed since its share was computed: the shares are recomputed. */
+/* Efficiency moves a share only when it changed by this much (per mille) since the share was set: a
+   repartition moves processes, and a window's estimate is noisy. */
+#define EFF_STEP 100
+
+/* A job's shape, or its efficiency by EFF_STEP, changed since its share was computed: the shares are
+   recomputed. */
 int ad_shapes_changed(void)
 {
     for (int i = 0; i < ad.nlive; i++) {
+        struct ad_job *a = aj(ad.live[i]);
         int units;
         enum allot_shape sh = shape_of(ad.live[i], &units);
-        if (aj(ad.live[i])->rule.regime != R_GANG && (sh != aj(ad.live[i])->shape || units != aj(ad.live[i])->units))
+        int moved = a->rule.eff - a->eff_at > EFF_STEP || a->eff_at - a->rule.eff > EFF_STEP;
+        if (a->rule.regime != R_GANG && (sh != a->shape || units != a->units || moved))
             return 1;
     }
     return 0;
@@ -147,9 +154,10 @@ static int allot_requests(struct allot_job *al, struct job **sp)
             struct ad_job *a = aj(ad.live[i]);
             sp[n] = ad.live[i];
             a->shape = shape_of(ad.live[i], &a->units);
+            a->eff_at = a->rule.eff;
             al[n++] = (struct allot_job){ .procs = ad.live[i]->nprocs,
                                           .adaptive = ad.live[i]->adaptive || a->rule.regime == R_FILL,
-                                          .shape = a->shape, .units = a->units,
+                                          .shape = a->shape, .units = a->units, .eff = a->rule.eff,
                                           .background = ad.live[i]->background, .prev = a->mask };
         }
     return n;

@@ -26,6 +26,8 @@
  *                  job's own imbalance (in_gang, with asleep, part_lesser, own_imbalance);
  *   in part        enter a gang row when time-sharing harts it cannot fold onto loses more than a block +
  *                  wake per episode (F&R eq. 8 against eq. 6) (in_part, with may_gang, part_loss).
+ * Before those, every window with evidence in part or fill gives the job's efficiency (efficiency: the share
+ * of its held hart time that was progress), which weights where spare harts go and never decides a regime.
  * Each job remembers the loss it last measured in gang and in part, and returns to a regime only if that
  * loss was higher than what it loses now (by the margin): a job that loses in both settles in the lesser
  * instead of cycling. An arrival forgets the memories (the losses may have grown: adaptive.c forget_losses).
@@ -59,7 +61,8 @@
  * a fair share of the SPACE slot), and at most once per two windows. Its units only decide where spare
  * harts go - at most one beyond its equal share (the remainder), or harts a rounds job would not use - and
  * are read when shares are recomputed (a window's end, an arrival or departure, a move): rewriting them
- * moves spare harts at most once a window between those.
+ * moves spare harts at most once a window between those. Its efficiency, from the same clamped window, only
+ * ranks it for those same spare harts: understating its waits wins it at most the remainder's one hart.
  */
 #include "adrule.h"
 
@@ -90,9 +93,14 @@ static int decisive(const struct ad_env *e, uint64_t loss)
 /* It time-shares harts it cannot fold onto: adapt=no, fewer harts than processes. */
 static int timeshares(int adaptive, int harts, int nprocs) { return !adaptive && harts < nprocs; }
 
+/* Folded: an adapt=yes job on fewer harts than processes runs several workers per process. */
+static int folded(int adaptive, int harts, int nprocs) { return adaptive && harts < nprocs; }
+
 int ad_reads_waits(enum ad_regime regime, int adaptive, int harts, int nprocs)
 {
-    return regime == R_GANG || timeshares(adaptive, harts, nprocs);
+    if (regime == R_GANG)
+        return 1;
+    return regime == R_PART ? !folded(adaptive, harts, nprocs) : timeshares(adaptive, harts, nprocs);
 }
 
 /* Rule (evidence): a window whose sums ran backwards, in which the job ran less than a quarter of the window,
@@ -148,10 +156,10 @@ static int unsynced(const struct ad_env *e) { return e->holes ? R_FILL : R_PART;
    upper bound of it). */
 static void grain_of(const struct ad_rule *r, const struct ad_env *e, const struct window *w, struct grain *g)
 {
-    int folded = r->regime == R_PART && e->adaptive && e->harts < e->nprocs;
-    uint64_t spin = folded ? 0 : w->wait - w->sleep, compute = w->run > spin ? w->run - spin : 0;
+    int fold = r->regime == R_PART && folded(e->adaptive, e->harts, e->nprocs);
+    uint64_t spin = fold ? 0 : w->wait - w->sleep, compute = w->run > spin ? w->run - spin : 0;
     g->tp = compute / w->episodes;
-    g->tw = folded ? 0 : w->wait / w->episodes;
+    g->tw = fold ? 0 : w->wait / w->episodes;
     g->m = 100 + (uint64_t)e->margin;
     g->gang_loss = g->tw + g->tp * e->reload / (e->quantum + 1);
 }
@@ -236,10 +244,35 @@ static int in_part(struct ad_rule *r, const struct ad_env *e, const struct windo
     return gang ? R_GANG : R_PART;
 }
 
+/* Rule (efficiency: the speedup signal). The share of the hart time a job held in the space slot that was
+   progress: held = its run time + its own share's idle time, lost = the share's idle time + what its processes
+   spent in waits on their harts - a barrier's or a condition's spin, or a stealing process with no ready
+   thread (lib/threads/uthread.c: published as a wait) - but asleep (a sleeper leaves its hart: idle time if
+   nothing of the job runs there). Folded, a wait runs the process's other workers (its library's switch) and
+   counts nothing: only the idle time is lost (Tucker & Gupta: process control leaves no process waiting on a
+   descheduled one). The equipartition literature's signal (McCann, Vaswani and Zahorjan 1993: a job's harts
+   that idle are better used by another; Brecht and Guha 1996: efficiency, not the count of processes, says
+   which job gains most from a processor), read per window; Markatos 3.5.3's sublinear speedup is what it
+   shows. It only weights where spare harts go (allot.h .eff), never a regime. */
+static void efficiency(struct ad_rule *r, const struct ad_env *e, const struct window *w)
+{
+    if (r->regime == R_GANG)
+        return;
+    uint64_t spin = folded(e->adaptive, e->harts, e->nprocs) ? 0 : min_u(w->wait - w->sleep, w->run);
+    uint64_t held = w->run + w->idle, lost = spin + w->idle;
+    if (held)
+        r->eff = (int)((held - min_u(lost, held)) * 1000 / held);
+    if (r->eff < EFF_FLOOR)
+        r->eff = EFF_FLOOR;
+}
+
 int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct)
 {
     struct window w;
-    if (!window_of(r, now, e, &w) || startup(r, e, w.episodes))
+    if (!window_of(r, now, e, &w))
+        return -1;
+    efficiency(r, e, &w);
+    if (startup(r, e, w.episodes))
         return -1;
     int guess = r->primed && !r->judged; /* the first evidence on the prior's guess */
     r->judged = 1;

@@ -40,6 +40,10 @@ struct ad_env {
                                 probe_guess): its first evidence needs EARLY_EPISODES episodes per process */
 };
 
+/* The least efficiency a window can give (per mille): a job measured all waiting still counts a little, so
+   among such jobs the shapes decide. */
+#define EFF_FLOOR 50
+
 /* The episodes per process a prior's row judged early needs (adrule.c "The prior"). */
 #define EARLY_EPISODES 4
 
@@ -55,6 +59,8 @@ struct ad_rule {
     int decisive;   /* the last judged window's loss was past omega decisive= times (ad_confirm) */
     int judged;     /* a window with evidence has been judged (sticky) */
     int primed;     /* it came to its gang row by the prior (prior=gang), part never measured (sticky) */
+    int eff;        /* its efficiency in its last judged window in part or fill, per mille (0: none yet):
+                       the share of its harts' time that was progress (adrule.c efficiency) */
     uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
                                 mix last changed): it returns only to a regime that lost less */
     struct ad_sums last;
@@ -64,8 +70,9 @@ struct ad_rule {
    (its grain t_p) and *wait_pct (t_w as a percent of t_p + t_w) when it returns a regime. */
 int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct);
 
-/* Whether ad_judge uses the job's wait times in `regime` (its gang loss, or its loss time-sharing harts it
-   cannot fold onto); elsewhere it judges by episodes alone, and the library need not time its waits. */
+/* Whether ad_judge uses the job's wait times in `regime` (its gang loss, its loss time-sharing harts it
+   cannot fold onto, or its efficiency on harts of its own); folded, it judges by episodes and its share's idle
+   time alone, and the library need not time its waits. */
 int ad_reads_waits(enum ad_regime regime, int adaptive, int harts, int nprocs);
 
 /* Whether a job with no evidence yet, in part, starts coscheduled: it cannot fold and would time-share

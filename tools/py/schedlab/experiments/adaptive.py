@@ -19,7 +19,9 @@ your own (its jobs' specs as in job=, space-separated, optionally named: `--mix 
 knary hog"`; repeat it for more; a hog is background: it runs until the others end and has no slowdown). `holdout` is
 the mix the rule was not tuned on (issue 29: "a mix the tests do not use should show the same"), and `--random N`
 draws N more from the build's apps at the experiment's scale (`--random-seed`: which; each is printed above the
-table, and the last line tallies adaptive's verdicts and whom it lost to). Simulated time is
+table, and the last line tallies adaptive's verdicts and whom it lost to; the two lines before it state the
+goals over every case: each policy's geometric mean slowdown, and adaptive's cases lost to the best fixed policy in
+hindsight and its worst ratios against it and against `partition`). Simulated time is
 deterministic, so --sim is valid on a busy host and at any --jobs; QEMU timings are not: run --qemu on a quiet
 machine (the harness flags a busy host in each boot's record).
 The simulator models synth, oddeven, gauss (coarse and fine), hog, sleeper, chaos (two modes), knary (mode=steal) and
@@ -28,6 +30,7 @@ the other thread apps (grassfire, msort), not every app: the mixes here use mode
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import sys
@@ -97,6 +100,31 @@ def tally(verdicts):
     against = ", ".join(f"{p} {c}" for p, c in lost.items())
     return (f"# {len(verdicts)} cases: {n['win']} wins, {n['tie']} ties, {n['loses']} losses"
             + (f" (against {against})" if against else ""))
+
+
+def summary(cases, fixed, tie_pct):
+    """The lines over every case (``cases``: [(mix, harts, {policy: median mean slowdown})]) that state the
+    round's goals: each policy's geometric mean slowdown over the cases; how many cases adaptive lost to the best
+    fixed policy in hindsight (by more than tie_pct percent); its worst ratio against `partition` and against
+    that best, with the case; and how many cases were more than 10 % above `partition`, more than 25 % above the
+    best."""
+    if not cases:
+        return []
+    pols = fixed + ["adaptive"]
+    gm = {p: math.exp(statistics.mean(math.log(c[2][p]) for c in cases)) for p in pols}
+    lines = [f"# geometric mean slowdown over {len(cases)} cases: "
+             + ", ".join(f"{p} {gm[p]:.3f}" for p in sorted(pols, key=gm.get))]
+    best = [(c[2]["adaptive"] / min(c[2][p] for p in fixed), c) for c in cases]
+    lost = sum(r > 1 + tie_pct / 100 for r, _ in best)
+    worst, wc = max(best, key=lambda x: x[0])
+    text = (f"# adaptive against the best fixed policy: {lost} of {len(cases)} cases lost, "
+            f"{sum(r > 1.25 for r, _ in best)} more than 25 % above; worst x{worst:.3f} ({wc[0]} at {wc[1]} harts)")
+    if "partition" in fixed:
+        part = [(c[2]["adaptive"] / c[2]["partition"], c) for c in cases]
+        worst, wc = max(part, key=lambda x: x[0])
+        text += (f"; against partition: {sum(r > 1.10 for r, _ in part)} more than 10 % above, "
+                 f"worst x{worst:.3f} ({wc[0]} at {wc[1]} harts)")
+    return lines + [text]
 
 
 def is_background(spec, background=DEFAULT_BACKGROUND_APPS):
@@ -261,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"# {name}: {' '.join(mix)}")
         print("| mix | harts | policy | mean slowdown | makespan ms | adaptive's regimes (first seed) / verdict |")
         print("|---|---|---|---|---|---|")
-        verdicts = []
+        verdicts, cases = [], []
         for name, mix in mixes.items():
             for h in harts:
                 rows = measure_mix(args, h, fixed + ["adaptive"], mix, seeds, background)
@@ -276,5 +304,8 @@ def main(argv: list[str] | None = None) -> int:
                         note = " ".join(f"{k}={v}" for k, v in rows[pol][0][2].items()) + " / " + verdicts[-1]
                     print(f"| {name} | {h} | {pol} | {spread(sl, lambda x: f'{x:.2f}')} | "
                           f"{spread(mk, lambda x: f'{x:.0f}')} | {note} |", flush=True)
+                cases.append((name, h, {p: m[0] for p, m in med.items()}))
+        for line in summary(cases, fixed, args.tie):
+            print(line)
         print(tally(verdicts))
     return 0
