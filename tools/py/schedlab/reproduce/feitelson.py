@@ -38,7 +38,7 @@ def iters_for(grain, u_us, ms=30.0):
             quick_seconds=20, full_seconds=200)
 def feitelson(ctx) -> Section:
     c = constants(ctx)
-    u, ats = c["unit_us"], c["block_wake_us"]
+    u, ts, ats = c["unit_us"], c["switch_us"], c["block_wake_us"]
     reps = ctx.reps(3, 1)
     data = {"constants": c}
 
