@@ -265,3 +265,26 @@ def test_a_failed_rerun_never_replaces_a_section_under_docs():
         assert "| claim | 1 | - | 1.0 | reproduced |" in (out / "results.md").read_text()
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def test_a_boot_the_busy_check_flags_is_booted_again(monkeypatch):
+    """Ctx.boot boots a flagged scenario again (same seed), up to BUSY_REBOOTS times: the result is the first
+    boot the check passed, and only a boot flagged every time counts as busy (keeping the run out of docs/)."""
+    from types import SimpleNamespace
+    from schedlab import busy
+    verdicts = iter([["calibration ipi 21 us"], [], ["ipi"], ["ipi"], ["ipi"]])
+    booted = []
+
+    def fake_boot(cpus, words, **kw):
+        booted.append(list(words))
+        return SimpleNamespace(busy=busy.Verdict(next(verdicts)), boot={}, calib=None, cpus=cpus,
+                               timed_out=False, exit_code=0, n=len(booted))
+    monkeypatch.setattr(rp.executor, "boot", fake_boot)
+    said = []
+    ctx = rp.Ctx(cpus=2, progress=said.append)
+    assert ctx.boot("job=synth", seed=3).n == 2
+    assert ctx.boots == 1 and ctx.reboots == 1 and ctx.busy_boots == 0
+    assert booted[0] == booted[1] and "seed=3" in booted[0] and any("booting it again" in m for m in said)
+    assert ctx.boot("job=synth", seed=4).n == 2 + 1 + rp.BUSY_REBOOTS
+    assert ctx.busy_boots == 1 and ctx.reboots == 1 + rp.BUSY_REBOOTS
+    assert "booted again" in rp._reboot_words(3) and rp._reboot_words(0) == ""
