@@ -67,7 +67,7 @@ def partitions(ctx) -> Section:
 
 
 @section("markatos-fig3.2", "Markatos Fig. 3.2: the policies ranked at multiprogramming level 2", order=31,
-            quick_seconds=40, full_seconds=150)
+            quick_seconds=40, full_seconds=80)
 def ranking(ctx) -> Section:
     """Fig. 3.2 as the thesis draws it (sec. 3.5.4): for each Gauss version, its slowdown with a background
     application under each policy - the same runs as 3.5.1-3.5.3 side by side, at one quantum.  The quantum is

@@ -469,6 +469,6 @@ def simloc_rows(name: str, exp: dict) -> list[Row]:
 
 
 for _k, (_fn, (_name, _title)) in enumerate(EXPERIMENTS.items()):
-    section(_name, _title, order=100 + _k, quick_seconds=0.5, full_seconds=(5, 5, 150, 30, 60)[_k])(
+    section(_name, _title, order=100 + _k, quick_seconds=0.5, full_seconds=(5, 5, 60, 60, 30)[_k])(
         functools.partial(run_section, _fn))
     restates(_name)(lambda data, cpus, old=None, _n=_name: simloc_rows(_n, data))

@@ -49,7 +49,7 @@ def _rows(data: list[dict]) -> list[Row]:
 
 
 @section("sim-validation", "The simulator against QEMU on held-out cases", order=89, quick_seconds=45,
-            full_seconds=600)
+            full_seconds=330)
 def validation(ctx) -> Section:
     """The held-out validation within reproduce's budget (tests/test_reproduce.py: 30 min full, 5 quick for every
     section together): the fit on runs alone, then the held-out mixes (other seeds, waits, quanta, apps,
