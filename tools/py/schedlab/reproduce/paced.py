@@ -65,7 +65,7 @@ def timeslicing16(ctx) -> Section:
 
 
 def _timeslicing16(ctx, spec: str) -> Section:
-    seeds = ctx.reps(2, 1)             # a paced boot's own spread is ~1 % (docs/pacing.md): two seeds in full
+    seeds = ctx.reps(2, 1)             # paced repeats barely spread (docs/pacing.md, (b)): two seeds in full
     rows, data = [], {"model": spec, "harts": HARTS}
     n_sort = 512
     for label, keys, paper, what in ODDEVEN:

@@ -122,11 +122,11 @@ def fig32_caches16(quick: bool = False) -> dict:
                     "the job runs 8 processes (process control), and fewer caches read each pivot row."}
 
 
-#: The evicting hog's block at 16 harts: about 9 ms of compute (the calibration's hog_unit, 5.8 ns), so with its
-#: 2 MiB sweep (about 2.3 ms of LLC refills under modern) a block is about the 10 ms quantum and the hog flushes a
-#: hart's L2 about once a time slice, which is what corruption needs: further sweeps in a slice evict nothing more
-#: of a co-runner's. The QEMU section's default block (5000: a sweep every ~2.4 ms) costs a line lookup per 2.3 ns
-#: of the hog's simulated time, and under global the hog has hundreds of hart-seconds.
+#: The evicting hog's block at 16 harts: its compute (block x the calibration's hog unit) plus its working-set
+#: sweep is about one 10 ms quantum, so the hog flushes a hart's L2 about once a time slice, which is what
+#: corruption needs - further sweeps in a slice evict nothing more of a co-runner's. The QEMU section's default
+#: block sweeps several times a slice, each sweep a cache lookup per line in the simulator, and under global
+#: the hog has hundreds of hart-seconds (the section's note and docs/guide/simulator.md say what that costs).
 TG_HOG_BLOCK = 1500000
 
 
