@@ -5,12 +5,14 @@ failure replayed byte for byte by one printed line (the kernel's side is kernel/
     schedlab explore --scenario "TOKENS" --harts H [--boots N] [--depth D]   # one scenario, N perturb seeds
     schedlab explore --diff "REPLAY LINE"            # a failure's first divergence from a passing neighbour seed
 
-The model. Boot i of a campaign with seed S draws its scenario from random.Random(S * 1000003 + i): 2-4 harts
-(``--harts``), a policy of the build (BOOT's ``policies=``), one to three foreground jobs of the build's apps
-that ``SIZES`` knows a small size for - each with a wait kind and a barrier shape where the app takes them
-(lib/wait/wait.h's ``SL_WAIT_CHOICES``), 1 to harts + 2 processes, staggered arrivals - sometimes a hog beside,
-sometimes the machine model (``modern``: in deterministic mode it counts, never charges), and
-``perturb=<seed>,depth=<1..4>``. Every boot runs with ``clock=virtual`` (QEMU -icount on one host thread), so
+The model. Boot i of a campaign with seed S draws its scenario from random.Random(S * 1000003 + i)
+(explore_draw.py): 2-4 harts (``--harts``), a policy of the build (BOOT's ``policies=``), foreground jobs of
+the build's apps that ``SIZES`` knows a small size for - each with a wait kind and a barrier shape where the
+app takes them (lib/wait/wait.h's ``SL_WAIT_CHOICES``), staggered arrivals - sometimes a hog beside, sometimes
+the machine model (``modern``: in deterministic mode it counts, never charges), and
+``perturb=<seed>,depth=<1..4>``; one of three classes (``--class`` keeps one): any such mix, Tucker & Gupta's
+spinning mix under a migrating policy, or process-control churn (wide worker jobs whose allotments short
+arrivals shrink and grow). Every boot runs with ``clock=virtual`` (QEMU -icount on one host thread), so
 the same line gives the same console on any host. The checks are the ones the suite already knows: the
 kernel's verdict is ok (every job ended with check=ok, no ERROR or PANIC, no deadlock, the scenario's own
 watchdog did not fire), every job printed its RESULT, and under gang with every job at most as wide as the harts,
@@ -40,35 +42,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 from . import executor
+from .explore_draw import (CLASSES, HOSTILE, MIX_SHARE, PROCCTL_SHARE, SIZES, draw, gang_checkable,  # noqa: F401
+                           mix_jobs, policy_of, procctl_case)
 from .qemu import REPO_ROOT, HarnessError, Run
 
-#: Small sizes of the apps the explorer draws (a boot of a few ms of virtual time): app -> (keys, takes
-#: barrier= and shape=). An app of the build not here is left out, and the summary names it.
-SIZES = {
-    "synth": ("iters={r:20-80},grain={r:200-3000},var={r:0-500}", True),
-    "oddeven": ("n={r:32-256}", True),
-    "gauss": ("n={r:24-48},variant={c:coarse|fine},sync={c:barrier|cond}", True),
-    "sor": ("n={r:16-48},iters={r:2-6}", True),
-    "tclosure": ("n={r:16-48}", True),
-    "adjoint": ("n={r:8-24}", True),
-    "knary": ("h={r:2-5},d={r:2-4},work={r:50-400}", False),
-    "msort": ("n={r:256-4096},variant={c:coarse|fine}", False),
-    "grassfire": ("n={r:16-48},variant={c:coarse|fine}", False),
-    "sleeper": ("iters={r:3-20},sleep_us={r:50-800},work={r:100-2000}", False),
-}
-SHAPES = ("central", "tree", "combination")
-MIX = ("gauss", "synth", "oddeven")             # the spinning mix (Tucker & Gupta 1989's applications)
-MIX_SHARE = 0.3                                 # of the boots: the mix under a migrating policy
-MIGRATING = ("global", "partition")             # policies that move a process between harts
-MIN_SCALE = 0.1                                 # sizes shrink with the load down to this share of their range
-HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
 LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
 BOOT_TIMEOUT = 120.0
 GRACE_US = 500.0                                # dispatch latency forgiven (tests/schedule_checks.py's)
@@ -95,70 +78,10 @@ def build_listing(kernel=None) -> tuple[list[str], list[str], set[str]]:
     return names("policies"), names("apps"), set(names("background"))
 
 
-def _fill(template: str, rng: random.Random, scale: float = 1.0) -> str:
-    """The template's {r:lo-hi} drawn from lo..lo + (hi - lo) * scale, its {c:a|b} from the choices."""
-    def one(match):
-        kind, arg = match.group(1), match.group(2)
-        if kind == "r":
-            lo, hi = (int(x) for x in arg.split("-"))
-            return str(rng.randint(lo, lo + round((hi - lo) * scale)))
-        return rng.choice(arg.split("|"))
-    return re.sub(r"\{([rc]):([^}]+)\}", one, template)
-
-
-def draw(index: int, seed: int, policies, apps, background, waits, harts_choices) -> dict:
-    """Boot `index`'s scenario: harts, tokens (with perturb=), model; a pure function of its arguments. One boot
-    in MIX_SHARE is of the spinning mix's class (mix_jobs), the rest draw any policy and apps of the build.
-    Sizes shrink with the square of the load (processes per hart): once its processes outnumber the harts, a
-    busy-waiting job's every phase costs up to a quantum (the collapse the papers measure) and, in deterministic
-    mode, a hand-over of the host thread at every spin pause, so an oversubscribed boot would otherwise cost
-    tens of times an undersubscribed one in host time, for no more interleavings."""
-    rng = random.Random(seed * 1000003 + index)
-    harts = rng.choice(harts_choices)
-    drawable = [a for a in apps if a in SIZES and a not in background and a not in HOSTILE]
-    mix = [a for a in MIX if a in drawable]
-    spinning = bool(mix) and rng.random() < MIX_SHARE
-    policy = rng.choice([p for p in MIGRATING if p in policies] or policies) if spinning else rng.choice(policies)
-    tokens = [f"policy={policy}", f"quantum={rng.choice(['200us', '1ms', '3ms'])}",
-              f"seed={rng.randint(1, 1000)}", "timeout=60s"]
-    jobs = mix_jobs(rng, mix, harts) if spinning else []          # (app, procs, the keys after the sizes)
-    for j in range(0 if spinning else rng.randint(1, 3)):
-        app = rng.choice(drawable)
-        parts = [f"procs={rng.randint(1, harts + 2)}"]
-        if SIZES[app][1]:
-            parts += [f"barrier={rng.choice(waits)}", f"shape={rng.choice(SHAPES)}"]
-        if j and rng.random() < 0.5:
-            parts.append(f"at={rng.randint(0, 3000)}us")
-        jobs.append((app, parts))
-    hog = [f"job=hog:procs={rng.randint(1, harts)}"] if "hog" in background and rng.random() < 0.3 else []
-    scale = min(1.0, harts / sum(int(t.split("procs=")[1]) for t in [p[0] for _, p in jobs] + hog)) ** 2
-    tokens += [f"job={app}:{','.join([_fill(SIZES[app][0], rng, max(scale, MIN_SCALE)), *parts])}"
-               for app, parts in jobs] + hog
-    tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
-    if gang_checkable(tokens, harts):
-        tokens.insert(1, "trace=on")
-    model = "modern" if rng.random() < (0.3 if spinning else 0.1) else None
-    return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": model}
-
-
-def mix_jobs(rng: random.Random, mix: list[str], harts: int) -> list[tuple[str, list[str]]]:
-    """Tucker & Gupta's class (reproduce/markatos_partition.py's mix, small): two or three of the mix's apps,
-    each as wide as the harts and busy-waiting, staggered - every process's end may race another hart's
-    scheduler for it, since a migrating policy lets it run anywhere."""
-    return [(app, [f"procs={harts}", "barrier=spin", *([f"at={rng.randint(0, 2000)}us"] if k else [])])
-            for k, app in enumerate(rng.sample(mix, rng.randint(min(2, len(mix)), len(mix))))]
-
-
 def fixed(index: int, seed: int, scenario: str, harts: int, depth: int) -> dict:
     """Boot `index` of a --scenario campaign: the scenario with the perturb seed seed + index."""
     tokens = f"{scenario} perturb={seed + index},depth={depth}"
     return {"index": index, "harts": harts, "tokens": tokens, "model": None}
-
-
-def gang_checkable(tokens: list[str], harts: int) -> bool:
-    """policy=gang with every job at most as wide as the harts: its trace must show each gang coscheduled."""
-    procs = [int(m.group(1)) for t in tokens for m in [re.search(r"[:,]procs=(\d+)", t)] if m]
-    return policy_of(" ".join(tokens)) == "gang" and bool(procs) and max(procs) <= harts
 
 
 def gang_problem(run: Run) -> str | None:
@@ -175,15 +98,15 @@ def gang_problem(run: Run) -> str | None:
     return f"GANG: job {job}'s processes ran {check.fraction:.1%} of their time while a member waited ready"
 
 
-def policy_of(tokens: str) -> str:
-    """The scenario's policy (the last policy= wins, as in the kernel); 'default' without one."""
-    found = re.findall(r"(?:^|\s)policy=(\S+)", tokens)
-    return found[-1] if found else "default"
+def memory_args(case: dict) -> tuple[str, ...]:
+    """The QEMU arguments of the case's guest memory: none for the harness's default (qemu.MEMORY)."""
+    return ("-m", case["memory"]) if case.get("memory") else ()
 
 
 def replay_line(case: dict) -> str:
     model = f" --model {case['model']}" if case["model"] else ""
-    return f"tools/schedlab run --deterministic --cpus {case['harts']}{model} {case['tokens']}"
+    memory = f' --qemu-extra "-m {case["memory"]}"' if case.get("memory") else ""
+    return f"tools/schedlab run --deterministic --cpus {case['harts']}{model}{memory} {case['tokens']}"
 
 
 def judge(run: Run) -> str:
@@ -206,15 +129,15 @@ def judge(run: Run) -> str:
 
 
 SEED = re.compile(r"(^|\s)perturb=(\d+)")
-REPLAY = re.compile(r"--cpus (\d+)(?: --model (\S+))? (.*)$")
+REPLAY = re.compile(r"--cpus (\d+)(?: --model (\S+))?(?: --qemu-extra \"-m (\S+)\")? (.*)$")
 
 
 def parse_replay(line: str, harts: int) -> dict:
     """A case from a replay line as a failure prints it, or from bare tokens booted at `harts` harts."""
     line = line.strip()
     found = REPLAY.search(line)
-    case = {"index": 0, "harts": int(found.group(1)), "tokens": found.group(3), "model": found.group(2)} if found \
-        else {"index": 0, "harts": harts, "tokens": line, "model": None}
+    case = {"index": 0, "harts": int(found.group(1)), "tokens": found.group(4), "model": found.group(2),
+            "memory": found.group(3)} if found else {"index": 0, "harts": harts, "tokens": line, "model": None}
     if not SEED.search(case["tokens"]):
         raise HarnessError(f"explore --diff: no perturb=<seed> in {line!r}")
     return case
@@ -254,7 +177,7 @@ def diff(args) -> int:
     seed = int(SEED.search(case["tokens"]).group(2))
 
     def boot(c):
-        return executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
+        return executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, memory_args(c), True, c["model"])
     failing = boot(case)
     verdict = judge(failing)
     print(f"explore --diff: {replay_line(case)}\n  verdict: {verdict}", flush=True)
@@ -317,7 +240,11 @@ def campaign(args) -> int:
     if args.scenario:
         cases = [fixed(i, args.seed, args.scenario, harts[0], args.depth) for i in range(args.boots)]
     else:
-        cases = [draw(i, args.seed, policies, apps, background, waits, harts) for i in range(args.boots)]
+        try:
+            cases = [draw(i, args.seed, policies, apps, background, waits, harts, args.only)
+                     for i in range(args.boots)]
+        except ValueError as exc:
+            raise HarnessError(f"explore --class {args.only}: {exc}") from exc
     if args.trace:
         cases = [traced(c) for c in cases]
     to_boot = [c for c in cases if c["index"] not in done]
@@ -325,7 +252,7 @@ def campaign(args) -> int:
     print(f"explore: {len(cases)} boots (seed {args.seed}, {len(done)} from the journal), harts {args.harts}, "
           f"policies {','.join(policies)}, waits {','.join(waits)}"
           + (f"; apps without a small size here, left out: {','.join(skipped)}" if skipped else ""), flush=True)
-    tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
+    tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, args.timeout, memory_args(c), True, c["model"])
              for c in to_boot]
     results = dict(done)
     args.deterministic = True                   # every boot: one host thread, so --jobs may use every core
@@ -346,9 +273,11 @@ def campaign(args) -> int:
     slow = sum(e["verdict"] == "SLOW" for e in results.values())
     distinct = {re.sub(r" perturb=\S+", "", e["tokens"]) + f"@{e['harts']}/{e['model']}" for e in results.values()}
     per_policy = Counter(policy_of(e["tokens"]) for e in results.values())
+    per_class = Counter(e.get("class", "scenario") for e in results.values())
     print(f"explore: {len(results)} boots, {len(distinct)} distinct scenarios, {len(failures)} failure(s), "
           f"{slow} slow (not judged); "
-          + ", ".join(f"{p} {n}" for p, n in sorted(per_policy.items())), flush=True)
+          + ", ".join(f"{p} {n}" for p, n in sorted(per_policy.items())) + "; classes "
+          + ", ".join(f"{c} {n}" for c, n in sorted(per_class.items())), flush=True)
     return 1 if failures else 0
 
 
@@ -363,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="skip the boots OUT/explore.jsonl already has")
     parser.add_argument("--scenario", metavar="TOKENS", help="one scenario (bootargs) under --boots perturb seeds "
                         "from --seed, at the first of --harts")
+    parser.add_argument("--class", dest="only", choices=CLASSES, default=None,
+                        help="draw every boot from one class: any, mix (the spinning mix), churn (process control "
+                             "under allotment churn)")
     parser.add_argument("--depth", type=int, default=3, help="with --scenario: PCT's depth, 1..8 (default 3)")
     parser.add_argument("--diff", metavar="LINE", help="a failure's replay line: boot it traced beside its nearest "
                         "passing neighbour seed and print their first differing trace record")
@@ -381,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--harts {args.harts}: expected hart counts 1..64, e.g. 2,3,4")
         if args.scenario and ("perturb=" in args.scenario or not 1 <= args.depth <= 8):
             parser.error("--scenario: give the scenario without perturb= (explore adds it), and --depth 1..8")
+        if args.scenario and args.only:
+            parser.error("--class draws scenarios; --scenario gives one: not both")
         if args.resume and not args.out:
             parser.error("--resume needs --out DIR (where the journal is)")
         if args.diff:
