@@ -23,6 +23,7 @@
 #include "spinlock.h"
 #include "trace.h"
 #include "ulog.h"
+#include "vclock.h"
 
 #define ULOG_MAX_PAGES    16      /* record pages per process: 4096 records */
 #define ULOG_BUDGET_PAGES 2048    /* all logs of a run: 8 MiB */
@@ -150,7 +151,9 @@ void ulog_clock_choose(void)
         uint64_t skew = predicted > anchors[i].t ? predicted - anchors[i].t : anchors[i].t - predicted;
         ok = anchors[i].t && skew <= ULOG_SKEW_TICKS;
     }
-    use_cycles = ok;
+    /* deterministic mode: `time` counts instructions and replays exactly, QEMU's `cycle` under -icount does not
+       (two traced boots of one perturbed scenario parted at a record's cycle stamp) */
+    use_cycles = ok && !clock_virtual;
 }
 
 /* Record pages per process for a job of n processes with `left` pages to share: 0 if none fit. */
