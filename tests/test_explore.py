@@ -233,9 +233,10 @@ def test_failures_the_explorer_found_replay_clean(boot, line):
 
 # Open: a failure a churn campaign found on today's kernel (explore --class churn --boots 300 --seed 1, boot 266,
 # checked kernel): under policy=adaptive, hart 2 PANICs "acquire: lock order: rank 0 taken while holding ?" on
-# sched_lock - its rankbit word no longer holds its rank: something wrote past the data before it (sched_lock
-# follows the adaptive policy's state `ad` in .data; docs/notes/explorer.md). It replays byte for byte; strict,
-# so the fix that makes it pass moves it into FOUND above.
+# sched_lock, whose rank word hart 1's nested kernel faults overwrote: hart 1 faulted right after dispatch's
+# write_satp (a page table that no longer mapped the kernel) and each kernel_fault faulted again, pushing frames
+# down through .data (docs/notes/explorer.md). It replays byte for byte; strict, so the fix that makes it pass
+# moves it into FOUND above.
 OPEN = {
     "sched-lock-clobbered-adaptive":
         "tools/schedlab run --deterministic --cpus 3 policy=adaptive quantum=1ms seed=759 timeout=60s "
@@ -245,7 +246,7 @@ OPEN = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open: sched_lock's rank word clobbered under policy=adaptive")
+@pytest.mark.xfail(strict=True, reason="open: a kernel fault after dispatch's write_satp under policy=adaptive")
 @pytest.mark.parametrize("line", OPEN.values(), ids=OPEN.keys())
 def test_open_failures_the_explorer_found(boot, line):
     test_failures_the_explorer_found_replay_clean(boot, line)
