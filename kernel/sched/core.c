@@ -175,20 +175,28 @@ static void write_satp(struct job *j)
     sfence_vma();
 }
 
-/* c now holds j's page table (0: the kernel's) instead of its old one: move the references. Returns a job
-   whose table lost its last user, for the caller to free after dropping sched_lock - and after the hart has
-   stopped using it (write_satp). */
-static struct job *take_satp(struct cpu *c, struct job *j)
+/* c holds j's page table (0: the kernel's) from now on: j gains c's reference. Returns the job whose table c
+   held, whose reference c keeps until it has stopped walking that table (write_satp, then drop_satp). */
+static struct job *hold_satp(struct cpu *c, struct job *j)
 {
-    ASSERT_HELD(&sched_lock, "take_satp");
+    ASSERT_HELD(&sched_lock, "hold_satp");
     struct job *old = c->satp_job;
     c->satp_job = j;
     if (j)
         j->pt_refs++;
-    if (old && --old->pt_refs == 0)
-        return old;
-    return 0;
+    return old;
 }
+
+/* c no longer walks old's table: its reference goes. Returns old if that was the table's last user, for the
+   caller to free after dropping sched_lock. Dropped any sooner - before c's write_satp - the job's end could
+   free the table under the hart still walking it (life_job_finish takes the last reference then). */
+static struct job *drop_satp(struct job *old)
+{
+    ASSERT_HELD(&sched_lock, "drop_satp");
+    return old && --old->pt_refs == 0 ? old : 0;
+}
+
+static struct job *take_satp(struct cpu *c, struct job *j) { return drop_satp(hold_satp(c, j)); }
 
 static struct job *load_satp(struct cpu *c, struct job *j)
 {
@@ -244,10 +252,11 @@ static struct job *dispatch(struct cpu *c, struct proc *p)
         /* Under QEMU a TLB flush clears the whole softmmu TLB: too long to hold sched_lock over it, when a
            gang slot switch has every hart dispatching at once. p is RUNNING here, so no other hart takes
            it; what they may do meanwhile (preempt it, kill its job) it sees when it returns to user mode. */
-        dead = take_satp(c, p->job);
+        struct job *old = hold_satp(c, p->job);
         release(&sched_lock);
         write_satp(p->job);
         acquire(&sched_lock);
+        dead = drop_satp(old);
     }
     fpu_switch_in(c, p);
     p->tf.kernel_tp = (uint64_t)c;
