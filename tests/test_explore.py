@@ -198,6 +198,13 @@ def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
 # process's worker sat in the pin inbox of a process asleep on a barrier word, and the job deadlocked - ERROR
 # deadlock, every process on a futex, the suspended one on its resume word (docs/notes/explorer.md). Two drawn
 # boots of the process-control churn class (--class churn), oddeven under partition at 4 harts.
+#
+# The page table freed under a hart (found on the kernel of 480ff41 by the churn class, seed 1, boot 266): dispatch
+# moved its hart's page-table reference from the old job to the new one under sched_lock, then dropped the lock
+# for the satp write; stopped in between, the hart still walked the old job's table when that job's end took its
+# last reference and freed it. The next fetch faulted, kernel_fault faulted again and again, and the nested frames
+# ran down through .data onto sched_lock - PANIC "acquire: lock order: rank 0 taken while holding ?" on another
+# hart. The old reference now goes after the write (core.c, drop_satp).
 FOUND = {
     "double-reap-global-mix":
         "tools/schedlab run --deterministic --cpus 3 calib=off policy=global quantum=200us timeout=60s "
@@ -218,6 +225,11 @@ FOUND = {
         "job=oddeven:n=64,procs=6,barrier=adaptive,shape=combination job=synth:procs=1,iters=45,grain=526,"
         "barrier=block,at=75us job=synth:procs=1,iters=10,grain=363,barrier=block,at=577us job=synth:procs=1,"
         "iters=52,grain=330,barrier=block,at=2881us perturb=1226708383,depth=2",
+    "page-table-freed-under-dispatch-adaptive":
+        "tools/schedlab run --deterministic --cpus 3 policy=adaptive quantum=1ms seed=759 timeout=60s "
+        "job=synth:iters=38,grain=1348,var=92,procs=4,barrier=twophase,shape=combination job=synth:procs=1,iters=17,"
+        "grain=726,barrier=block,at=277us job=synth:procs=1,iters=38,grain=601,barrier=block,at=2700us "
+        "job=synth:procs=1,iters=23,grain=410,barrier=block,at=3072us perturb=374538152,depth=3",
 }
 
 
@@ -230,23 +242,3 @@ def test_failures_the_explorer_found_replay_clean(boot, line):
         pytest.skip("the replay is of the checked kernel (KCHECKS=1, which make test builds)")
     assert explore.judge(run) == "ok", run.console[-1500:]
 
-
-# Open: a failure a churn campaign found on today's kernel (explore --class churn --boots 300 --seed 1, boot 266,
-# checked kernel): under policy=adaptive, hart 2 PANICs "acquire: lock order: rank 0 taken while holding ?" on
-# sched_lock, whose rank word hart 1's nested kernel faults overwrote: hart 1 faulted right after dispatch's
-# write_satp (a page table that no longer mapped the kernel) and each kernel_fault faulted again, pushing frames
-# down through .data (docs/notes/explorer.md). It replays byte for byte; strict, so the fix that makes it pass
-# moves it into FOUND above.
-OPEN = {
-    "sched-lock-clobbered-adaptive":
-        "tools/schedlab run --deterministic --cpus 3 policy=adaptive quantum=1ms seed=759 timeout=60s "
-        "job=synth:iters=38,grain=1348,var=92,procs=4,barrier=twophase,shape=combination job=synth:procs=1,iters=17,"
-        "grain=726,barrier=block,at=277us job=synth:procs=1,iters=38,grain=601,barrier=block,at=2700us "
-        "job=synth:procs=1,iters=23,grain=410,barrier=block,at=3072us perturb=374538152,depth=3",
-}
-
-
-@pytest.mark.xfail(strict=True, reason="open: a kernel fault after dispatch's write_satp under policy=adaptive")
-@pytest.mark.parametrize("line", OPEN.values(), ids=OPEN.keys())
-def test_open_failures_the_explorer_found(boot, line):
-    test_failures_the_explorer_found_replay_clean(boot, line)
