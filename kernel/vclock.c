@@ -3,14 +3,27 @@
  */
 #include "kernel.h"
 #include "perturb.h"
+#include "cpu.h"
 
 int clock_virtual;
+
+/* The end of this hart's slice after now: the next point of its own phase of a grid all harts share
+   (vclock.h, "The slices"), so at most a slice away. Perturbed boots draw each slice's length instead. */
+static uint64_t slice_end(uint64_t now)
+{
+    if (perturb_on)
+        return now + us_to_ticks(perturb_slice_us());
+    uint64_t slice = us_to_ticks(VCLOCK_SLICE_US);
+    uint64_t phase = slice * (uint64_t)mycpu()->id / (uint64_t)ncpus;
+    uint64_t t = now + 1;
+    return t + (phase + slice - t % slice) % slice;
+}
 
 uint64_t vclock_timer(uint64_t when)
 {
     if (!clock_virtual)
         return when;
-    uint64_t soon = rdtime() + us_to_ticks(perturb_slice_us()); /* VCLOCK_SLICE_US, or perturb='s draw */
+    uint64_t soon = slice_end(rdtime());
     return when < soon ? when : soon;
 }
 
