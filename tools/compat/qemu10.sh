@@ -8,7 +8,8 @@
 # ~550 MB, a few minutes), later runs reuse it. It builds the plugin for that QEMU's API into build/compat/,
 # binds this checkout into the root at the same path, and runs four boots through the harness with that QEMU
 # (SCHEDLAB_QEMU): no model, MODEL=modern, 4 paced harts, and 3 harts in deterministic mode (-icount). Each
-# must end ok (the model's with its report); the script exits non-zero at the first that does not. Not part of make test (it needs the network once, and root).
+# must end ok (the model's with its report); the script exits non-zero at the first that does not. Not part of
+# make test (it needs the network once, and root).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 root=${SCHEDLAB_TRIXIE_ROOT:-/var/tmp/schedlab-trixie}
