@@ -2,8 +2,12 @@
  * kalloc.c - physical page allocator with one free list per NUMA node.
  *
  * Every page of every /memory region above the kernel image, minus the reserved ranges (firmware, the
- * device tree blob), goes on the free list of its region's node at boot. A free page's first word links
- * it to the next. Each node's list has its own lock; kalloc_page(node) falls back to the other nodes in
+ * device tree blob), is free at boot, in its region's node. A node hands out pages given back first (its
+ * free list: a free page's first word links it to the next, last freed first), then pages never handed out
+ * yet, from each region's cursor upwards - lowest address first, later regions of a node before earlier
+ * ones, the order a list built at boot would give. Boot touches no free page: a list linking every page
+ * would write to all of guest memory, and QEMU's host process would fault all of it in (hundreds of MB
+ * zeroed at every boot). Each node has its own lock; kalloc_page(node) falls back to the other nodes in
  * order when the asked node is empty, so "node-local" is a preference, never a failure.
  */
 #include "kernel.h"
@@ -14,10 +18,17 @@ struct run {
     struct run *next;
 };
 
+/* Pages [next, end) of one region, never handed out yet (reserved pages among them are skipped). */
+struct fresh {
+    uint64_t next, end;
+};
+
 static struct node_pages {
     struct spinlock lock;
-    struct run *free;
-    uint64_t nfree;
+    struct run *free;          /* pages given back */
+    uint64_t nfree;            /* free pages: on the list and not yet reached by a cursor */
+    int nfresh;
+    struct fresh fresh[16];    /* one per region of the node (plat.mem has at most 16) */
     uint64_t lo, hi; /* the node's physical range (union of its regions) */
 } nodes[SL_MAX_NODES];
 
@@ -41,16 +52,12 @@ void kalloc_init(void)
         np->lo = MIN(np->lo, r->base);
         np->hi = MAX(np->hi, r->base + r->size);
         uint64_t start = ROUNDUP(MAX(r->base, (uint64_t)kernel_end), PAGE_SIZE);
-        /* push from the top down so the list hands out low addresses first */
-        for (uint64_t pa = (r->base + r->size) & ~(PAGE_SIZE - 1); pa >= start + PAGE_SIZE;) {
-            pa -= PAGE_SIZE;
-            if (overlaps_reserved(pa))
-                continue;
-            struct run *run = (struct run *)pa;
-            run->next = np->free;
-            np->free = run;
-            np->nfree++;
-        }
+        uint64_t end = (r->base + r->size) & ~(PAGE_SIZE - 1);
+        if (end <= start || np->nfresh == (int)(sizeof np->fresh / sizeof np->fresh[0]))
+            continue;
+        np->fresh[np->nfresh++] = (struct fresh){ start, end };
+        for (uint64_t pa = start; pa < end; pa += PAGE_SIZE) /* counted, not touched */
+            np->nfree += !overlaps_reserved(pa);
     }
 }
 
@@ -62,16 +69,33 @@ int page_node(uint64_t pa)
     return 0;
 }
 
+/* The next page no one has had, from the node's last region with one left (np->lock held; 0: none). */
+static void *take_fresh(struct node_pages *np)
+{
+    for (int i = np->nfresh - 1; i >= 0; i--) {
+        struct fresh *f = &np->fresh[i];
+        while (f->next < f->end) {
+            uint64_t pa = f->next;
+            f->next += PAGE_SIZE;
+            if (!overlaps_reserved(pa))
+                return (void *)pa;
+        }
+    }
+    return 0;
+}
+
 static void *take(struct node_pages *np)
 {
     acquire(&np->lock);
-    struct run *r = np->free;
-    if (r) {
-        np->free = r->next;
+    void *pa = np->free;
+    if (pa)
+        np->free = np->free->next;
+    else
+        pa = take_fresh(np);
+    if (pa)
         np->nfree--;
-    }
     release(&np->lock);
-    return r;
+    return pa;
 }
 
 void *kalloc_page(int node)

@@ -3,14 +3,36 @@
  */
 #include "kernel.h"
 #include "perturb.h"
+#include "cpu.h"
 
 int clock_virtual;
+
+/* Where each hart's next slice ends in its window (vclock.h "The slices"): a generator per hart, seeded by
+   its index, so a boot's draws are the same every time. Written by its own hart only. */
+static uint64_t slice_draw[SL_MAX_HARTS];
+
+/* The end of this hart's slice after now: a point drawn in the window of its own phase of a grid all harts
+   share (hart h's window is the h-th ncpus-th of a slice), at most a slice away. Perturbed boots draw each
+   slice's length instead (perturb.h). */
+static uint64_t slice_end(uint64_t now)
+{
+    if (perturb_on)
+        return now + us_to_ticks(perturb_slice_us());
+    int h = mycpu()->id;
+    uint64_t slice = us_to_ticks(VCLOCK_SLICE_US), width = slice / (uint64_t)ncpus;
+    uint64_t t = now + 1, phase_end = slice * (uint64_t)(h + 1) / (uint64_t)ncpus;
+    if (!slice_draw[h])
+        slice_draw[h] = (uint64_t)h + 1;
+    uint64_t end = t + (phase_end + slice - t % slice) % slice; /* the window's end: t <= end < t + slice */
+    uint64_t at = end - perturb_next(&slice_draw[h]) % (width ? width : 1);
+    return at >= t ? at : at + slice;
+}
 
 uint64_t vclock_timer(uint64_t when)
 {
     if (!clock_virtual)
         return when;
-    uint64_t soon = rdtime() + us_to_ticks(perturb_slice_us()); /* VCLOCK_SLICE_US, or perturb='s draw */
+    uint64_t soon = slice_end(rdtime());
     return when < soon ? when : soon;
 }
 

@@ -9,8 +9,12 @@ barrier, not a timer period; compare refuses slowdowns from virtual times unless
 
 import subprocess
 
+import pytest
+
 from schedlab import cli, commands, qemu
 from schedlab import trace as tr
+from check_boots import battery_session, cases_on, declaration_of, judged  # noqa: F401 (a fixture)
+from conftest import built_policies, kernel_under_test
 from helpers import REPO, assert_all_ok, run_cli
 
 #: Spinning and blocking barriers, a hog that never blocks, threads stealing: every kind of wait.
@@ -105,3 +109,17 @@ def test_compare_refuses_virtual_times_unless_allowed(fake, capsys):  # noqa: F8
     header = next(line for line in out.splitlines() if line.startswith("== compare"))
     assert "clock=virtual" in header and "instruction-count ratios" in out
     assert fake.calls() and all(argv[-1].endswith("clock=virtual") for argv in fake.calls())
+
+
+def test_a_long_tick_hook_does_not_starve_its_hart(battery_session):
+    """kernel/vclock.h, "The slices": a hart in a long stretch with interrupts off arms no deadline, and with
+    the other harts' slice deadlines clustered it got a few hundred instructions per round of theirs. Adaptive's
+    window judgment (thousands of instructions in hart 0's tick, its only quantum timer) then left a ready
+    process waiting 30+ quanta at 3 harts. Judged by schedlab check's own progress definition."""
+    if "adaptive" not in (built_policies()[0] or []):
+        pytest.skip("this kernel has no policy=adaptive, the one whose tick hook runs long")
+    decl = declaration_of("adaptive")
+    case = cases_on("adaptive", decl, "qemu-3")["share"]
+    _, verdicts = judged(battery_session, case, decl, kernel_under_test())
+    progress = next(v for v in verdicts if v.check == "progress")
+    assert progress.status == "pass", progress.detail

@@ -6,9 +6,10 @@
 #
 # The first run makes a Debian 13 root with QEMU in $SCHEDLAB_TRIXIE_ROOT (default /var/tmp/schedlab-trixie,
 # ~550 MB, a few minutes), later runs reuse it. It builds the plugin for that QEMU's API into build/compat/,
-# binds this checkout into the root at the same path, and runs three boots through the harness with that QEMU
-# (SCHEDLAB_QEMU): no model, MODEL=modern, and 4 paced harts. Each must end ok with the model's report; the
-# script exits non-zero at the first that does not. Not part of make test (it needs the network once, and root).
+# binds this checkout into the root at the same path, and runs four boots through the harness with that QEMU
+# (SCHEDLAB_QEMU): no model, MODEL=modern, 4 paced harts, and 3 harts in deterministic mode (-icount). Each
+# must end ok (the model's with its report); the script exits non-zero at the first that does not. Not part of
+# make test (it needs the network once, and root).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 root=${SCHEDLAB_TRIXIE_ROOT:-/var/tmp/schedlab-trixie}
@@ -45,4 +46,6 @@ check() {   # check PATTERN ARGS... : a run through the harness must exit 0 and 
 check '^== run 1/1 .* ok ' --cpus 2 job=gauss:n=64
 check '^model: profile=modern ' --cpus 2 --model modern job=gauss:n=64
 check '^pace: 10000000 ' --cpus 4 --model pace=10000000 job=gauss:n=64
+check '^summary: .* failed=0 ' --deterministic --cpus 3 policy=adaptive quantum=200us job=sleeper:iters=10 job=hog job=hog \
+    job=hog job=hog
 echo "qemu10.sh: ok: QEMU $("$wrapper" --version | head -n1 | sed 's/.*version //') boots schedlab, the model and paced harts"
