@@ -170,11 +170,6 @@ def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
         explore.traced(case)
     with pytest.raises(explore.HarnessError):
         explore.parse_replay("policy=gang job=synth", 2)
-    small = {"index": 0, "harts": 2, "model": None, "memory": "64M", "tokens": "policy=gang job=synth perturb=5"}
-    assert explore.replay_line(small) == \
-        'tools/schedlab run --deterministic --cpus 2 --qemu-extra "-m 64M" policy=gang job=synth perturb=5'
-    assert explore.parse_replay(explore.replay_line(small), 0) == small
-    assert explore.memory_args(small) == ("-m", "64M") and explore.memory_args(case) == ()
     from types import SimpleNamespace
     from schedlab.trace import Record
     def trace(*events, shift=0):
@@ -236,8 +231,7 @@ FOUND = {
 @pytest.mark.parametrize("line", FOUND.values(), ids=FOUND.keys())
 def test_failures_the_explorer_found_replay_clean(boot, line):
     case = explore.parse_replay(line, 0)
-    run = boot(case["harts"], case["tokens"], deterministic=True, model=case["model"],
-               extra=explore.memory_args(case))
+    run = boot(case["harts"], case["tokens"], deterministic=True, model=case["model"])
     if (run.boot or {}).get("checks") != "on":  # its interleaving has the checked kernel's race points
         pytest.skip("the replay is of the checked kernel (KCHECKS=1, which make test builds)")
     assert explore.judge(run) == "ok", run.console[-1500:]

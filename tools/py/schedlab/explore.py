@@ -98,15 +98,9 @@ def gang_problem(run: Run) -> str | None:
     return f"GANG: job {job}'s processes ran {check.fraction:.1%} of their time while a member waited ready"
 
 
-def memory_args(case: dict) -> tuple[str, ...]:
-    """The QEMU arguments of the case's guest memory: none for the harness's default (qemu.MEMORY)."""
-    return ("-m", case["memory"]) if case.get("memory") else ()
-
-
 def replay_line(case: dict) -> str:
     model = f" --model {case['model']}" if case["model"] else ""
-    memory = f' --qemu-extra "-m {case["memory"]}"' if case.get("memory") else ""
-    return f"tools/schedlab run --deterministic --cpus {case['harts']}{model}{memory} {case['tokens']}"
+    return f"tools/schedlab run --deterministic --cpus {case['harts']}{model} {case['tokens']}"
 
 
 def judge(run: Run) -> str:
@@ -129,15 +123,15 @@ def judge(run: Run) -> str:
 
 
 SEED = re.compile(r"(^|\s)perturb=(\d+)")
-REPLAY = re.compile(r"--cpus (\d+)(?: --model (\S+))?(?: --qemu-extra \"-m (\S+)\")? (.*)$")
+REPLAY = re.compile(r"--cpus (\d+)(?: --model (\S+))? (.*)$")
 
 
 def parse_replay(line: str, harts: int) -> dict:
     """A case from a replay line as a failure prints it, or from bare tokens booted at `harts` harts."""
     line = line.strip()
     found = REPLAY.search(line)
-    case = {"index": 0, "harts": int(found.group(1)), "tokens": found.group(4), "model": found.group(2),
-            "memory": found.group(3)} if found else {"index": 0, "harts": harts, "tokens": line, "model": None}
+    case = {"index": 0, "harts": int(found.group(1)), "tokens": found.group(3), "model": found.group(2)} if found \
+        else {"index": 0, "harts": harts, "tokens": line, "model": None}
     if not SEED.search(case["tokens"]):
         raise HarnessError(f"explore --diff: no perturb=<seed> in {line!r}")
     return case
@@ -177,7 +171,7 @@ def diff(args) -> int:
     seed = int(SEED.search(case["tokens"]).group(2))
 
     def boot(c):
-        return executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, memory_args(c), True, c["model"])
+        return executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
     failing = boot(case)
     verdict = judge(failing)
     print(f"explore --diff: {replay_line(case)}\n  verdict: {verdict}", flush=True)
@@ -252,7 +246,7 @@ def campaign(args) -> int:
     print(f"explore: {len(cases)} boots (seed {args.seed}, {len(done)} from the journal), harts {args.harts}, "
           f"policies {','.join(policies)}, waits {','.join(waits)}"
           + (f"; apps without a small size here, left out: {','.join(skipped)}" if skipped else ""), flush=True)
-    tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, args.timeout, memory_args(c), True, c["model"])
+    tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
              for c in to_boot]
     results = dict(done)
     args.deterministic = True                   # every boot: one host thread, so --jobs may use every core

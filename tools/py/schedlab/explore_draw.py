@@ -19,10 +19,7 @@ per phase (the collapse the papers measure; in deterministic mode also a hand-ov
 spin pause), for no more interleavings. So sizes shrink with the square of the processes per hart, both ends
 of a range (down to its floor: ``{r:lo-hi/floor}``), and such a boot draws its quantum from the two shorter
 ones. A job that process control folds is not oversubscribed (its processes follow the allotment): the churn
-class keeps its sizes. And a boot's guest memory is ``MEMORY``, not the harness's 256 MB: the kernel links every
-free page into its free list at boot (kernel/kalloc.c), so QEMU's host process touches all of guest memory
-first, and on a host short of free memory those page faults cost more system time than the boot's own
-instructions do. A boot under the machine model keeps the default (its NUMA map and caches are sized from it).
+class keeps its sizes.
 """
 
 from __future__ import annotations
@@ -56,7 +53,6 @@ ALLOTTING = ("partition", "adaptive")           # policies that allot harts (so 
 CHURN = "synth:procs=1,iters={r:10-60},grain={r:200-800},barrier=block"
 MIN_SCALE = 0.1                                 # sizes shrink with the load down to this share of their range
 HOSTILE = {"chaos", "fault", "scribble"}        # their own failures are the point: not drawn here
-MEMORY = "64M"                                  # guest memory of a boot without the machine model (below)
 CLASSES = ("any", "mix", "churn")
 
 
@@ -119,7 +115,7 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
         tokens.insert(1, "trace=on")
     model = "modern" if rng.random() < (0.3 if spinning else 0.1) else None
     return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": model,
-            "memory": None if model else MEMORY, "class": "mix" if spinning else "any"}
+            "class": "mix" if spinning else "any"}
 
 
 def mix_jobs(rng: random.Random, mix: list[str], harts: int) -> list[tuple[str, list[str]]]:
@@ -151,8 +147,7 @@ def procctl_case(rng: random.Random, index: int, harts_choices, allotting, adapt
         tokens.append(f"job={fill(CHURN, rng)},at={at}us")
         at += rng.randint(300, 2500)
     tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
-    return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": None, "memory": MEMORY,
-            "class": "churn"}
+    return {"index": index, "harts": harts, "tokens": " ".join(tokens), "model": None, "class": "churn"}
 
 
 def gang_checkable(tokens: list[str], harts: int) -> bool:
