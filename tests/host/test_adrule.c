@@ -285,8 +285,10 @@ int main(void)
     e = env(4, 2, 0);
 
     /* the speed the others' cost reads (Amdahl's law through the measured point): unmeasured or all progress,
-       linear; half its harts' time lost on 8 harts is 4 harts' speed there, 16 * 7 / 22 on 16, 1 on 1 */
-    CHECK(ad_speed(16, 0, 0) == 16000 && ad_speed(8, 1000, 8) == 8000 && ad_speed(3, 500, 1) == 3000);
+       linear; half its harts' time lost on 8 harts is 4 harts' speed there, 16 * 7 / 22 on 16, 1 on 1; lost
+       on one hart (time-shared), no speedup to fit: the same share lost on any */
+    CHECK(ad_speed(16, 0, 0) == 16000 && ad_speed(8, 1000, 8) == 8000 && ad_speed(3, 500, 1) == 1500);
+    CHECK(ad_speed(1, 200, 1) == 200);
     CHECK(ad_speed(8, 500, 8) == 4000 && ad_speed(16, 500, 8) == 5090 && ad_speed(1, 500, 8) == 1000);
     CHECK(ad_speed(0, 500, 8) == 0);
     CHECK(ad_speed(64, EFF_FLOOR, 64) > 0 && ad_speed(64, EFF_FLOOR, 64) <= ad_speed(32, EFF_FLOOR, 64) * 2);
@@ -352,6 +354,7 @@ int main(void)
     memset(&r, 0, sizeof r);
     CHECK(ad_weigh(&r, R_GANG, 300, 500, 25) == R_GANG && ad_weigh(&r, R_GANG, 450, 500, 25) == R_PART);
     CHECK(ad_weigh(&r, R_GANG, 0, 10, 25) == R_GANG && ad_weigh(&r, R_GANG, -200, -100, 25) == R_GANG);
+    CHECK(ad_weigh(&r, R_GANG, 0, 0, 25) == R_GANG); /* a tie: the rule's candidate stands */
     CHECK(ad_weigh(&r, R_GANG, -200, -300, 25) == R_PART);
     CHECK(ad_weigh(&r, R_PART, 900, 0, 25) == R_PART && ad_weigh(&r, -1, 900, 0, 25) == -1);
     r.regime = R_GANG;

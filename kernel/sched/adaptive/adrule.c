@@ -364,8 +364,10 @@ uint64_t ad_speed(int h, int eff, int eff_harts)
 {
     if (h <= 0)
         return 0;
-    if (eff <= 0 || eff >= 1000 || eff_harts <= 1)
+    if (eff <= 0 || eff >= 1000)
         return (uint64_t)h * 1000; /* nothing known of its speedup, or none lost: linear */
+    if (eff_harts <= 1)
+        return (uint64_t)h * (uint64_t)eff; /* lost on one hart: not speedup's (time-sharing's), flat */
     /* E(h) = 1 / (1 + s (h - 1)), s = (1000 / eff - 1) / (eff_harts - 1) = lost / fit */
     uint64_t lost = (uint64_t)(1000 - eff), fit = (uint64_t)eff * (uint64_t)(eff_harts - 1);
     return (uint64_t)h * 1000 * fit / (fit + lost * (uint64_t)(h - 1));
@@ -435,8 +437,8 @@ int ad_weigh(struct ad_rule *r, int c, long cost, long gain, int margin)
     if (c != R_GANG)
         return c;
     long mc = cost < 0 ? -cost : cost, mg = gain < 0 ? -gain : gain;
-    if (r->regime == R_PART) /* entering: its gain past the others' cost */
-        return gain * 100 > cost * 100 + mc * margin ? R_GANG : R_PART;
+    if (r->regime == R_PART) /* entering: its gain past the others' cost (a tie leaves ad_judge's rule) */
+        return gain * 100 >= cost * 100 + mc * margin ? R_GANG : R_PART;
     if (r->regime != R_GANG || cost * 100 <= gain * 100 + mg * margin)
         return c;
     /* staying costs more than it gains: leave - a guess at once, as the prior's rules leave one */

@@ -107,7 +107,7 @@ struct ad_round {
 };
 
 /* Speed on h harts, per mille of one hart's, of a job whose efficiency eff was measured on eff_harts harts
-   (Amdahl's law through that point; linear when nothing is known). */
+   (Amdahl's law through that point; measured on one hart, flat; linear when nothing is known). */
 uint64_t ad_speed(int h, int eff, int eff_harts);
 
 /* The others' cost of the mover's row: the sum over them of the relative growth of their time (their rate
