@@ -2,8 +2,9 @@
  * adround.c - policy=adaptive's machine (adaptive.c's header: "The machine"): where a ready process waits
  * - its gang entry, the queue of a hart of its share, or the filler FIFO - which process a hart runs in the
  * current slot, the SPACE slot's division into shares, and the round of slots switched by hart 0's
- * broadcast. adaptive.c decides each job's regime and calls down into this file; this file never decides
- * one and never calls up (a job is told its new share through ad_repartition's hook). State: adaptive.h's
+ * broadcast, and what a gang row would change for the SPACE slot's shares and quanta (ad_weigh_row, for
+ * adrule.c's weighing). adaptive.c decides each job's regime and calls down into this file; this file never
+ * decides one and never calls up (a job is told its new share through ad_repartition's hook). State: adaptive.h's
  * `ad` and the queues below, all guarded by sched_lock.
  */
 #include "adaptive.h"
