@@ -433,7 +433,7 @@ def test_sim_a_trace_that_overflowed_keeps_every_decision():
     the big ring overwrote. Here the big rings drop records (a blocking oddeven that cannot fold, at 12 harts),
     and every job's regime moves and its share at its admission are still in the trace; before, oddeven's
     move and every job's first share were gone, so the Perfetto track could not explain them."""
-    mix = ("job=oddeven:n=8192,barrier=block,adapt=no,at=7ms "
+    mix = ("job=oddeven:n=12288,barrier=block,adapt=no,at=7ms "
            "job=synth:grain=200,var=20000,iters=300,barrier=twophase,adapt=no job=sleeper:iters=5,sleep_us=500,at=7ms")
     run = sim_ok(12, f"seed=2049 policy=adaptive trace=on quantum=5ms {mix}")
     trace = tr.parse_trace(run.console)
@@ -524,3 +524,21 @@ def test_sim_a_grown_share_is_used():
     ends = {p: next(r["elapsed_us"] for r in sim_ok(12, f"policy={p} quantum=10ms {mix}").results
                     if r["app"] == "oddeven") for p in ("partition", "adaptive")}
     assert ends["adaptive"] <= 1.01 * ends["partition"], ends
+
+
+def test_sim_a_row_that_costs_the_others_more_than_it_gains_is_left():
+    """adrule.c "The others' cost": a blocking oddeven that cannot fold takes the prior's gang row at 16 harts,
+    where its row's efficiency is low (its waits sleep), while gauss (spinning, adapt=yes) and the synth's row
+    share the round with it. Weighed at a window's end, the row gains oddeven less than it costs gauss (on 16
+    harts for fewer quanta instead of 8 for more, sublinear), so oddeven leaves it for a partition, measured (its
+    grain shown), and stays there; the spinning synth keeps its row (time-shared, its waits would lose a quantum
+    an episode: F&R eq. 8). Without the weighing it stayed in its row to the end."""
+    mix = ("job=oddeven:n=16384,barrier=block,adapt=no job=gauss:n=512,barrier=spin "
+           "job=synth:grain=20000,var=20000,iters=400,barrier=spin,adapt=no job=hog")
+    run = sim_ok(16, f"policy=adaptive trace=on quantum=10ms {mix}")
+    by_app = {r["app"]: r for r in run.results}
+    moves = [(x.job, tr.regime_move(x)[:2]) for x in tr.parse_trace(run.console).records if x.event == "regime"]
+    odd, synth = by_app["oddeven"]["job"], by_app["synth"]["job"]
+    assert [m for j, m in moves if j == odd] == [("part", "gang"), ("gang", "part")], moves
+    assert [m for j, m in moves if j == synth] == [("part", "gang")], moves
+    assert by_app["oddeven"]["regime"] == "part" and by_app["oddeven"]["gang_us"] > 0, by_app["oddeven"]

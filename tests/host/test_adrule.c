@@ -274,5 +274,96 @@ int main(void)
     CHECK(ad_shape(&r, 0, 6, 0, &u) == ALLOT_ROUNDS && u == 6);           /* adapt=no: its processes */
     r.regime = R_FILL;
     CHECK(ad_shape(&r, 1, 8, 8, &u) == ALLOT_LINEAR && u == 0);
+
+    /* a window in part records the harts its efficiency was measured on */
+    memset(&r, 0, sizeof r), memset(&s, 0, sizeof s);
+    e = env(4, 4, 1);
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, Q, 0) >= 0 && r.eff == 750 && r.eff_harts == 4);
+    /* one in a gang row its efficiency there (t_p / (t_p + t_w)) and its episode's length t_p + t_w */
+    r.regime = R_GANG;
+    CHECK(judge(&r, &s, &e, 4 * Q, 40, Q, 0) >= 0 && r.eff_row == 750 && r.cycle == 2000 && r.eff == 750);
+    e = env(4, 2, 0);
+
+    /* the speed the others' cost reads (Amdahl's law through the measured point): unmeasured or all progress,
+       linear; half its harts' time lost on 8 harts is 4 harts' speed there, 16 * 7 / 22 on 16, 1 on 1; lost
+       on one hart (time-shared), no speedup to fit: the same share lost on any */
+    CHECK(ad_speed(16, 0, 0) == 16000 && ad_speed(8, 1000, 8) == 8000 && ad_speed(3, 500, 1) == 1500);
+    CHECK(ad_speed(1, 200, 1) == 200);
+    CHECK(ad_speed(8, 500, 8) == 4000 && ad_speed(16, 500, 8) == 5090 && ad_speed(1, 500, 8) == 1000);
+    CHECK(ad_speed(0, 500, 8) == 0);
+    CHECK(ad_speed(64, EFF_FLOOR, 64) > 0 && ad_speed(64, EFF_FLOOR, 64) <= ad_speed(32, EFF_FLOOR, 64) * 2);
+
+    /* the others' cost of a row of its own (the same hart time): a linear job loses nothing running on 16
+       harts a quantum of two instead of on 8 both; one of sublinear speedup (half lost on 8) 57 % of its
+       time; two such, twice that; a background job is not passed in (its time is no cost) */
+    struct ad_round own_row = { .space_p = 2, .round_p = 2, .space_g = 1, .round_g = 2 };
+    struct ad_other lin = { .part = 8, .gang = 16 }, sub = { .part = 8, .gang = 16, .eff = 500, .eff_harts = 8 };
+    CHECK(ad_others_cost(&lin, 1, &own_row) == 0);
+    CHECK(ad_others_cost(&sub, 1, &own_row) == 571);
+    struct ad_other two[2] = { sub, sub };
+    struct ad_round own_row3 = { .space_p = 3, .round_p = 3, .space_g = 2, .round_g = 3 };
+    two[0].part = two[1].part = 5, two[0].gang = two[1].gang = 8, two[0].eff_harts = two[1].eff_harts = 5;
+    CHECK(ad_others_cost(two, 2, &own_row3) > ad_others_cost(two, 1, &own_row3) &&
+          ad_others_cost(two, 2, &own_row3) == 2 * ad_others_cost(two, 1, &own_row3));
+    /* a row with room for it: the round is a quantum shorter, so a linear job gains (negative cost) */
+    struct ad_round shared_row = { .space_p = 2, .round_p = 3, .space_g = 1, .round_g = 2 };
+    CHECK(ad_others_cost(&lin, 1, &shared_row) == -334);
+    /* a job the row would stop (no harts left to it): its whole time, and no more than that however slow */
+    struct ad_other stopped = { .part = 1, .gang = 0 }, crawl = { .part = 16, .gang = 1 };
+    CHECK(ad_others_cost(&stopped, 1, &own_row) == 1000 && ad_others_cost(&crawl, 1, &own_row) == 1000);
+    CHECK(ad_others_cost(&lin, 0, &own_row) == 0);
+
+    /* the mover's gain: its time in the row over its time in the SPACE slot, from quanta a round and speeds.
+       From part, 8 harts of its 16 processes at 30 % efficiency, and no memory of a row (a gang spins only its
+       imbalance: all progress): 16 harts one quantum of two against 8 at 0.3 two of two, 70 % of its time */
+    struct ad_mover mv = { .procs = 16, .harts = 8, .quantum = Q };
+    memset(&r, 0, sizeof r);
+    r.eff = 300, r.eff_harts = 8;
+    CHECK(ad_row_gain(&r, &mv, &own_row) == 700);
+    r.loss[R_GANG] = 1, r.eff_row = 500; /* a memory of its row, half its hart time progress there */
+    CHECK(ad_row_gain(&r, &mv, &own_row) == 400);
+    /* in its row, part never measured since the mix changed: the row's efficiency extrapolated to 8 harts and
+       divided by time-sharing's loss (F&R eq. 8: capped at a quantum an episode - an episode of half a quantum
+       takes twice as long); an episode of a thousandth of a quantum loses nearly everything time-shared */
+    memset(&r, 0, sizeof r);
+    r.regime = R_GANG, r.eff_row = 500, r.cycle = Q / 2;
+    CHECK(ad_row_gain(&r, &mv, &own_row) == 319);
+    r.cycle = Q / 1000;
+    CHECK(ad_row_gain(&r, &mv, &own_row) >= 999);
+    /* waits that sleep on a share of its own lose a block + wake an episode (F&R eq. 12): an episode of a
+       hundredth of a quantum and a block + wake as long, twice as long; on a share other jobs take too, a
+       quantum (eq. 13) */
+    struct ad_mover own_mv = { .procs = 16, .harts = 8, .own = 1, .quantum = Q, .omega = Q / 100 };
+    r.cycle = Q / 100, r.row_sleeps = 1;
+    CHECK(ad_row_gain(&r, &own_mv, &own_row) == 319);
+    own_mv.own = 0;
+    CHECK(ad_row_gain(&r, &own_mv, &own_row) == 987);
+    r.row_sleeps = 0;
+    r.eff_row = 1000, r.cycle = 2 * Q; /* linear, episodes longer than a quantum: nothing lost time-shared */
+    CHECK(ad_row_gain(&r, &mv, &own_row) == 0);
+    /* a memory of part (efficient there): the row slows it down */
+    r.eff_row = 500, r.loss[R_PART] = 5, r.eff = 900, r.eff_harts = 8;
+    CHECK(ad_row_gain(&r, &mv, &own_row) == -800);
+    struct ad_mover own_harts = { .procs = 8, .harts = 8, .quantum = Q };
+    r.loss[R_PART] = 0, r.cycle = Q / 1000; /* a share covering its processes: no time-sharing loss */
+    CHECK(ad_row_gain(&r, &own_harts, &own_row) == -1000);
+
+    /* weighed: a row is entered only when its gain is past the others' cost by the margin (percent of the cost),
+       and kept only while the cost is not past the gain by the margin (percent of the gain); any other
+       candidate is left alone */
+    memset(&r, 0, sizeof r);
+    CHECK(ad_weigh(&r, R_GANG, 300, 500, 25) == R_GANG && ad_weigh(&r, R_GANG, 450, 500, 25) == R_PART);
+    CHECK(ad_weigh(&r, R_GANG, 0, 10, 25) == R_GANG && ad_weigh(&r, R_GANG, -200, -100, 25) == R_GANG);
+    CHECK(ad_weigh(&r, R_GANG, 0, 0, 25) == R_GANG); /* a tie: the rule's candidate stands */
+    CHECK(ad_weigh(&r, R_GANG, -200, -300, 25) == R_PART);
+    CHECK(ad_weigh(&r, R_PART, 900, 0, 25) == R_PART && ad_weigh(&r, -1, 900, 0, 25) == -1);
+    r.regime = R_GANG;
+    CHECK(ad_weigh(&r, R_GANG, 700, 500, 25) == R_PART && ad_weigh(&r, R_GANG, 600, 500, 25) == R_GANG);
+    CHECK(ad_weigh(&r, R_GANG, 0, -100, 25) == R_PART && !r.decisive); /* the row slows the job itself down */
+    r.primed = 1; /* the prior's guess, part never measured: it leaves at once */
+    CHECK(ad_weigh(&r, R_GANG, 700, 500, 25) == R_PART && r.decisive);
+    r.decisive = 0, r.loss[R_PART] = 10; /* measured: the hysteresis */
+    CHECK(ad_weigh(&r, R_GANG, 700, 500, 25) == R_PART && !r.decisive);
+    CHECK(ad_weigh(&r, R_FILL, 700, 0, 25) == R_FILL && ad_weigh(&r, R_PART, 0, 900, 25) == R_PART);
     return check_done("test_adrule");
 }

@@ -234,6 +234,7 @@ static void decide(struct job *j)
     if (now - a->judged_at < sched_quantum)
         return;
     int wait_pct = 0, c = judge(j, &a->rule, now - a->judged_at, 0, &tp_us, &wait_pct);
+    c = ad_weigh_row(j, &a->rule, c, (int)SCHED_OPT(margin)); /* a row's cost to the others too (adrule.c) */
     a->judged_at = now;
     a->probing = 0;
     if (ad_confirm(&a->rule, c, (int)SCHED_OPT(confirm)))
@@ -276,6 +277,7 @@ static void probe_job(struct job *j, uint64_t now, int early)
     struct ad_rule seen = a->rule; /* the window so far, judged on a copy: the window goes on */
     uint64_t tp_us = ~0UL;
     int wait_pct = 0, c = judge(j, &seen, now - a->judged_at, early, &tp_us, &wait_pct);
+    c = ad_weigh_row(j, &seen, c, (int)SCHED_OPT(margin));
     a->probed_at = now;
     if (c >= 0 && c != (int)a->rule.regime && seen.decisive) {
         a->rule = seen;

@@ -67,6 +67,9 @@ int ad_shapes_changed(void);                /* a part or fill job's shape change
 /* The SPACE slot's shares again, part processes moved onto them (but skip's: its caller places them);
    share_changed(j) for every job whose share changed (a hook: the policy tells the job). */
 void ad_repartition(struct job *skip, void (*share_changed)(struct job *));
+/* Job m's candidate c, judged with rule state r, weighed by what a gang row for it would change for the SPACE
+   slot's jobs and for itself (adrule.c ad_weigh: the rule; here the shares and quanta it reads). */
+int ad_weigh_row(struct job *m, struct ad_rule *r, int c, int margin);
 void ad_ack(struct cpu *c);                 /* hart c acts on the latest slot switch */
 /* The next slot with something runnable - row_next first, whatever stay says - or stay. */
 void ad_switch(enum trace_ev why, int stay);

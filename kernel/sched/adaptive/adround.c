@@ -2,8 +2,9 @@
  * adround.c - policy=adaptive's machine (adaptive.c's header: "The machine"): where a ready process waits
  * - its gang entry, the queue of a hart of its share, or the filler FIFO - which process a hart runs in the
  * current slot, the SPACE slot's division into shares, and the round of slots switched by hart 0's
- * broadcast. adaptive.c decides each job's regime and calls down into this file; this file never decides
- * one and never calls up (a job is told its new share through ad_repartition's hook). State: adaptive.h's
+ * broadcast, and what a gang row would change for the SPACE slot's shares and quanta (ad_weigh_row, for
+ * adrule.c's weighing). adaptive.c decides each job's regime and calls down into this file; this file never
+ * decides one and never calls up (a job is told its new share through ad_repartition's hook). State: adaptive.h's
  * `ad` and the queues below, all guarded by sched_lock.
  */
 #include "adaptive.h"
@@ -202,6 +203,72 @@ void ad_repartition(struct job *skip, void (*share_changed)(struct job *))
         if (a->rule.regime == R_PART && sp[i] != skip)
             off_lost_harts(sp[i], a->mask);
     }
+}
+
+/* ---- a row's cost to the SPACE slot's jobs ---- */
+
+/* The rows in use, and whether job m (not in a row) would fit in the free entries of one of them. */
+static int rows_used(const struct job *m, int *fits)
+{
+    int n = 0;
+    *fits = 0;
+    for (int r = 0; r < ad.table.nrows; r++)
+        if (slots_used(&ad.table, r)) {
+            n++;
+            *fits |= ad.table.nfree[r] >= m->nprocs;
+        }
+    return n;
+}
+
+/* What job m in a gang row rather than in the SPACE slot does to the others' time and to its own (adrule.c
+   ad_others_cost, returned, and ad_row_gain with rule state r, in *gain; per mille): the slot's shares with m
+   in it and without (allot.h, as ad_repartition divides them), the quanta of the slot and of the round in each
+   case (the slot lasts a quantum per job in it: adaptive.c ad_tick). Background jobs run until the others end,
+   so their time is no cost. */
+static long row_effect(struct job *m, const struct ad_rule *r, long *gain)
+{
+    static struct allot_job with[NJOB], without[NJOB]; /* off the stack: sched_lock guards them */
+    static struct ad_other o[NJOB];
+    struct job *sp[NJOB];
+    int n = 0, k = 0, im = 0, fits;
+    for (int i = 0; i < ad.nlive; i++) { /* arrival order, as ad_repartition: it breaks the allotment's ties */
+        struct job *j = ad.live[i];
+        struct ad_job *a = aj(j);
+        if (j != m && a->rule.regime == R_GANG)
+            continue;
+        int units;
+        enum allot_shape sh = shape_of(j, &units);
+        with[n] = (struct allot_job){ .procs = j->nprocs, .shape = sh, .units = units, .eff = a->rule.eff,
+                                      .adaptive = j->adaptive || (j != m && a->rule.regime == R_FILL),
+                                      .background = j->background, .prev = a->mask };
+        if (j == m)
+            im = n;
+        else
+            sp[k] = j, without[k++] = with[n];
+        n++;
+    }
+    allot_compute(ncpus, with, n);
+    if (k)
+        allot_compute(ncpus, without, k);
+    int rows = rows_used(m, &fits), mine = aj(m)->rule.regime == R_GANG;
+    int alone = mine && popc(ad.table.taken[aj(m)->row]) == popc(aj(m)->cols); /* its row holds only it */
+    struct ad_round rd = { .space_p = k + 1, .round_p = rows - alone + k + 1,
+                           .space_g = k, .round_g = rows + (!mine && !fits) + k };
+    struct ad_mover mv = { .procs = m->nprocs, .harts = with[im].count, .own = n <= ncpus,
+                           .quantum = sched_quantum, .omega = sched_wake_cost_ns() * plat.timebase_hz / 1000000000UL };
+    *gain = ad_row_gain(r, &mv, &rd);
+    int no = 0;
+    for (int w = 0; w < k; w++)
+        if (!sp[w]->background)
+            o[no++] = (struct ad_other){ .part = with[w < im ? w : w + 1].count, .gang = without[w].count,
+                                         .eff = aj(sp[w])->rule.eff, .eff_harts = aj(sp[w])->rule.eff_harts };
+    return ad_others_cost(o, no, &rd);
+}
+
+int ad_weigh_row(struct job *m, struct ad_rule *r, int c, int margin)
+{
+    long gain = 0, cost = c == R_GANG ? row_effect(m, r, &gain) : 0;
+    return ad_weigh(r, c, cost, gain, margin);
 }
 
 /* ---- the round ---- */

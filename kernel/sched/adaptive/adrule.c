@@ -51,6 +51,28 @@
  * probe_guess), and its first evidence moves it with no confirmation and no margin: a guess has no measured
  * choice behind it for the hysteresis to keep. prior=part measures it in part first (probed every quantum).
  *
+ * The others' cost (ad_weigh, with ad_others_cost and ad_row_gain). A job's gang row takes a quantum of the
+ * round from the SPACE slot's jobs as well as giving one to the job, so a move into a row, or a stay in one, is
+ * judged by its effect on every job in one unit: the relative change of each job's time, from its rate of
+ * progress - quanta a round x its speed on the harts it holds. With n other jobs in the SPACE slot and R rows,
+ * a job k there holds c_k^p harts for n + 1 quanta of a round of R + n + 1 while the mover shares the slot,
+ * and c_k^g >= c_k^p for n quanta of R' + n while the mover has a row (R' = R + 1 for a row of its own, the
+ * same hart time; R when it fits in another row's free entries). The row costs it rate_p / rate_g - 1 of its
+ * time: on more harts for fewer quanta, the same hart time costs it only through its speedup - nothing if
+ * linear, the more the more sublinear (Markatos 3.5.3: partitions win because applications use fewer
+ * processors better; McCann, Vaswani and Zahorjan 1993: processors go where the jobs' measured efficiency says
+ * they are used). A speed S(h) is read from the job's measured efficiency E on the harts it held through
+ * Amdahl's law, E(h) = 1 / (1 + s (h - 1)) with s fitted at the measured point (ad_speed); unmeasured, linear.
+ * The mover's own rate in its row is its processes' harts for one quantum at its row's efficiency (t_p /
+ * (t_p + t_w): a gang spins only its imbalance, F&R eq. 6), and in the slot its share for n + 1 quanta at its
+ * efficiency measured there - or, never measured there since the mix changed (the prior's guess), its row's
+ * efficiency extrapolated to the share and divided by what time-sharing harts it cannot fold onto loses
+ * (timeshare_factor: F&R eqs. 8, 12 and 13; Tucker & Gupta: more processes than processors lose to
+ * preempted partners). Its gain is 1 - rate_p / rate_g. To first order the mean slowdown falls when the
+ * mover's gain exceeds the sum of the others' costs: a row is entered only when it does, and kept only while
+ * the cost is not past the gain, each by the margin= (percent of the other side), so a job between the two
+ * does not cycle. A guessed row that loses is left at once, as the prior's rules leave one.
+ *
  * Shape (ad_shape, for allot.h). A job's speedup signal: rounds of its published units once a window has
  * shown its episodes, its processes for adapt=no, else linear; it sets where the spare harts of the space
  * slot go (adaptive.c's header), never a job's regime.
@@ -62,7 +84,9 @@
  * harts go - at most one beyond its equal share (the remainder), or harts a rounds job would not use - and
  * are read when shares are recomputed (a window's end, an arrival or departure, a move): rewriting them
  * moves spare harts at most once a window between those. Its efficiency, from the same clamped window, only
- * ranks it for those same spare harts: understating its waits wins it at most the remainder's one hart.
+ * ranks it for those same spare harts: understating its waits wins it at most the remainder's one hart. In
+ * the others' cost it can only make another job's row look dearer or cheaper: that job then time-shares or
+ * is coscheduled, either of which is still a fair share of the round, and the liar's own share is the same.
  */
 #include "adrule.h"
 
@@ -203,6 +227,10 @@ static int in_gang(struct ad_rule *r, const struct ad_env *e, const struct windo
     int worse = g->gang_loss * 100 > e->omega * (guess ? 100 : g->m) && lesser;
     r->imbalanced = own_imbalance(e, g, lesser);
     r->loss[R_GANG] = g->gang_loss;
+    r->eff_row = g->tp + g->tw ? (int)(g->tp * 1000 / (g->tp + g->tw)) : 1000;
+    r->eff_row = r->eff_row < EFF_FLOOR ? EFF_FLOOR : r->eff_row;
+    r->cycle = g->tp + g->tw;
+    r->row_sleeps = asleep(e, w);
     r->decisive = worse && (!r->imbalanced || r->primed) && (decisive(e, g->gang_loss) || guess);
     return r->imbalanced || worse ? R_PART : R_GANG;
 }
@@ -264,6 +292,7 @@ static void efficiency(struct ad_rule *r, const struct ad_env *e, const struct w
         r->eff = (int)((held - min_u(lost, held)) * 1000 / held);
     if (r->eff < EFF_FLOOR)
         r->eff = EFF_FLOOR;
+    r->eff_harts = e->harts;
 }
 
 int ad_judge(struct ad_rule *r, const struct ad_sums *now, const struct ad_env *e, uint64_t *tp_us, int *wait_pct)
@@ -329,4 +358,90 @@ void ad_moved(struct ad_rule *r, enum ad_regime from, enum ad_regime to)
     r->moves++;
     r->streak = 0;
     r->settle = !(r->primed && !r->judged); /* the prior's move skips nothing: its start-up is no evidence */
+}
+
+uint64_t ad_speed(int h, int eff, int eff_harts)
+{
+    if (h <= 0)
+        return 0;
+    if (eff <= 0 || eff >= 1000)
+        return (uint64_t)h * 1000; /* nothing known of its speedup, or none lost: linear */
+    if (eff_harts <= 1)
+        return (uint64_t)h * (uint64_t)eff; /* lost on one hart: not speedup's (time-sharing's), flat */
+    /* E(h) = 1 / (1 + s (h - 1)), s = (1000 / eff - 1) / (eff_harts - 1) = lost / fit */
+    uint64_t lost = (uint64_t)(1000 - eff), fit = (uint64_t)eff * (uint64_t)(eff_harts - 1);
+    return (uint64_t)h * 1000 * fit / (fit + lost * (uint64_t)(h - 1));
+}
+
+long ad_others_cost(const struct ad_other *o, int n, const struct ad_round *rd)
+{
+    long cost = 0;
+    for (int k = 0; k < n; k++) {
+        uint64_t sp = ad_speed(o[k].part, o[k].eff, o[k].eff_harts), sg = ad_speed(o[k].gang, o[k].eff, o[k].eff_harts);
+        uint64_t num = (uint64_t)rd->space_p * (uint64_t)rd->round_g * sp;
+        uint64_t den = (uint64_t)rd->space_g * (uint64_t)rd->round_p * sg;
+        if (!den) {
+            cost += 1000; /* the row would stop it: its whole time (and more) */
+            continue;
+        }
+        uint64_t r = num * 1000 / den;
+        cost += r > 2000 ? 1000 : (long)r - 1000; /* bounded: one job counts at most its whole time */
+    }
+    return cost;
+}
+
+/* Rule (time-sharing's loss): how much longer an episode of a job that cannot fold takes time-shared r =
+   ceil(procs / harts) processes a hart than coscheduled, per mille, at least 1. Its waits spinning, or its
+   harts shared with other jobs' processes (that take them for whole quanta while it waits: F&R eq. 13), a
+   wait lasts until its partners have had their quanta: r^(procs-1) times longer, capped at a quantum an
+   episode (F&R eq. 8 and its cap, (tau_q + tau_s) l an iteration): min(r^(procs-1), quantum / (t_p + t_w)).
+   Its waits asleep on a share of its own, a waiter leaves the hart to its partners, and an episode loses a
+   block + wake (F&R eq. 12): (t_p + t_w + omega) / (t_p + t_w). */
+static uint64_t timeshare_factor(const struct ad_rule *r, const struct ad_mover *m)
+{
+    if (m->harts <= 0 || m->harts >= m->procs || !r->cycle)
+        return 1000;
+    if (r->row_sleeps && m->own)
+        return (r->cycle + m->omega) * 1000 / r->cycle;
+    uint64_t n = (uint64_t)((m->procs + m->harts - 1) / m->harts), pow = 1000;
+    for (int i = 1; i < m->procs && pow < (1ULL << 40); i++)
+        pow *= n;
+    uint64_t cap = m->quantum * 1000 / r->cycle;
+    cap = cap < pow ? cap : pow;
+    return cap > 1000 ? cap : 1000;
+}
+
+long ad_row_gain(const struct ad_rule *r, const struct ad_mover *m, const struct ad_round *rd)
+{
+    /* in its row: its procs harts one quantum a round, at the row's measured efficiency (unmeasured since the
+       mix changed, and coming from part: all progress - a gang spins only its own imbalance, F&R eq. 6) */
+    int row = r->eff_row && (r->regime == R_GANG || r->loss[R_GANG]) ? r->eff_row : 1000;
+    /* in the SPACE slot: its share for the slot's quanta - its efficiency measured there, or, never measured
+       since the mix changed, its row's extrapolated to the share and divided by time-sharing's loss */
+    uint64_t in_part;
+    if (r->eff && (r->regime != R_GANG || r->loss[R_PART]))
+        in_part = ad_speed(m->harts, r->eff, r->eff_harts);
+    else
+        in_part = ad_speed(m->harts, row, m->procs) * 1000 / timeshare_factor(r, m);
+    /* rates: quanta a round x speed; the row gives one quantum of round_g, the slot space_p of round_p */
+    uint64_t num = in_part * (uint64_t)rd->space_p * (uint64_t)rd->round_g;
+    uint64_t den = ad_speed(m->procs, row, m->procs) * (uint64_t)rd->round_p;
+    if (!den)
+        return -1000;
+    uint64_t ratio = num * 1000 / den; /* its time in the row over its time in the slot, per mille */
+    return 1000 - (long)(ratio > 2000 ? 2000 : ratio);
+}
+
+int ad_weigh(struct ad_rule *r, int c, long cost, long gain, int margin)
+{
+    if (c != R_GANG)
+        return c;
+    long mc = cost < 0 ? -cost : cost, mg = gain < 0 ? -gain : gain;
+    if (r->regime == R_PART) /* entering: its gain past the others' cost (a tie leaves ad_judge's rule) */
+        return gain * 100 >= cost * 100 + mc * margin ? R_GANG : R_PART;
+    if (r->regime != R_GANG || cost * 100 <= gain * 100 + mg * margin)
+        return c;
+    /* staying costs more than it gains: leave - a guess at once, as the prior's rules leave one */
+    r->decisive |= r->primed && !r->loss[R_PART];
+    return R_PART;
 }

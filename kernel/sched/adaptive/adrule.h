@@ -61,6 +61,11 @@ struct ad_rule {
     int primed;     /* it came to its gang row by the prior (prior=gang), part never measured (sticky) */
     int eff;        /* its efficiency in its last judged window in part or fill, per mille (0: none yet):
                        the share of its harts' time that was progress (adrule.c efficiency) */
+    int eff_harts;  /* the harts it held in that window (where eff was measured: ad_speed extrapolates) */
+    int eff_row;    /* its last window in a gang row: the share of the row's hart time that was progress,
+                       t_p / (t_p + t_w), per mille (0: none yet) */
+    uint64_t cycle; /* t_p + t_w in that window, ticks: a time-shared episode's length (ad_row_gain) */
+    int row_sleeps; /* its waits in that window slept (adrule.c asleep) */
     uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
                                 mix last changed): it returns only to a regime that lost less */
     struct ad_sums last;
@@ -87,6 +92,44 @@ enum allot_shape ad_shape(const struct ad_rule *r, int adaptive, int nprocs, uin
 /* The hysteresis: after a judged window with candidate c, 1 if the job moves to c now (confirm=
    consecutive windows agreeing, or one decisive window: adrule.c's header). */
 int ad_confirm(struct ad_rule *r, int c, int confirm);
+
+/* A move's cost to the other jobs (adrule.c's header, "The others' cost"). One job of the SPACE slot as a
+   job's gang row would change it: its harts there with the mover in part and with the mover in a row, and
+   its efficiency (per mille, 0: not measured) on the harts it held when measured. */
+struct ad_other {
+    int part, gang;
+    int eff, eff_harts;
+};
+
+/* The SPACE slot's quanta and the round's, with the mover in part (p) or in a gang row (g). */
+struct ad_round {
+    int space_p, round_p, space_g, round_g;
+};
+
+/* Speed on h harts, per mille of one hart's, of a job whose efficiency eff was measured on eff_harts harts
+   (Amdahl's law through that point; measured on one hart, flat; linear when nothing is known). */
+uint64_t ad_speed(int h, int eff, int eff_harts);
+
+/* The others' cost of the mover's row: the sum over them of the relative growth of their time (their rate
+   with the mover in part over their rate with it in a row, less 1), per mille; negative when they gain. */
+long ad_others_cost(const struct ad_other *o, int n, const struct ad_round *rd);
+
+/* The mover of a row move: its processes (its row's harts), its harts in the SPACE slot beside the others,
+   and the quantum (ticks). */
+struct ad_mover {
+    int procs, harts;
+    int own;                /* its share there would be its own: no more jobs in the slot than harts */
+    uint64_t quantum, omega; /* ticks; omega: a block + wake (ad_env's) */
+};
+
+/* The mover's gain of a row (adrule.c's header, "The others' cost"): the relative fall of its time, its rate in
+   the row against its rate in the SPACE slot, per mille; negative where the row slows it down. */
+long ad_row_gain(const struct ad_rule *r, const struct ad_mover *m, const struct ad_round *rd);
+
+/* A job's candidate c (ad_judge's) weighed: a row it would enter is entered, and one it is in kept, only
+   where its gain is past the others' cost by the margin (percent of either); else R_PART. Other candidates,
+   c. A row the prior guessed, with nothing measured in part to weigh against, is left at once (decisive). */
+int ad_weigh(struct ad_rule *r, int c, long cost, long gain, int margin);
 
 /* The job moved from regime `from` to `to` (adaptive.c has moved it): its next window is skipped - straddling
    the move - except after the prior's move, whose start-up ad_judge tells apart itself. */
