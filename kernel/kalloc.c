@@ -7,7 +7,7 @@
  * yet, from each region's cursor upwards - lowest address first, later regions of a node before earlier
  * ones, the order a list built at boot would give. Boot touches no free page: a list linking every page
  * would write to all of guest memory, and QEMU's host process would fault all of it in (hundreds of MB
- * zeroed at every boot). Each node has its own lock; kalloc_page(node) falls back to the other nodes in
+ * zeroed at every boot). A page is written once when it is first handed out, as the list's link was. Each node has its own lock; kalloc_page(node) falls back to the other nodes in
  * order when the asked node is empty, so "node-local" is a preference, never a failure.
  */
 #include "kernel.h"
@@ -77,8 +77,12 @@ static void *take_fresh(struct node_pages *np)
         while (f->next < f->end) {
             uint64_t pa = f->next;
             f->next += PAGE_SIZE;
-            if (!overlaps_reserved(pa))
+            if (!overlaps_reserved(pa)) {
+                *(volatile uint64_t *)pa = 0; /* written before anyone has it: the machine model learns
+                                                 each page's address from the kernel's first access
+                                                 (tools/model/plugin.c, "Physical addresses") */
                 return (void *)pa;
+            }
         }
     }
     return 0;

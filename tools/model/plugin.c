@@ -27,7 +27,8 @@
  * node. We learn each constant from the kernel's own accesses: the kernel maps RAM at its physical address
  * (VA = PA, kernel/vm.c) and user addresses are all below RAM (SL_STACK_TOP), so an access at a virtual address
  * inside RAM tells the true address of what QEMU reported. The kernel writes every page before a job gets it
- * (the free list at boot, zeroing on allocation), so every page's block is known before a job touches it.
+ * (kalloc the first time it hands a page out, zeroing on allocation), so every page's block is known before a
+ * job touches it.
  *
  * What a miss costs. Its profile cycles less the host time its lookup took beyond an L1 hit's (the fast path the
  * calibration loop's accesses take, so already inside a cycle): the walk through the levels and the directory
