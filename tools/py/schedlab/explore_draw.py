@@ -44,6 +44,12 @@ SIZES = {
 }
 SHAPES = ("central", "tree", "combination")
 QUANTA = ("200us", "1ms", "3ms")
+#: Each scenario's own watchdog (timeout=, virtual time). A drawn boot takes milliseconds of virtual time
+#: (at most 0.5 s in the campaigns so far), so one still running at 5 s is stuck. Harts in a livelock hand
+#: over to one another and advance the clock by about 50 M instructions a host second: at timeout=60s the
+#: watchdog came only after many minutes of host time, past --timeout - SLOW, never judged. At 5 s it comes
+#: within --timeout's default: an ERROR, with its replay line.
+VIRTUAL_TIMEOUT = "timeout=5s"
 MIX = ("gauss", "synth", "oddeven")             # the spinning mix (Tucker & Gupta 1989's applications)
 MIX_SHARE = 0.3                                 # of the boots: the mix under a migrating policy
 MIGRATING = ("global", "partition")             # policies that move a process between harts
@@ -108,7 +114,7 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
     scale = max(min(1.0, harts / load) ** 2, MIN_SCALE)
     busy = load > harts and any("barrier=spin" in p for _, p in jobs)   # a phase may cost a quantum
     tokens = [f"policy={policy}", f"quantum={rng.choice(QUANTA[:2] if busy else QUANTA)}",
-              f"seed={rng.randint(1, 1000)}", "timeout=60s"]
+              f"seed={rng.randint(1, 1000)}", VIRTUAL_TIMEOUT]
     tokens += [f"job={app}:{','.join([fill(SIZES[app][0], rng, scale), *parts])}" for app, parts in jobs] + hog
     tokens.append(f"perturb={rng.randint(1, 2**31)},depth={rng.randint(1, 4)}")
     if gang_checkable(tokens, harts):
@@ -133,7 +139,7 @@ def procctl_case(rng: random.Random, index: int, harts_choices, allotting, adapt
     from the start, each gone before the next (tests/test_workers.py's churn, in microseconds)."""
     harts = rng.choice([h for h in harts_choices if 3 <= h <= 4] or list(harts_choices))
     policy = allotting[0] if len(allotting) == 1 or rng.random() < 0.75 else rng.choice(allotting[1:])
-    tokens = [f"policy={policy}", f"quantum={rng.choice(QUANTA)}", f"seed={rng.randint(1, 1000)}", "timeout=60s"]
+    tokens = [f"policy={policy}", f"quantum={rng.choice(QUANTA)}", f"seed={rng.randint(1, 1000)}", VIRTUAL_TIMEOUT]
     for j in range(rng.randint(1, 2)):
         app = rng.choice(adapting)
         keys = [fill(SIZES[app][0], rng, 0.5), f"procs={harts + rng.randint(1, 2)}",
