@@ -14,6 +14,8 @@ struct mem_region {
     int node;
 };
 
+#define PLAT_MAX_MEM 16 /* /memory regions kept (kalloc.c has a cursor per region) */
+
 struct platform {
     int nharts;
     uint64_t hartid[SL_MAX_HARTS];      /* hart index -> firmware hart id (ascending) */
@@ -21,7 +23,7 @@ struct platform {
     int nnodes;
     uint64_t timebase_hz;
     int nmem;
-    struct mem_region mem[16];
+    struct mem_region mem[PLAT_MAX_MEM];
     int nresv;
     struct mem_region resv[16];         /* reserved-memory nodes and the device tree blob itself */
     const char *bootargs;               /* /chosen/bootargs, NUL-terminated, inside the blob ("" if none):

@@ -6,9 +6,10 @@
  * free list: a free page's first word links it to the next, last freed first), then pages never handed out
  * yet, from each region's cursor upwards - lowest address first, later regions of a node before earlier
  * ones, the order a list built at boot would give. Boot touches no free page: a list linking every page
- * would write to all of guest memory, and QEMU's host process would fault all of it in (hundreds of MB
- * zeroed at every boot). A page is written once when it is first handed out, as the list's link was. Each node has its own lock; kalloc_page(node) falls back to the other nodes in
- * order when the asked node is empty, so "node-local" is a preference, never a failure.
+ * would write to all of guest memory, and QEMU's host process would fault all of it in at every boot. A
+ * page is written once when it is first handed out, as the list's link was. Each node has its own lock;
+ * kalloc_page(node) falls back to the other nodes in order when the asked node is empty, so "node-local" is
+ * a preference, never a failure.
  */
 #include "kernel.h"
 
@@ -28,7 +29,7 @@ static struct node_pages {
     struct run *free;          /* pages given back */
     uint64_t nfree;            /* free pages: on the list and not yet reached by a cursor */
     int nfresh;
-    struct fresh fresh[16];    /* one per region of the node (plat.mem has at most 16) */
+    struct fresh fresh[PLAT_MAX_MEM]; /* one per region of the node */
     uint64_t lo, hi; /* the node's physical range (union of its regions) */
 } nodes[SL_MAX_NODES];
 
@@ -53,7 +54,7 @@ void kalloc_init(void)
         np->hi = MAX(np->hi, r->base + r->size);
         uint64_t start = ROUNDUP(MAX(r->base, (uint64_t)kernel_end), PAGE_SIZE);
         uint64_t end = (r->base + r->size) & ~(PAGE_SIZE - 1);
-        if (end <= start || np->nfresh == (int)(sizeof np->fresh / sizeof np->fresh[0]))
+        if (end <= start || np->nfresh == PLAT_MAX_MEM)
             continue;
         np->fresh[np->nfresh++] = (struct fresh){ start, end };
         for (uint64_t pa = start; pa < end; pa += PAGE_SIZE) /* counted, not touched */

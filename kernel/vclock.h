@@ -43,13 +43,12 @@ void vclock_handover(void); /* end this hart's turn on the host thread; leaves S
    Since a turn lasts from one deadline to the next, where the harts' deadlines fall decides who gets the
    host thread. Deadlines armed at "now + slice" by harts whose turns follow one another by a few hundred
    instructions lock into a cluster, and a hart that arms none (in a long stretch with interrupts off: a
-   policy's tick hook) then gets only the gap inside the cluster each round - a few hundred instructions per
-   slice of the others' - and took milliseconds of virtual time for a judgment of a few thousand
-   instructions. So each hart's slice ends inside a window of its own on a grid all harts share (hart h's:
-   the h-th ncpus-th of each slice), at a point drawn there from a per-hart generator: deadlines of
-   different harts cannot cluster, and the draw keeps them from beating in step with a quantum that is a
-   multiple of the slice (at the window's end exactly, 4 hogs under global on 2 harts with the machine model
-   got 20 % unequal shares). The measurements are in docs/notes/deterministic-turns.md. */
+   policy's tick hook) then gets only the gap inside the cluster each round while the others run whole
+   slices. So each hart's slice ends inside a window of its own on a grid all harts share (hart h's: the
+   h-th ncpus-th of each slice), at a point drawn there from a per-hart generator: deadlines of different
+   harts cannot cluster, and the draw keeps them from beating in step with a quantum that is a multiple of
+   the slice (a fixed point in the window gave jobs unequal shares). The measurements are in
+   docs/notes/deterministic-turns.md. */
 #define VCLOCK_SLICE_US 100
 
 uint64_t vclock_timer(uint64_t when); /* when, or earlier in deterministic mode */

@@ -373,6 +373,16 @@ uint64_t ad_speed(int h, int eff, int eff_harts)
     return (uint64_t)h * 1000 * fit / (fit + lost * (uint64_t)(h - 1));
 }
 
+/* How much longer a time of num / den is than 1, per mille, bounded to [-1000, 1000] (a job counts at most
+   its whole time); den 0 (its rate falls to nothing): 1000. */
+static long growth(uint64_t num, uint64_t den)
+{
+    if (!den)
+        return 1000;
+    uint64_t r = num * 1000 / den;
+    return (long)(r > 2000 ? 2000 : r) - 1000;
+}
+
 long ad_others_cost(const struct ad_other *o, int n, const struct ad_round *rd)
 {
     long cost = 0;
@@ -380,12 +390,7 @@ long ad_others_cost(const struct ad_other *o, int n, const struct ad_round *rd)
         uint64_t sp = ad_speed(o[k].part, o[k].eff, o[k].eff_harts), sg = ad_speed(o[k].gang, o[k].eff, o[k].eff_harts);
         uint64_t num = (uint64_t)rd->space_p * (uint64_t)rd->round_g * sp;
         uint64_t den = (uint64_t)rd->space_g * (uint64_t)rd->round_p * sg;
-        if (!den) {
-            cost += 1000; /* the row would stop it: its whole time (and more) */
-            continue;
-        }
-        uint64_t r = num * 1000 / den;
-        cost += r > 2000 ? 1000 : (long)r - 1000; /* bounded: one job counts at most its whole time */
+        cost += growth(num, den);
     }
     return cost;
 }
@@ -426,10 +431,7 @@ long ad_row_gain(const struct ad_rule *r, const struct ad_mover *m, const struct
     /* rates: quanta a round x speed; the row gives one quantum of round_g, the slot space_p of round_p */
     uint64_t num = in_part * (uint64_t)rd->space_p * (uint64_t)rd->round_g;
     uint64_t den = ad_speed(m->procs, row, m->procs) * (uint64_t)rd->round_p;
-    if (!den)
-        return -1000;
-    uint64_t ratio = num * 1000 / den; /* its time in the row over its time in the slot, per mille */
-    return 1000 - (long)(ratio > 2000 ? 2000 : ratio);
+    return -growth(num, den); /* num / den: its time in the row over its time in the slot */
 }
 
 int ad_weigh(struct ad_rule *r, int c, long cost, long gain, int margin)

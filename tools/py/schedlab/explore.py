@@ -109,8 +109,10 @@ def judge(run: Run) -> str:
     SLOW is no verdict on the kernel: the boot did not end within the host's time limit. In deterministic mode
     every hart's timer fires at least every VCLOCK_SLICE_US of virtual time (kernel/vclock.h), so virtual time
     never stands still, and a boot that never ends runs into the scenario's own watchdog (timeout=, virtual,
-    explore_draw.VIRTUAL_TIMEOUT): an ERROR, judged like any other. A long boot on a slow or loaded host (a spinning mix that crawls, as the
-    papers' collapse does, is long) only takes more host time - its replay with a longer --timeout says which."""
+    explore_draw.VIRTUAL_TIMEOUT): an ERROR, judged like any other - except, for now, where a perturbation point
+    on the interrupt path keeps SSIP pending and so starves the timer (docs/notes/explorer.md). A long boot on a
+    slow or loaded host (a spinning mix that crawls, as the papers' collapse does, is long) only takes more host
+    time - its replay with a longer --timeout says which."""
     if run.timed_out:
         return "SLOW"
     if not run.ok:

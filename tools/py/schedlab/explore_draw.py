@@ -44,11 +44,10 @@ SIZES = {
 }
 SHAPES = ("central", "tree", "combination")
 QUANTA = ("200us", "1ms", "3ms")
-#: Each scenario's own watchdog (timeout=, virtual time). A drawn boot takes milliseconds of virtual time
-#: (at most 0.5 s in the campaigns so far), so one still running at 5 s is stuck. Harts in a livelock hand
-#: over to one another and advance the clock by about 50 M instructions a host second: at timeout=60s the
-#: watchdog came only after many minutes of host time, past --timeout - SLOW, never judged. At 5 s it comes
-#: within --timeout's default: an ERROR, with its replay line.
+#: Each scenario's own watchdog (timeout=, virtual time): a drawn boot takes milliseconds of virtual time, so
+#: one still running at 5 s is stuck. Harts stuck handing over to one another advance the clock far slower
+#: than a computing hart, so the watchdog must come within --timeout's host seconds for the boot to end as an
+#: ERROR with its replay line rather than as SLOW (the figures: docs/notes/explorer.md).
 VIRTUAL_TIMEOUT = "timeout=5s"
 MIX = ("gauss", "synth", "oddeven")             # the spinning mix (Tucker & Gupta 1989's applications)
 MIX_SHARE = 0.3                                 # of the boots: the mix under a migrating policy
