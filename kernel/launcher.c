@@ -241,7 +241,10 @@ void launcher_job_done(struct job *j)
         return;
     }
     uint64_t now = rdtime();
+    char extra_summary[128];
+    int n = snprintf(extra_summary, sizeof extra_summary, "%s", clock_virtual ? " clock=virtual" : "");
+    perturb_summary(extra_summary + n, sizeof extra_summary - (size_t)n);
     contract_summary(line, sizeof line, sched->name, ncpus, njobs, nfailed, now > t0 ? time_us(now - t0) : 0,
-                     clock_virtual ? " clock=virtual" : "");
+                     extra_summary);
     end_run(nfailed ? 1 : 0, line);
 }

@@ -2,10 +2,16 @@
  * perturb.c - perturbed deterministic boots (the model is in perturb.h).
  *
  * State. One struct per hart, written only by that hart (indexed by mycpu()->id), and the boot's logical clocks
- * (race_clock, wake_at: one per site), which every hart writes. perturb= needs clock=virtual, where QEMU runs the harts in
- * turn on one host thread: no two harts ever run at once, so the shared words need no lock; they are read
- * and written with relaxed atomics only so the compiler re-reads them across a hand-over. perturb_init runs
- * on the boot hart before the others start; perturb_on is never written after.
+ * (race_clock: one per site), which every hart advances. perturb= needs clock=virtual, where QEMU runs the harts in
+ * turn on one host thread: no two harts ever run at once, but a hart's turn can end at any instruction (its
+ * timer budget), so another hart's steps can fall between a read and a write of a shared word. So each shared
+ * word is either written by its own hart only or advanced by one atomic instruction (race_clock), and nothing
+ * caches a value computed from several harts' words: whether a lowered hart has come due is read from the
+ * lowered harts' own words at every race point (lowered_due). (A cached minimum of their resume counts went
+ * stale that way: a hart stored the minimum it had computed after the hart it named had resumed, and from then
+ * on every race point of that site handed over - the interrupt path's too, which then starved the timer.)
+ * Shared words are read with relaxed atomics so the compiler re-reads them across a hand-over. perturb_init
+ * runs on the boot hart before the others start; perturb_on is never written after.
  */
 #include "kernel.h"
 #include "cpu.h"
@@ -20,19 +26,19 @@ struct perturb_hart {
     uint64_t rng;
     uint32_t points;                       /* race points met so far */
     uint32_t stall;                        /* hand-overs left of the current stall */
+    uint32_t stops;                        /* stops begun so far */
     uint32_t stop_odds;                    /* a race point stops the hart with probability 1/stop_odds */
     uint32_t change[PERTURB_MAX_DEPTH];    /* the change points still ahead, ascending; 0 = none */
     int next;                              /* index of the next change point */
     int stopped;                           /* in a stop: lowered or preempted */
-    int lowered_at;                        /* lowered: the site whose clock it waits on */
+    int lowered_at;                        /* lowered: the site whose clock it waits on; written before resume_at */
     uint64_t resume_at;                    /* lowered: that clock's count at which it runs again; 0 = not */
     uint64_t hits[PS_NSITES];
 } __attribute__((aligned(64)));
 
 static struct perturb_hart harts[SL_MAX_HARTS];
 static int nperturbed;
-static uint64_t race_clock[PS_NSITES];     /* per site: race points of every hart so far */
-static uint64_t wake_at[PS_NSITES];        /* per site: the earliest resume_at of a hart lowered there */
+static uint64_t race_clock[PS_NSITES];     /* per site: race points of every hart so far (atomic add only) */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
@@ -40,8 +46,6 @@ static uint64_t wake_at[PS_NSITES];        /* per site: the earliest resume_at o
 void perturb_init(uint64_t seed, int depth, int nharts)
 {
     nperturbed = nharts < SL_MAX_HARTS ? nharts : SL_MAX_HARTS;
-    for (int i = 0; i < PS_NSITES; i++)
-        wake_at[i] = ~0ULL;
     for (int h = 0; h < nperturbed; h++) {
         struct perturb_hart *s = &harts[h];
         s->rng = (seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(h + 1) * 0xBF58476D1CE4E5B9ULL;
@@ -64,7 +68,23 @@ static int others_run(int me)
     return 0;
 }
 
-static void stop_begin(struct perturb_hart *s) { STORE(s->stopped, 1); }
+/* 1 if a hart lowered at `site` has come due at that site's count `now` (the hart at whose race point that
+   happens hands over to it: decide). */
+static int lowered_due(int site, uint64_t now)
+{
+    for (int h = 0; h < nperturbed; h++) {
+        uint64_t r = LOAD(harts[h].resume_at);
+        if (r && r <= now && LOAD(harts[h].lowered_at) == site)
+            return 1;
+    }
+    return 0;
+}
+
+static void stop_begin(struct perturb_hart *s)
+{
+    STORE(s->stopped, 1);
+    s->stops++;
+}
 
 /* A stop's end: traced where it began (trace.py discounts the span in schedule checks). */
 static void stop_end(struct perturb_hart *s, uint64_t t0)
@@ -109,21 +129,12 @@ static void lower(struct perturb_hart *s, int site, uint32_t steps, uint64_t cap
         return;
     uint64_t t0 = rdtime(), until = t0 + us_to_ticks(cap_us);
     int me = mycpu()->id;
-    s->lowered_at = site;
+    STORE(s->lowered_at, site);
     STORE(s->resume_at, LOAD(race_clock[site]) + steps);
-    if (s->resume_at < LOAD(wake_at[site]))
-        STORE(wake_at[site], s->resume_at);
     stop_begin(s);
     while (LOAD(race_clock[site]) < s->resume_at && rdtime() < until && others_run(me))
         vclock_handover();
     STORE(s->resume_at, 0);
-    uint64_t next = ~0ULL; /* the next hart lowered at this site */
-    for (int h = 0; h < nperturbed; h++) {
-        uint64_t r = LOAD(harts[h].resume_at);
-        if (r && harts[h].lowered_at == site && r < next)
-            next = r;
-    }
-    STORE(wake_at[site], next);
     stop_end(s, t0);
 }
 
@@ -142,11 +153,10 @@ static void stop(struct perturb_hart *s, int site, int change)
    whether to hand over - always when a lowered hart's count has come due, so it runs next. */
 static int decide(struct perturb_hart *s, int site)
 {
-    uint64_t now = LOAD(race_clock[site]) + 1;
-    STORE(race_clock[site], now);
+    uint64_t now = __atomic_add_fetch(&race_clock[site], 1, __ATOMIC_RELAXED);
     s->hits[site]++;
     s->points++;
-    if (now >= LOAD(wake_at[site]))
+    if (lowered_due(site, now))
         return 1;
     if (s->next < PERTURB_MAX_DEPTH && s->change[s->next] && s->points == s->change[s->next]) {
         s->next++;
@@ -189,4 +199,21 @@ uint64_t perturb_slice_us(void)
     if (!perturb_on)
         return VCLOCK_SLICE_US;
     return 5 + perturb_next(&self()->rng) % 246;
+}
+
+/* The SUMMARY line's account of a perturbed boot (launcher.c): the race points met, the library's among them,
+   and the stops. */
+int perturb_summary(char *buf, size_t len)
+{
+    uint64_t points = 0, library = 0, stops = 0;
+    if (!perturb_on)
+        return snprintf(buf, len, "%s", "");
+    for (int site = 0; site < PS_NSITES; site++) {
+        uint64_t n = LOAD(race_clock[site]);
+        points += n;
+        library += site >= PS_LIBRARY ? n : 0;
+    }
+    for (int h = 0; h < nperturbed; h++)
+        stops += LOAD(harts[h].stops);
+    return snprintf(buf, len, " perturb_points=%lu perturb_library=%lu perturb_stops=%lu", points, library, stops);
 }

@@ -49,10 +49,16 @@
 #ifndef PERTURB_H
 #define PERTURB_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include "schedlab/abi.h"
 
-/* The race points; PS_RELEASE_SCHED is a release of sched_lock, the end of every scheduling decision. */
-enum perturb_site { PS_FUTEX_WAIT, PS_FUTEX_WAKE, PS_IPI, PS_RELAX, PS_LOCK, PS_RELEASE, PS_RELEASE_SCHED, PS_NSITES };
+/* The race points; PS_RELEASE_SCHED is a release of sched_lock, the end of every scheduling decision; from
+   PS_LIBRARY on, the library's (abi.h enum sl_race, SL_RACE_SUSPEND first), each kind a site of its own. */
+enum perturb_site {
+    PS_FUTEX_WAIT, PS_FUTEX_WAKE, PS_IPI, PS_RELAX, PS_LOCK, PS_RELEASE, PS_RELEASE_SCHED,
+    PS_LIBRARY, PS_NSITES = PS_LIBRARY + SL_RACE_NKINDS - 1
+};
 
 #define PERTURB_ODDS      8       /* a race point hands over with probability 1/8 */
 #define PERTURB_STOP_ODDS_LOG 3   /* or stops with probability 1/2^(3..8), drawn per hart */
@@ -66,6 +72,7 @@ extern int perturb_on; /* set once by launcher_init, before the other harts star
 void perturb_init(uint64_t seed, int depth, int nharts);
 void perturb_hit(enum perturb_site site); /* the slow path: perturb_on is set */
 uint64_t perturb_slice_us(void);          /* this hart's next turn length, in virtual us */
+int perturb_summary(char *buf, size_t len); /* " perturb_points=... perturb_library=... perturb_stops=...", or "" */
 int perturb_relax(enum perturb_site site); /* at a spin pause: how many hand-overs (1 unperturbed) */
 
 /* A race point: nothing unless perturb= is on. */

@@ -73,10 +73,17 @@ void usertrap(void *frame)
 
     if (cause & SCAUSE_INTR) {
         uint64_t irq = cause & ~SCAUSE_INTR;
-        if (irq == IRQ_S_TIMER)
+        if (irq == IRQ_S_TIMER) {
             sched_timer_interrupt(c);
-        else if (irq == IRQ_S_SOFT)
+        } else if (irq == IRQ_S_SOFT) {
             sched_soft_interrupt(c);
+            /* The trap takes an IPI before the timer. A hart whose SSIP is set again before each return to
+               U-mode (a deterministic-mode hand-over on the handler's path leaves it pending: vclock.h) would
+               trap for the IPI every time and never for its timer - no tick, no watchdog. So a timer
+               interrupt pending behind the IPI is taken now too, as the idle loop does. */
+            if (csr_read(sip) & csr_read(sie) & SIP_STIP)
+                sched_timer_interrupt(c);
+        }
     } else if (cause == EXC_ECALL_U) {
         tf->epc += 4;
         syscall(p);

@@ -27,6 +27,20 @@ def test_a_perturbed_boot_replays_byte_for_byte_and_another_seed_differs(boot):
     assert len({tuple(_times(r)) for r in (first, other, plain)}) == 3     # three interleavings
 
 
+def test_a_perturbed_boot_reaches_the_library_race_points_and_counts_them(boot):
+    """Process control's suspend and resume, the barriers and the waits are race points of the library
+    (abi.h enum sl_race); a perturbed boot reaches them through SYS_relax and its SUMMARY counts them. A plain
+    deterministic boot reports none."""
+    churn = ("policy=partition quantum=1ms seed=5 job=oddeven:n=48,procs=6,barrier=adaptive,shape=combination "
+             "job=synth:procs=1,iters=60,grain=221,barrier=block,at=544us")
+    run = boot(4, f"{churn} perturb=21", deterministic=True)
+    plain = boot(4, churn, deterministic=True)
+    assert run.ok and plain.ok, run.console[-1500:]
+    counts = {k: int(run.summary[k]) for k in ("perturb_points", "perturb_library", "perturb_stops")}
+    assert 0 < counts["perturb_library"] < counts["perturb_points"], counts
+    assert not any(k.startswith("perturb_") for k in plain.summary)
+
+
 def test_perturb_needs_the_virtual_clock(boot):
     run = boot(2, "perturb=3 job=synth:iters=5")
     assert run.exit_code != 0 and any("clock=virtual" in e for e in run.errors)
@@ -200,6 +214,14 @@ def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
 # last reference and freed it. The next fetch faulted, kernel_fault faulted again and again, and the nested frames
 # ran down through .data onto sched_lock - PANIC "acquire: lock order: rank 0 taken while holding ?" on another
 # hart. The old reference now goes after the write (core.c, drop_satp).
+#
+# The timer starved by hand-overs (the campaigns' 8-hart SLOW boots, on the kernel of 6d4b3d6 and before): a
+# hart whose turn ended at a race point by a preemption stored, on leaving its lowering, the resume count of
+# another lowered hart it had read before its turn ended - after that hart had resumed. The stale count made
+# every later race point of sched_lock's release hand over, and the hand-over's pending SSIP made every return
+# to U-mode trap for an IPI again, ahead of the timer: no tick and no watchdog on any hart for minutes of host
+# time. Now nothing caches the lowered harts' counts (perturb.c lowered_due), and an IPI trap takes a timer
+# interrupt pending behind it (trap.c).
 FOUND = {
     "double-reap-global-mix":
         "tools/schedlab run --deterministic --cpus 3 calib=off policy=global quantum=200us timeout=60s "
@@ -225,6 +247,9 @@ FOUND = {
         "job=synth:iters=38,grain=1348,var=92,procs=4,barrier=twophase,shape=combination job=synth:procs=1,iters=17,"
         "grain=726,barrier=block,at=277us job=synth:procs=1,iters=38,grain=601,barrier=block,at=2700us "
         "job=synth:procs=1,iters=23,grain=410,barrier=block,at=3072us perturb=374538152,depth=3",
+    "timer-starved-by-handovers-adaptive":
+        "tools/schedlab run --deterministic --cpus 8 policy=adaptive quantum=200us seed=959 timeout=5s "
+        "job=msort:n=638,variant=coarse,procs=6 perturb=834545780,depth=1",
 }
 
 
