@@ -52,13 +52,15 @@ enum call {
     C_RESULT_BAD,
     C_RESULT_LONG,
     C_UNKNOWN,
+    C_RELAX,
     C_IDENT,
     NCALLS
 };
 static const char *const call_names[NCALLS] = {
     "write",    "write-huge", "wait-bad",     "wait-misaligned", "wait-again", "wait-timeout",
     "wake-bad", "wake",       "topology-bad", "topology-ro",     "topology",   "alloc-bad",
-    "alloc",    "create-bad", "result-bad",   "result-long",     "unknown",    "ident",
+    "alloc",    "create-bad", "result-bad",   "result-long",     "unknown",    "relax",
+    "ident",
 };
 
 struct tally { /* one per process, written only by it */
@@ -232,6 +234,12 @@ static int one_call(struct chaos *z, struct tally *t, struct sl_rng *r, int id, 
         a[0] = pick(r, 2) ? nrs[pick(r, 6)] : SYS_NSYSCALLS + pick(r, 1000);
         x = *res = raw(a[0], bad_ptr(r), sl_rng_u64(r), 0);
         return x == SL_ENOSYS;
+    }
+    case C_RELAX: { /* a spin pause or a library race point: 0; any other kind: refused */
+        uint64_t k = pick(r, 2) ? pick(r, SL_RACE_NKINDS) : pick(r, 2) ? SL_RACE_NKINDS + pick(r, 1000) : sl_rng_u64(r);
+        a[0] = k;
+        x = *res = raw(SYS_relax, a[0], sl_rng_u64(r), 0);
+        return k < SL_RACE_NKINDS ? x == 0 : x == SL_EINVAL;
     }
     default: { /* identity, time, yield */
         long self = raw(SYS_self, 0, 0, 0), hart = raw(SYS_hart, 0, 0, 0), y = raw(SYS_yield, 0, 0, 0);

@@ -7,6 +7,7 @@
  */
 #include "sched/sched.h"
 #include "info.h"
+#include "perturb.h"
 
 static uint64_t run_seed;         /* seed= (info_set_seed, before any job is admitted) */
 static volatile uint32_t fg_live; /* foreground jobs not finished yet (info_set_fg_live) */
@@ -26,7 +27,7 @@ void info_init(struct job *j)
     /* process control only where the policy hands out allotments (partition); elsewhere the allotment
        is every hart and an adaptive job runs all its processes */
     in->flags = (j->background ? SL_INFO_BACKGROUND : 0) | (j->adaptive && sched->allots ? SL_INFO_ADAPTIVE : 0) |
-        (clock_virtual ? SL_INFO_VIRTUAL_CLOCK : 0);
+        (clock_virtual ? SL_INFO_VIRTUAL_CLOCK : 0) | (perturb_on ? SL_INFO_PERTURBED : 0);
     in->timebase_hz = plat.timebase_hz;
     in->seed = run_seed ^ ((uint64_t)j->id * 0x9e3779b97f4a7c15UL);
     in->start_time = j->arrive;

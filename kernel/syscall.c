@@ -44,14 +44,22 @@ static long sys_yield(struct proc *p)
 }
 
 /* A spin-wait pause (vclock.h): in deterministic mode, the hand-over, then whatever SSIP stands for now
-   (ours, or a real IPI that came while the hart was halted). */
+   (ours, or a real IPI that came while the hart was halted). Or a race point of a library protocol
+   (abi.h enum sl_race): perturb='s draw, then the same. */
 static long sys_relax(struct proc *p)
 {
-    if (clock_virtual) {
+    uint64_t race = ARG(p, 0);
+    if (race >= SL_RACE_NKINDS)
+        return SL_EINVAL;
+    if (!clock_virtual)
+        return 0;
+    if (race == SL_RACE_PAUSE) {
         for (int n = perturb_relax(PS_RELAX); n > 0; n--) /* 1, or perturb='s draw (perturb.h) */
             vclock_handover();
-        sched_soft_interrupt(mycpu());
+    } else {
+        perturb_point(PS_LIBRARY + (int)race - 1);
     }
+    sched_soft_interrupt(mycpu());
     return 0;
 }
 

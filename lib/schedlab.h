@@ -165,4 +165,20 @@ sl_cpu_relax(void)
 #endif
 }
 
+/* ---- race points ----
+   A point in a library protocol where another process's step can fall (a suspend published, a barrier's
+   release, abi.h enum sl_race). In a perturbed deterministic boot (perturb=, kernel/perturb.h) the kernel may
+   hand the hart over there, so a campaign (schedlab explore) reaches the orders around it; otherwise it costs
+   one load of the info page flags and a branch, and off the schedlab kernel nothing. */
+static inline void
+sl_race_point(enum sl_race kind)
+{
+#if defined(__riscv) && defined(SL_TARGET_KERNEL)
+    if (((const volatile struct sl_info *)SL_INFO_VA)->flags & SL_INFO_PERTURBED)
+        (void)sl_sys_race(kind);
+#else
+    (void)kind;
+#endif
+}
+
 #endif

@@ -40,11 +40,27 @@
                               space-separated key=value pairs for its RESULT line (at most SL_RESULT_MAX bytes).
                               The last call wins. A job that ends without calling it is reported check=FAIL.
                               A key the kernel itself prints (job=, check=, reason=, ...) is refused: SL_EINVAL. */
-#define SYS_relax      13  /* () -> 0: a spin-wait pause hint. With clock=virtual (deterministic mode) it ends the
-                              hart's turn on QEMU's one host thread, so the harts it waits for run; otherwise it
-                              returns at once. The library calls it from spin loops only when the info page has
-                              SL_INFO_VIRTUAL_CLOCK. */
+#define SYS_relax      13  /* (int race) -> 0: race 0 is a spin-wait pause hint. With clock=virtual (deterministic
+                              mode) it ends the hart's turn on QEMU's one host thread, so the harts it waits for
+                              run; otherwise it returns at once. The library calls it from spin loops only when
+                              the info page has SL_INFO_VIRTUAL_CLOCK. race 1..SL_RACE_NKINDS-1 (enum sl_race) is
+                              a race point of a library protocol: a perturbed boot (perturb=) may hand the hart
+                              over there; otherwise it returns at once. The library makes it only when the info
+                              page has SL_INFO_PERTURBED. Any other race is SL_EINVAL. */
 #define SYS_NSYSCALLS  14
+
+/* The library's race points (SYS_relax's argument): where another process's step can fall into a protocol. */
+enum sl_race {
+    SL_RACE_PAUSE,    /* 0: not a race point - a spin pause */
+    SL_RACE_SUSPEND,  /* process control: a vp published itself suspended, before it hands its threads away */
+    SL_RACE_RESUME,   /* a vp marked another resumed, before the resume word and the wake */
+    SL_RACE_FORWARD,  /* a pin inbox taken, before its threads are made ready elsewhere */
+    SL_RACE_READY,    /* the ready threads' deque: a pop or a steal between reading an item and claiming it */
+    SL_RACE_ARRIVE,   /* a barrier arrival, before the shape counts it */
+    SL_RACE_RELEASE,  /* a waited word's release (sl_wait_set: a barrier's last arriver), before the store */
+    SL_RACE_WAIT,     /* a wait's entry or exit */
+    SL_RACE_NKINDS
+};
 
 /* ---- errors (negative return values) ------------------------------------- */
 #define SL_EFAULT    (-1)   /* a pointer argument is not mapped user memory with the needed access */
@@ -117,6 +133,8 @@ struct sl_info {
 #define SL_INFO_VIRTUAL_CLOCK 4u /* deterministic mode (clock=virtual): the `time` CSR counts instructions of all
                                   harts (QEMU -icount, one host thread); spin loops hand the host thread over
                                   with SYS_relax */
+#define SL_INFO_PERTURBED 32u    /* a perturbed deterministic boot (perturb=): the library's race points
+                                    (sl_race_point) call SYS_relax with their kind */
 #define SL_INFO_SYNCSTAT 16u     /* the kernel mapped the sync statistics page at SL_SYNC_VA (policy=adaptive) */
 
 /* ---- sync statistics: the info page's reverse direction ---------------------- */

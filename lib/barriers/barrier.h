@@ -80,6 +80,7 @@ static inline void
 sl_barrier_wait_as(struct sl_barrier *b, uint32_t id)
 {
     sl_ulog(SL_UL_ARRIVE, (int32_t)id, (uint32_t)b->wait);
+    sl_race_point(SL_RACE_ARRIVE);
     b->shape->wait(b, id);
     sl_ulog(SL_UL_RELEASE, (int32_t)id, (uint32_t)b->wait);
 }

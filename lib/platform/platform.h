@@ -63,6 +63,7 @@ long     sl_sys_alloc(uint64_t bytes, int node);   /* address, or SL_E* */
 long     sl_sys_result(int ok, const char *keys);
 #ifdef SL_TARGET_KERNEL
 long     sl_sys_relax(void);                       /* a spin pause; hands the hart over only with clock=virtual */
+long     sl_sys_race(enum sl_race kind);          /* a library race point (sl_race_point); SYS_relax's other use */
 #endif
 
 /* ---- cheap queries ---- */

@@ -57,6 +57,7 @@ long sl_sys_topology(struct sl_topology *out) { return ecall(SYS_topology, (long
 long sl_sys_alloc(uint64_t bytes, int node) { return ecall(SYS_alloc, (long)bytes, node, 0); }
 long sl_sys_result(int ok, const char *keys) { return ecall(SYS_result, ok, (long)keys, 0); }
 long sl_sys_relax(void) { return ecall(SYS_relax, 0, 0, 0); }
+long sl_sys_race(enum sl_race kind) { return ecall(SYS_relax, (uint64_t)kind, 0, 0); }
 
 /* sl_plat_ticks, sl_plat_info and sl_plat_proc are inline in platform.h. */
 

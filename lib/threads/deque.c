@@ -50,6 +50,7 @@
  *                or by the seq_cst CAS (which releases too): whoever reads
  *                the new age reads bot 0 or newer.
  */
+#include "schedlab.h"
 #include "threads/deque.h"
 
 /* The accesses (SL_DQ_LOAD_ACQ, SL_DQ_STORE_REL, ...) are in deque.h, whose
@@ -93,6 +94,7 @@ void *sl_deque_pop_bottom(struct sl_deque *d)
     b--;
     SL_DQ_STORE_RLX(&d->bot, b);
     atomic_thread_fence(memory_order_seq_cst); /* F1 */
+    sl_race_point(SL_RACE_READY);              /* a thief may take the item at b here */
     item = atomic_load_explicit(&d->slot[b], memory_order_relaxed);
     old = atomic_load_explicit(&d->age, memory_order_relaxed);
     if (b > SL_DQ_TOP(old))
@@ -118,6 +120,7 @@ enum sl_steal sl_deque_pop_top(struct sl_deque *d, void **item)
     if (b <= SL_DQ_TOP(old))
         return SL_STEAL_EMPTY;
     it = atomic_load_explicit(&d->slot[SL_DQ_TOP(old)], memory_order_relaxed);
+    sl_race_point(SL_RACE_READY); /* the owner may pop it, or another thief steal it, here */
     if (!atomic_compare_exchange_strong_explicit(&d->age, &old, SL_DQ_AGE(SL_DQ_TAG(old), SL_DQ_TOP(old) + 1),
                                                  memory_order_seq_cst, memory_order_relaxed))
         return SL_STEAL_ABORT;

@@ -83,6 +83,8 @@ void sl_pc_forward_inbox(struct run *r, struct vp *v)
 {
     sl_thread_t *t = __atomic_exchange_n(&v->pin_inbox, 0, __ATOMIC_SEQ_CST);
 
+    if (t)
+        sl_race_point(SL_RACE_FORWARD);
     while (t) {
         sl_thread_t *n = t->next;
         sl_ut_make_ready_pinned(0, t);
@@ -107,6 +109,7 @@ int sl_pc_resume_one(struct run *r)
     sl_spin_unlock(&r->pc_lock);
     if (id < 0)
         return 0;
+    sl_race_point(SL_RACE_RESUME);
     __atomic_store_n(&r->vps[id].resume, 1, __ATOMIC_RELEASE);
     sl_futex_wake(&r->vps[id].resume, 1);
     return 1;
@@ -161,6 +164,7 @@ static void suspend_self(struct vp *s)
     rebuild_hosts(r);
     sl_spin_unlock(&r->pc_lock);
     stop_leaving(s);
+    sl_race_point(SL_RACE_SUSPEND);
     note_reaction(s);
     /* everything this vp holds goes to the vps that remain; detached first, because another vp may
        resume this one meanwhile and then send_away gives threads back to this very FIFO */
@@ -170,6 +174,7 @@ static void suspend_self(struct vp *s)
     send_all_away(s, yq);
     send_all_away(s, pq);
     sl_pc_forward_inbox(r, s);
+    sl_race_point(SL_RACE_SUSPEND);
     sl_ulog(SL_UL_SUSPEND, (int32_t)__atomic_load_n(&sl_info()->allot_count, __ATOMIC_RELAXED), 0);
     while (!__atomic_load_n(&s->resume, __ATOMIC_ACQUIRE))
         sl_futex_wait(&s->resume, 0, 0);

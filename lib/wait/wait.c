@@ -111,6 +111,7 @@ uint64_t sl_wait_blocks(void) { return __atomic_load_n(&nblocks, __ATOMIC_RELAXE
 
 void sl_wait_set(uint32_t *word, uint32_t v, enum sl_wait kind)
 {
+    sl_race_point(SL_RACE_RELEASE);
     if (kind == SL_WAIT_SPIN) { /* nobody ever sets the bit */
         __atomic_store_n(word, v & SL_WAIT_VALUE, __ATOMIC_RELEASE);
         return;

@@ -240,13 +240,17 @@ sl_wait_value(const uint32_t *word)
 static inline void
 sl_wait_ne_for(const uint32_t *word, uint32_t old, enum sl_wait kind, const struct sl_waitfor *wf)
 {
+    sl_race_point(SL_RACE_WAIT);
     sl_waits[kind]->wait(word, old, wf);
+    sl_race_point(SL_RACE_WAIT);
 }
 
 static inline void
 sl_wait_ne(const uint32_t *word, uint32_t old, enum sl_wait kind)
 {
+    sl_race_point(SL_RACE_WAIT);
     sl_waits[kind]->wait(word, old, 0);
+    sl_race_point(SL_RACE_WAIT);
 }
 
 static inline void
