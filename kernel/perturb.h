@@ -10,7 +10,10 @@
  *   - random turn lengths: each timer budget is drawn from 5..250 us instead of VCLOCK_SLICE_US;
  *   - random hand-overs at race points: a futex wait or wake, an IPI sent, the library's spin pause (SYS_relax:
  *     every wait kind, the thread library's idle loop), a kernel spin on a held lock, a kernel lock's release
- *     (checked kernel only: see Cost) - each hands the host thread over with probability 1/PERTURB_ODDS (a
+ *     (checked kernel only: see Cost), and the library's own race points (SYS_relax with a kind, abi.h enum
+ *     sl_race: process control's suspend, resume and inbox forward, the ready deque's pop and steal, a
+ *     barrier's arrival, a word's release, a wait's entry and exit; the library makes the call only when its
+ *     info page says SL_INFO_PERTURBED) - each hands the host thread over with probability 1/PERTURB_ODDS (a
  *     spin pause: 1 to 4 times);
  *   - random stops: with probability 1/stop odds a race point stops the hart instead (below); each hart draws
  *     its stop odds once, from 1/8 to 1/256 (PERTURB_STOP_ODDS_LOG), so a campaign sees calm and stormy boots;
@@ -38,7 +41,12 @@
  * Each hart draws from its own generator (seeded from the seed and its index), so a hart's draws depend only
  * on its own history; the lowerings' clocks are shared; deterministic mode makes both the same on every boot.
  *
- * Cost. Off (no perturb=), the futex calls and the IPI pay one load and branch of perturb_on; the spin pauses
+ * Accounting. A perturbed boot's SUMMARY line adds perturb_points= (race points met, every hart and site),
+ * perturb_library= (the library's among them) and perturb_stops= (preemptions and lowerings): a campaign can see
+ * that a boot was perturbed at all, and where.
+ *
+ * Cost. Off (no perturb=), the futex calls and the IPI pay one load and branch of perturb_on, and each library
+ * race point one load of the info page's flags and a branch; the spin pauses
  * and the timer budget are deterministic mode's own paths already, and a return to U-mode is not hooked (the
  * random turn lengths end turns anywhere, there too). A lock release is a race point in the checked kernel
  * only (KCHECKS, which make test builds and explore should boot): what the releasing hart read under the lock

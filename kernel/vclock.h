@@ -15,7 +15,9 @@
  * turn; with an enabled interrupt already pending the hart is runnable again at the next round. So
  * vclock_handover sets SSIP (S-mode may) and executes wfi, and leaves SSIP pending: the hart's next look at
  * sip (a return to U-mode traps at once, the idle loop polls it) handles it as an IPI, which every policy
- * takes idempotently (a spurious IPI is harmless). Clearing it here instead could lose a real IPI that
+ * takes idempotently (a spurious IPI is harmless). An IPI outranks the timer in the trap, so both the trap
+ * (trap.c) and the idle loop take a pending timer interrupt after the IPI: a hand-over on the IPI handler's own
+ * path would otherwise re-arm the trap before every timer interrupt, and no tick would ever come. Clearing it here instead could lose a real IPI that
  * arrived while the hart was halted. Spin waits call it only in this mode (vclock_pause): the normal spin
  * path stays a plain load and branch.
  *
