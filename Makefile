@@ -65,6 +65,9 @@ MODEL_CFLAGS  ?= -O2 -g -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unu
 MODEL_API     ?= $(shell sh tools/model/qemu_api.sh $(QEMU))
 MODEL_API_STAMP  = $(B)/model/api.stamp
 MODEL_TOOL     = PYTHONPATH=tools/py $(PYTHON) -m schedlab.model
+# Deterministic boots load QEMU's device tree for the machine less the nodes no one reads (devtree.py: OpenSBI's
+# driver lookups walk it, and under -icount every instruction is host time); as the harness does.
+DEVTREE_TOOL   = PYTHONPATH=tools/py $(PYTHON) -m schedlab.devtree
 ifneq ($(MODEL_ON),)
 MODEL_CHECK   := $(shell $(MODEL_TOOL) check '$(MODEL)' --harts $(CPUS) 2>&1; echo " status=$$?")
 ifneq ($(lastword $(MODEL_CHECK)),status=0)
@@ -233,7 +236,8 @@ QEMUFLAGS = -machine $(MACHINE) -nographic -bios default -no-reboot -m $(MEM) -s
 qemu: $(B)/kernel.elf $(if $(MODEL_ON),$(MODEL_SO))
 	$(CHECK_CPUS)
 	$(if $(and $(DET_ON),$(findstring clock=real,$(BOOTARGS))),$(error clock=real in BOOTARGS conflicts with deterministic mode (DETERMINISTIC=1 or clock=virtual): drop one))
-	$(if $(MODEL_ON),$(QEMU_MODEL),$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))")
+	$(if $(MODEL_ON),$(QEMU_MODEL),$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS) $(DET_DTB)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))")
+DET_DTB = $$(tree=$$($(DEVTREE_TOOL) $(QEMU) $(QEMUFLAGS)) && [ -n "$$tree" ] && echo -dtb $$tree)
 
 # make qemu under a model: model.py prints "<QEMU arguments>|<bootargs to add>" (or its error, and make stops);
 # the command is echoed as run.
@@ -241,6 +245,7 @@ QEMU_MODEL = @plan=$$($(MODEL_TOOL) qemu '$(MODEL)' --harts $(CPUS) --mem $(MEM)
 	  --plugin $(B)/model/model.so --nm $(CROSS)nm $(if $(DET_ON),--deterministic) --extra '$(QEMUEXTRA)' \
 	  --bootargs '$(BOOTARGS)') || exit $$?; \
 	set -- $(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS)) $${plan%%|*}; \
+	$(if $(DET_ON),tree=$$($(DEVTREE_TOOL) "$$@") && [ -n "$$tree" ] && set -- "$$@" -dtb "$$tree";) \
 	args="$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG)) $${plan\#*|}"; \
 	$(if $(findstring s,$(firstword -$(MAKEFLAGS))),,echo "$$* -append \"$$args\"";) exec "$$@" -append "$$args"
 

@@ -7,11 +7,13 @@ are virtual; spin waits hand the host thread over, so a spinning gang costs micr
 barrier, not a timer period; compare refuses slowdowns from virtual times unless asked.
 """
 
+import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from schedlab import cli, commands, qemu
+from schedlab import cli, commands, devtree, qemu
 from schedlab import trace as tr
 from check_boots import battery_session, cases_on, declaration_of, judged  # noqa: F401 (a fixture)
 from conftest import built_policies, kernel_under_test
@@ -123,3 +125,58 @@ def test_a_long_tick_hook_does_not_starve_its_hart(battery_session):
     _, verdicts = judged(battery_session, case, decl, kernel_under_test())
     progress = next(v for v in verdicts if v.check == "progress")
     assert progress.status == "pass", progress.detail
+
+
+# ---------------------------------------------------------------- the trimmed device tree (devtree.py)
+
+def _tree(*nodes):
+    """A version-17 tree of the given (depth, name) nodes under the root, each with one property."""
+    strings = b"reg\0"
+    body = bytearray()
+    def begin(name):
+        raw = name.encode() + b"\0"
+        body.extend(struct.pack(">I", devtree.BEGIN_NODE) + raw + b"\0" * (-len(raw) % 4))
+        body.extend(struct.pack(">III", devtree.PROP, 4, 0) + b"\x00\x00\x00\x01")
+    begin("")
+    depth = 0
+    for d, name in nodes:
+        while depth >= d:
+            body.extend(struct.pack(">I", devtree.END_NODE))
+            depth -= 1
+        begin(name)
+        depth = d
+    while depth >= 0:
+        body.extend(struct.pack(">I", devtree.END_NODE))
+        depth -= 1
+    body.extend(struct.pack(">I", devtree.END))
+    rsv = b"\0" * 16
+    off_struct = 40 + len(rsv)
+    off_strings = off_struct + len(body)
+    total = off_strings + len(strings)
+    header = struct.pack(">10I", devtree.MAGIC, total, off_struct, off_strings, 40, 17, 16, 0, len(strings), len(body))
+    return header + rsv + bytes(body) + strings
+
+
+def test_prune_drops_a_node_with_its_subnodes_and_keeps_the_rest():
+    blob = _tree((1, "cpus"), (2, "cpu@0"), (2, "cpu-map"), (3, "cluster0"), (1, "pci@30000000"), (2, "x"),
+                 (1, "soc"), (2, "virtio_mmio@10001000"), (2, "serial@10000000"))
+    assert devtree.node_names(blob) == ["", "cpus", "cpu@0", "cpu-map", "cluster0", "pci@30000000", "x", "soc",
+                                        "virtio_mmio@10001000", "serial@10000000"]
+    pruned = devtree.prune(blob)
+    assert devtree.node_names(pruned) == ["", "cpus", "cpu@0", "soc", "serial@10000000"]
+    assert devtree.node_names(devtree.prune(pruned)) == devtree.node_names(pruned)     # nothing left to drop
+    with pytest.raises(devtree.TreeError):
+        devtree.prune(b"\0" * 64)
+
+
+def test_deterministic_boots_load_the_trimmed_tree_and_see_the_same_machine(boot):
+    """A deterministic boot passes QEMU its own tree for that machine less the nodes no one reads: the kernel
+    sees the same harts and NUMA nodes as a timed boot, and fewer boot instructions go by."""
+    run = boot(3, "calib=off job=synth:procs=1,iters=1", deterministic=True, model="butterfly")
+    tree = Path(run.argv[run.argv.index("-dtb") + 1])
+    names = devtree.node_names(tree.read_bytes())
+    assert sum(n.startswith("cpu@") for n in names) == 3 and not any(n.startswith(devtree.UNUSED) for n in names)
+    plain = boot(3, "calib=off job=synth:procs=1,iters=1", model="butterfly")
+    assert "-dtb" not in plain.argv
+    assert run.ok and plain.ok and (run.boot["harts"], run.boot["nodes"]) == (plain.boot["harts"], plain.boot["nodes"])
+
