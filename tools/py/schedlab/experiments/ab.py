@@ -30,13 +30,12 @@ DEFAULT_SCENARIOS = ["job=gauss:sync=barrier", "job=gauss:sync=cond", "job=oddev
                      "job=gauss:sync=barrier,barrier=block", "job=oddeven:barrier=block"]
 
 
-#: QEMU options for --icount: one virtual nanosecond per instruction, harts interleaved on one host
-#: thread; times are then instruction counts (summed over harts' turns), identical from boot to boot
-ICOUNT = ["-icount", "shift=0,sleep=off"]
-
-
-def measure(kernel, cpus, tokens, key, extra=()):
-    run = qemu.boot(cpus, tokens, kernel=kernel, timeout=600, extra=list(extra))
+def measure(kernel, cpus, tokens, key, deterministic=False):
+    """``deterministic`` (--icount): a deterministic boot (kernel/vclock.h) - one virtual nanosecond per
+    instruction, harts interleaved on one host thread, times identical from boot to boot. It must be the whole
+    mode, clock=virtual included: under -icount alone the kernel does not know its harts take turns, so a boot
+    wait spins through its hart's turn and, at 2 harts or more, may time out before the other hart ever runs."""
+    run = qemu.boot(cpus, tokens, kernel=kernel, timeout=600, deterministic=deterministic)
     if run.timed_out or run.exit_code != 0:
         sys.exit(f"run failed ({kernel}): {' '.join(tokens)}\n{run.console[-1500:]}")
     return run.results[0][key]
@@ -50,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpus", default="1,2", help="comma-separated hart counts")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--key", default="par_us", help="the RESULT field compared")
-    ap.add_argument("--icount", action="store_true", help="deterministic instruction-counted time (QEMU "
-                    "-icount): measures the instructions a change costs, free of host noise; not wall time")
+    ap.add_argument("--icount", action="store_true", help="deterministic instruction-counted time (deterministic "
+                    "mode, clock=virtual): measures the instructions a change costs, free of host noise; not wall time")
     ap.add_argument("scenario", nargs="*", help="scenarios, each one quoted token list")
     args = ap.parse_args(argv)
     cpus_list = [int(c) for c in args.cpus.split(",")]
@@ -67,9 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             a, b = [], []
             for seed in range(1, args.repeat + 1):
                 tokens = [f"seed={seed}"] + scen.split()
-                extra = ICOUNT if args.icount else ()
-                a.append(measure(args.a, cpus, tokens, args.key, extra))
-                b.append(measure(args.b, cpus, tokens, args.key, extra))
+                a.append(measure(args.a, cpus, tokens, args.key, args.icount))
+                b.append(measure(args.b, cpus, tokens, args.key, args.icount))
             print(f"{scen:45} {cpus:4d} {med(a):10.0f} [{spread(a, '{:.0f}')}] {med(b):10.0f} [{spread(b, '{:.0f}')}]"
                   f" {med(b) / med(a):6.3f}", flush=True)
 
