@@ -542,3 +542,21 @@ def test_sim_a_row_that_costs_the_others_more_than_it_gains_is_left():
     assert [m for j, m in moves if j == odd] == [("part", "gang"), ("gang", "part")], moves
     assert [m for j, m in moves if j == synth] == [("part", "gang")], moves
     assert by_app["oddeven"]["regime"] == "part" and by_app["oddeven"]["gang_us"] > 0, by_app["oddeven"]
+
+
+def test_sim_a_guessed_row_whose_waits_yield_is_left():
+    """adrule.c yield_spin: msort (adapt=no) on 8 harts beside gauss takes the prior's gang row, where its idle
+    processes' waits read as spinning - each yields its hart every few failed polls (lib/threads/uthread.c
+    pause_vp; sim_threads.c models it), and in the row a yield comes straight back. The kernel counts those
+    yields inside a wait (admeasure.c ad_ready), so its first evidence shows waits that yield: time-sharing a
+    share of its own would lose a yield's spin and switch an episode (F&R eq. 12's case), not its partners'
+    quanta (eq. 8), and it leaves its row, measured (its grain shown). The trace shows the yields in its row.
+    A spinning synth that cannot fold keeps its row (test_sim_a_guessed_row_is_left_when_the_waits_sleep)."""
+    run = sim_ok(8, f"policy=adaptive trace=on quantum=10ms job=gauss:n=512,barrier=spin job=msort:n=262144,adapt=no")
+    msort = next(r for r in run.results if r["app"] == "msort")
+    records = tr.parse_trace(run.console).records
+    moves = [(x.time_us, tr.regime_move(x)) for x in records if x.event == "regime" and x.job == msort["job"]]
+    assert [m[:2] for _, m in moves][:2] == [("part", "gang"), ("gang", "part")], moves
+    assert moves[1][1][3] is not None, moves  # judged on a measured grain, not the prior's guess
+    row = [x for x in records if x.event == "yld" and x.job == msort["job"] and moves[0][0] <= x.time_us < moves[1][0]]
+    assert row, "msort's idle processes yielded no hart in its row"
