@@ -24,8 +24,9 @@
  *   start-up       a prior's guess is not judged on its workers' start barrier (startup);
  *   no sync        a job without barrier episodes fills holes of gang rows, else holds a share (unsynced);
  *   the grain      t_p and t_w, a folded job's waits counted as compute (grain_of);
- *   in a gang row  leave for part when blocking or yielding there loses less (F&R's crossover), or for good
- *                  on the job's own imbalance (in_gang, with asleep, yield_spin, part_lesser, own_imbalance);
+ *   in a gang row  leave for part when blocking there loses less (F&R's crossover), or for good on the
+ *                  job's own imbalance (in_gang, with asleep, part_lesser, own_imbalance); and note whether
+ *                  its waits yield (yield_spin: what the weighing guesses time-sharing costs it);
  *   in part        enter a gang row when time-sharing harts it cannot fold onto loses more than a block +
  *                  wake per episode (F&R eq. 8 against eq. 6) (in_part, with may_gang, part_loss).
  * Before those, every window with evidence in part or fill gives the job's efficiency (efficiency: the share
@@ -206,7 +207,8 @@ static int asleep(const struct ad_env *e, const struct window *w)
    the yield comes straight back - its column has nothing else of the slot - so its time off the hart does not
    show it, and the wait reads as spinning; the kernel's count of those yields tells it apart. Its waits yield
    when there is a yield per episode or more (most waits reach one); a wait then holds its hart for the spin
-   per yield, (W - S) / Y, at most the wait itself: the result, at least 1 tick. 0: they do not yield. */
+   per yield, (W - S) / Y, at most the wait itself: the result, at least 1 tick. 0: they do not yield. Only
+   the weighing reads it (timeshare_factor), where the share the job would time-share is known. */
 static uint64_t yield_spin(const struct window *w, const struct grain *g)
 {
     if (!w->yields || w->yields < w->episodes)
@@ -218,15 +220,14 @@ static uint64_t yield_spin(const struct window *w, const struct grain *g)
 /* Rule (part is the lesser loss): with a memory of part, part loses less when the row's loss is past it by
    the margin. With none, part is taken for the lesser - except by a job that came by the prior and cannot
    fold: it has never measured part, where time-sharing would lose its partners' quanta (F&R eq. 8), unless
-   its waits sleep or yield and its share there would be its own (its partners take its hart while it sleeps
-   or after it yields; on a hart shared with another job, that job's processes would take it for whole
-   quanta: eq. 13). */
+   its waits sleep and its share there would be its own (its partners take its hart while it sleeps; on a
+   hart shared with another job, that job's processes would take it for whole quanta). */
 static int part_lesser(const struct ad_rule *r, const struct ad_env *e, const struct window *w,
-                       const struct grain *g, uint64_t yspin)
+                       const struct grain *g)
 {
     if (r->loss[R_PART])
         return g->gang_loss * 100 > r->loss[R_PART] * g->m;
-    return e->adaptive || !r->primed || ((asleep(e, w) || yspin) && e->own_share);
+    return e->adaptive || !r->primed || (asleep(e, w) && e->own_share);
 }
 
 /* Rule (its own imbalance): t_w past t_p is the job's own imbalance, where blocking beats spinning (F&R eqs.
@@ -239,24 +240,20 @@ static int own_imbalance(const struct ad_env *e, const struct grain *g, int less
 
 /* Rule (in a gang row): leave for part when the row loses more than a block + wake per episode by the
    margin (F&R's crossover, eqs. 15/16: gang + spin wins while t_w is below alpha tau_s) and part is the
-   lesser loss, or on its own imbalance. Waits that yield would hold the hart time-shared for their spin
-   up to a yield, and give it away for a switch (no more than a block + wake): eq. 12's loss with the spin
-   before the yield added, so the crossover is t_w past that spin + omega. The prior's guess has no
-   measured choice behind it: its first evidence counts with no margin and moves it at once; an imbalance
-   otherwise waits for confirmation. */
+   lesser loss, or on its own imbalance. The prior's guess has no measured choice behind it: its first
+   evidence counts with no margin and moves it at once; an imbalance otherwise waits for confirmation. */
 static int in_gang(struct ad_rule *r, const struct ad_env *e, const struct window *w, const struct grain *g,
                    int guess)
 {
-    uint64_t yspin = yield_spin(w, g);
-    int lesser = part_lesser(r, e, w, g, yspin);
-    int worse = g->gang_loss * 100 > (e->omega + yspin) * (guess ? 100 : g->m) && lesser;
+    int lesser = part_lesser(r, e, w, g);
+    int worse = g->gang_loss * 100 > e->omega * (guess ? 100 : g->m) && lesser;
     r->imbalanced = own_imbalance(e, g, lesser);
     r->loss[R_GANG] = g->gang_loss;
     r->eff_row = g->tp + g->tw ? (int)(g->tp * 1000 / (g->tp + g->tw)) : 1000;
     r->eff_row = r->eff_row < EFF_FLOOR ? EFF_FLOOR : r->eff_row;
     r->cycle = g->tp + g->tw;
     r->row_sleeps = asleep(e, w);
-    r->row_yield = yspin;
+    r->row_yield = yield_spin(w, g);
     r->decisive = worse && (!r->imbalanced || r->primed) && (decisive(e, g->gang_loss) || guess);
     return r->imbalanced || worse ? R_PART : R_GANG;
 }
@@ -428,9 +425,10 @@ long ad_others_cost(const struct ad_other *o, int n, const struct ad_round *rd)
    episode (F&R eq. 8 and its cap, (tau_q + tau_s) l an iteration): min(r^(procs-1), quantum / (t_p + t_w)).
    Its waits asleep on a share of its own, a waiter leaves the hart to its partners, and an episode loses a
    block + wake (F&R eq. 12): (t_p + t_w + omega) / (t_p + t_w). Its waits yielding on a share of its own
-   (yield_spin), a waiter leaves it after its spin up to a yield and the yield's switch (at most omega): eq.
-   12's case with that spin added, (t_p + t_w + spin + omega) / (t_p + t_w) - never more than eq. 8's, which
-   holds a hart no longer. */
+   (yield_spin), a waiter leaves its hart after its spin up to a yield and the yield's switch (at most
+   omega): eq. 12's case, but the partner it waits for may be queued behind the r - 1 others of its hart,
+   each polling up to its own yield, so an episode loses up to (r - 1) (spin + omega): (t_p + t_w + (r - 1)
+   (spin + omega)) / (t_p + t_w) - never more than eq. 8's, which holds a hart no longer. */
 static uint64_t timeshare_factor(const struct ad_rule *r, const struct ad_mover *m)
 {
     if (m->harts <= 0 || m->harts >= m->procs || !r->cycle)
@@ -443,7 +441,7 @@ static uint64_t timeshare_factor(const struct ad_rule *r, const struct ad_mover 
     uint64_t cap = m->quantum * 1000 / r->cycle;
     cap = cap < pow ? cap : pow;
     if (r->row_yield && m->own)
-        cap = min_u(cap, (r->cycle + r->row_yield + m->omega) * 1000 / r->cycle);
+        cap = min_u(cap, (r->cycle + (n - 1) * (r->row_yield + m->omega)) * 1000 / r->cycle);
     return cap > 1000 ? cap : 1000;
 }
 
