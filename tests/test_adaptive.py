@@ -87,6 +87,10 @@ def test_a_gang_and_its_filler(boot):
 
 
 THREADS_WAITING = "job=gauss:n=128,variant=fine,adapt=no job=hog"
+#: A job that cannot fold and spins at its barriers, beside a hog: time-sharing a hart, its waits last until its
+#: descheduled partner has had its quantum (F&R eq. 8). (A thread program's idle processes yield their harts:
+#: lib/threads/uthread.c, and the simulator models it, so time-shared they lose far less.)
+SPINNING_WAITING = "job=synth:procs=2,grain=500,var=500,iters=2000,barrier=spin,adapt=no job=hog"
 
 
 def test_a_thread_program_waiting_on_partners_is_coscheduled(boot):
@@ -332,27 +336,32 @@ def test_waits_are_timed_only_where_the_rule_reads_them():
     assert next(r for r in run.results if r["job"] == 1)["regime"] == "gang"
 
 
-def test_sim_a_thread_program_waiting_on_partners_is_coscheduled():
-    """The simulator's thread programs publish their idle streaks as the library does (sim_threads.c)."""
-    gauss = next(r for r in sim_ok(2, f"policy=adaptive quantum={QUANTUM_MS}ms window=1 confirm=1 {THREADS_WAITING}")
-                 .results if r["app"] == "gauss")
-    assert gauss["regime"] == "gang" and gauss["gang_us"] > gauss["part_us"], gauss
+def test_sim_a_thread_program_waiting_on_partners_is_judged_on_its_idle_streaks():
+    """The simulator's thread programs publish their idle streaks as the library does (sim_threads.c): gauss fine
+    beside a hog takes the prior's row, and its first window there is judged on its episodes - the move out of
+    the row carries its grain. (Its idle processes yield their harts, so on its own hart time-sharing would cost
+    it little: the weighing takes it back to its partition, adrule.c timeshare_factor.)"""
+    run = sim_ok(2, f"policy=adaptive trace=on quantum={QUANTUM_MS}ms window=1 confirm=1 {THREADS_WAITING}")
+    gauss = next(r for r in run.results if r["app"] == "gauss")
+    moves = [tr.regime_move(x) for x in tr.parse_trace(run.console).records if x.event == "regime" and x.job == gauss["job"]]
+    assert moves[0] == ("part", "gang", 0, None) and len(moves) == gauss["regime_moves"] == 2, moves
+    assert moves[1][:2] == ("gang", "part") and moves[1][3] > 0, moves
 
 
 @pytest.mark.parametrize("hog_at", ["", ",at=2ms"])
 def test_sim_a_decisive_loss_moves_a_new_job_before_its_first_window_ends(hog_at):
-    """adaptive.c probe: every quantum of a job's first window, the window so far is judged; gauss fine
-    time-sharing one hart beside a hog loses far more than decisive= block + wakes per episode, so it moves
-    to a gang row before the first window (window= 4 quanta) ends, not after it. A hog arriving 2 ms later
-    shrinks gauss's share to one hart, which turns its wait timing on mid-window: its window restarts there
-    (adaptive.c restart_window) rather than carrying no evidence to the end. (prior=part: it starts
-    there, to be measured.)"""
+    """adaptive.c probe: every quantum of a job's first window, the window so far is judged; a spinning synth
+    that cannot fold, time-sharing one hart beside a hog, loses far more than decisive= block + wakes per
+    episode, so it moves to a gang row before the first window (window= 4 quanta) ends, not after it. A hog
+    arriving 2 ms later shrinks its share to one hart, which turns its wait timing on mid-window: its window
+    restarts there (adaptive.c restart_window) rather than carrying no evidence to the end. (prior=part: it
+    starts there, to be measured.)"""
     quantum_ms = 10
-    jobs = THREADS_WAITING.replace("job=hog", "job=hog:procs=2" + hog_at)
-    gauss = next(r for r in sim_ok(2, f"policy=adaptive prior=part quantum={quantum_ms}ms {jobs}").results
-                 if r["app"] == "gauss")
-    assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
-    assert gauss["part_us"] < 4 * quantum_ms * 1000, gauss
+    jobs = SPINNING_WAITING.replace("job=hog", "job=hog:procs=2" + hog_at)
+    synth = next(r for r in sim_ok(2, f"policy=adaptive prior=part quantum={quantum_ms}ms {jobs}").results
+                 if r["app"] == "synth")
+    assert synth["regime"] == "gang" and synth["regime_moves"] == 1, synth
+    assert synth["part_us"] < 4 * quantum_ms * 1000, synth
 
 
 @pytest.mark.parametrize("hog_at", ["", ",at=2ms"])
@@ -382,19 +391,21 @@ def test_sim_a_row_just_entered_runs_next(prior):
     """adround.c ad_switch: a job that enters a gang row - by the prior at its admission, or judged losing in its
     partition at a quantum's end - gets its row at the next switch (at once, at an admission in the SPACE slot),
     not after the SPACE slot's remaining quanta (one per job there: three here); the round then goes on where
-    it was left, so the SPACE slot comes back next. Gauss fine (adapt=no) arrives with three jobs at 4 harts."""
-    mix = "job=gauss:n=128,variant=fine,adapt=no,procs=4 job=synth:grain=500,iters=4000 job=knary:h=7 job=hog"
+    it was left, so the SPACE slot comes back next. A spinning synth that cannot fold arrives with three jobs
+    at 4 harts."""
+    mix = ("job=synth:procs=4,grain=500,var=500,iters=2000,barrier=spin,adapt=no job=synth:grain=500,iters=4000 "
+           "job=knary:h=7 job=hog")
     run = sim_ok(4, f"policy=adaptive prior={prior} trace=on quantum={QUANTUM_MS}ms {mix}")
-    gauss = next(r for r in run.results if r["app"] == "gauss")
-    assert gauss["regime"] == "gang", gauss
+    mover = next(r for r in run.results if r["job"] == 1)
+    assert mover["regime"] == "gang", mover
     records = tr.parse_trace(run.console).records
-    at = next(i for i, x in enumerate(records) if x.event == "regime" and x.job == gauss["job"])
+    at = next(i for i, x in enumerate(records) if x.event == "regime" and x.job == mover["job"])
     switches = [x for x in records[at:] if x.event in tr.SWITCH_EVENTS]
     row, after = switches[0], switches[1]
     assert row.arg >= 0 and row.time_us - records[at].time_us < 1, (records[at], row)  # its row, at that moment
     ran = {x.job for x in records if x.event == "run" and row.time_us <= x.time_us < after.time_us}
-    assert ran == {gauss["job"]}, ran
-    assert after.arg == -1 or after.time_us >= gauss["end_us"], after  # the SPACE slot it cut short comes back
+    assert ran == {mover["job"]}, ran
+    assert after.arg == -1 or after.time_us >= mover["end_us"], after  # the SPACE slot it cut short comes back
 
 
 def test_sim_a_row_taken_at_admission_runs_at_its_first_process():
@@ -479,14 +490,14 @@ def test_sim_a_guessed_row_is_left_when_the_waits_sleep(barrier, harts):
 
 
 def test_sim_a_wait_still_open_counts_in_its_window():
-    """abi.h wait_open: at a 2 ms quantum, gauss fine time-sharing one hart waits for its partner longer than
-    a quantum, so at the first probes its waits were still open - uncounted until they ended, the probe saw
-    nothing and the job waited out its whole first window (4 quanta) in its partition. Counted up to now,
-    they move it at the second. (prior=part: it starts there, to be measured.)"""
-    gauss = next(r for r in sim_ok(2, f"policy=adaptive prior=part quantum={QUANTUM_MS}ms {THREADS_WAITING}")
-                 .results if r["app"] == "gauss")
-    assert gauss["regime"] == "gang" and gauss["regime_moves"] == 1, gauss
-    assert gauss["part_us"] < 4 * QUANTUM_MS * 1000, gauss
+    """abi.h wait_open: at a 2 ms quantum, a spinning synth that cannot fold, time-sharing one hart, waits for
+    its partner a quantum, so at the first probes its waits were still open - uncounted until they ended, the
+    probe saw nothing and the job waited out its whole first window (4 quanta) in its partition. Counted up to
+    now, they move it at the second. (prior=part: it starts there, to be measured.)"""
+    synth = next(r for r in sim_ok(2, f"policy=adaptive prior=part quantum={QUANTUM_MS}ms {SPINNING_WAITING}")
+                 .results if r["app"] == "synth")
+    assert synth["regime"] == "gang" and synth["regime_moves"] == 1, synth
+    assert synth["part_us"] < 4 * QUANTUM_MS * 1000, synth
 
 
 def allotments(run):
@@ -542,3 +553,21 @@ def test_sim_a_row_that_costs_the_others_more_than_it_gains_is_left():
     assert [m for j, m in moves if j == odd] == [("part", "gang"), ("gang", "part")], moves
     assert [m for j, m in moves if j == synth] == [("part", "gang")], moves
     assert by_app["oddeven"]["regime"] == "part" and by_app["oddeven"]["gang_us"] > 0, by_app["oddeven"]
+
+
+def test_sim_a_guessed_row_whose_waits_yield_is_left():
+    """adrule.c yield_spin: msort (adapt=no) on 8 harts beside gauss takes the prior's gang row, where its idle
+    processes' waits read as spinning - each yields its hart every few failed polls (lib/threads/uthread.c
+    pause_vp; sim_threads.c models it), and in the row a yield comes straight back. The kernel counts those
+    yields inside a wait (admeasure.c ad_ready), so its first evidence shows waits that yield: time-sharing a
+    share of its own would lose a yield's spin and switch an episode (F&R eq. 12's case), not its partners'
+    quanta (eq. 8), and it leaves its row, measured (its grain shown). The trace shows the yields in its row.
+    A spinning synth that cannot fold keeps its row (test_sim_a_guessed_row_is_left_when_the_waits_sleep)."""
+    run = sim_ok(8, f"policy=adaptive trace=on quantum=10ms job=gauss:n=512,barrier=spin job=msort:n=262144,adapt=no")
+    msort = next(r for r in run.results if r["app"] == "msort")
+    records = tr.parse_trace(run.console).records
+    moves = [(x.time_us, tr.regime_move(x)) for x in records if x.event == "regime" and x.job == msort["job"]]
+    assert [m[:2] for _, m in moves][:2] == [("part", "gang"), ("gang", "part")], moves
+    assert moves[1][1][3] is not None, moves  # judged on a measured grain, not the prior's guess
+    row = [x for x in records if x.event == "yld" and x.job == msort["job"] and moves[0][0] <= x.time_us < moves[1][0]]
+    assert row, "msort's idle processes yielded no hart in its row"

@@ -159,7 +159,8 @@ struct sl_sync {
                                  those idle streaks - where the streaks are published, they replace the
                                  threads' waits (the process runs other threads meanwhile); wraps */
     uint32_t in_wait;         /* waits in progress now (user-level threads may nest them): the kernel takes a
-                                 process preempted while it is non-zero as preempted inside a wait */
+                                 process preempted while it is non-zero as preempted inside a wait, and its
+                                 yields then as yields inside a wait (policy=adaptive counts them) */
     uint32_t units;           /* process 0's record: the pinned workers of the worker run in progress
                                  (sl_run_workers), 0 outside one; policy=adaptive allots a job whose workers
                                  synchronize by the rounds they fold into (allot.h ALLOT_ROUNDS) */

@@ -8,7 +8,9 @@
  * jobs stay in part; windows that run backwards, are too short or straddle a move carry no evidence; garbage is clamped; the hysteresis moves only after confirm=
  * agreeing windows, or one decisive window (decisive= omegas lost); a prior's row judged early needs more
  * episodes of evidence; counts wrap; a window with episodes
- * marks the job as one whose workers synchronize (allot.h's rounds), for good.
+ * marks the job as one whose workers synchronize (allot.h's rounds), for good; waits that yield their harts
+ * (the kernel's count of yields inside waits) are told apart from spinning ones in a gang row, and
+ * time-sharing's loss is guessed for them by F&R eq. 12, not eq. 8.
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +30,7 @@ static struct ad_env env(int nprocs, int harts, int adaptive)
 static struct ad_sums next(const struct ad_sums *prev, uint64_t run, uint32_t ep, uint64_t wait, uint64_t sleep)
 {
     return (struct ad_sums){ prev->run + run, prev->episodes + ep, prev->wait + wait, prev->sleep + sleep, prev->off,
-                             prev->idle };
+                             prev->idle, prev->yields };
 }
 
 static int judge(struct ad_rule *r, struct ad_sums *s, const struct ad_env *e, uint64_t run, uint32_t ep,
@@ -157,7 +159,31 @@ int main(void)
     guess = r, ns = s;
     guess.primed = 1, guess.judged = 0;
     CHECK(judge(&guess, &ns, &e, Q, 40, 40 * 220, 0) == R_GANG);
+    /* waits that yield (the kernel counts SYS_yield inside a wait): in a gang row the yield comes straight back
+       and the wait reads as spinning, 1000 ticks an episode. With 20 yields a wait, it holds its hart 50 ticks
+       before giving it away (yield_spin: what the weighing guesses time-sharing costs it, below); the rule's
+       own candidate is the row's, as for a spinning wait. No yields, or fewer yields than waits (most waits
+       spin): none; yields once a wait, at its end: the whole wait */
+    struct ad_rule yr = r;
+    struct ad_sums ys = s;
+    yr.primed = 1, yr.judged = 0;
+    ys.yields += 40 * 20;
+    CHECK(judge(&yr, &ys, &e, 4 * Q, 40, 40 * 1000, 0) == R_GANG && yr.row_yield == 50);
+    yr = r, ys = s;
+    yr.primed = 1, yr.judged = 0;
+    CHECK(judge(&yr, &ys, &e, 4 * Q, 40, 40 * 1000, 0) == R_GANG && yr.row_yield == 0);
+    yr = r, ys = s;
+    yr.primed = 1, yr.judged = 0;
+    ys.yields += 39;
+    CHECK(judge(&yr, &ys, &e, 4 * Q, 40, 40 * 1000, 0) == R_GANG && yr.row_yield == 0);
+    yr = r, ys = s;
+    yr.primed = 1, yr.judged = 0;
+    ys.yields += 40;
+    CHECK(judge(&yr, &ys, &e, 4 * Q, 40, 40 * 1000, 0) == R_GANG && yr.row_yield == 1000);
     e.own_share = 0;
+    /* yields that run backwards void the window */
+    ys.yields -= 1;
+    CHECK(judge(&yr, &ys, &e, 4 * Q, 40, 40 * 1000, 0) == -1);
     /* in gang, an imbalance beyond the grain (t_w > t_p) is the job's own: part, and never gang again -
        where part lost less (40 ticks per episode) */
     r.loss[R_PART] = 40;
@@ -339,6 +365,24 @@ int main(void)
     own_mv.own = 0;
     CHECK(ad_row_gain(&r, &own_mv, &own_row) == 987);
     r.row_sleeps = 0;
+    /* waits that yield on a share of its own (F&R eq. 12's case): an episode of half a quantum loses its spin
+       up to a yield and the switch, 4 % at two processes a hart - extrapolated to 8 harts, the row gains it
+       nothing; eq. 8 (spinning) said 32 %. At 16 processes on 2 harts a partner may wait behind 7 pollers:
+       7 x that, and the row gains again. On a share other jobs take too, or with yields no sooner than a
+       quantum, eq. 8's */
+    r.cycle = Q / 2, r.row_yield = Q / 100;
+    own_mv.own = 1;
+    CHECK(ad_row_gain(&r, &own_mv, &own_row) < 0 && ad_row_gain(&r, &mv, &own_row) == 319);
+    struct ad_mover crowded = own_mv;
+    crowded.harts = 2;
+    CHECK(ad_row_gain(&r, &crowded, &own_row) > 0 && ad_row_gain(&r, &crowded, &own_row) < 1000 &&
+          ad_row_gain(&r, &crowded, &own_row) < ad_row_gain(&(struct ad_rule){ .regime = R_GANG, .eff_row = 500,
+                                                              .cycle = Q / 2 }, &crowded, &own_row));
+    own_mv.own = 0;
+    CHECK(ad_row_gain(&r, &own_mv, &own_row) == 319);
+    own_mv.own = 1, r.row_yield = Q;
+    CHECK(ad_row_gain(&r, &own_mv, &own_row) == 319);
+    r.row_yield = 0;
     r.eff_row = 1000, r.cycle = 2 * Q; /* linear, episodes longer than a quantum: nothing lost time-shared */
     CHECK(ad_row_gain(&r, &mv, &own_row) == 0);
     /* a memory of part (efficient there): the row slows it down */

@@ -200,6 +200,7 @@ static inline struct sproc *sproc_of(struct proc *p) { return (struct sproc *)p;
 void core_compute(struct sproc *sp, uint64_t t, uint64_t ns);  /* run ns of work from t */
 void core_spin(struct sproc *sp, uint64_t t);                  /* burn the hart until released */
 void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns); /* leave the hart asleep; 0: forever */
+void core_yield(struct sproc *sp, uint64_t t);                 /* give the hart away, still ready (SYS_yield) */
 int core_wake(struct sproc *sp, uint64_t t); /* make a sleeper ready at t: 1 if that sent an IPI to another hart */
 void core_release_spinner(struct sproc *sp, uint64_t t);       /* a spinner's wait is over at t */
 void core_exit(struct sproc *sp, uint64_t t);

@@ -337,6 +337,19 @@ void core_release_spinner(struct sproc *sp, uint64_t t)
         sim_post(t, EV_STEP, -1, sp, 0);
 }
 
+/* The running sp yields its hart at t (SYS_yield): it is queued again (ENQ_YIELD) and its hart runs what the
+   policy picks, sp itself when nothing else is ready. The dispatch pays the switch and sp the system call
+   when it runs again (together calib.yield, kbench what=yield); then its app is stepped. */
+void core_yield(struct sproc *sp, uint64_t t)
+{
+    sp->act = A_COMPUTE;
+    sp->left = (uint64_t)calib.syscall;
+    sp->seg_start = t;
+    acquire(&sched_lock);
+    life_requeue(&sp->p, ENQ_YIELD);
+    release(&sched_lock);
+}
+
 /* The running sp waits on a futex, for ever or until timeout_ns have passed. The simulator has no user
    addresses: its futex words are 0x0 (in the deadlock report too), so the run stays the same bytes. */
 void core_block(struct sproc *sp, uint64_t t, uint64_t timeout_ns)

@@ -21,9 +21,11 @@
  *   process   runs, in order, main when main is ready on it (its deque's bottom), else the oldest of its
  *             pinned threads (FIFO), each to completion (calib.thread_run: take it, switch to its stack,
  *             finish, plus the app's work: run hook); else it is idle: it polls for work, burning its hart,
- *             and after SLEEP_AFTER_US (2 ms) without any it sleeps on a futex for at most SLEEP_US (1 ms)
- *             at a time, and the maker of a thread pinned to a sleeper wakes it (the maker pays the
- *             futex_wake) - uthread.h's scheduler loop, steps 2-3. Work stealing is left out: every thread
+ *             and every thread_idle_poll_ns of polling on its hart (STEALS_PER_YIELD failed passes) it
+ *             pauses: it yields its hart (Hood's yield: SYS_yield, core_yield) or, after SLEEP_AFTER_US
+ *             (2 ms) without work, sleeps on a futex for at most SLEEP_US (1 ms); the maker of a thread
+ *             pinned to a sleeper wakes it (the maker pays the futex_wake) - uthread.h's scheduler loop,
+ *             steps 2-3, uthread.c idle_pass and pause_vp. Work stealing is left out: every thread
  *             of these apps is pinned, so there is nothing to steal. Each idle streak is published as the
  *             library publishes it (uthread.c streak_begins): an episode, and while timed a wait (sim_barrier.c).
  *   end       when main returns every process leaves the run; process 0 then checks (its check hook) and
@@ -31,11 +33,12 @@
  * The apps' threads, copies and touches are their files' (struct tapp_ops, sim_threads.h); the machinery's
  * own memory (descriptors, the threads' stack words) is below (made_touch, run_touch). Not modelled: process
  * control of a thread app
- * (adapt=: the thread library's suspensions and rescues, refused), the library's kernel yield every 32
- * failed polls.
+ * (adapt=: the thread library's suspensions and rescues, refused); the shorter backoff of a streak's first
+ * passes (its first pause comes as late as the others).
  *
  * Costs (sim.h struct calib, optional keys with defaults measured on deterministic QEMU, where a ns is an
- * instruction): thread_create_ns, thread_run_ns, copy_call_ns, copy_double_ns (sim_calib.c says where).
+ * instruction): thread_create_ns, thread_run_ns, copy_call_ns, copy_double_ns (sim_calib.c says where), and
+ * thread_idle_poll_ns (IDLE_POLL_NS below).
  *
  * Invariants: a thread is in exactly one process's FIFO from its creation until it runs; load[p] is the
  * number of threads placed on p not yet finished; main is on exactly one process or waiting.
@@ -50,6 +53,12 @@
 
 #define SLEEP_AFTER_NS 2000000ULL /* lib/threads/uthread.c SLEEP_AFTER_US */
 #define SLEEP_NS       1000000ULL /* SLEEP_US */
+/* An idle process's polling between two pauses (uthread.c: STEALS_PER_YIELD failed passes, each a steal
+   attempt and BACKOFF_MAX relaxes), the calibration's thread_idle_poll_ns, else this, in instructions (a ns
+   each, as deterministic QEMU counts): 32 passes of about 560, counted in sl_ut_vp_loop's riscv64 code - 384
+   in the 64 relaxes of 6, the rest the deque, rescue and safe-point checks and a steal attempt. (A
+   deterministic boot cannot time it: there each relax is SYS_relax, so an idle process sleeps first.) */
+#define IDLE_POLL_NS   18000.0
 #define DESC_B         128        /* a thread descriptor (uthread_impl.h struct sl_thread, 112 bytes) */
 #define TH_DESCS       64         /* descriptors a process keeps (uthread_impl.h THREAD_CACHE) */
 #define STACK_WORDS    160        /* words a thread writes and reads back on its stack (below) */
@@ -101,6 +110,8 @@ int threads_setup(struct job *j, const struct tapp_ops *ops, char *err, size_t e
                -1;
     t->on = 1;
     t->P = j->nprocs;
+    t->idle_poll = (uint64_t)calib_get("thread_idle_poll_ns", IDLE_POLL_NS);
+    t->idle_poll += !t->idle_poll;
     for (int p = 0; p < t->P; p++)
         for (int s = 0; s < TH_WINDOW; s++)
             t->pr[p].pivcol[s] = -1;
@@ -462,7 +473,44 @@ static void busy(struct sproc *sp, struct tproc *q, uint64_t now)
 {
     if (q->idle)
         sync_idle_end(sp, now, 1);
-    q->idle = q->asleep = 0;
+    q->idle = q->asleep = q->paused = 0;
+}
+
+/* sp's run time at now (it runs): its polling counts passes only while it has its hart. */
+static uint64_t run_now(const struct sproc *sp, uint64_t now)
+{
+    return sp->p.run_ticks + (now > sp->p.dispatched_at ? now - sp->p.dispatched_at : 0);
+}
+
+/* p has nothing to run at now (uthread.c idle_pass): it polls, and every t->idle_poll ns of polling on its
+   hart it pauses (pause_vp) - sleeps once idle SLEEP_AFTER_NS, else yields its hart. Its idle streak is
+   published as the library publishes it (streak_begins: an episode and, while timed, a wait). */
+static void idle(struct sproc *sp, struct tjob *t, struct tproc *q, uint64_t now)
+{
+    if (!q->idle) { /* it starts polling */
+        q->idle = 1;
+        sync_idle_begin(sp, now);
+        q->idle_since = now;
+        q->paused = 1;
+    }
+    if (q->paused) { /* back from a pause (or a streak's start): STEALS_PER_YIELD more passes */
+        q->paused = 0;
+        q->poll_from = run_now(sp, now);
+    }
+    q->asleep = 0;
+    uint64_t polled = run_now(sp, now) - q->poll_from;
+    if (polled < t->idle_poll) {
+        sim_post(now + t->idle_poll - polled, EV_STEP, -1, sp, 0); /* its next pause, if nothing comes first */
+        core_spin(sp, now);
+        return;
+    }
+    q->paused = 1;
+    if (now - q->idle_since >= SLEEP_AFTER_NS) { /* nothing for 2 ms: sleep, looking again after 1 ms */
+        q->asleep = 1;
+        core_block(sp, now, SLEEP_NS);
+        return;
+    }
+    core_yield(sp, now);
 }
 
 int threads_step(struct sproc *sp, uint64_t now)
@@ -520,19 +568,7 @@ int threads_step(struct sproc *sp, uint64_t now)
         core_compute(sp, now, ns);
         return 1;
     }
-    if (!q->idle) { /* it starts polling */
-        q->idle = 1;
-        sync_idle_begin(sp, now);
-        q->idle_since = now;
-        sim_post(now + SLEEP_AFTER_NS, EV_STEP, -1, sp, 0);
-    }
-    q->asleep = 0;
-    if (now - q->idle_since >= SLEEP_AFTER_NS) { /* nothing for 2 ms: sleep, looking again after 1 ms */
-        q->asleep = 1;
-        core_block(sp, now, SLEEP_NS);
-        return 1;
-    }
-    core_spin(sp, now);
+    idle(sp, t, q, now);
     return 1;
 }
 

@@ -44,7 +44,9 @@ struct tproc {
     uint32_t load;        /* threads placed on it not finished (place.c's load) */
     struct uthr cur;      /* the thread it runs */
     int idle, asleep;
+    int paused;           /* it yielded or slept at its last pause: its polling starts again when it runs */
     uint64_t idle_since;
+    uint64_t poll_from;   /* its run time when its polling since the last pause began (sim_threads.c idle) */
     int pivcol[TH_WINDOW]; /* gauss mcs: the column each pivot copy holds (-1: none) */
     uint64_t buf, home;   /* under a model: its buffers, its home rows (msort: its chunk of A) */
     uint64_t alt;         /* msort: its chunk of B */
@@ -72,6 +74,7 @@ struct tjob {
     int pend, pend_to;    /* main's creation in progress: the thread is placed when it ends */
     struct uthr pu;
     int checked;          /* process 0 has done its check */
+    uint64_t idle_poll;   /* an idle process's polling between two pauses, ns (sim_threads.c idle) */
     uint64_t t0, t1;
     uint64_t mat, words;  /* under a model: one shared array (gauss lb's matrix), the shared words */
     uint64_t desc;        /* under a model: the processes' pin inbox words (a line each) */

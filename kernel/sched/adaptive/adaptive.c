@@ -394,7 +394,7 @@ static void ad_proc_new(struct proc *p)
 static void ad_enqueue(struct proc *p, enum enq_how how)
 {
     volatile struct sl_sync *st = syncstat_of(p->job, p->idx);
-    ad_ready(p, how != ENQ_NEW && st && st->in_wait);
+    ad_ready(p, how != ENQ_NEW && st && st->in_wait, how == ENQ_YIELD);
     ad_place_ready(p);
     if (how == ENQ_NEW && p->slot >= 0 && p->slot == ad.row_next)
         ad_run_row_next(); /* the first process of a row entered at admission */

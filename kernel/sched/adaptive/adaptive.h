@@ -24,6 +24,7 @@ struct ad_job {
     uint64_t exited_run; /* run_ticks of its exited processes */
     uint64_t off;     /* ticks its processes waited for a hart after a preemption inside a wait */
     uint64_t asleep;  /* ticks its processes were blocked inside a wait (closed stretches) */
+    uint64_t yields;  /* yields its processes made inside a wait (ad_ready) */
     uint64_t idle;    /* ticks a hart of its own share idled in the SPACE slot (closed stretches: ad_share_idle) */
     uint64_t wait_seen; /* the most its sums' wait has been (ad_sums_of): they never run backwards */
     enum allot_shape shape; /* what one more hart is worth to it, as last allotted (allot.h) */
@@ -83,7 +84,8 @@ int ad_sums_of(struct job *j, struct ad_sums *sums); /* j's sums now (0; -1: no 
 int ad_own_share(const struct job *j);      /* no other job holds a hart of j's share (gang: would hold) */
 void ad_share_idle(int h, struct proc *p);  /* hart h picked p (0: idles): its own-share idle stretches */
 void ad_close_idle(struct job *j);          /* j is done: its idle stretches end */
-void ad_ready(struct proc *p, int in_wait); /* p is READY (in_wait: inside a wait, off its hart from now) */
+/* p is READY (in_wait: inside a wait, off its hart from now; yielded: it yielded its hart, SYS_yield) */
+void ad_ready(struct proc *p, int in_wait, int yielded);
 void ad_dispatched(struct proc *p);         /* p runs: a stretch off its hart inside a wait ends */
 void ad_asleep(struct proc *p);             /* p blocked inside a wait */
 void ad_gone(struct proc *p);               /* p exited or was abandoned */

@@ -5,10 +5,12 @@
  * The kernel's counts, per job (struct ad_job, adaptive.h): the run time of its exited processes (the live
  * ones' is p->run_ticks); the time its processes slept inside a wait (from the block to the wake-up: the
  * S of adrule.c) and waited off their harts inside one (from a preemption, yield or wake-up in the wait to
- * the next dispatch); and the time a hart of its own share idled in the SPACE slot. Whether a process is
- * inside a wait is its record's in_wait (abi.h struct sl_sync): the library's, so the job can lie about it,
- * and the rule trusts none of it (adrule.c "Hostile statistics"). The library's counts - barrier episodes
- * and ticks waited - are read from the page, each field once, when a window is judged (ad_sums_of).
+ * the next dispatch); the yields they made inside a wait (the Y of adrule.c: in a gang row a yield comes
+ * straight back, so only the count shows a wait that gives its hart away); and the time a hart of its own
+ * share idled in the SPACE slot. Whether a process is inside a wait is its record's in_wait (abi.h struct
+ * sl_sync): the library's, so the job can lie about it, and the rule trusts none of it (adrule.c "Hostile
+ * statistics"). The library's counts - barrier episodes and ticks waited - are read from the page, each
+ * field once, when a window is judged (ad_sums_of).
  *
  * adaptive.c's hooks call in here (ad_ready, ad_dispatched, ad_asleep, ad_gone, ad_share_idle); this file
  * decides nothing and calls nothing above it. State: adaptive.h's `ad` and the stretches below, all
@@ -95,7 +97,8 @@ int ad_sums_of(struct job *j, struct ad_sums *sums)
     struct ad_job *a = aj(j);
     if (!syncstat_of(j, 0))
         return -1;
-    struct ad_sums now = { .run = a->exited_run, .sleep = a->asleep, .off = a->off, .idle = a->idle };
+    struct ad_sums now = { .run = a->exited_run, .sleep = a->asleep, .off = a->off, .idle = a->idle,
+                           .yields = a->yields };
     uint64_t t = rdtime();
     for (int h = 0; h < ncpus; h++)
         if (idle_of[h] == j)
@@ -137,10 +140,12 @@ static void woke(struct proc *p, struct ad_proc *ap, uint64_t now)
 /* p became READY: inside a wait (its record's in_wait: preempted or yielded there, or woken from its sleep,
    which returns into the wait), it is off its hart in the middle of the wait until it is dispatched. That
    time is in the library's wait_ticks but was not spinning, and gang rows make it up to a whole round (a
-   gang process woken while the SPACE slot runs would count a round as its imbalance). */
-void ad_ready(struct proc *p, int in_wait)
+   gang process woken while the SPACE slot runs would count a round as its imbalance). A yield there is
+   counted too (a wait that gives its hart away: adrule.c yield_spin). */
+void ad_ready(struct proc *p, int in_wait, int yielded)
 {
     struct ad_proc *ap = SCHED_PRIV(p, struct ad_proc);
+    aj(p->job)->yields += in_wait && yielded;
     if (in_wait || ap->asleep_since) { /* the clock only for a waiter: a process is readied on every switch */
         uint64_t now = rdtime();
         woke(p, ap, now);

@@ -11,6 +11,8 @@
  * wait: admeasure.c ad_asleep). Over the window, summed over the job's processes:
  *   e   = episodes (worker barrier arrivals, and the idle streaks of placed threads: a process out of threads
  *         waits for its partners; lib/threads/uthread.c)   W = ticks waited, S = of those asleep
+ *   Y   = yields inside waits (the kernel's count: SYS_yield while the record is in a wait; an idle thread
+ *         process yields its hart every few failed polls, lib/threads/uthread.c pause_vp)
  *   t_p = (run - (W - S)) / e   compute per worker between synchronizations (the grain: F&R's t_p)
  *   t_w = W / e                 wait per episode (F&R's t_w: the imbalance a gang spins away)
  *   omega = alpha tau_s         a block + cross-hart wake, as the calibration measured it
@@ -23,7 +25,8 @@
  *   no sync        a job without barrier episodes fills holes of gang rows, else holds a share (unsynced);
  *   the grain      t_p and t_w, a folded job's waits counted as compute (grain_of);
  *   in a gang row  leave for part when blocking there loses less (F&R's crossover), or for good on the
- *                  job's own imbalance (in_gang, with asleep, part_lesser, own_imbalance);
+ *                  job's own imbalance (in_gang, with asleep, part_lesser, own_imbalance); and note whether
+ *                  its waits yield (yield_spin: what the weighing guesses time-sharing costs it);
  *   in part        enter a gang row when time-sharing harts it cannot fold onto loses more than a block +
  *                  wake per episode (F&R eq. 8 against eq. 6) (in_part, with may_gang, part_loss).
  * Before those, every window with evidence in part or fill gives the job's efficiency (efficiency: the share
@@ -87,6 +90,8 @@
  * ranks it for those same spare harts: understating its waits wins it at most the remainder's one hart. In
  * the others' cost it can only make another job's row look dearer or cheaper: that job then time-shares or
  * is coscheduled, either of which is still a fair share of the round, and the liar's own share is the same.
+ * Its yields are the kernel's count, inside a wait by the page's word: a job that yields inside claimed waits
+ * only makes its own row look cheaper to leave.
  */
 #include "adrule.h"
 
@@ -100,6 +105,7 @@ struct window {
     uint64_t sleep;    /* S: of W, asleep */
     uint64_t idle;     /* its own share's harts idle */
     uint64_t episodes; /* e */
+    uint64_t yields;   /* Y: yields inside waits */
 };
 
 /* The grain and the losses a window shows (F&R's t_p and t_w; gang_loss; m = 100 + margin=). */
@@ -135,10 +141,11 @@ static int window_of(struct ad_rule *r, const struct ad_sums *now, const struct 
 {
     const struct ad_sums *o = &r->last;
     int back = now->wait < o->wait || now->sleep < o->sleep || now->run < o->run || now->off < o->off ||
-               now->idle < o->idle;
+               now->idle < o->idle || now->yields < o->yields;
     uint64_t drun = now->run - o->run, dwt = now->wait - o->wait, dsl = now->sleep - o->sleep;
     uint64_t didle = min_u(now->idle - o->idle, (uint64_t)e->harts * e->wticks);
     uint64_t dep = (uint32_t)(now->episodes - o->episodes), doff = now->off - o->off;
+    uint64_t dyield = now->yields - o->yields;
     r->last = *now;
     r->decisive = 0;
     if (back || drun < e->wticks / 4 || r->settle) {
@@ -150,7 +157,7 @@ static int window_of(struct ad_rule *r, const struct ad_sums *now, const struct 
     dsl = min_u(dsl, dwt);
     doff = min_u(doff, dwt - dsl);
     *w = (struct window){ .run = drun, .wait = dwt - doff, .wait_off = dwt, .sleep = dsl, .idle = didle,
-                          .episodes = min_u(dep, cap) };
+                          .episodes = min_u(dep, cap), .yields = dyield };
     return 1;
 }
 
@@ -195,6 +202,21 @@ static int asleep(const struct ad_env *e, const struct window *w)
     return w->sleep * 2 > w->wait || (w->sleep && w->wait - w->sleep <= e->omega * w->episodes);
 }
 
+/* Rule (waits that yield): a waiter that yields its hart inside the wait (Y: a thread program's idle process,
+   lib/threads/uthread.c, yields every few failed polls) holds it at most until its next yield. In a gang row
+   the yield comes straight back - its column has nothing else of the slot - so its time off the hart does not
+   show it, and the wait reads as spinning; the kernel's count of those yields tells it apart. Its waits yield
+   when there is a yield per episode or more (most waits reach one); a wait then holds its hart for the spin
+   per yield, (W - S) / Y, at most the wait itself: the result, at least 1 tick. 0: they do not yield. Only
+   the weighing reads it (timeshare_factor), where the share the job would time-share is known. */
+static uint64_t yield_spin(const struct window *w, const struct grain *g)
+{
+    if (!w->yields || w->yields < w->episodes)
+        return 0;
+    uint64_t s = min_u((w->wait - w->sleep) / w->yields, g->tw);
+    return s ? s : 1;
+}
+
 /* Rule (part is the lesser loss): with a memory of part, part loses less when the row's loss is past it by
    the margin. With none, part is taken for the lesser - except by a job that came by the prior and cannot
    fold: it has never measured part, where time-sharing would lose its partners' quanta (F&R eq. 8), unless
@@ -231,6 +253,7 @@ static int in_gang(struct ad_rule *r, const struct ad_env *e, const struct windo
     r->eff_row = r->eff_row < EFF_FLOOR ? EFF_FLOOR : r->eff_row;
     r->cycle = g->tp + g->tw;
     r->row_sleeps = asleep(e, w);
+    r->row_yield = yield_spin(w, g);
     r->decisive = worse && (!r->imbalanced || r->primed) && (decisive(e, g->gang_loss) || guess);
     return r->imbalanced || worse ? R_PART : R_GANG;
 }
@@ -401,7 +424,11 @@ long ad_others_cost(const struct ad_other *o, int n, const struct ad_round *rd)
    wait lasts until its partners have had their quanta: r^(procs-1) times longer, capped at a quantum an
    episode (F&R eq. 8 and its cap, (tau_q + tau_s) l an iteration): min(r^(procs-1), quantum / (t_p + t_w)).
    Its waits asleep on a share of its own, a waiter leaves the hart to its partners, and an episode loses a
-   block + wake (F&R eq. 12): (t_p + t_w + omega) / (t_p + t_w). */
+   block + wake (F&R eq. 12): (t_p + t_w + omega) / (t_p + t_w). Its waits yielding on a share of its own
+   (yield_spin), a waiter leaves its hart after its spin up to a yield and the yield's switch (at most
+   omega): eq. 12's case, but the partner it waits for may be queued behind the r - 1 others of its hart,
+   each polling up to its own yield, so an episode loses up to (r - 1) (spin + omega): (t_p + t_w + (r - 1)
+   (spin + omega)) / (t_p + t_w) - never more than eq. 8's, which holds a hart no longer. */
 static uint64_t timeshare_factor(const struct ad_rule *r, const struct ad_mover *m)
 {
     if (m->harts <= 0 || m->harts >= m->procs || !r->cycle)
@@ -413,6 +440,8 @@ static uint64_t timeshare_factor(const struct ad_rule *r, const struct ad_mover 
         pow *= n;
     uint64_t cap = m->quantum * 1000 / r->cycle;
     cap = cap < pow ? cap : pow;
+    if (r->row_yield && m->own)
+        cap = min_u(cap, (r->cycle + (n - 1) * (r->row_yield + m->omega)) * 1000 / r->cycle);
     return cap > 1000 ? cap : 1000;
 }
 

@@ -19,6 +19,7 @@ struct ad_sums {
     uint64_t sleep;    /* ticks blocked in the kernel (the kernel's count) */
     uint64_t off;      /* ticks its processes waited for a hart after a preemption inside a wait */
     uint64_t idle;     /* ticks the harts of its own share idled in the SPACE slot (the kernel's count) */
+    uint64_t yields;   /* yields its processes made inside a wait (the kernel's count: SYS_yield while in_wait) */
 };
 
 /* What the rule needs to know about the job and the machine this window. */
@@ -66,6 +67,8 @@ struct ad_rule {
                        t_p / (t_p + t_w), per mille (0: none yet) */
     uint64_t cycle; /* t_p + t_w in that window, ticks: a time-shared episode's length (ad_row_gain) */
     int row_sleeps; /* its waits in that window slept (adrule.c asleep) */
+    uint64_t row_yield; /* its waits in that window yielded their harts: the spin a wait held its hart before
+                           giving it away, ticks (adrule.c yield_spin; 0: they do not yield) */
     uint64_t loss[NREGIMES]; /* its last loss per episode measured in gang and in part (0: none since the
                                 mix last changed): it returns only to a regime that lost less */
     struct ad_sums last;
