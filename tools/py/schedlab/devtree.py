@@ -35,7 +35,12 @@ SLACK = 8192
 HEADER = struct.Struct(">10I")   # magic totalsize off_struct off_strings off_rsvmap version last_comp boot_cpu
 #                                  size_strings size_struct
 
-DTB_DIR = Path(os.environ.get("SCHEDLAB_DTB_DIR", Path(__file__).resolve().parents[3] / "build" / "dtb"))
+
+
+def dtb_dir() -> Path:
+    """Where trimmed trees are kept: $SCHEDLAB_DTB_DIR, else build/dtb of the checkout the harness works in."""
+    from .qemu import REPO_ROOT     # qemu.py imports this module
+    return Path(os.environ.get("SCHEDLAB_DTB_DIR") or REPO_ROOT / "build" / "dtb")
 
 
 class TreeError(ValueError):
@@ -103,7 +108,8 @@ def prune(blob: bytes, unused: tuple[str, ...] = UNUSED) -> bytes:
 
 def node_names(blob: bytes) -> list[str]:
     """Every node's name, in order (the root's is empty)."""
-    off_struct, size_struct = HEADER.unpack_from(blob)[2], HEADER.unpack_from(blob)[9]
+    header = HEADER.unpack_from(blob)
+    off_struct, size_struct = header[2], header[9]
     return [name for _s, _e, token, name in _node_tokens(blob[off_struct:off_struct + size_struct])
             if token == BEGIN_NODE]
 
@@ -135,7 +141,7 @@ def _identity(binary: str) -> str:
 
 def trimmed(argv: list[str]) -> Path | None:
     """A pruned copy of the tree QEMU builds for the machine of ``argv`` (a boot's full command), made once and
-    kept under DTB_DIR; None if this QEMU cannot dump one (then the boot keeps QEMU's own)."""
+    kept under dtb_dir(); None if this QEMU cannot dump one (then the boot keeps QEMU's own)."""
     args = machine_args(argv)
     try:
         m = args.index("-machine")
@@ -143,11 +149,12 @@ def trimmed(argv: list[str]) -> Path | None:
         return None
     made_of = [_identity(args[0]), *args[1:], ",".join(UNUSED), str(SLACK)]
     key = hashlib.sha256("\0".join(made_of).encode()).hexdigest()[:16]
-    path = DTB_DIR / f"{key}.dtb"
+    where = dtb_dir()
+    path = where / f"{key}.dtb"
     if path.is_file():
         return path
-    DTB_DIR.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=DTB_DIR) as tmp:
+    where.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=where) as tmp:
         raw = Path(tmp) / "qemu.dtb"
         dump = [*args[:m + 1], f"{args[m + 1]},dumpdtb={raw}", *args[m + 2:]]
         try:
