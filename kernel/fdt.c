@@ -6,7 +6,11 @@
  * /memory@* region with its node, the /reserved-memory ranges, /chosen/bootargs, and the interrupt hardware
  * S-mode can drive without the SBI: the Sstc extension in every hart's riscv,isa, and ACLINT SSWI devices
  * (each hart's setssip register, found through the phandle of the hart's interrupt controller in the
- * device's interrupts-extended). Everything in the
+ * device's interrupts-extended). It also finds each hart's M-mode registers the same way - its software
+ * interrupt (ACLINT MSWI, or a SiFive CLINT's msip) and its timer compare (ACLINT MTIMER, or the CLINT's
+ * mtimecmp): the kernel cannot write those; the firmware of deterministic boots (firmware/fw.c) parses
+ * the tree with this file and drives them.
+ * Everything in the
  * blob is big-endian. The blob itself is listed as reserved memory, so the kernel may keep pointers into
  * it (the bootargs are not copied: they can be as long as the device tree allows).
  */
@@ -47,12 +51,21 @@ static uint64_t read_cells(const uint8_t *p, int cells)
 enum where { W_OTHER, W_ROOT, W_CPUS, W_CPU, W_CPU_INTC, W_MEMORY, W_CHOSEN, W_RESV_PARENT, W_RESV };
 
 #define MAX_DEPTH 16
-#define MAX_SSWI  8 /* ACLINT SSWI devices (one per socket on QEMU virt) */
-#define IRQ_SSOFT 1 /* a hart-local interrupt controller's line for the supervisor software interrupt */
+#define MAX_HART_REGS 24 /* devices with a register per hart (an SSWI, MSWI and MTIMER per socket on QEMU virt) */
+#define IRQ_SSOFT     1  /* a hart-local interrupt controller's line for the supervisor software interrupt */
+#define IRQ_MSOFT     3  /* ... for the machine software interrupt */
+#define IRQ_MTIMER    7  /* ... for the machine timer interrupt */
+#define CLINT_MTIMECMP 0x4000 /* a SiFive CLINT's mtimecmp registers, from its base */
 
-/* An SSWI device: its registers and its interrupts-extended, resolved against the harts at the end. */
-struct sswi_dev {
+/* The devices with a register per hart, by compatible string */
+enum { DEV_SSWI = 1, DEV_MSWI = 2, DEV_MTIMER = 4, DEV_CLINT = 8 };
+
+/* A bank of per-hart registers (of an ACLINT SSWI, MSWI or MTIMER, or a CLINT's msip or mtimecmp): its first
+   register, the stride, the controller line the registers serve and the device's interrupts-extended;
+   resolved against the harts at the end. */
+struct hart_regs {
     uint64_t base;
+    uint32_t stride, line;
     const uint8_t *intx;
     uint32_t intx_len;
 };
@@ -73,11 +86,11 @@ struct walk {
     /* the device node being read (any node outside /cpus, /memory, /chosen, /reserved-memory): its
        properties come before its children, so it is judged at its first child or its end */
     int dev_depth; /* the depth of the node the fields below describe, or -1 */
-    int dev_sswi;
+    int dev_kind; /* DEV_*, or 0: a device of no interest */
     const uint8_t *dev_reg, *dev_intx;
     uint32_t dev_reg_len, dev_intx_len;
-    struct sswi_dev sswi[MAX_SSWI];
-    int nsswi;
+    struct hart_regs banks[MAX_HART_REGS];
+    int nbanks;
     /* the memory node being read */
     const uint8_t *mem_reg;
     uint32_t mem_reg_len;
@@ -151,11 +164,15 @@ static void dev_prop(struct walk *w, const char *name, const uint8_t *val, uint3
 {
     if (w->dev_depth != w->depth) {
         w->dev_depth = w->depth;
-        w->dev_sswi = 0;
+        w->dev_kind = 0;
         w->dev_reg = w->dev_intx = 0;
     }
     if (!strcmp(name, "compatible"))
-        w->dev_sswi = strlist_has(val, len, "riscv,aclint-sswi");
+        w->dev_kind = strlist_has(val, len, "riscv,aclint-sswi")     ? DEV_SSWI
+                      : strlist_has(val, len, "riscv,aclint-mswi")   ? DEV_MSWI
+                      : strlist_has(val, len, "riscv,aclint-mtimer") ? DEV_MTIMER
+                      : strlist_has(val, len, "sifive,clint0")       ? DEV_CLINT
+                                                                     : 0;
     else if (!strcmp(name, "reg")) {
         w->dev_reg = val;
         w->dev_reg_len = len;
@@ -165,30 +182,56 @@ static void dev_prop(struct walk *w, const char *name, const uint8_t *val, uint3
     }
 }
 
-/* The device node at dev_depth has all its properties: keep it if it is an SSWI device. */
+static void add_bank(struct walk *w, uint64_t base, uint32_t stride, uint32_t line)
+{
+    if (w->nbanks < MAX_HART_REGS)
+        w->banks[w->nbanks++] = (struct hart_regs){ base, stride, line, w->dev_intx, w->dev_intx_len };
+}
+
+/* The device node at dev_depth has all its properties: keep its banks of per-hart registers. An MTIMER's
+   reg lists its mtimecmp registers and its mtime register, in either order (the binding's, or QEMU's):
+   the mtimecmp bank is the lower address (mtime follows the last mtimecmp in the ACLINT's layout). */
 static void dev_done(struct walk *w)
 {
     int d = w->dev_depth;
     w->dev_depth = -1;
     int ac = w->acells[d - 1], sc = w->scells[d - 1];
-    if (!w->dev_sswi || !w->dev_reg || !w->dev_intx || w->nsswi == MAX_SSWI || ac < 1 || ac > 2 ||
-        w->dev_reg_len < 4 * (uint32_t)(ac + sc))
+    uint32_t step = 4 * (uint32_t)(ac + sc);
+    if (!w->dev_kind || !w->dev_reg || !w->dev_intx || ac < 1 || ac > 2 || w->dev_reg_len < step)
         return;
-    w->sswi[w->nsswi++] = (struct sswi_dev){ read_cells(w->dev_reg, ac), w->dev_intx, w->dev_intx_len };
+    uint64_t base = read_cells(w->dev_reg, ac);
+    for (uint32_t off = step; w->dev_kind == DEV_MTIMER && off + step <= w->dev_reg_len; off += step)
+        base = MIN(base, read_cells(w->dev_reg + off, ac));
+    switch (w->dev_kind) {
+    case DEV_SSWI: add_bank(w, base, 4, IRQ_SSOFT); break;
+    case DEV_MSWI: add_bank(w, base, 4, IRQ_MSOFT); break;
+    case DEV_MTIMER: add_bank(w, base, 8, IRQ_MTIMER); break;
+    case DEV_CLINT:
+        add_bank(w, base, 4, IRQ_MSOFT);
+        add_bank(w, base + CLINT_MTIMECMP, 8, IRQ_MTIMER);
+        break;
+    }
 }
 
-/* Each hart's setssip register: the hart's place in an SSWI device's interrupts-extended, whose entries are
-   (phandle of a hart's interrupt controller, line) pairs - the controllers have #interrupt-cells = 1. */
-static void resolve_sswi(struct walk *w)
+/* Each hart's registers. A device's interrupts-extended lists (phandle of a hart's interrupt controller,
+   line) pairs - the controllers have #interrupt-cells = 1 - and a bank's registers follow the entries on
+   its line in order: the j-th such entry's hart has the register at base + stride j. (An ACLINT device
+   lists only its line; a CLINT lists each hart's M-soft and M-timer lines.) */
+static void resolve_banks(struct walk *w)
 {
     struct platform *pl = w->pl;
-    for (int d = 0; d < w->nsswi; d++) {
-        const struct sswi_dev *s = &w->sswi[d];
-        for (uint32_t k = 0; 8 * k + 8 <= s->intx_len; k++) {
-            uint32_t ph = be32(s->intx + 8 * k), line = be32(s->intx + 8 * k + 4);
-            for (int h = 0; h < pl->nharts && line == IRQ_SSOFT; h++)
-                if (ph && w->hart_intc[h] == ph && !pl->sswi_reg[h])
-                    pl->sswi_reg[h] = s->base + 4 * k;
+    for (int d = 0; d < w->nbanks; d++) {
+        const struct hart_regs *b = &w->banks[d];
+        uint64_t *reg = b->line == IRQ_SSOFT ? pl->sswi_reg : b->line == IRQ_MSOFT ? pl->mswi_reg : pl->mtimecmp_reg;
+        uint32_t j = 0;
+        for (uint32_t k = 0; 8 * k + 8 <= b->intx_len; k++) {
+            uint32_t ph = be32(b->intx + 8 * k), line = be32(b->intx + 8 * k + 4);
+            if (line != b->line)
+                continue;
+            for (int h = 0; h < pl->nharts; h++)
+                if (ph && w->hart_intc[h] == ph && !reg[h])
+                    reg[h] = b->base + (uint64_t)b->stride * j;
+            j++;
         }
     }
 }
@@ -340,7 +383,7 @@ int fdt_parse(const void *dtb, struct platform *pl, char *err, size_t errlen)
             break; /* FDT_END or garbage */
         }
     }
-    resolve_sswi(&w);
+    resolve_banks(&w);
     pl->sstc = pl->nharts > 0 && w.nsstc == pl->nharts;
     pl->nnodes = 1;
     for (int i = 0; i < pl->nharts; i++)

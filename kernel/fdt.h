@@ -34,6 +34,11 @@ struct platform {
     int sstc;                           /* every hart's riscv,isa lists the Sstc extension (stimecmp) */
     uint64_t sswi_reg[SL_MAX_HARTS];    /* hart index -> the address of its setssip register in an ACLINT
                                            SSWI device ("riscv,aclint-sswi"), or 0 if none serves it */
+    /* M-mode's, which only the firmware of deterministic boots (firmware/fw.c) uses: */
+    uint64_t mswi_reg[SL_MAX_HARTS];    /* hart index -> its software interrupt register (ACLINT MSWI or a
+                                           SiFive CLINT's msip), or 0 */
+    uint64_t mtimecmp_reg[SL_MAX_HARTS]; /* hart index -> its timer compare register (ACLINT MTIMER or a
+                                           CLINT's mtimecmp), or 0 */
 };
 
 /* Fill pl (zeroed by the caller) from the blob at dtb; 0, or -1 with err set. */

@@ -233,26 +233,48 @@ static void cpu_isa(uint32_t id, const char *isa, uint32_t intc_phandle)
     end();
 }
 
-/* An ACLINT SSWI at base serving the harts whose controllers' phandles are listed, in register order. A
-   child node checks that a device is judged on its own properties, not its children's. */
-static void sswi(uint64_t base, const uint32_t *phandles, int n, uint32_t line)
+/* A software-interrupt device at base serving the harts whose controllers' phandles are listed, in register
+   order: an ACLINT SSWI or MSWI (compat) lists one line per hart; a SiFive CLINT (timer_too) lists each
+   hart's line and then its M-timer line (7). A child node checks that a device is judged on its own
+   properties, not its children's. */
+static void swi(const char *compat, uint64_t base, const uint32_t *phandles, int n, uint32_t line, int timer_too)
 {
-    char name[32];
-    uint32_t intx[2 * 8];
-    snprintf(name, sizeof name, "sswi@%llx", (unsigned long long)base);
+    char name[32], compat_list[64];
+    uint32_t intx[4 * 8];
+    int k = 0;
+    snprintf(name, sizeof name, "swi@%llx", (unsigned long long)base);
     begin(name);
-    static const char compat[] = "vendor,thing\0riscv,aclint-sswi";
-    prop("compatible", compat, sizeof compat);
-    prop_reg("reg", base, 0x4000);
-    for (int i = 0; i < n; i++) {
-        intx[2 * i] = be(phandles[i]);
-        intx[2 * i + 1] = be(line);
+    int len = snprintf(compat_list, sizeof compat_list, "vendor,thing%c%s", 0, compat);
+    prop("compatible", compat_list, (uint32_t)len + 1);
+    if (!strcmp(compat, "riscv,aclint-mtimer")) { /* QEMU's order: mtime (after the last mtimecmp), then mtimecmp */
+        uint64_t r[] = { base + 0x7ff8, 8, base, 0x7ff8 };
+        uint32_t cells[8];
+        for (int i = 0; i < 4; i++) {
+            cells[2 * i] = be((uint32_t)(r[i] >> 32));
+            cells[2 * i + 1] = be((uint32_t)r[i]);
+        }
+        prop("reg", cells, sizeof cells);
+    } else {
+        prop_reg("reg", base, 0x4000);
     }
-    prop("interrupts-extended", intx, (uint32_t)(8 * n));
+    for (int i = 0; i < n; i++) {
+        intx[k++] = be(phandles[i]);
+        intx[k++] = be(line);
+        if (timer_too) {
+            intx[k++] = be(phandles[i]);
+            intx[k++] = be(7);
+        }
+    }
+    prop("interrupts-extended", intx, (uint32_t)(4 * k));
     begin("child");
     prop_str("compatible", "something-else");
     end();
     end();
+}
+
+static void sswi(uint64_t base, const uint32_t *phandles, int n, uint32_t line)
+{
+    swi("riscv,aclint-sswi", base, phandles, n, line, 0);
 }
 
 /* Two sockets, each with its own SSWI (as QEMU virt builds with -smp 4,sockets=2), listed before /cpus; hart
@@ -271,6 +293,9 @@ static void *aclint_machine(int sstc_everywhere, int line)
     prop_u32("#size-cells", 2);
     sswi(0x2f00000, socket0, 2, (uint32_t)line);
     sswi(0x2f04000, socket1, 1, (uint32_t)line);
+    swi("riscv,aclint-mswi", 0x2000000, socket0, 2, 3, 0);   /* socket 0's M-mode registers: ACLINT MSWI */
+    swi("riscv,aclint-mtimer", 0x2004000, socket0, 2, 7, 0); /* and MTIMER */
+    swi("sifive,clint0", 0x2010000, socket1, 1, 3, 1);       /* socket 1's: a CLINT (msip, then mtimecmp) */
     end();
     begin("cpus");
     prop_u32("#address-cells", 1);
@@ -295,6 +320,10 @@ static void test_interrupt_hardware(void)
     CHECK(pl.sswi_reg[0] == 0x2f00000 && pl.sswi_reg[1] == 0x2f00004);
     CHECK(pl.sswi_reg[2] == 0);                   /* no device lists hart 2's controller */
     CHECK(pl.sswi_reg[3] == 0x2f04000);           /* hart index 3 is hart id 6, first in the second socket */
+    CHECK(pl.mswi_reg[0] == 0x2000000 && pl.mswi_reg[1] == 0x2000004);
+    CHECK(pl.mswi_reg[2] == 0 && pl.mswi_reg[3] == 0x2010000);
+    CHECK(pl.mtimecmp_reg[0] == 0x2004000 && pl.mtimecmp_reg[1] == 0x2004008);
+    CHECK(pl.mtimecmp_reg[2] == 0 && pl.mtimecmp_reg[3] == 0x2014000);
 
     memset(&pl, 0, sizeof pl);                    /* "sstcx" is not sstc: one hart without it, no Sstc */
     CHECK(fdt_parse(aclint_machine(0, 1), &pl, err, sizeof err) == 0);
@@ -303,6 +332,7 @@ static void test_interrupt_hardware(void)
     memset(&pl, 0, sizeof pl);                    /* a device wired to another line is no SSWI of ours */
     CHECK(fdt_parse(aclint_machine(1, 3), &pl, err, sizeof err) == 0);
     CHECK(pl.sswi_reg[0] == 0 && pl.sswi_reg[3] == 0);
+    CHECK(pl.mswi_reg[0] == 0x2000000);           /* the MSWI's own line is its own */
 
     memset(&pl, 0, sizeof pl);                    /* the older machines: no isa extensions, no ACLINT */
     CHECK(fdt_parse(sparse_numa_machine(), &pl, err, sizeof err) == 0);
