@@ -155,7 +155,7 @@ SCHEDLAB = $(PYTHON) tools/schedlab
 .SECONDARY:          # keep object files between builds
 # Everything the tools need (schedlab reproduce and run --sim build what is missing themselves, too); the
 # simulator and the host build are added below, after their makefiles.
-all: $(B)/kernel.elf $(MODEL_SO)
+all: $(B)/kernel.elf $(FIRMWARE) $(MODEL_SO)
 
 $(B)/kernel.elf: $(KOBJS) linker/kernel.ld $(call list_stamp,$(B)/kernel/objects.list,$(KOBJS))
 	$(call quiet,LD,$@)$(CC) $(KCFLAGS) -T linker/kernel.ld -o $@ $(KOBJS)
@@ -171,6 +171,29 @@ $(B)/extra/%.o: %.c $(KHDRS) include/schedlab/abi.h $(KCHECKS_STAMP)
 $(B)/kernel/%.o: kernel/%.S kernel/param.h
 	@mkdir -p $(dir $@)
 	$(call quiet,$(if $(filter %.S,$<),AS,CC),$<)$(CC) $(KCFLAGS) -c -o $@ $<
+
+# ---- the firmware of deterministic boots (firmware/fw.c): M-mode, in place of OpenSBI; it parses the device
+# tree with the kernel's own fdt.c (and its string and printf), each function in a section of its own so the
+# link keeps only what the firmware calls ----
+FIRMWARE  := $(B)/firmware/fw.elf
+FW_SRCS   := firmware/fw.c firmware/entry.S kernel/fdt.c kernel/string.c kernel/printf.c
+FW_OBJS   := $(patsubst %,$(B)/firmware/%.o,$(notdir $(basename $(FW_SRCS))))
+FWCFLAGS  := $(filter-out -DKCHECKS,$(KCFLAGS)) -Ifirmware -ffunction-sections -fdata-sections
+
+$(FIRMWARE): $(FW_OBJS) firmware/fw.ld
+	$(call quiet,LD,$@)$(CC) $(FWCFLAGS) -T firmware/fw.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments -o $@ $(FW_OBJS)
+
+$(B)/firmware/%.o: firmware/%.c firmware/fw.h kernel/fdt.h $(KHDRS) include/schedlab/abi.h
+	@mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(FWCFLAGS) -c -o $@ $<
+
+$(B)/firmware/%.o: firmware/%.S firmware/fw.h
+	@mkdir -p $(@D)
+	$(call quiet,AS,$<)$(CC) $(FWCFLAGS) -c -o $@ $<
+
+$(B)/firmware/%.o: kernel/%.c $(KHDRS) include/schedlab/abi.h
+	@mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(FWCFLAGS) -c -o $@ $<
 
 # The embedded apps: one .incbin per app ELF and a table the kernel looks names up in.
 $(B)/kernel/apps_blob.S: $(APPELFS) Makefile $(call list_stamp,$(B)/kernel/apps.list,$(KERNEL_APPS))
@@ -231,9 +254,10 @@ cpus_no59 = $(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1))))))
 cpus_digits = $(if $(strip $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(call cpus_no59,$(1)))))))),,yes)
 CPUS_OK = $(and $(filter 1,$(words $(CPUS))),$(call cpus_digits,$(CPUS)),$(strip $(subst 0,,$(CPUS))))
 CHECK_CPUS = $(if $(CPUS_OK),,$(error CPUS=$(CPUS) is not a number of harts: give a whole number from 1, e.g. make qemu CPUS=2))
-QEMUFLAGS = -machine $(MACHINE) -nographic -bios default -no-reboot -m $(MEM) -smp $(CPUS) \
-            -kernel $(B)/kernel.elf $(QEMUEXTRA)
-qemu: $(B)/kernel.elf $(if $(MODEL_ON),$(MODEL_SO))
+# Timed boots run QEMU's OpenSBI; deterministic ones the firmware above (the harness's qemu.FIRMWARE).
+QEMUFLAGS = -machine $(MACHINE) -nographic -bios $(if $(DET_ON),$(FIRMWARE),default) -no-reboot -m $(MEM) \
+            -smp $(CPUS) -kernel $(B)/kernel.elf $(QEMUEXTRA)
+qemu: $(B)/kernel.elf $(if $(MODEL_ON),$(MODEL_SO)) $(if $(DET_ON),$(FIRMWARE))
 	$(CHECK_CPUS)
 	$(if $(and $(DET_ON),$(findstring clock=real,$(BOOTARGS))),$(error clock=real in BOOTARGS conflicts with deterministic mode (DETERMINISTIC=1 or clock=virtual): drop one))
 	$(if $(MODEL_ON),$(QEMU_MODEL),$(QEMU) $(QEMUFLAGS) $(if $(DET_ON),$(DET_QEMUFLAGS) $(DET_DTB)) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG) $(DET_ARG))")
@@ -341,7 +365,7 @@ GDBPORT ?= $(shell expr `id -u` % 5000 + 25000)
 .gdbinit: tools/gdbinit.tmpl Makefile
 	$(call quiet,GEN,$@)sed -e 's|@PORT@|$(GDBPORT)|; s|@KERNEL@|$(B)/kernel.elf|' $< > $@
 
-qemu-gdb: $(B)/kernel.elf .gdbinit
+qemu-gdb: $(B)/kernel.elf .gdbinit $(if $(DET_ON),$(FIRMWARE))
 	$(CHECK_CPUS)
 	@echo "qemu-gdb: waiting for GDB on port $(GDBPORT); in another terminal: gdb-multiarch -x .gdbinit"
 	$(QEMU) $(QEMUFLAGS) -S -gdb tcp::$(GDBPORT) -append "$(strip $(BOOTARGS) $(WATCHDOG_ARG))"

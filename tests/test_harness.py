@@ -317,6 +317,8 @@ def test_qemu_argv_is_the_make_qemu_command(monkeypatch):
         str(REPO / "build" / "kernel.elf")
     monkeypatch.setenv("SCHEDLAB_QEMU", "/opt/q/qemu --trace x")
     assert qemu.qemu_argv(1, "")[:3] == ["/opt/q/qemu", "--trace", "x"]
+    virtual = qemu.qemu_argv(2, "job=gauss clock=virtual", "k.elf")   # deterministic: the project's firmware
+    assert virtual[virtual.index("-bios") + 1] == str(qemu.FIRMWARE) and "-icount" in virtual
 
 
 def test_boot_with_fake_qemu_parses_console(fake):

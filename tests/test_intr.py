@@ -44,6 +44,22 @@ def test_without_sstc_the_timer_takes_the_sbi(boot):
     assert (run.boot["timer"], run.boot["ipi"]) == ("sbi", "sswi")
 
 
+@pytest.mark.parametrize("irq, extra, paths", [
+    ("sbi", (), ("sbi", "sbi")),                                     # its TIME on stimecmp, IPIs through MSWI
+    ("auto", ("-machine", "aclint=off"), ("sstc", "sbi")),           # IPIs through the CLINT's msip
+    ("auto", ("-cpu", "rv64,sstc=off"), ("sbi", "sswi")),            # TIME on the ACLINT MTIMER's mtimecmp
+    ("sbi", ("-machine", "aclint=off", "-cpu", "rv64,sstc=off"), ("sbi", "sbi")),   # both on the CLINT
+])
+def test_deterministic_firmware_serves_every_path(boot, irq, extra, paths):
+    """Deterministic boots run the project's firmware (firmware/fw.c), not OpenSBI: each SBI path the kernel
+    can take must work under it too."""
+    run = boot(3, f"{MIX} irq={irq}", extra=list(extra), deterministic=True, timeout=240)
+    assert run.argv[run.argv.index("-bios") + 1].endswith("firmware/fw.elf")
+    assert_all_ok(run)
+    assert (run.boot["timer"], run.boot["ipi"]) == paths
+    assert [r for r in run.results if r["app"] == "sleeper"][0]["bad_sleep"] == 0
+
+
 def test_bad_irq_value_is_a_clear_error(boot):
     run = boot(1, "job=synth irq=direct", timeout=60)
     assert run.exit_code not in (0, None)

@@ -116,9 +116,9 @@ def node_names(blob: bytes) -> list[str]:
 
 def machine_args(argv: list[str]) -> list[str]:
     """The options of a boot's QEMU command line that shape the machine's device tree: the command with its
-    kernel, plugin, bootargs, deterministic-mode and tree options left out."""
+    kernel, firmware, plugin, bootargs, deterministic-mode and tree options left out."""
     out, i = [], 0
-    drop_with_value = {"-kernel", "-append", "-plugin", "-icount", "-accel", "-dtb", "-D", "-d"}
+    drop_with_value = {"-kernel", "-bios", "-append", "-plugin", "-icount", "-accel", "-dtb", "-D", "-d"}
     while i < len(argv):
         if argv[i] in drop_with_value:
             i += 2

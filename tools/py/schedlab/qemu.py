@@ -65,6 +65,9 @@ ICOUNT_SHIFT = 0
 #: Deterministic mode's QEMU options (the Makefile's DET_QEMUFLAGS): one host thread for every hart, and a
 #: clock that counts instructions and jumps over idle time (sleep=off) instead of following the host's.
 DETERMINISTIC_FLAGS = ("-icount", f"shift={ICOUNT_SHIFT},sleep=off", "-accel", "tcg,thread=single")
+#: Deterministic mode's firmware (firmware/fw.c, the Makefile's FIRMWARE): the SBI this kernel needs and no
+#: more, where every instruction is host time; timed boots run QEMU's OpenSBI ("-bios default").
+FIRMWARE = REPO_ROOT / "build" / "firmware" / "fw.elf"
 #: The bootargs token that tells the kernel (and says in every console) that times are virtual.
 VIRTUAL_CLOCK_TOKEN = "clock=virtual"
 #: Pids of the QEMUs this harness is running now (boots side by side, executor.py): busy.py counts only others.
@@ -98,12 +101,14 @@ def deterministic_bootargs(bootargs: str) -> str:
 def qemu_argv(cpus: int, bootargs: str, kernel: str | os.PathLike | None = None,
               extra: str | list[str] | tuple[str, ...] = ()) -> list[str]:
     """The one QEMU command line: ``-smp cpus``, the kernel ELF, extra args, ``-append bootargs``;
-    bootargs with ``clock=virtual`` add ``DETERMINISTIC_FLAGS``."""
+    bootargs with ``clock=virtual`` add ``DETERMINISTIC_FLAGS`` and boot ``FIRMWARE`` instead of OpenSBI."""
     if isinstance(extra, str):
         extra = shlex.split(extra)
     kernel = Path(kernel) if kernel is not None else DEFAULT_KERNEL
-    mode = list(DETERMINISTIC_FLAGS) if is_deterministic(bootargs) else []
-    return [*qemu_binary(), "-machine", MACHINE, "-nographic", "-bios", "default",
+    deterministic = is_deterministic(bootargs)
+    mode = list(DETERMINISTIC_FLAGS) if deterministic else []
+    bios = str(FIRMWARE) if deterministic else "default"
+    return [*qemu_binary(), "-machine", MACHINE, "-nographic", "-bios", bios,
             "-no-reboot", "-m", MEMORY, "-smp", str(cpus), "-kernel", str(kernel),
             *extra, *mode, "-append", bootargs]
 
@@ -263,6 +268,8 @@ def boot(cpus: int, bootargs: str | list[str], kernel: str | os.PathLike | None 
         canonical = added.canonical
     argv = qemu_argv(cpus, bootargs, kernel_path, extra)
     if is_deterministic(bootargs):      # host time is all its instructions: QEMU's tree less what no one reads
+        from .build import ensure       # build.py imports this module
+        ensure(FIRMWARE, str(FIRMWARE.relative_to(REPO_ROOT)))
         tree = devtree.trimmed(argv)
         if tree:
             argv = [*argv[:-2], "-dtb", str(tree), *argv[-2:]]
