@@ -1,10 +1,11 @@
 """A deterministic boot's device tree: QEMU's own for the machine booted, less the nodes nothing reads.
 
-Under ``-icount`` every instruction is host time, and most of a short boot's are OpenSBI's: it looks its drivers up
-in the flattened device tree (libfdt walks the whole tree for each compatible string it matches), so its cost grows
-with the nodes. QEMU's ``virt`` machine describes eight virtio-mmio transports, a PCIe host, flash, fw_cfg, an RTC,
-the platform bus and a cpu-map, none of which OpenSBI or the kernel uses (kernel/fdt.c reads /cpus, /memory,
-/chosen, /reserved-memory and the ACLINT's SSWI). ``trimmed(argv)`` asks the same QEMU for the tree of the same
+Under ``-icount`` every instruction is host time. A firmware that looks its drivers up in the flattened device tree
+(OpenSBI: libfdt walks the whole tree for each compatible string it matches) pays for every node, and so does a
+walk of the tree (the kernel's, and the deterministic boots' firmware's, kernel/fdt.c and firmware/fw.c). QEMU's
+``virt`` machine describes eight virtio-mmio transports, a PCIe host, flash, fw_cfg, an RTC, the platform bus and
+a cpu-map, none of which either uses (kernel/fdt.c reads /cpus, /memory, /chosen, /reserved-memory and the
+ACLINT's or CLINT's per-hart registers). ``trimmed(argv)`` asks the same QEMU for the tree of the same
 machine (``-machine ...,dumpdtb=``: the same -smp, -m and -numa options, no kernel), drops those nodes
 (``prune``) and keeps the result under build/dtb/, named by what it was made from; a deterministic boot passes it
 with ``-dtb`` (QEMU still writes the bootargs into /chosen). Timed boots keep QEMU's own tree: their host time is
