@@ -15,7 +15,7 @@
 #include "sched/life.h"
 
 extern char _secondary_entry[];
-__attribute__((aligned(16))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
+__attribute__((aligned(16), section(".bss.kstacks"))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
 _Static_assert(NHART_STACKS == SL_MAX_HARTS, "a stack per hart");
 
 static volatile int harts_up;

@@ -18,6 +18,8 @@ struct job jobs[NJOB];
 int njobs;
 
 static struct proc procs[NPROC];
+/* procs[i]'s kernel stack; not cleared at boot (linker/kernel.ld's .kstacks) */
+static uint8_t kstacks[NPROC][KSTACK_SIZE] __attribute__((aligned(16), section(".bss.kstacks")));
 static struct spinlock proc_table_lock = SPINLOCK_INIT("proctable", LOCK_PROCTABLE);
 static int proc_used[NPROC]; /* proc_table_lock */
 
@@ -78,7 +80,7 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
         *why = SL_ENOSLOT;
         return 0;
     }
-    memset(p, 0, offsetof(struct proc, kstack));
+    memset(p, 0, sizeof *p);
     if ((*why = life_proc_new(j, p)) != 0) {
         release(&j->lock);
         proc_free(p);
@@ -96,7 +98,7 @@ struct proc *proc_create(struct job *j, uint64_t entry, uint64_t arg, long *why)
     p->tf.x[REG_SP] = stack_top(p->idx);
     p->tf.x[REG_A0] = arg;
     p->tf.x[REG_A1] = p->idx;
-    p->tf.kernel_sp = (uint64_t)p->kstack + KSTACK_SIZE;
+    p->tf.kernel_sp = (uint64_t)kstacks[p - procs] + KSTACK_SIZE;
     p->ctx.ra = (uint64_t)sched_first_return;
     p->ctx.sp = p->tf.kernel_sp;
     life_proc_start(p);

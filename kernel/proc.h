@@ -78,8 +78,6 @@ struct proc {
     uint64_t run_ticks, blocked_ticks;
     uint64_t dispatched_at, blocked_at;
     uint64_t nswitch, nblock, npreempt;
-
-    uint8_t kstack[KSTACK_SIZE] __attribute__((aligned(16)));
 };
 
 enum jstate { J_EMPTY, J_WAITING, J_RUNNING, J_DONE };
