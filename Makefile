@@ -1,6 +1,7 @@
 # schedlab - the only entry point a user needs.
-#   make                 build everything the tools need: build/kernel.elf with every app embedded, the machine
-#                        model's plugin, the simulator (make sim) and the apps for the host (make host)
+#   make                 build everything the tools need: build/kernel.elf with every app embedded, the firmware
+#                        of deterministic boots, the machine model's plugin, the simulator (make sim) and the apps
+#                        for the host (make host)
 #   make qemu CPUS=n BOOTARGS="..."   boot once; exit status = verdict
 #                        (DETERMINISTIC=1: virtual clock, the same console byte for byte on any host;
 #                        MODEL=<profile>[,key=value...]: under the machine model, tools/model/README.md)
@@ -15,7 +16,7 @@
 #   make docs            the documentation site (MkDocs) into build/docs/, references generated from the build
 #   make host            build lib/ and apps/ for the host (pthreads) into build/host/
 #   make bench           barrier (and thread) costs on QEMU at CPUS=2 and on the host: BENCH lines (schedlab bench)
-#   make format          apply .clang-format to the C files of kernel/, lib/ and apps/
+#   make format          apply .clang-format to the C files of kernel/, firmware/, lib/ and apps/
 #   make sim             the simulator of the policies at any number of harts (tools/sim/sim.mk)
 #   make fuzz            the scenario parser under libFuzzer (clang) for FUZZ_SECONDS; not part of make test
 #   make qemu-gdb        boot as make qemu, stopped at the first instruction, waiting for GDB on GDBPORT
@@ -359,10 +360,10 @@ docs: $(B)/kernel.elf
 bench: all host
 	$(SCHEDLAB) bench
 
-# One brace and signature style for the C files of kernel/, lib/ and apps/ (.clang-format). Headers keep
+# One brace and signature style for the C files of kernel/, firmware/, lib/ and apps/ (.clang-format). Headers keep
 # their hand-aligned tables of macros and comments (abi.h's syscalls, the structs' field notes).
 format:
-	clang-format -i $$(git ls-files 'kernel/*.c' 'lib/*.c' 'apps/*.c')
+	clang-format -i $$(git ls-files 'kernel/*.c' 'firmware/*.c' 'lib/*.c' 'apps/*.c')
 
 # ---- debugging: QEMU stopped at reset, its gdbstub on GDBPORT; .gdbinit (from tools/gdbinit.tmpl) loads
 # the kernel's symbols and connects. Every hart is a GDB thread (info threads). The port depends on the user,
