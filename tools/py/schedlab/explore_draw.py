@@ -16,10 +16,11 @@ its seed and of the build (its policies, apps and wait kinds). Three classes:
 
 Cost. A boot's host time follows its virtual time, and an oversubscribed busy-waiting job pays up to a quantum
 per phase (the collapse the papers measure; in deterministic mode also a hand-over of the host thread at every
-spin pause), for no more interleavings. So sizes shrink with the square of the processes per hart, both ends
-of a range (down to its floor: ``{r:lo-hi/floor}``), and such a boot draws its quantum from the two shorter
-ones. A job that process control folds is not oversubscribed (its processes follow the allotment): the churn
-class keeps its sizes.
+spin pause), for no more interleavings: every phase repeats the same race. So sizes shrink with the square of
+the processes per hart, both ends of a range (down to its floor: ``{r:lo-hi/floor}``), and a boot with such a
+job draws every size at its floor's end (``MIN_SCALE``) and its quantum from the two shorter ones. A job that
+process control folds is not oversubscribed (its processes follow the allotment): the churn class keeps its
+sizes.
 """
 
 from __future__ import annotations
@@ -110,8 +111,8 @@ def draw(index: int, seed: int, policies, apps, background, waits, harts_choices
         jobs.append((app, parts))
     hog = [f"job=hog:procs={rng.randint(1, harts)}"] if "hog" in background and rng.random() < 0.3 else []
     load = sum(procs_of(p) for _, p in jobs) + (procs_of(hog[0].split(":")[1].split(",")) if hog else 0)
-    scale = max(min(1.0, harts / load) ** 2, MIN_SCALE)
     busy = load > harts and any("barrier=spin" in p for _, p in jobs)   # a phase may cost a quantum
+    scale = MIN_SCALE if busy else max(min(1.0, harts / load) ** 2, MIN_SCALE)
     tokens = [f"policy={policy}", f"quantum={rng.choice(QUANTA[:2] if busy else QUANTA)}",
               f"seed={rng.randint(1, 1000)}", VIRTUAL_TIMEOUT]
     tokens += [f"job={app}:{','.join([fill(SIZES[app][0], rng, scale), *parts])}" for app, parts in jobs] + hog
