@@ -241,7 +241,7 @@ void launcher_job_done(struct job *j)
         return;
     }
     uint64_t now = rdtime();
-    char extra_summary[128];
+    char extra_summary[192];
     int n = snprintf(extra_summary, sizeof extra_summary, "%s", clock_virtual ? " clock=virtual" : "");
     perturb_summary(extra_summary + n, sizeof extra_summary - (size_t)n);
     contract_summary(line, sizeof line, sched->name, ncpus, njobs, nfailed, now > t0 ? time_us(now - t0) : 0,

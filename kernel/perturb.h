@@ -19,7 +19,8 @@
  *     its stop odds once, from 1/8 to 1/256 (PERTURB_STOP_ODDS_LOG), so a campaign sees calm and stormy boots;
  *   - depth-1 change points per hart (PCT's priority changes): at its n-th race point, n drawn from
  *     1..PERTURB_HORIZON, the hart lowers itself (below), then stalls - it hands over at each of its next
- *     16..512 race points and spin pauses.
+ *     16..512 race points and spin pauses. A trace records the stall's span as a stop too: a stalled hart
+ *     may take a turn of every other hart to pass one race point, so schedule checks discount it likewise.
  * Two kinds of stop, half of the random ones each, every change point the second:
  *   - a preemption: the hart stops for a drawn stretch of virtual time (perturb_delay_us: 10 us to 2.5 ms, as a
  *     vCPU the host preempts) while the others run on. A hand-over alone cannot give this: it lasts only until
@@ -41,9 +42,19 @@
  * Each hart draws from its own generator (seeded from the seed and its index), so a hart's draws depend only
  * on its own history; the lowerings' clocks are shared; deterministic mode makes both the same on every boot.
  *
+ * Starvation. QEMU's single-threaded round robin can also stop a hart by itself: under -icount a runnable vCPU
+ * gets an empty turn when the vCPU before it ended its turn exactly at a timer deadline (the budget is the
+ * time to the next deadline, and the expired timers run only after that), and a compute-bound hart before it
+ * ends every turn there - so the hart after it may not run for many turns. The checks cannot tell that from a
+ * hart that left work undone, so each hart looks at every race point: since its last look (or its last idle halt)
+ * it ran own_ns of its own instructions (instret, at the virtual ns per instruction measured at perturb_init)
+ * and time went on by waited_ns more; the others, one turn of at most PERTURB_SLICE_MAX_US each per round, can
+ * account for at most (harts - 1) x (own_ns + slice) of it (perturb_starved). Past that, the span since the
+ * last look is traced as a stop, like the ones the hart makes.
+ *
  * Accounting. A perturbed boot's SUMMARY line adds perturb_points= (race points met, every hart and site),
- * perturb_library= (the library's among them) and perturb_stops= (preemptions and lowerings): a campaign can see
- * that a boot was perturbed at all, and where.
+ * perturb_library= (the library's among them), perturb_stops= (preemptions and lowerings) and perturb_starved=
+ * (the starvations seen): a campaign can see that a boot was perturbed at all, and where.
  *
  * Cost. Off (no perturb=), the futex calls and the IPI pay one load and branch of perturb_on, and each library
  * race point one load of the info page's flags and a branch; the spin pauses
@@ -80,7 +91,8 @@ extern int perturb_on; /* set once by launcher_init, before the other harts star
 void perturb_init(uint64_t seed, int depth, int nharts);
 void perturb_hit(enum perturb_site site); /* the slow path: perturb_on is set */
 uint64_t perturb_slice_us(void);          /* this hart's next turn length, in virtual us */
-int perturb_summary(char *buf, size_t len); /* " perturb_points=... perturb_library=... perturb_stops=...", or "" */
+int perturb_summary(char *buf, size_t len); /* " perturb_points=... perturb_stops=... perturb_starved=...", or "" */
+void perturb_look_afresh(void);            /* the slow path of perturb_woke: perturb= is on */
 int perturb_relax(enum perturb_site site); /* at a spin pause: how many hand-overs (1 unperturbed) */
 
 /* A race point: nothing unless perturb= is on. */
@@ -90,7 +102,22 @@ static inline void perturb_point(enum perturb_site site)
         perturb_hit(site);
 }
 
+/* After an idle halt (not a hand-over, in which the hart stays runnable): its looks start afresh (Starvation). */
+static inline void perturb_woke(void)
+{
+    if (__builtin_expect(perturb_on, 0))
+        perturb_look_afresh();
+}
+
 /* The pure draws (host-tested: tests/host/test_perturb.c). */
+
+/* A hart that waited waited_ns beyond its own own_ns of instructions, with no halt: starved by the emulator (the
+   model above) when the other harts' turns - at most one slice each per round - cannot account for it. */
+#define PERTURB_SLICE_MAX_US 250 /* perturb_slice_us's longest turn */
+static inline int perturb_starved(uint64_t waited_ns, uint64_t own_ns, int harts, uint64_t slice_ns)
+{
+    return harts > 1 && waited_ns > (uint64_t)(harts - 1) * (own_ns + slice_ns);
+}
 
 /* xorshift64*: a fixed sequence per seed, the same on every host. */
 static inline uint64_t perturb_next(uint64_t *state)

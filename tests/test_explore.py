@@ -36,7 +36,7 @@ def test_a_perturbed_boot_reaches_the_library_race_points_and_counts_them(boot):
     run = boot(4, f"{churn} perturb=21", deterministic=True)
     plain = boot(4, churn, deterministic=True)
     assert run.ok and plain.ok, run.console[-1500:]
-    counts = {k: int(run.summary[k]) for k in ("perturb_points", "perturb_library", "perturb_stops")}
+    counts = {k: int(run.summary[k]) for k in ("perturb_points", "perturb_library", "perturb_stops", "perturb_starved")}
     assert 0 < counts["perturb_library"] < counts["perturb_points"], counts
     assert not any(k.startswith("perturb_") for k in plain.summary)
 
@@ -250,6 +250,9 @@ FOUND = {
     "timer-starved-by-handovers-adaptive":
         "tools/schedlab run --deterministic --cpus 8 policy=adaptive quantum=200us seed=959 timeout=5s "
         "job=msort:n=638,variant=coarse,procs=6 perturb=834545780,depth=1",
+    "gang-member-on-a-starved-vcpu":
+        "tools/schedlab run --deterministic --cpus 3 policy=gang trace=on quantum=1ms seed=900 timeout=5s "
+        "job=tclosure:n=12,procs=3,barrier=twophase,shape=tree job=hog:procs=2 perturb=1510104081,depth=3",
 }
 
 
