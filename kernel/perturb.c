@@ -27,7 +27,6 @@ struct perturb_hart {
     uint32_t points;                       /* race points met so far */
     uint32_t stall;                        /* hand-overs left of the current stall */
     uint64_t stall_t0;                     /* when the current stall began */
-    uint64_t seen_t, seen_i;               /* time and instret at this hart's last look (0: none yet) */
     uint32_t starved;                      /* starvations seen (perturb.h) */
     uint32_t stops;                        /* stops begun so far */
     uint32_t stop_odds;                    /* a race point stops the hart with probability 1/stop_odds */
@@ -41,25 +40,13 @@ struct perturb_hart {
 
 static struct perturb_hart harts[SL_MAX_HARTS];
 static int nperturbed;
-static uint64_t ns_per_insn = 1;           /* virtual time per instruction (2^ICOUNT_SHIFT), measured at init */
 static uint64_t race_clock[PS_NSITES];     /* per site: race points of every hart so far (atomic add only) */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-/* Virtual ns per instruction: time over instret across a loop, on the boot hart while it runs alone. */
-static uint64_t measure_ns_per_insn(void)
-{
-    uint64_t t0 = rdtime(), i0 = csr_read(instret);
-    for (volatile int k = 0; k < 4000; k++)
-        ;
-    uint64_t ns = (rdtime() - t0) * 1000000000ULL / plat.timebase_hz, n = csr_read(instret) - i0;
-    return n && ns >= n ? (ns + n / 2) / n : 1;
-}
-
 void perturb_init(uint64_t seed, int depth, int nharts)
 {
-    ns_per_insn = measure_ns_per_insn();
     nperturbed = nharts < SL_MAX_HARTS ? nharts : SL_MAX_HARTS;
     for (int h = 0; h < nperturbed; h++) {
         struct perturb_hart *s = &harts[h];
@@ -105,34 +92,21 @@ static void stop_begin(struct perturb_hart *s)
    such spans in schedule checks). */
 static void trace_held(uint64_t t0) { trace_rec_at(mycpu()->id, t0, TR_STOP, 0, -1, (int)time_us(rdtime() - t0)); }
 
-static void look_afresh(struct perturb_hart *s)
+/* A hand-over that began at t0 has ended (vclock_handover): waiting longer than the others' turns can take, the
+   hart was starved by the emulator (perturb.h, Starvation) - traced as a stop. */
+void perturb_handed_over(uint64_t t0)
 {
-    s->seen_t = rdtime();
-    s->seen_i = csr_read(instret);
-}
-
-void perturb_look_afresh(void) { look_afresh(self()); }
-
-/* This hart's look at a race point (perturb.h, Starvation): a span the emulator did not run it is traced. */
-static void look(struct perturb_hart *s)
-{
-    uint64_t t = rdtime(), i = csr_read(instret);
-    if (s->seen_t) {
-        uint64_t dt = (t - s->seen_t) * 1000000000ULL / plat.timebase_hz, own = (i - s->seen_i) * ns_per_insn;
-        if (dt > own && perturb_starved(dt - own, own, nperturbed, PERTURB_SLICE_MAX_US * 1000ULL)) {
-            trace_held(s->seen_t);
-            s->starved++;
-        }
+    uint64_t waited_us = time_us(rdtime() - t0);
+    if (perturb_starved(waited_us, nperturbed, PERTURB_SLICE_MAX_US)) {
+        trace_held(t0);
+        self()->starved++;
     }
-    s->seen_t = t;
-    s->seen_i = i;
 }
 
 static void stop_end(struct perturb_hart *s, uint64_t t0)
 {
     STORE(s->stopped, 0);
     trace_held(t0);
-    look_afresh(s);
 }
 
 /* A preemption: the hart makes no progress until `time` has advanced by us while the other harts run. It
@@ -196,7 +170,6 @@ static void stop(struct perturb_hart *s, int site, int change)
 static int decide(struct perturb_hart *s, int site)
 {
     uint64_t now = __atomic_add_fetch(&race_clock[site], 1, __ATOMIC_RELAXED);
-    look(s);
     s->hits[site]++;
     s->points++;
     if (lowered_due(site, now))

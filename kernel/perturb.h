@@ -46,11 +46,11 @@
  * gets an empty turn when the vCPU before it ended its turn exactly at a timer deadline (the budget is the
  * time to the next deadline, and the expired timers run only after that), and a compute-bound hart before it
  * ends every turn there - so the hart after it may not run for many turns. The checks cannot tell that from a
- * hart that left work undone, so each hart looks at every race point: since its last look (or its last idle halt)
- * it ran own_ns of its own instructions (instret, at the virtual ns per instruction measured at perturb_init)
- * and time went on by waited_ns more; the others, one turn of at most PERTURB_SLICE_MAX_US each per round, can
- * account for at most (harts - 1) x (own_ns + slice) of it (perturb_starved). Past that, the span since the
- * last look is traced as a stop, like the ones the hart makes.
+ * hart that left work undone. A hart cannot count its own instructions (QEMU's instret follows the one
+ * -icount clock), but a hand-over is a wait it can time: runnable all along (SSIP pending), it waits only for
+ * the others' turns, at most PERTURB_SLICE_MAX_US each (every hart's timer is armed within a slice). A
+ * hand-over that lasted longer (perturb_starved) is traced as a stop, like the ones the hart makes. A
+ * starvation that begins anywhere else (a turn ended by a timer write) is not seen.
  *
  * Accounting. A perturbed boot's SUMMARY line adds perturb_points= (race points met, every hart and site),
  * perturb_library= (the library's among them), perturb_stops= (preemptions and lowerings) and perturb_starved=
@@ -92,7 +92,7 @@ void perturb_init(uint64_t seed, int depth, int nharts);
 void perturb_hit(enum perturb_site site); /* the slow path: perturb_on is set */
 uint64_t perturb_slice_us(void);          /* this hart's next turn length, in virtual us */
 int perturb_summary(char *buf, size_t len); /* " perturb_points=... perturb_stops=... perturb_starved=...", or "" */
-void perturb_look_afresh(void);            /* the slow path of perturb_woke: perturb= is on */
+void perturb_handed_over(uint64_t t0);     /* vclock_handover's end, perturb= on: a starvation is traced */
 int perturb_relax(enum perturb_site site); /* at a spin pause: how many hand-overs (1 unperturbed) */
 
 /* A race point: nothing unless perturb= is on. */
@@ -102,21 +102,14 @@ static inline void perturb_point(enum perturb_site site)
         perturb_hit(site);
 }
 
-/* After an idle halt (not a hand-over, in which the hart stays runnable): its looks start afresh (Starvation). */
-static inline void perturb_woke(void)
-{
-    if (__builtin_expect(perturb_on, 0))
-        perturb_look_afresh();
-}
-
 /* The pure draws (host-tested: tests/host/test_perturb.c). */
 
-/* A hart that waited waited_ns beyond its own own_ns of instructions, with no halt: starved by the emulator (the
-   model above) when the other harts' turns - at most one slice each per round - cannot account for it. */
+/* A hand-over that waited waited_us: starved by the emulator (the model above) when the other harts' turns, at
+   most one slice each, cannot account for it. */
 #define PERTURB_SLICE_MAX_US 250 /* perturb_slice_us's longest turn */
-static inline int perturb_starved(uint64_t waited_ns, uint64_t own_ns, int harts, uint64_t slice_ns)
+static inline int perturb_starved(uint64_t waited_us, int harts, uint64_t slice_us)
 {
-    return harts > 1 && waited_ns > (uint64_t)(harts - 1) * (own_ns + slice_ns);
+    return harts > 1 && waited_us > (uint64_t)(harts - 1) * slice_us;
 }
 
 /* xorshift64*: a fixed sequence per seed, the same on every host. */

@@ -253,6 +253,9 @@ FOUND = {
     "gang-member-on-a-starved-vcpu":
         "tools/schedlab run --deterministic --cpus 3 policy=gang trace=on quantum=1ms seed=900 timeout=5s "
         "job=tclosure:n=12,procs=3,barrier=twophase,shape=tree job=hog:procs=2 perturb=1510104081,depth=3",
+    "gang-member-on-a-vcpu-starved-in-a-hand-over":
+        "tools/schedlab run --deterministic --cpus 4 policy=gang trace=on quantum=1ms seed=163 timeout=5s "
+        "job=oddeven:n=114,procs=4,barrier=adaptive,shape=combination job=hog:procs=1 perturb=219036990,depth=2",
 }
 
 

@@ -341,7 +341,6 @@ static void idle_wait(struct cpu *c)
             break;
         while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)))
             wfi();
-        perturb_woke();
         break;
     }
     __atomic_store_n(&c->idle, IDLE_NOT, __ATOMIC_RELAXED);
