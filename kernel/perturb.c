@@ -216,7 +216,7 @@ uint64_t perturb_slice_us(void)
 {
     if (!perturb_on)
         return VCLOCK_SLICE_US;
-    return 5 + perturb_next(&self()->rng) % 246;
+    return 5 + perturb_next(&self()->rng) % (PERTURB_SLICE_MAX_US - 4);
 }
 
 /* The SUMMARY line's account of a perturbed boot (launcher.c): the race points met, the library's among them,

@@ -102,11 +102,11 @@ static inline void perturb_point(enum perturb_site site)
         perturb_hit(site);
 }
 
-/* The pure draws (host-tested: tests/host/test_perturb.c). */
+/* The pure logic: the draws and the starvation test (host-tested: tests/host/test_perturb.c). */
 
 /* A hand-over that waited waited_us: starved by the emulator (the model above) when the other harts' turns, at
    most one slice each, cannot account for it. */
-#define PERTURB_SLICE_MAX_US 250 /* perturb_slice_us's longest turn */
+#define PERTURB_SLICE_MAX_US 250 /* perturb_slice_us's longest turn (it draws 5..this) */
 static inline int perturb_starved(uint64_t waited_us, int harts, uint64_t slice_us)
 {
     return harts > 1 && waited_us > (uint64_t)(harts - 1) * slice_us;
