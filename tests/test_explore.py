@@ -3,6 +3,7 @@ a perturbed boot replays byte for byte, another perturb seed gives another inter
 token is refused without clock=virtual, and a small fixed campaign of scenarios drawn from the build passes -
 the suite's own minute of exploration (the big campaign is `schedlab explore --boots 20000 --jobs 2`)."""
 
+import json
 import random
 import re
 
@@ -107,7 +108,9 @@ def test_sizes_shrink_to_their_floor_and_busy_waits_draw_short_quanta():
 def test_a_small_campaign_of_the_build_passes(tmp_path, capsys):
     assert explore.main(["--boots", "10", "--seed", "3", "--harts", "2,3", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "explore: 10 boots" in out and "0 failure(s)" in out
+    assert "explore: 10 boots" in out and "0 failure(s)" in out and re.search(r"10 boots in [\d.]+ min", out)
+    entries = [json.loads(line) for line in (tmp_path / "explore.jsonl").read_text().splitlines()]
+    assert len(entries) == 10 and all(e["host_s"] > 0 and e["verdict"] == "ok" for e in entries)
     assert explore.main(["--boots", "12", "--seed", "3", "--harts", "2,3", "--out", str(tmp_path), "--resume"]) == 0
     assert "(seed 3, 10 from the journal)" in capsys.readouterr().out
 

@@ -32,10 +32,11 @@ again traced (``--trace``, or ``--scenario "trace=on TOKENS"``), and that failin
 its trace at the end of a boot, so a failure that ends it sooner (a PANIC) leaves none to compare: --diff then
 says so and names the passing neighbour.
 
-Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario and verdict); with
+Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario, verdict, virtual time
+and host seconds); with
 ``--resume`` the boots already there are not booted again and count in the summary. The summary counts
 boots, distinct scenarios (the drawn scenario without its perturb seed), failures, slow boots, and boots per
-policy.
+policy, and gives this run's pace (boots a minute of wall time).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -251,11 +253,13 @@ def campaign(args) -> int:
     tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
              for c in to_boot]
     results = dict(done)
+    started = time.monotonic()
     args.deterministic = True                   # every boot: one host thread, so --jobs may use every core
     with executor.use(executor.from_args(args, cpus=1)) as ex:
         for case, run in zip(to_boot, ex.map(tasks)):
             verdict = judge(run)
-            entry = {**case, "verdict": verdict, "virtual_us": (run.summary or {}).get("makespan_us")}
+            entry = {**case, "verdict": verdict, "virtual_us": (run.summary or {}).get("makespan_us"),
+                     "host_s": round(run.seconds, 3)}
             results[case["index"]] = entry
             if journal:
                 with journal.open("a") as handle:
@@ -274,7 +278,17 @@ def campaign(args) -> int:
           f"{slow} slow (not judged); "
           + ", ".join(f"{p} {n}" for p, n in sorted(per_policy.items())) + "; classes "
           + ", ".join(f"{c} {n}" for c, n in sorted(per_class.items())), flush=True)
+    print(rate(len(to_boot), time.monotonic() - started, ex.slots), flush=True)
     return 1 if failures else 0
+
+
+def rate(boots: int, seconds: float, slots: int) -> str:
+    """The campaign's pace: this run's boots a minute of wall time, and the hours 20,000 would take at it."""
+    if not boots or seconds <= 0:
+        return "explore: no boot ran in this run (all from the journal)"
+    per_minute = boots * 60.0 / seconds
+    return (f"explore: {boots} boots in {seconds / 60:.1f} min on {slots} slot(s): {per_minute:.0f} a minute "
+            f"(20,000 would take {20000 / per_minute:.0f} min)")
 
 
 def main(argv: list[str] | None = None) -> int:
