@@ -103,6 +103,16 @@ void perturb_handed_over(uint64_t t0)
     }
 }
 
+/* A hand-over this hart's draw made (decide), from t0 to now: the hart gave the host thread up for a round and
+   waited the others' turns, so it could dispatch nothing meanwhile - traced as held on this hart alone (a
+   gang check discounts it for the processes this hart was to run; trace.py). A starved one is a stop already. */
+static void handed_over(uint64_t t0)
+{
+    uint64_t waited_us = time_us(rdtime() - t0);
+    if (waited_us && !perturb_starved(waited_us, nperturbed, PERTURB_SLICE_MAX_US))
+        trace_rec_at(mycpu()->id, t0, TR_HELD, 0, -1, (int)waited_us);
+}
+
 static void stop_end(struct perturb_hart *s, uint64_t t0)
 {
     STORE(s->stopped, 0);
@@ -175,6 +185,8 @@ static int decide(struct perturb_hart *s, int site)
     if (lowered_due(site, now))
         return 1;
     if (s->next < PERTURB_MAX_DEPTH && s->change[s->next] && s->points == s->change[s->next]) {
+        if (s->stall) /* a change point inside a stall: the stall so far ends here, traced like any */
+            trace_held(s->stall_t0);
         s->next++;
         stop(s, site, 1);
         s->stall = 16 + (uint32_t)(perturb_next(&s->rng) % 497);
@@ -200,8 +212,11 @@ static int decide(struct perturb_hart *s, int site)
 
 void perturb_hit(enum perturb_site site)
 {
-    if (decide(self(), site))
+    if (decide(self(), site)) {
+        uint64_t t0 = rdtime();
         vclock_handover();
+        handed_over(t0);
+    }
 }
 
 int perturb_relax(enum perturb_site site)

@@ -38,7 +38,12 @@
  *     scheduling decision, where what the hart decided may go stale - lowers the hart with probability
  *     1/PERTURB_LOWER_ODDS.
  * A hart stops only once its scheduler runs (its timer interrupt enabled), so a boot's early waits are never
- * stretched. A stop is traced where it began, with its length, once it ends (trace.py's stop record).
+ * stretched. A stop is traced where it began, with its length, once it ends (trace.py's stop record); so is a
+ * stall that a later change point cuts short. A hand-over of a hart's own draw (not a spin pause's) is traced
+ * too, as held (trace.py): the hart gave the host thread up for a round of the others' turns, and many of them
+ * in a long kernel path - a checked kernel's lock releases while a job's pages are freed, one race point a page
+ * - hold it back as long as a stop; a schedule check discounts it for what that hart was to run, and a stop for
+ * every hart.
  * Each hart draws from its own generator (seeded from the seed and its index), so a hart's draws depend only
  * on its own history; the lowerings' clocks are shared; deterministic mode makes both the same on every boot.
  *

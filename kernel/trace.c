@@ -20,7 +20,7 @@ static const char *const ev_names[TR_NEVENTS] = {
     [TR_RUN] = "run",   [TR_PRE] = "pre",     [TR_YLD] = "yld",   [TR_BLK] = "blk",
     [TR_EXIT] = "exit", [TR_NEW] = "new",     [TR_WAKE] = "wake", [TR_IDLE] = "idle",
     [TR_SLOT] = "slot", [TR_EARLY] = "early", [TR_ACK] = "ack",   [TR_REP] = "rep",
-    [TR_REGIME] = "regime", [TR_STOP] = "stop",
+    [TR_REGIME] = "regime", [TR_STOP] = "stop", [TR_HELD] = "held",
 };
 
 /* Pages per hart: the largest power of two within both TRACE_MAX_PAGES and the budget's share. */

@@ -34,7 +34,7 @@
 #include "schedlab/model.h"
 
 enum trace_ev { TR_RUN, TR_PRE, TR_YLD, TR_BLK, TR_EXIT, TR_NEW, TR_WAKE, TR_IDLE, TR_SLOT, TR_EARLY, TR_ACK,
-                TR_REP, TR_REGIME, TR_STOP, TR_NEVENTS };
+                TR_REP, TR_REGIME, TR_STOP, TR_HELD, TR_NEVENTS };
 
 struct trace_rec {
     uint64_t t;         /* time CSR */

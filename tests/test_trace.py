@@ -198,6 +198,25 @@ def test_a_stopped_hart_and_its_dispatch_after_are_not_violations():
     assert gangcheck.gang_violations(trace.parse_trace(dump(blocks(2150))))[1].violation_us == 50
 
 
+def test_a_held_hart_is_excused_for_its_own_processes_only():
+    # A perturbed boot: hart 0 wakes 1.0 at 100, then its draws hand it over twice (held 120-420 and 430-730: it
+    # waited the others' turns) before it dispatches 1.0, while 1.1 runs on hart 1. The hand-overs are not
+    # hart 0's own time, so its 100 us of grace last until 800; later counts from there. Held on hart 1, they
+    # excuse nothing of hart 0's lateness.
+    def blocks(run_at, on=0):
+        held = ["120 held 0 -1 300", "430 held 0 -1 300"]
+        return {0: ["0 run 1 0 0", "50 blk 1 0 0", "100 wake 1 0 0", *(held if on == 0 else []),
+                    f"{run_at} run 1 0 0", "3000 exit 1 0 0"],
+                1: ["0 run 1 1 0", *(held if on == 1 else []), "3000 exit 1 1 0"]}
+    parsed = trace.parse_trace(dump(blocks(800)))
+    assert trace.held(parsed) == {0: [(120.0, 420.0), (430.0, 730.0)]} and trace.stops(parsed) == []
+    assert gangcheck.gang_violations(parsed, grace_us=100)[1].violation_us == 0
+    late = gangcheck.gang_violations(trace.parse_trace(dump(blocks(900))), grace_us=100)[1]
+    assert late.violation_us == 100 and late.worst == [(800.0, 900.0, 1, 0)]
+    elsewhere = gangcheck.gang_violations(trace.parse_trace(dump(blocks(800, on=1))), grace_us=100)[1]
+    assert elsewhere.violation_us == 600
+
+
 def test_a_wake_merged_after_the_run_it_caused_is_ignored():
     # Hart 1 wakes 1.1 and hart 0 dispatches it in the same tick: merged by hart, the
     # run comes first.  The wake must not leave 1.1 "ready-waiting" while it runs.

@@ -12,7 +12,7 @@ import bisect
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .trace import Interval, Span, Trace, intervals, stops, switch_stats
+from .trace import Interval, Span, Trace, held, intervals, stops, switch_stats
 
 #: Violation spans kept per job for error messages.
 WORST_SPANS = 5
@@ -37,11 +37,13 @@ class GangCheck:
 
 @dataclass(frozen=True)
 class Wait:
-    """Process waited ready from start_us to end_us, to be run in ``row`` (None: never ran)."""
+    """Process waited ready from start_us to end_us, to be run in ``row`` (None: never ran) on ``hart`` (the hart
+    whose ``run`` ended the wait; None: none did)."""
 
     start_us: float
     end_us: float
     row: int | None
+    hart: int | None = None
 
 
 def waits(trace: Trace) -> dict[tuple[int, int], list[Wait]]:
@@ -71,7 +73,7 @@ def waits(trace: Trace) -> dict[tuple[int, int], list[Wait]]:
             if r.event == "run":
                 row[key], on[key] = r.arg, r.hart
             if now == "ready":
-                found[key].append(Wait(since[key], r.time_us, row.get(key)))
+                found[key].append(Wait(since[key], r.time_us, row.get(key), r.hart if r.event == "run" else None))
             state[key] = {"run": "running", "blk": "blocked", "exit": "gone"}[r.event]
         elif (r.event in ("pre", "yld") and now not in ("ready", "gone")) or \
                 (r.event in ("new", "wake") and now in (None, "blocked")):
@@ -112,19 +114,33 @@ def _subtract(span: Span, holes: list[Span], hole_ends: list[float]) -> list[Spa
     return pieces
 
 
-def _overlaps(runs: list[Interval], ready: list[Wait]) -> list[Span]:
-    """Where one of ``runs`` overlaps one of ``ready`` of the same row (both sorted, each disjoint)."""
+def _overlaps(runs: list[Interval], ready: list[Wait]) -> list[tuple[Span, Wait]]:
+    """Where one of ``runs`` overlaps one of ``ready`` of the same row (both sorted, each disjoint), with the wait."""
     spans, i, j = [], 0, 0
     while i < len(runs) and j < len(ready):
         run, wait = runs[i], ready[j]
         start, end = max(run.start_us, wait.start_us), min(run.end_us, wait.end_us)
         if start < end and _same_row(run.slot, wait.row):
-            spans.append((start, end))
+            spans.append(((start, end), wait))
         if run.end_us <= wait.end_us:
             i += 1
         else:
             j += 1
     return spans
+
+
+def _after_own(start: float, grace_us: float, held: list[Span]) -> float:
+    """When ``grace_us`` of a hart's own time has passed from ``start``: its ``held`` spans (sorted, disjoint:
+    handed over or stopped) do not count - the hart had no time to dispatch in."""
+    t, left = start, grace_us
+    for hold_start, hold_end in held:
+        if hold_end <= t:
+            continue
+        if hold_start >= t + left:
+            break
+        left -= max(0.0, hold_start - t)
+        t = hold_end
+    return t + left
 
 
 def gang_violations(trace: Trace, grace_us: float = 0.0) -> dict[int, GangCheck]:
@@ -134,23 +150,43 @@ def gang_violations(trace: Trace, grace_us: float = 0.0) -> dict[int, GangCheck]
     never acknowledged it), a perturbed boot's stop of a hart and ``grace_us`` after it,
     the first ``grace_us`` of each ready-waiting period, and any time the waiting process was blocked, exited
     or not yet created.  Correct gang scheduling of spinning apps gives ~0.
+    A perturbed boot's hand-over of a hart (``held``) is not counted against a process that hart was to run,
+    nor does it or a stop of that hart use up that wait's grace (the hart's own time): handed over, the hart
+    dispatched nothing, and many in one kernel path (a job's pages freed, a race point each) add up to a stop -
+    but unlike a stop it excuses no other hart's lateness.
     """
     runs: dict[tuple[int, int], list[Interval]] = defaultdict(list)
     for interval in intervals(trace):
         runs[(interval.job, interval.proc)].append(interval)
-    graced = {key: [Wait(w.start_us + grace_us, w.end_us, w.row) for w in ws if w.start_us + grace_us < w.end_us]
+    held_by = {hart: (spans, [end for _, end in spans])
+               for hart, spans in ((h, _merge(raw)) for h, raw in held(trace).items())}
+    # the grace is the hart's own time: neither its hand-overs nor its stops use it up
+    stopped = defaultdict(list)
+    for r in trace.records:
+        if r.event == "stop" and r.arg > 0:
+            stopped[r.hart].append((r.time_us, r.time_us + r.arg))
+    not_own = {h: _merge(held_by.get(h, ([], []))[0] + stopped.get(h, [])) for h in held_by.keys() | stopped.keys()}
+    graced = {key: [Wait(start, w.end_us, w.row, w.hart) for w in ws
+                    for start in [_after_own(w.start_us, grace_us, not_own.get(w.hart, []))]
+                    if start < w.end_us]
               for key, ws in waits(trace).items()}
     # a stopped hart resumes where it stood and needs its dispatch latency again: the grace follows a stop
     windows = _merge([(s.time_us, s.window_end_us) for s in switch_stats(trace).switches
                       if s.window_end_us > s.time_us] + [(start, end + grace_us) for start, end in stops(trace)])
     window_ends = [end for _, end in windows]
+
+    def excused(span: Span, wait: Wait) -> list[Span]:
+        pieces = _subtract(span, windows, window_ends)
+        hart_held = held_by.get(wait.hart)
+        return [p for piece in pieces for p in _subtract(piece, *hart_held)] if hart_held else pieces
+
     checks = {}
     for job in sorted({job for job, _ in runs}):
         procs = sorted({proc for j, proc in runs.keys() | graced.keys() if j == job})
         spans = [(start, end, p, q)
                  for p in procs for q in procs if p != q
-                 for overlap in _overlaps(runs.get((job, p), []), graced.get((job, q), []))
-                 for start, end in _subtract(overlap, windows, window_ends)]
+                 for overlap, wait in _overlaps(runs.get((job, p), []), graced.get((job, q), []))
+                 for start, end in excused(overlap, wait)]
         violation = sum((end - start for start, end, _, _ in spans), 0.0)
         run_us = sum((i.duration_us for p in procs for i in runs.get((job, p), [])), 0.0)
         worst = sorted(spans, key=lambda s: (s[0] - s[1], s[0]))[:WORST_SPANS]

@@ -73,7 +73,7 @@ from .ulog import LibLog, parse_ulog
 LEAVE_EVENTS = frozenset({"pre", "yld", "blk", "exit"})
 #: Events that start a slot switch.
 SWITCH_EVENTS = frozenset({"slot", "early"})
-KNOWN_EVENTS = LEAVE_EVENTS | SWITCH_EVENTS | {"run", "new", "wake", "idle", "ack", "rep", "regime", "stop"}
+KNOWN_EVENTS = LEAVE_EVENTS | SWITCH_EVENTS | {"run", "new", "wake", "idle", "ack", "rep", "regime", "stop", "held"}
 #: policy=adaptive's regimes, by the number a ``regime`` record carries (kernel/trace.h).
 REGIMES = ("part", "gang", "fill")
 
@@ -424,6 +424,16 @@ def _median(values: list[float]) -> float | None:
 def stops(trace: Trace) -> list[Span]:
     """The spans (start_us, end_us) in which a hart of a perturbed boot stood stopped (``stop`` records)."""
     return [(r.time_us, r.time_us + r.arg) for r in trace.records if r.event == "stop" and r.arg > 0]
+
+
+def held(trace: Trace) -> dict[int, list[Span]]:
+    """Per hart, the spans (start_us, end_us) in which a perturbed boot's draw had handed it over (``held``
+    records: it waited the other harts' turns, kernel/perturb.h)."""
+    per: dict[int, list[Span]] = defaultdict(list)
+    for r in trace.records:
+        if r.event == "held" and r.arg > 0:
+            per[r.hart].append((r.time_us, r.time_us + r.arg))
+    return dict(per)
 
 
 # ---------------------------------------------------------------- exports
