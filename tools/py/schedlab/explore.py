@@ -283,7 +283,7 @@ def campaign(args) -> int:
 
 
 def rate(boots: int, seconds: float, slots: int) -> str:
-    """The campaign's pace: this run's boots a minute of wall time, and the hours 20,000 would take at it."""
+    """The campaign's pace: this run's boots a minute of wall time, and the minutes 20,000 would take at it."""
     if not boots or seconds <= 0:
         return "explore: no boot ran in this run (all from the journal)"
     per_minute = boots * 60.0 / seconds

@@ -12,7 +12,7 @@ import bisect
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .trace import Interval, Span, Trace, held, intervals, stops, switch_stats
+from .trace import Interval, Span, Trace, held, intervals, spans_by_hart, stops, switch_stats
 
 #: Violation spans kept per job for error messages.
 WORST_SPANS = 5
@@ -158,14 +158,11 @@ def gang_violations(trace: Trace, grace_us: float = 0.0) -> dict[int, GangCheck]
     runs: dict[tuple[int, int], list[Interval]] = defaultdict(list)
     for interval in intervals(trace):
         runs[(interval.job, interval.proc)].append(interval)
+    handed, stopped = held(trace), spans_by_hart(trace, "stop")
     held_by = {hart: (spans, [end for _, end in spans])
-               for hart, spans in ((h, _merge(raw)) for h, raw in held(trace).items())}
+               for hart, spans in ((h, _merge(raw)) for h, raw in handed.items())}
     # the grace is the hart's own time: neither its hand-overs nor its stops use it up
-    stopped = defaultdict(list)
-    for r in trace.records:
-        if r.event == "stop" and r.arg > 0:
-            stopped[r.hart].append((r.time_us, r.time_us + r.arg))
-    not_own = {h: _merge(held_by.get(h, ([], []))[0] + stopped.get(h, [])) for h in held_by.keys() | stopped.keys()}
+    not_own = {h: _merge(handed.get(h, []) + stopped.get(h, [])) for h in handed.keys() | stopped.keys()}
     graced = {key: [Wait(start, w.end_us, w.row, w.hart) for w in ws
                     for start in [_after_own(w.start_us, grace_us, not_own.get(w.hart, []))]
                     if start < w.end_us]

@@ -429,9 +429,14 @@ def stops(trace: Trace) -> list[Span]:
 def held(trace: Trace) -> dict[int, list[Span]]:
     """Per hart, the spans (start_us, end_us) in which a perturbed boot's draw had handed it over (``held``
     records: it waited the other harts' turns, kernel/perturb.h)."""
+    return spans_by_hart(trace, "held")
+
+
+def spans_by_hart(trace: Trace, event: str) -> dict[int, list[Span]]:
+    """Per hart, the spans (start_us, start_us + arg) of its ``event`` records (``stop``, ``held``)."""
     per: dict[int, list[Span]] = defaultdict(list)
     for r in trace.records:
-        if r.event == "held" and r.arg > 0:
+        if r.event == event and r.arg > 0:
             per[r.hart].append((r.time_us, r.time_us + r.arg))
     return dict(per)
 
