@@ -198,6 +198,9 @@ def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
     a = trace("run", "wake", "run", "stop")
     b = trace("run", "wake", "exit", "stop", shift=7)             # other times throughout: only the events count
     assert explore.first_divergence(a, b) == 2 and explore.first_divergence(a, a) is None
+    handed = trace("run", "held", "wake", "run", "stop")                  # a hand-over's record is no divergence
+    assert explore.schedule_records(handed) == [r for r in handed.records if r.event != "held"]
+    assert explore.first_divergence(SimpleNamespace(records=explore.schedule_records(handed)), a) is None
     assert explore.first_divergence(a, trace("run", "wake")) == 2
 
 

@@ -26,7 +26,8 @@ failure seen once, and for comparing a failing seed's trace with its passing nei
 ``--diff`` takes a failure's replay line (or its tokens, with ``--harts``) and boots it traced (``trace=on``) beside
 its nearest passing neighbour seed (perturb seed +1, -1, +2, ...; same scenario, same depth), and prints the first
 trace record in which the two differ in what happened - hart, event, job, process, argument; times aside, as
-two seeds shift them from the first turn on - with the records before it, and the failure's own verdict. The
+two seeds shift them from the first turn on, and the perturbation's hand-overs (``held``) aside, which differ by
+construction - with the records before it, and the failure's own verdict. The
 trace's own instructions move virtual time and so the interleaving: a line that fails only untraced is found
 again traced (``--trace``, or ``--scenario "trace=on TOKENS"``), and that failing line diffed. The kernel dumps
 its trace at the end of a boot, so a failure that ends it sooner (a PANIC) leaves none to compare: --diff then
@@ -47,6 +48,7 @@ import re
 import sys
 import time
 from collections import Counter
+from types import SimpleNamespace
 from pathlib import Path
 
 from . import executor
@@ -155,6 +157,12 @@ def happened(record) -> tuple:
     return (record.hart, record.event, record.job, record.proc, record.arg)
 
 
+def schedule_records(trace) -> list:
+    """A trace's records without its ``held`` ones: every perturbed hand-over of a hart is one, and neighbour
+    seeds differ in them by construction, so they would hide where the schedules part."""
+    return [r for r in trace.records if r.event != "held"]
+
+
 def first_divergence(failing, passing) -> int | None:
     """Index of the first record (in time order) where two traces differ in what happened; None if never."""
     for i, (a, b) in enumerate(zip(failing.records, passing.records)):
@@ -198,7 +206,7 @@ def diff(args) -> int:
         print(f"  the failure left no trace: it ended the boot before the dump (a PANIC does); its neighbour "
               f"perturb={seed + delta} passes")
         return 1
-    a, b = tr.parse_trace(failing.console), tr.parse_trace(run.console)
+    a, b = (SimpleNamespace(records=schedule_records(tr.parse_trace(r.console))) for r in (failing, run))
     at = first_divergence(a, b)
     print(f"  passing neighbour: perturb={seed + delta} ({len(b.records)} records; the failure {len(a.records)})")
     if at is None:
