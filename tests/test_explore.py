@@ -235,9 +235,10 @@ def test_diff_reads_a_replay_line_and_finds_the_first_divergence():
 #
 # The gang member behind a reap (the seed-1212 campaign, on the kernel of e96f7ee, under the model): hart 3 freed
 # a finished job's pages while the hog's fourth process waited ready in its column. The checked kernel's lock
-# releases are race points, one a page, and each of the hart's draws that handed over cost it the other harts'
-# hog turns, so 30 us of its own work took milliseconds; the check forgave stops only. Now such a hand-over is
-# traced (`held`) and the gang check neither counts it nor lets it use up that hart's grace (gangcheck.py).
+# releases are race points, one a page, and each of the hart's draws that handed over cost it a round of the
+# other harts' hog turns, so its short own work outlasted the grace; the check forgave stops only. Now such a
+# hand-over is traced (`held`) and the gang check neither counts it nor lets it use up that hart's grace
+# (gangcheck.py).
 FOUND = {
     "double-reap-global-mix":
         "tools/schedlab run --deterministic --cpus 3 calib=off policy=global quantum=200us timeout=60s "

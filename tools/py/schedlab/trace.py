@@ -423,7 +423,7 @@ def _median(values: list[float]) -> float | None:
 
 def stops(trace: Trace) -> list[Span]:
     """The spans (start_us, end_us) in which a hart of a perturbed boot stood stopped (``stop`` records)."""
-    return [(r.time_us, r.time_us + r.arg) for r in trace.records if r.event == "stop" and r.arg > 0]
+    return sorted(span for spans in spans_by_hart(trace, "stop").values() for span in spans)
 
 
 def held(trace: Trace) -> dict[int, list[Span]]:
