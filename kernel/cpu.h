@@ -26,6 +26,7 @@ struct cpu {
     struct proc *fpu_owner;     /* whose values the FP registers hold */
     int idle;                   /* IDLE_NOT, or IDLE_POLL / IDLE_HALT while it has nothing to run */
     int poked;                  /* sched_kick's wake-up for a polling hart */
+    int ipi_sent;               /* deterministic mode: an IPI was sent here since the last handling (vclock.h) */
     int need_resched;           /* leave the current process at the next return to user */
     uint64_t next_tick;         /* time of the next quantum tick */
     uint64_t idle_ticks, idle_since;

@@ -19,6 +19,7 @@
 #include "kernel.h"
 #include "cpu.h"
 #include "intr.h"
+#include "vclock.h"
 
 #define CSR_STIMECMP 0x14d
 
@@ -74,8 +75,14 @@ static void sbi_ipi(uint64_t mask)
         sbi_send_ipi(hmask, base);
 }
 
+/* Deterministic mode marks each target before its IPI: a hand-over can then tell the SSIP it set itself from
+   a real one (vclock.h "The hand-over"). */
 void intr_send_ipi(uint64_t mask)
 {
+    if (clock_virtual)
+        for (int i = 0; i < ncpus; i++)
+            if (mask & (1UL << i))
+                __atomic_store_n(&cpus[i].ipi_sent, 1, __ATOMIC_SEQ_CST);
     if (!ipi_direct) {
         sbi_ipi(mask);
         return;

@@ -121,7 +121,7 @@ static void stop_end(struct perturb_hart *s, uint64_t t0)
 
 /* A preemption: the hart makes no progress until `time` has advanced by us while the other harts run. It
    halts in wfi until its timer, armed for then, fires. SSIP is taken off meanwhile and put back at the end if
-   it was set (a hand-over leaves it set, and an IPI may come): pending, it would make every wfi return at
+   it was set (an IPI may be pending, or come): pending, it would make every wfi return at
    once, and the stop would spin through QEMU's round robin for its whole length - with the other harts idle,
    the clock advances only by the stopped hart's own instructions. Put back, it is handled as before: an IPI
    is idempotent (vclock.h). The timer interrupt stays pending: the hart's next look at sip runs
@@ -147,8 +147,8 @@ static void preempt(struct perturb_hart *s, uint64_t us)
 
 /* A lowering at `site`: the hart hands over until the others have passed `steps` race points of that site
    (the one at which the count comes due hands over to it: decide), no other hart can go on, or `cap_us` of
-   virtual time has gone by. Each hand-over leaves SSIP pending (vclock_handover), so the hart is runnable at
-   every round and looks again; the pending SSIP is handled as an IPI afterwards, idempotent. */
+   virtual time has gone by. Each hand-over sets SSIP before its wfi (vclock_handover), so the hart is
+   runnable at every round and looks again; an IPI that came meanwhile stays pending for afterwards. */
 static void lower(struct perturb_hart *s, int site, uint32_t steps, uint64_t cap_us)
 {
     if (!(csr_read(sie) & SIE_STIE))

@@ -52,8 +52,8 @@
  * time to the next deadline, and the expired timers run only after that), and a compute-bound hart before it
  * ends every turn there - so the hart after it may not run for many turns. The checks cannot tell that from a
  * hart that left work undone. A hart cannot count its own instructions (QEMU's instret follows the one
- * -icount clock), but a hand-over is a wait it can time: runnable all along (SSIP pending), it waits only for
- * the others' turns, at most PERTURB_SLICE_MAX_US each (every hart's timer is armed within a slice). A
+ * -icount clock), but a hand-over is a wait it can time: runnable all along (SSIP set), it waits only for
+ * the others' turns, at most PERTURB_SLICE_MAX_US each (every running hart's timer is armed within a slice). A
  * hand-over that lasted longer (perturb_starved) is traced as a stop, like the ones the hart makes. A
  * starvation that begins anywhere else (a turn ended by a timer write) is not seen.
  *

@@ -43,9 +43,9 @@ static long sys_yield(struct proc *p)
     return 0;
 }
 
-/* A spin-wait pause (vclock.h): in deterministic mode, the hand-over, then whatever SSIP stands for now
-   (ours, or a real IPI that came while the hart was halted). Or a race point of a library protocol
-   (abi.h enum sl_race): perturb='s draw, then the same. */
+/* A spin-wait pause (vclock.h): in deterministic mode, the hand-over, then the IPI that came meanwhile, if
+   one did (the hand-over leaves SSIP pending only then). Or a race point of a library protocol (abi.h enum
+   sl_race): perturb='s draw, then the same. */
 static long sys_relax(struct proc *p)
 {
     uint64_t race = ARG(p, 0);
@@ -59,7 +59,8 @@ static long sys_relax(struct proc *p)
     } else {
         perturb_point(PS_LIBRARY + (int)race - 1);
     }
-    sched_soft_interrupt(mycpu());
+    if (csr_read(sip) & SIP_SSIP)
+        sched_soft_interrupt(mycpu());
     return 0;
 }
 

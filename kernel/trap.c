@@ -78,9 +78,10 @@ void usertrap(void *frame)
         } else if (irq == IRQ_S_SOFT) {
             sched_soft_interrupt(c);
             /* The trap takes an IPI before the timer. A hart whose SSIP is set again before each return to
-               U-mode (a deterministic-mode hand-over on the handler's path leaves it pending: vclock.h) would
-               trap for the IPI every time and never for its timer - no tick, no watchdog. So a timer
-               interrupt pending behind the IPI is taken now too, as the idle loop does. */
+               U-mode (IPIs arriving faster than it returns, or a deterministic-mode hand-over on the handler's
+               path that an IPI came during: vclock.h) would trap for the IPI every time and never for its
+               timer - no tick, no watchdog. So a timer interrupt pending behind the IPI is taken now too, as
+               the idle loop does. */
             if (csr_read(sip) & csr_read(sie) & SIP_STIP)
                 sched_timer_interrupt(c);
         }

@@ -37,7 +37,9 @@ uint64_t vclock_timer(uint64_t when)
 }
 
 /* wfi needs SSIP enabled in sie to return; before the hart's scheduler starts (sched_start_hart) it is
-   enabled just for the wfi. The kernel never sets sstatus.SIE, so no trap is taken in S-mode either way. */
+   enabled just for the wfi. The kernel never sets sstatus.SIE, so no trap is taken in S-mode either way.
+   Back from it, SSIP is ours unless an IPI marked this hart (vclock.h "The hand-over"): cleared, then put
+   back if the mark is there. */
 void vclock_handover(void)
 {
     int enabled = (csr_read(sie) & SIE_SSIE) != 0;
@@ -46,6 +48,9 @@ void vclock_handover(void)
     if (!enabled)
         csr_set(sie, SIE_SSIE);
     wfi();
+    csr_clear(sip, SIP_SSIP);
+    if (__atomic_load_n(&mycpu()->ipi_sent, __ATOMIC_SEQ_CST)) /* after the clear: vclock.h */
+        csr_set(sip, SIP_SSIP);
     if (!enabled)
         csr_clear(sie, SIE_SSIE);
     if (t0)

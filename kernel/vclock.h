@@ -13,13 +13,17 @@
  * (the next timer deadline) or it halts. A hart spinning on a word that only another hart can change would
  * keep the host thread, and so the virtual clock, for its whole budget. `wfi` in S-mode ends the hart's
  * turn; with an enabled interrupt already pending the hart is runnable again at the next round. So
- * vclock_handover sets SSIP (S-mode may) and executes wfi, and leaves SSIP pending: the hart's next look at
- * sip (a return to U-mode traps at once, the idle loop polls it) handles it as an IPI, which every policy
- * takes idempotently (a spurious IPI is harmless). An IPI outranks the timer in the trap, so both the trap
- * (trap.c) and the idle loop take a pending timer interrupt after the IPI: a hand-over on the IPI handler's own
- * path would otherwise re-arm the trap before every timer interrupt, and no tick would ever come. Clearing it here instead could lose a real IPI that
- * arrived while the hart was halted. Spin waits call it only in this mode (vclock_pause): the normal spin
- * path stays a plain load and branch.
+ * vclock_handover sets SSIP (S-mode may) and executes wfi. Back from it, it takes its own SSIP off again
+ * unless a real IPI came meanwhile, which it cannot tell from its own by sip: so in this mode every sender
+ * marks its targets first (cpu.ipi_sent, set before the IPI by intr_send_ipi, cleared by
+ * sched_soft_interrupt before it clears SSIP and looks). A mark seen keeps SSIP pending for the hart's next
+ * look at sip; a mark not yet made belongs to an IPI that sets SSIP after the hand-over cleared it. Either
+ * way no IPI is lost, and a hand-over costs the hart no interrupt of its own: left pending, every hand-over
+ * in the kernel made the next return to U-mode trap for a spurious IPI and take sched_lock for the policy's
+ * IPI hook, which doubled a spin pause's work and added race points that no schedule has. (An IPI
+ * outranks the timer in the trap, so the trap and the idle loop still take a pending timer interrupt after
+ * the IPI.) Spin waits call it only in this mode (vclock_pause): the normal spin path stays a plain load
+ * and branch.
  *
  * Where it is used: the contended path of acquire() (spinlock.h), the boot waits (main.c), SYS_relax (the
  * library's spin pauses, lib/schedlab.h sl_cpu_relax), and the idle loop, which in this mode halts at once
@@ -34,7 +38,7 @@ extern int clock_virtual; /* 1 with clock=virtual; set once, before the other ha
    start; read-only after. */
 static inline void vclock_configure(int on) { clock_virtual = on != 0; }
 
-void vclock_handover(void); /* end this hart's turn on the host thread; leaves SSIP pending */
+void vclock_handover(void); /* end this hart's turn on the host thread; SSIP stays pending only for a real IPI */
 
 /* The slices. Deterministic mode: a hart's timer fires at least every VCLOCK_SLICE_US of virtual time.
    QEMU's round-robin turns end at the next timer deadline of any hart; without this a compute-bound hart
@@ -50,7 +54,12 @@ void vclock_handover(void); /* end this hart's turn on the host thread; leaves S
    h-th ncpus-th of each slice), at a point drawn there from a per-hart generator: deadlines of different
    harts cannot cluster, and the draw keeps them from beating in step with a quantum that is a multiple of
    the slice (a fixed point in the window gave jobs unequal shares). The measurements are in
-   docs/notes/deterministic-turns.md. */
+   docs/notes/deterministic-turns.md.
+
+   A hart halted idle takes no turns, so it halts with its timer at its own next tick or deadline instead
+   (sched/core.c idle_wait) and arms a slice again when it wakes: a slice timer there only woke it to halt
+   again, and when every hart was idle each such wake-up was a jump of the clock that QEMU's main loop is
+   woken for - half the host thread switches of a campaign's boot. */
 #define VCLOCK_SLICE_US 100
 
 uint64_t vclock_timer(uint64_t when); /* when, or earlier in deterministic mode */

@@ -61,12 +61,17 @@ uint64_t sched_rand(void)
 
 /* ---- timers ---- */
 
-static void arm_timer(struct cpu *c)
+static uint64_t timer_due(struct cpu *c)
 {
     uint64_t when = c->next_tick;
     if (c->id == deadline_hart)
         when = MIN(when, deadline_next());
-    intr_set_timer(vclock_timer(when));
+    return when;
+}
+
+static void arm_timer(struct cpu *c)
+{
+    intr_set_timer(vclock_timer(timer_due(c)));
 }
 
 /* deadline.c's hook (deadline_moved): an entry armed on this hart moved earlier, so deadline_hart's timer
@@ -107,6 +112,8 @@ void sched_timer_interrupt(struct cpu *c)
 
 void sched_soft_interrupt(struct cpu *c)
 {
+    /* the mark first, then SSIP: an IPI marked before this store is one the hook below sees the cause of */
+    __atomic_store_n(&c->ipi_sent, 0, __ATOMIC_SEQ_CST);
     csr_clear(sip, SIP_SSIP);
     if (sched->ipi) {
         acquire(&sched_lock);
@@ -330,6 +337,7 @@ static void idle_wait(struct cpu *c)
        idle=poll (the machine model's default): never halt, so a wake-up costs a store as on a real machine
        rather than QEMU's ~28 us vCPU wake-up */
     uint64_t t = rdtime(), poll_end = clock_virtual ? t : idle_poll ? ~0UL : t + us_to_ticks(IDLE_POLL_US);
+    int unsliced = 0;
     while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)) && !__atomic_load_n(&c->poked, __ATOMIC_ACQUIRE)) {
         if (rdtime() < poll_end) {
             cpu_relax();
@@ -339,6 +347,10 @@ static void idle_wait(struct cpu *c)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (__atomic_load_n(&c->poked, __ATOMIC_SEQ_CST))
             break;
+        if (clock_virtual) { /* halted, no turns to cut: no slice until it wakes (vclock.h "The slices") */
+            intr_set_timer(timer_due(c));
+            unsliced = 1;
+        }
         while (!(csr_read(sip) & (SIP_SSIP | SIP_STIP)))
             wfi();
         break;
@@ -350,7 +362,9 @@ static void idle_wait(struct cpu *c)
     if (sip & SIP_SSIP)
         sched_soft_interrupt(c);
     if (sip & SIP_STIP)
-        sched_timer_interrupt(c);
+        sched_timer_interrupt(c); /* re-arms, with a slice */
+    else if (unsliced)
+        arm_timer(c);
 }
 
 static void scheduler_loop(struct cpu *c)
