@@ -28,6 +28,7 @@ Run as ``PYTHONPATH=tools/py python3 -m schedlab.model`` it is the Makefile's he
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import shlex
@@ -312,8 +313,22 @@ def mem_mb(mem: str | int) -> int:
 
 def kernel_symbols(kernel: str | os.PathLike, nm: str | None = None) -> dict[str, int]:
     """The plugin's addresses (SYMBOLS' arguments, and mark_lo/mark_hi: MARK_FUNCTION's code) from the kernel
-    ELF's symbol table."""
+    ELF's symbol table - read once per kernel file as it is now (a campaign boots the same kernel thousands of
+    times, and each nm run cost more than the harness's own work for the boot)."""
     tool = nm or os.environ.get("SCHEDLAB_NM") or DEFAULT_NM
+    try:
+        st = os.stat(kernel)
+    except OSError:
+        return _kernel_symbols(kernel, tool)     # its own error message
+    return dict(_kernel_symbols_of(os.path.realpath(kernel), st.st_mtime_ns, st.st_size, tool))
+
+
+@functools.lru_cache(maxsize=8)
+def _kernel_symbols_of(path: str, _mtime_ns: int, _size: int, tool: str) -> dict[str, int]:
+    return _kernel_symbols(path, tool)
+
+
+def _kernel_symbols(kernel: str | os.PathLike, tool: str) -> dict[str, int]:
     try:
         out = subprocess.run([*shlex.split(tool), "-S", str(kernel)], capture_output=True, text=True, check=False)
     except FileNotFoundError:
