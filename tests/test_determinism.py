@@ -18,6 +18,7 @@ from schedlab import trace as tr
 from check_boots import battery_session, cases_on, declaration_of, judged  # noqa: F401 (a fixture)
 from conftest import built_policies, kernel_under_test
 from helpers import REPO, assert_all_ok, run_cli
+from schedule_checks import GANG_MIX, assert_coscheduled, traced
 
 #: Spinning and blocking barriers, a hog that never blocks, threads stealing: every kind of wait.
 MIX = ("trace=on quantum=2ms job=oddeven:n=400,barrier=spin job=gauss:n=64,barrier=twophase,procs=3 "
@@ -52,6 +53,19 @@ def test_spinning_gang_hands_the_host_thread_over(boot):
     assert_all_ok(run)
     (r,) = run.results
     assert r["phase_us"] < 100 and r["elapsed_us"] < 1_000_000, r
+
+
+@pytest.mark.parametrize("irq", ["auto", "sbi"])
+@pytest.mark.parametrize("perturb", ["", "perturb=11,depth=2", "perturb=12,depth=3"])
+def test_a_slot_switch_during_a_hand_over_reaches_every_hart(boot, irq, perturb):
+    """Spinning gangs hand the host thread over at every spin pause, so a slot switch's IPIs mostly land while
+    their targets sit in a hand-over - which takes its own SSIP off again afterwards unless the sender marked the
+    hart (kernel/vclock.h "The hand-over"). An IPI lost there is a switch that hart never acknowledged, which
+    assert_coscheduled fails on; perturbed boots hand over at race points too, and stop harts."""
+    run = boot(3, f"policy=gang irq={irq} {GANG_MIX} job=synth:iters=40,barrier=spin,procs=3 {perturb}",
+               timeout=120, deterministic=True)
+    assert run.boot["ipi"] == ("sbi" if irq == "sbi" else "sswi")
+    assert_coscheduled(traced(run))
 
 
 def test_normal_boot_says_clock_real(boot):
