@@ -92,25 +92,20 @@ static void stop_begin(struct perturb_hart *s)
    such spans in schedule checks). */
 static void trace_held(uint64_t t0) { trace_rec_at(mycpu()->id, t0, TR_STOP, 0, -1, (int)time_us(rdtime() - t0)); }
 
-/* A hand-over that began at t0 has ended (vclock_handover): waiting longer than the others' turns can take, the
-   hart was starved by the emulator (perturb.h, Starvation) - traced as a stop. */
-void perturb_handed_over(uint64_t t0)
+/* A hand-over that began at t0 has ended (vclock_handover). Waiting longer than the others' turns can take, the
+   hart was starved by the emulator (perturb.h, Starvation) - traced as a stop. Otherwise a hand-over this
+   hart's own draw made (`drawn`: decide) is traced as held, on this hart alone: it gave the host thread up for
+   a round of the others' turns and could dispatch nothing meanwhile (a gang check discounts it for the
+   processes this hart was to run; trace.py). */
+void perturb_handed_over(uint64_t t0, int drawn)
 {
     uint64_t waited_us = time_us(rdtime() - t0);
     if (perturb_starved(waited_us, nperturbed, PERTURB_SLICE_MAX_US)) {
         trace_held(t0);
         self()->starved++;
-    }
-}
-
-/* A hand-over this hart's draw made (decide), from t0 to now: the hart gave the host thread up for a round and
-   waited the others' turns, so it could dispatch nothing meanwhile - traced as held on this hart alone (a
-   gang check discounts it for the processes this hart was to run; trace.py). A starved one is a stop already. */
-static void handed_over(uint64_t t0)
-{
-    uint64_t waited_us = time_us(rdtime() - t0);
-    if (waited_us && !perturb_starved(waited_us, nperturbed, PERTURB_SLICE_MAX_US))
+    } else if (drawn && waited_us) {
         trace_rec_at(mycpu()->id, t0, TR_HELD, 0, -1, (int)waited_us);
+    }
 }
 
 static void stop_end(struct perturb_hart *s, uint64_t t0)
@@ -159,7 +154,7 @@ static void lower(struct perturb_hart *s, int site, uint32_t steps, uint64_t cap
     STORE(s->resume_at, LOAD(race_clock[site]) + steps);
     stop_begin(s);
     while (LOAD(race_clock[site]) < s->resume_at && rdtime() < until && others_run(me))
-        vclock_handover();
+        vclock_handover(0);
     STORE(s->resume_at, 0);
     stop_end(s, t0);
 }
@@ -212,11 +207,8 @@ static int decide(struct perturb_hart *s, int site)
 
 void perturb_hit(enum perturb_site site)
 {
-    if (decide(self(), site)) {
-        uint64_t t0 = rdtime();
-        vclock_handover();
-        handed_over(t0);
-    }
+    if (decide(self(), site))
+        vclock_handover(1);
 }
 
 int perturb_relax(enum perturb_site site)

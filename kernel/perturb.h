@@ -97,7 +97,7 @@ void perturb_init(uint64_t seed, int depth, int nharts);
 void perturb_hit(enum perturb_site site); /* the slow path: perturb_on is set */
 uint64_t perturb_slice_us(void);          /* this hart's next turn length, in virtual us */
 int perturb_summary(char *buf, size_t len); /* " perturb_points=... perturb_stops=... perturb_starved=...", or "" */
-void perturb_handed_over(uint64_t t0);     /* vclock_handover's end, perturb= on: a starvation is traced */
+void perturb_handed_over(uint64_t t0, int drawn); /* vclock_handover's end, perturb= on: traces a starvation, or a draw's hold */
 int perturb_relax(enum perturb_site site); /* at a spin pause: how many hand-overs (1 unperturbed) */
 
 /* A race point: nothing unless perturb= is on. */

@@ -55,7 +55,7 @@ static long sys_relax(struct proc *p)
         return 0;
     if (race == SL_RACE_PAUSE) {
         for (int n = perturb_relax(PS_RELAX); n > 0; n--) /* 1, or perturb='s draw (perturb.h) */
-            vclock_handover();
+            vclock_handover(0);
     } else {
         perturb_point(PS_LIBRARY + (int)race - 1);
     }

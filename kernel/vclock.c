@@ -39,8 +39,8 @@ uint64_t vclock_timer(uint64_t when)
 /* wfi needs SSIP enabled in sie to return; before the hart's scheduler starts (sched_start_hart) it is
    enabled just for the wfi. The kernel never sets sstatus.SIE, so no trap is taken in S-mode either way.
    Back from it, SSIP is ours unless an IPI marked this hart (vclock.h "The hand-over"): cleared, then put
-   back if the mark is there. */
-void vclock_handover(void)
+   back if the mark is there. drawn: a perturbation's draw made it (perturb_hit), which the wait's timing traces. */
+void vclock_handover(int drawn)
 {
     int enabled = (csr_read(sie) & SIE_SSIE) != 0;
     uint64_t t0 = perturb_on ? rdtime() : 0; /* a perturbed boot times the wait (perturb.h, Starvation) */
@@ -54,11 +54,11 @@ void vclock_handover(void)
     if (!enabled)
         csr_clear(sie, SIE_SSIE);
     if (t0)
-        perturb_handed_over(t0);
+        perturb_handed_over(t0, drawn);
 }
 
 void vclock_relax(void)
 {
     for (int n = perturb_relax(PS_LOCK); n > 0; n--)
-        vclock_handover();
+        vclock_handover(0);
 }

@@ -20,7 +20,7 @@
  * look at sip; a mark not yet made belongs to an IPI that sets SSIP after the hand-over cleared it. Either
  * way no IPI is lost, and a hand-over costs the hart no interrupt of its own: left pending, every hand-over
  * in the kernel made the next return to U-mode trap for a spurious IPI and take sched_lock for the policy's
- * IPI hook, which doubled a spin pause's work and added race points that no schedule has. (An IPI
+ * IPI hook, and added race points that no schedule has. (An IPI
  * outranks the timer in the trap, so the trap and the idle loop still take a pending timer interrupt after
  * the IPI.) Spin waits call it only in this mode (vclock_pause): the normal spin path stays a plain load
  * and branch.
@@ -38,7 +38,9 @@ extern int clock_virtual; /* 1 with clock=virtual; set once, before the other ha
    start; read-only after. */
 static inline void vclock_configure(int on) { clock_virtual = on != 0; }
 
-void vclock_handover(void); /* end this hart's turn on the host thread; SSIP stays pending only for a real IPI */
+/* End this hart's turn on the host thread; SSIP stays pending only for a real IPI. drawn: a perturbation draw's
+   hand-over (perturb_hit), 0 for every other. */
+void vclock_handover(int drawn);
 
 /* The slices. Deterministic mode: a hart's timer fires at least every VCLOCK_SLICE_US of virtual time.
    QEMU's round-robin turns end at the next timer deadline of any hart; without this a compute-bound hart
@@ -59,7 +61,7 @@ void vclock_handover(void); /* end this hart's turn on the host thread; SSIP sta
    A hart halted idle takes no turns, so it halts with its timer at its own next tick or deadline instead
    (sched/core.c idle_wait) and arms a slice again when it wakes: a slice timer there only woke it to halt
    again, and when every hart was idle each such wake-up was a jump of the clock that QEMU's main loop is
-   woken for - half the host thread switches of a campaign's boot. */
+   woken for. */
 #define VCLOCK_SLICE_US 100
 
 uint64_t vclock_timer(uint64_t when); /* when, or earlier in deterministic mode */

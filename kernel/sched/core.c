@@ -113,7 +113,8 @@ void sched_timer_interrupt(struct cpu *c)
 void sched_soft_interrupt(struct cpu *c)
 {
     /* the mark first, then SSIP: an IPI marked before this store is one the hook below sees the cause of */
-    __atomic_store_n(&c->ipi_sent, 0, __ATOMIC_SEQ_CST);
+    if (clock_virtual)
+        __atomic_store_n(&c->ipi_sent, 0, __ATOMIC_SEQ_CST);
     csr_clear(sip, SIP_SSIP);
     if (sched->ipi) {
         acquire(&sched_lock);

@@ -18,7 +18,7 @@
 uintptr_t sim_tp = 1;
 uint64_t sim_now;
 int clock_virtual;
-void vclock_handover(void) {}
+void vclock_handover(int drawn) { (void)drawn; }
 
 /* One hart: a lock found taken is a lock the queue failed to release (or took twice). */
 void spin_acquire_contended(struct spinlock *l)

@@ -13,7 +13,7 @@
 uintptr_t sim_tp;
 uint64_t sim_now;
 int clock_virtual;
-void vclock_handover(void) {}
+void vclock_handover(int drawn) { (void)drawn; }
 void vclock_relax(void) {}
 
 static jmp_buf caught;

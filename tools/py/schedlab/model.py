@@ -314,7 +314,7 @@ def mem_mb(mem: str | int) -> int:
 def kernel_symbols(kernel: str | os.PathLike, nm: str | None = None) -> dict[str, int]:
     """The plugin's addresses (SYMBOLS' arguments, and mark_lo/mark_hi: MARK_FUNCTION's code) from the kernel
     ELF's symbol table - read once per kernel file as it is now (a campaign boots the same kernel thousands of
-    times, and each nm run cost more than the harness's own work for the boot)."""
+    times)."""
     tool = nm or os.environ.get("SCHEDLAB_NM") or DEFAULT_NM
     try:
         st = os.stat(kernel)
