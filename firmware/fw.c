@@ -20,16 +20,18 @@
  *   TIME   set_timer: writes stimecmp where the harts have Sstc (the firmware enables it); otherwise the
  *          hart's mtimecmp, and the M-mode timer interrupt it raises sets STIP
  *   IPI    send_ipi: raises the targets' M-mode software interrupts; each target's handler sets its SSIP
- *   HSM    hart_start, hart_get_status
+ *   HSM    hart_start, hart_stop, hart_get_status
  *   SRST   system_reset: QEMU's test device ends the run
  * Every exception and S-mode interrupt is delegated to S-mode (medeleg, mideleg), where OpenSBI delegates or
  * redirects them: the kernel sees the same traps under either firmware.
  *
  * Invariants. A hart's state goes STOPPED -> CLAIMED (a starter won it) -> START_PENDING (its address and
- * opaque written, release) -> STARTED (the hart itself, on leaving for S-mode). A parked hart reads the
- * address only after it sees START_PENDING (acquire), and the starter raises the hart's software interrupt
- * only after that store, so no start is lost: wfi returns at once while the interrupt is pending. The tree
- * is parsed and msip[] filled before any hart enters S-mode, so both are read without a lock after that.
+ * opaque written, release) -> STARTED (the hart itself, on leaving for S-mode) -> STOPPED again (hart_stop, the
+ * hart itself, parked with its M-mode state as at reset: between the scenarios of a batch, kernel/batch.c). A
+ * parked hart reads the address only after it sees START_PENDING (acquire), and the starter raises the hart's
+ * software interrupt only after that store, so no start is lost: wfi returns at once while the interrupt is
+ * pending. The tree is parsed and msip[] filled before any hart enters S-mode, so both are read without a lock
+ * after that.
  */
 #include "kernel.h"
 #include "fdt.h"
@@ -199,6 +201,24 @@ static long hart_start(uint64_t hartid, uint64_t addr, uint64_t opaque)
     return SBI_SUCCESS;
 }
 
+/* HSM hart_stop: the calling hart leaves S-mode for good and parks as at reset - no software interrupt or timer
+   of its own pending or armed, a fresh M-mode stack (mscratch, which the trap vector's epilogue would have
+   restored, is reset: this frame is never returned to) - until a hart_start. */
+static void __attribute__((noreturn)) hart_stop(uint64_t hartid)
+{
+    *msip[hartid] = 0;
+    if (sstc)
+        asm volatile("csrw %0, %1" ::"i"(CSR_STIMECMP), "r"(~0UL));
+    else
+        *mtimecmp[hartid] = ~0UL;
+    csr_write(mie, MIE_MSIE);
+    csr_clear(mip, MIP_SSIP | MIP_STIP);
+    csr_write(mscratch, (uint64_t)(uintptr_t)(fw_stacks[hartid] + FW_STACK));
+    __atomic_store_n(&state[hartid], STOPPED, __ATOMIC_RELEASE);
+    park(hartid);
+    __builtin_unreachable();
+}
+
 static long hart_status(uint64_t hartid, long *value)
 {
     static const long sbi_state[] = { [STOPPED] = 1, [CLAIMED] = 2, [START_PENDING] = 2, [STARTED] = 0 };
@@ -274,6 +294,8 @@ static void sbi_dispatch(struct fw_regs *r)
         err = send_ipi(a0, a1);
     } else if (ext == EXT_HSM && fid == 0) {
         err = hart_start(a0, a1, a2);
+    } else if (ext == EXT_HSM && fid == 1) {
+        hart_stop(csr_read(mhartid));
     } else if (ext == EXT_HSM && fid == 2) {
         err = hart_status(a0, &value);
     } else if (ext == EXT_SRST && fid == 0) {

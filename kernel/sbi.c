@@ -26,6 +26,13 @@ long sbi_hart_start(unsigned long hartid, unsigned long start, unsigned long opa
     return sbi_call(SBI_EXT_HSM, 0, (long)hartid, (long)start, (long)opaque).error;
 }
 
+void sbi_hart_stop(void)
+{
+    sbi_call(SBI_EXT_HSM, 1, 0, 0, 0);
+    for (;;) /* only if the firmware refused */
+        asm volatile("wfi");
+}
+
 long sbi_hart_status(unsigned long hartid)
 {
     struct sbiret r = sbi_call(SBI_EXT_HSM, 2, (long)hartid, 0, 0);
