@@ -137,10 +137,20 @@ void kprintf(const char *fmt, ...)
 /* The run's last word: leave QEMU with status `code` with the console at a line start. A line another hart left
    open (a job still running when the watchdog fired) is ended, and console_lock is never released, so no
    writer can start a line that QEMU's exit would cut. */
+int (*console_leaving)(int code, void (*print)(const char *line));
+
+static void print_locked(const char *line)
+{
+    for (; *line; line++)
+        put_safe(*line);
+}
+
 void console_exit(int code)
 {
     acquire(&console_lock);
     take_line(0, 0);
+    if (console_leaving)
+        code = console_leaving(code, print_locked);
     platform_exit(code);
 }
 

@@ -7,3 +7,5 @@
 
 struct cpu cpus[SL_MAX_HARTS];
 int ncpus;
+int harts_recalled;
+void (*recall_hook)(void);

@@ -40,6 +40,17 @@ _Static_assert(__builtin_offsetof(struct cpu, locks) == 0, "spinlock.h finds a h
 extern struct cpu cpus[SL_MAX_HARTS]; /* cpu.c */
 extern int ncpus;
 
+/* The recall of every hart at the end of a scenario in a batch (the boot layer's batch.c): once harts_recalled
+   is set, each hart calls recall_hook at its next look at its IPIs (sched_soft_interrupt) or spin pause
+   (vclock_relax), which does not return. */
+extern int harts_recalled;
+extern void (*recall_hook)(void);
+static inline void harts_recall_point(void)
+{
+    if (__builtin_expect(__atomic_load_n(&harts_recalled, __ATOMIC_RELAXED), 0))
+        recall_hook();
+}
+
 static inline struct cpu *mycpu(void) { return (struct cpu *)read_tp(); }
 
 #endif

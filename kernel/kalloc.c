@@ -21,7 +21,7 @@ struct run {
 
 /* Pages [next, end) of one region, never handed out yet (reserved pages among them are skipped). */
 struct fresh {
-    uint64_t next, end;
+    uint64_t start, next, end;
 };
 
 static struct node_pages {
@@ -82,9 +82,20 @@ void kalloc_init(void)
         uint64_t end = (r->base + r->size) & ~(PAGE_SIZE - 1);
         if (end <= start || np->nfresh == PLAT_MAX_MEM)
             continue;
-        np->fresh[np->nfresh++] = (struct fresh){ start, end };
+        np->fresh[np->nfresh++] = (struct fresh){ start, start, end };
         np->nfree += unreserved_pages(start, end); /* counted, not touched */
     }
+}
+
+/* Zero every page ever handed out (each region's [start, next), reserved pages aside), so that the next
+   scenario of a batch (batch.c) finds memory as a fresh boot does. Only the restarting hart runs. */
+void kalloc_scrub(void)
+{
+    for (int n = 0; n < SL_MAX_NODES; n++)
+        for (int i = 0; i < nodes[n].nfresh; i++)
+            for (uint64_t pa = nodes[n].fresh[i].start; pa < nodes[n].fresh[i].next; pa += PAGE_SIZE)
+                if (!overlaps_reserved(pa))
+                    memset((void *)pa, 0, PAGE_SIZE);
 }
 
 int page_node(uint64_t pa)

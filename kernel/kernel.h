@@ -71,6 +71,9 @@ void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct cpu;
 extern void (*console_hook_printed)(struct cpu *c, const char *line);
 void console_exit(int code) __attribute__((noreturn));                /* platform_exit at a line start */
+/* console_exit's last call before QEMU's exit (the boot layer's batch_leaving, batch.h): may print lines
+   through print (console_lock is held) and return the exit status, or not return at all. NULL: none. */
+extern int (*console_leaving)(int code, void (*print)(const char *line));
 
 /* ---- platform.c / fdt.c: what the device tree told us, and leaving QEMU ---- */
 #include "fdt.h"
@@ -83,6 +86,7 @@ uint64_t us_to_ticks(uint64_t us);
 void kalloc_init(void);
 void *kalloc_page(int node);           /* one 4 KiB page from node (or any node when it is empty); NULL if none */
 void kfree_page(void *pa);
+void kalloc_scrub(void);                /* zero every page ever handed out (a batch's restart: batch.c) */
 uint64_t kalloc_free_bytes(int node);  /* node < 0: all nodes */
 int page_node(uint64_t pa);
 
@@ -152,7 +156,8 @@ uint64_t model_pace_rate(const char *spec); /* pace=R of a model spec, 0 = unpac
 void model_pace_start(void);            /* launcher, before the card and t0: a paced boot's pacing starts */
 
 /* ---- launcher.c ---- */
-void launcher_init(void);               /* parse the bootargs (boot hart, before the other harts run) */
+void launcher_init(const char *scenario, int in_batch); /* parse the scenario (boot hart, before the other harts
+                                                          run); in_batch: one of a batch's (batch.c) */
 void launcher_start(void);              /* t0 of the scenario: admit the jobs that arrive at 0, arm the rest */
 void launcher_job_done(struct job *j);  /* life_hooks.job_done: print RESULT; after the last job SUMMARY and exit */
 

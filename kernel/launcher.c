@@ -71,7 +71,7 @@ static void configure_layers(void)
     }
 }
 
-void launcher_init(void)
+void launcher_init(const char *scenario, int in_batch)
 {
     char err[400];
     int npol;
@@ -86,8 +86,13 @@ void launcher_init(void)
         .trace_built = 1,
         .list_built = 1,
     };
-    if (scenario_parse(plat.bootargs, &env, &scen, err, sizeof err)) {
+    if (scenario_parse(scenario, &env, &scen, err, sizeof err)) {
         kprintf("ERROR %s\n", err);
+        platform_exit(2);
+    }
+    if (in_batch && (!scen.clock_virtual || scen.model[0])) {
+        kprintf("ERROR a batch of scenarios (\"then\" between them) needs clock=virtual in each, and no model=: "
+                "the machine model's plugin would carry one scenario's state into the next\n");
         platform_exit(2);
     }
     configure_layers();

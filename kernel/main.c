@@ -13,6 +13,7 @@
 #include "deadline.h"
 #include "contract.h"
 #include "sched/life.h"
+#include "batch.h"
 
 extern char _secondary_entry[];
 __attribute__((aligned(16), section(".bss.kstacks"))) char hart_stacks[NHART_STACKS][KSTACK_SIZE];
@@ -72,6 +73,7 @@ static void wire_layers(void)
     };
     /* the portable core's (sched/life.h): a done job's RESULT (the launcher's), a killed waiter's futex */
     life_hooks = (struct life_hooks){ .job_done = launcher_job_done, .unwait = futex_cancel };
+    console_leaving = batch_leaving; /* a batch's END, and its next scenario (batch.c) */
 }
 
 static void start_other_harts(int boot)
@@ -111,6 +113,11 @@ void boot_main(uint64_t hartid, const void *dtb)
         kprintf("ERROR cannot read the device tree: %s\n", err);
         platform_exit(2);
     }
+    const char *scenario = batch_scenario(plat.bootargs, err, sizeof err); /* before anything writes .data */
+    if (!scenario) {
+        kprintf("ERROR %s\n", err);
+        platform_exit(2);
+    }
     if (plat.too_many_harts) {
         kprintf("ERROR this machine has more than %d harts; schedlab supports at most %d (use -smp %d or fewer)\n",
                 SL_MAX_HARTS, SL_MAX_HARTS, SL_MAX_HARTS);
@@ -130,12 +137,13 @@ void boot_main(uint64_t hartid, const void *dtb)
         platform_exit(2);
     }
     deadline_hart = boot;
+    batch_set_boot(boot, hartid, dtb);
     wire_layers();
     kalloc_init();
     vm_init();
     hart_setup(boot);
     apps_init();
-    launcher_init();
+    launcher_init(scenario, scenario != plat.bootargs);
     sched_init();
     start_other_harts(boot);
     if (trace_enabled & TRACE_ON)

@@ -59,6 +59,7 @@ void vclock_handover(int drawn)
 
 void vclock_relax(void)
 {
+    harts_recall_point(); /* a spinning hart may wait on one that has left the scenario already (cpu.h) */
     for (int n = perturb_relax(PS_LOCK); n > 0; n--)
         vclock_handover(0);
 }

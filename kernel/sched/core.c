@@ -112,6 +112,7 @@ void sched_timer_interrupt(struct cpu *c)
 
 void sched_soft_interrupt(struct cpu *c)
 {
+    harts_recall_point(); /* the end of a scenario in a batch (cpu.h) */
     /* the mark first, then SSIP: an IPI marked before this store is one the hook below sees the cause of */
     if (clock_virtual)
         __atomic_store_n(&c->ipi_sent, 0, __ATOMIC_SEQ_CST);

@@ -18,6 +18,12 @@ $(B)/host-tests/test_printf: tests/host/test_printf.c kernel/printf.c kernel/kpr
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_printf.c kernel/printf.c
 
+# A batch's scenarios in the bootargs (kernel/batch.c's pure part).
+HOST_TESTS  += $(B)/host-tests/test_batch
+$(B)/host-tests/test_batch: tests/host/test_batch.c kernel/batch.c kernel/batch.h tests/host/check.h
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_batch.c kernel/batch.c
+
 $(B)/host-tests/test_fdt: tests/host/test_fdt.c kernel/fdt.c kernel/fdt.h include/schedlab/abi.h tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(call quiet,HOSTCC,$@)$(HOSTCC) $(HOST_TCFLAGS) -o $@ tests/host/test_fdt.c kernel/fdt.c
