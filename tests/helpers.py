@@ -1,7 +1,7 @@
 """What the test modules share (tests never import one another: they import this, and take the fixtures of
 conftest.py): assertions on a run, the consoles recorded from real boots that the harness tests replay, and
 the harness's command run in-process (``run_cli``, with the ``fake`` QEMU) or as a user runs it
-(``schedlab_cmd``)."""
+(``schedlab_cmd``), and the explorer's executor stood in for (``every_boot_is``)."""
 
 import contextlib
 import fcntl
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import cli
+from schedlab import cli, explore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -149,3 +149,22 @@ def seed_kernel_build(out):
 def seed_sim_build(sim_out):
     """A simulator build elsewhere (make SIM_OUT=...) starts from build/sim's objects (the same flags)."""
     seed_build(sim_out, ("obj",), base=REPO / "build" / "sim")
+
+
+def every_boot_is(monkeypatch, make_run, check_task=lambda task: None):
+    """explore's executor and listing stood in for: each task checked, each boot's Run made by make_run."""
+    class Ex:
+        slots = 1
+        def __enter__(self): return self
+        def __exit__(self, *a): pass
+        def map(self, tasks):
+            for task in tasks:
+                check_task(task)
+            return [timed(make_run()) for _ in tasks]
+    def timed(run):     # a stand-in Run: host seconds as a real one has them
+        if not hasattr(run, "seconds"):
+            run.seconds = 0.25
+        return run
+    monkeypatch.setattr(explore, "build_listing", lambda kernel=None: (["gang"], ["synth"], set()))
+    monkeypatch.setattr(explore.executor, "use", lambda ex: ex)
+    monkeypatch.setattr(explore.executor, "from_args", lambda args, cpus=1: Ex())

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from schedlab import explore, explore_draw
+from helpers import every_boot_is
 
 SCENARIO = "calib=off policy=gang quantum=200us job=oddeven:n=256,barrier=block,procs=3 job=synth:iters=30,barrier=spin"
 
@@ -115,31 +116,12 @@ def test_a_small_campaign_of_the_build_passes(tmp_path, capsys):
     assert "(seed 3, 10 from the journal)" in capsys.readouterr().out
 
 
-def every_boot_is(monkeypatch, make_run, check_task=lambda task: None):
-    """explore's executor and listing stood in for: each task checked, each boot's Run made by make_run."""
-    class Ex:
-        slots = 1
-        def __enter__(self): return self
-        def __exit__(self, *a): pass
-        def map(self, tasks):
-            for task in tasks:
-                check_task(task)
-            return [timed(make_run()) for _ in tasks]
-    def timed(run):     # a stand-in Run: host seconds as a real one has them
-        if not hasattr(run, "seconds"):
-            run.seconds = 0.25
-        return run
-    monkeypatch.setattr(explore, "build_listing", lambda kernel=None: (["gang"], ["synth"], set()))
-    monkeypatch.setattr(explore.executor, "use", lambda ex: ex)
-    monkeypatch.setattr(explore.executor, "from_args", lambda args, cpus=1: Ex())
-
-
 def test_a_failure_prints_its_replay_line(monkeypatch, capsys, tmp_path):
     class Failed:
         timed_out, ok, verdict, errors, panics, summary, results = False, False, "FAIL (exit 3)", \
             ["ERROR job 1 (oddeven) deadlocked"], [], None, []
     every_boot_is(monkeypatch, Failed)
-    assert explore.main(["--boots", "2", "--scenario", "policy=gang job=synth", "--harts", "3"]) == 1
+    assert explore.main(["--boots", "2", "--scenario", "policy=gang job=synth", "--harts", "3", "--batch", "1"]) == 1
     out = capsys.readouterr().out
     assert "FAIL FAIL (exit 3): ERROR job 1 (oddeven) deadlocked: tools/schedlab run --deterministic --cpus 3 " \
            "policy=gang job=synth perturb=1,depth=3" in out and "2 failure(s)" in out
@@ -152,7 +134,7 @@ def test_a_boot_past_the_host_limit_is_slow_not_a_failure(monkeypatch, capsys):
         assert task.timeout == 30
     every_boot_is(monkeypatch, Slow, check_task)
     assert explore.main(["--boots", "2", "--scenario", "policy=gang job=synth", "--harts", "2",
-                         "--timeout", "30"]) == 0
+                         "--timeout", "30", "--batch", "1"]) == 0
     out = capsys.readouterr().out
     assert "SLOW (no end within 30 s of host time; replay with --timeout): tools/schedlab run --deterministic " \
            "--cpus 2 policy=gang job=synth perturb=1,depth=3" in out
@@ -167,7 +149,7 @@ def test_trace_boots_every_scenario_traced(monkeypatch, capsys):
             [], "", 2
     seen = []
     every_boot_is(monkeypatch, Passed, lambda task: seen.append(task.tokens.split()))
-    assert explore.main(["--boots", "3", "--seed", "4", "--harts", "2", "--trace"]) == 0
+    assert explore.main(["--boots", "3", "--seed", "4", "--harts", "2", "--trace", "--batch", "1"]) == 0
     assert len(seen) == 3 and all(words.count("trace=on") == 1 for words in seen)
 
 

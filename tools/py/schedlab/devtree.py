@@ -31,7 +31,8 @@ MAGIC = 0xD00DFEED
 BEGIN_NODE, END_NODE, PROP, NOP, END = 1, 2, 3, 4, 9
 #: Node names (a prefix up to the unit address) no one reads on this machine.
 UNUSED = ("virtio_mmio@", "pci@", "flash@", "platform-bus@", "fw-cfg@", "rtc@", "cpu-map")
-#: Room left after the blocks: QEMU adds /chosen/bootargs (the scenario) to the tree it loads.
+#: Room left after the blocks: QEMU adds /chosen/bootargs (the scenario) to the tree it loads. Longer bootargs (a
+#: batch of scenarios) get room for them and SLACK more (``slack``).
 SLACK = 8192
 HEADER = struct.Struct(">10I")   # magic totalsize off_struct off_strings off_rsvmap version last_comp boot_cpu
 #                                  size_strings size_struct
@@ -75,7 +76,13 @@ def _node_tokens(block: bytes):
             return
 
 
-def prune(blob: bytes, unused: tuple[str, ...] = UNUSED) -> bytes:
+def slack(bootargs: str) -> int:
+    """The room a tree needs for these bootargs: SLACK, or more in whole 4 KiB for a long batch."""
+    need = len(bootargs.encode()) + 1 + 1024       # the string, its NUL, the property's header and then some
+    return SLACK if need <= SLACK else SLACK + _align(need, 4096)
+
+
+def prune(blob: bytes, unused: tuple[str, ...] = UNUSED, room: int = SLACK) -> bytes:
     """The tree ``blob`` without the nodes whose name starts with one of ``unused`` (their subnodes with them)."""
     if len(blob) < HEADER.size:
         raise TreeError("shorter than a device tree header")
@@ -98,7 +105,7 @@ def prune(blob: bytes, unused: tuple[str, ...] = UNUSED) -> bytes:
     new_rsv = _align(HEADER.size, 8)
     new_struct = new_rsv + len(rsvmap)
     new_strings = new_struct + len(kept)
-    total = _align(new_strings + len(strings)) + SLACK
+    total = _align(new_strings + len(strings)) + room
     out = bytearray(total)
     HEADER.pack_into(out, 0, MAGIC, total, new_struct, new_strings, new_rsv, version, last_comp, boot_cpu,
                      len(strings), len(kept))
@@ -148,7 +155,8 @@ def trimmed(argv: list[str]) -> Path | None:
         m = args.index("-machine")
     except ValueError:
         return None
-    made_of = [_identity(args[0]), *args[1:], ",".join(UNUSED), str(SLACK)]
+    room = slack(argv[argv.index("-append") + 1]) if "-append" in argv[:-1] else SLACK
+    made_of = [_identity(args[0]), *args[1:], ",".join(UNUSED), str(room)]
     key = hashlib.sha256("\0".join(made_of).encode()).hexdigest()[:16]
     where = dtb_dir()
     path = where / f"{key}.dtb"
@@ -160,7 +168,7 @@ def trimmed(argv: list[str]) -> Path | None:
         dump = [*args[:m + 1], f"{args[m + 1]},dumpdtb={raw}", *args[m + 2:]]
         try:
             subprocess.run(dump, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
-            tree = prune(raw.read_bytes())
+            tree = prune(raw.read_bytes(), room=room)
         except (OSError, subprocess.TimeoutExpired, TreeError):
             return None
         part = Path(tmp) / "trimmed.dtb"

@@ -33,6 +33,11 @@ again traced (``--trace``, or ``--scenario "trace=on TOKENS"``), and that failin
 its trace at the end of a boot, so a failure that ends it sooner (a PANIC) leaves none to compare: --diff then
 says so and names the passing neighbour.
 
+Batches: the boots go N scenarios of one hart count to a QEMU (``--batch``, default BATCH; kernel/batch.c,
+batch.py), which pays QEMU's start and the kernel's boot once for the N; the machine model's boots stay alone. A
+scenario's interleaving in a batch is its own (the virtual clock goes on across the batch), so a failure's replay
+line is its batch up to it, and a scenario the batch did not reach (an earlier one ended QEMU) is booted again.
+
 Resumable: every finished boot is one line of ``OUT/explore.jsonl`` (its index, scenario, verdict, virtual time
 and host seconds); with
 ``--resume`` the boots already there are not booted again and count in the summary. The summary counts
@@ -51,13 +56,14 @@ from collections import Counter
 from types import SimpleNamespace
 from pathlib import Path
 
-from . import executor
+from . import batch, executor
 from .explore_draw import (CLASSES, HOSTILE, MIX_SHARE, PROCCTL_SHARE, SIZES, draw, gang_checkable,  # noqa: F401
                            mix_jobs, policy_of, procctl_case)
-from .qemu import REPO_ROOT, HarnessError, Run
+from .qemu import REPO_ROOT, HarnessError, Run, batch_scenarios
 
 LISTING = "calib=off clock=virtual timeout=60s job=synth:procs=1,iters=1"
 BOOT_TIMEOUT = 120.0
+BATCH = 8                                       # scenarios a boot (--batch): docs/notes/explorer.md measures it
 GRACE_US = 500.0                                # dispatch latency forgiven (tests/schedule_checks.py's)
 
 
@@ -103,8 +109,42 @@ def gang_problem(run: Run) -> str | None:
 
 
 def replay_line(case: dict) -> str:
+    """The line that boots the case again, byte for byte: its tokens, or - booted in a batch - the batch up to
+    it (batch.py: a prefix runs alike)."""
     model = f" --model {case['model']}" if case["model"] else ""
-    return f"tools/schedlab run --deterministic --cpus {case['harts']}{model} {case['tokens']}"
+    tokens = batch.line([*case["before"], case["tokens"]]) if case.get("before") is not None else case["tokens"]
+    return f"tools/schedlab run --deterministic --cpus {case['harts']}{model} {tokens}"
+
+
+def batches(cases: list[dict], size: int) -> list[list[dict]]:
+    """The cases grouped to boot together: up to `size` of one hart count, in index order; a case under the
+    machine model alone (its plugin's state would carry over: kernel/batch.c)."""
+    out, filling = [], {}
+    for case in cases:
+        if case["model"] or size <= 1:
+            out.append([case])
+            continue
+        group = filling.setdefault(case["harts"], [])
+        group.append(case)
+        if len(group) == size:
+            out.append(filling.pop(case["harts"]))
+    return out + [g for g in filling.values()]
+
+
+def boot_task(group: list[dict], timeout: float, kernel):
+    """The executor task of a group: one boot, or one batch (its host limit the sum of its boots')."""
+    first = group[0]
+    tokens = first["tokens"] if len(group) == 1 else batch.line([c["tokens"] for c in group])
+    return executor.qemu_task(first["harts"], tokens, kernel, timeout * len(group), (), True, first["model"])
+
+
+def scenario_runs(group: list[dict], run: Run) -> list[tuple[dict, Run]]:
+    """(case, its Run) for each case of the group that the boot reached, each case with ``before`` (the
+    batch's scenarios before it, for its replay line) when the group was a batch; at least the first."""
+    if len(group) == 1:
+        return [(group[0], run)]
+    runs = batch.split(run, [c["tokens"] for c in group]) or [run]
+    return [({**c, "before": [b["tokens"] for b in group[:k]]}, r) for k, (c, r) in enumerate(zip(group, runs))]
 
 
 def judge(run: Run) -> str:
@@ -138,18 +178,26 @@ def parse_replay(line: str, harts: int) -> dict:
     found = REPLAY.search(line)
     case = {"index": 0, "harts": int(found.group(1)), "tokens": found.group(3), "model": found.group(2)} if found \
         else {"index": 0, "harts": harts, "tokens": line, "model": None}
-    if not SEED.search(case["tokens"]):
-        raise HarnessError(f"explore --diff: no perturb=<seed> in {line!r}")
+    if not SEED.search(batch_scenarios(case["tokens"])[-1]):
+        raise HarnessError(f"explore --diff: no perturb=<seed> in {line!r}" + (" (its last scenario)"
+                                                                              if batch.is_batch(line) else ""))
     return case
 
 
+def on_last(case: dict, change) -> dict:
+    """The case with change(tokens) applied to its scenario - a batch line's last one (the rest replay it)."""
+    if not batch.is_batch(case["tokens"]):
+        return {**case, "tokens": change(case["tokens"])}
+    scenarios = batch_scenarios(case["tokens"])
+    return {**case, "tokens": batch.line([*scenarios[:-1], change(scenarios[-1])])}
+
+
 def reseeded(case: dict, seed: int) -> dict:
-    return {**case, "tokens": SEED.sub(lambda m: f"{m.group(1)}perturb={seed}", case["tokens"], count=1)}
+    return on_last(case, lambda tokens: SEED.sub(lambda m: f"{m.group(1)}perturb={seed}", tokens, count=1))
 
 
 def traced(case: dict) -> dict:
-    words = case["tokens"].split()
-    return case if "trace=on" in words else {**case, "tokens": " ".join(["trace=on", *words])}
+    return on_last(case, lambda tokens: tokens if "trace=on" in tokens.split() else f"trace=on {tokens}")
 
 
 def happened(record) -> tuple:
@@ -180,10 +228,10 @@ def _show(record) -> str:
 def diff(args) -> int:
     from . import trace as tr
     case = traced(parse_replay(args.diff, int(args.harts.split(",")[0])))
-    seed = int(SEED.search(case["tokens"]).group(2))
+    seed = int(SEED.search(batch_scenarios(case["tokens"])[-1]).group(2))
 
-    def boot(c):
-        return executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
+    def boot(c):                                # a batch line's last scenario is the one compared (batch.py)
+        return batch.last(executor.boot(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"]))
     failing = boot(case)
     verdict = judge(failing)
     print(f"explore --diff: {replay_line(case)}\n  verdict: {verdict}", flush=True)
@@ -258,25 +306,20 @@ def campaign(args) -> int:
     print(f"explore: {len(cases)} boots (seed {args.seed}, {len(done)} from the journal), harts {args.harts}, "
           f"policies {','.join(policies)}, waits {','.join(waits)}"
           + (f"; apps without a small size here, left out: {','.join(skipped)}" if skipped else ""), flush=True)
-    tasks = [executor.qemu_task(c["harts"], c["tokens"], args.kernel, args.timeout, (), True, c["model"])
-             for c in to_boot]
     results = dict(done)
     started = time.monotonic()
     args.deterministic = True                   # every boot: one host thread, so --jobs may use every core
+    pending = to_boot
     with executor.use(executor.from_args(args, cpus=1)) as ex:
-        for case, run in zip(to_boot, ex.map(tasks)):
-            verdict = judge(run)
-            entry = {**case, "verdict": verdict, "virtual_us": (run.summary or {}).get("makespan_us"),
-                     "host_s": round(run.seconds, 3)}
-            results[case["index"]] = entry
-            if journal:
-                with journal.open("a") as handle:
-                    handle.write(json.dumps(entry) + "\n")
-            if verdict == "SLOW":
-                print(f"SLOW (no end within {args.timeout:g} s of host time; replay with --timeout): "
-                      f"{replay_line(case)}", flush=True)
-            elif verdict != "ok":
-                print(f"FAIL {verdict}: {replay_line(case)}", flush=True)
+        while pending:                          # again for the cases a batch did not reach (batch.py)
+            groups = batches(pending, args.batch)
+            left = []
+            for group, run in zip(groups, ex.map([boot_task(g, args.timeout, args.kernel) for g in groups])):
+                reached = scenario_runs(group, run)
+                for case, scenario_run in reached:
+                    results[case["index"]] = record(case, scenario_run, run.seconds / len(reached), journal, args)
+                left += group[len(reached):]
+            pending = left
     failures = [e for e in results.values() if e["verdict"] not in ("ok", "SLOW")]
     slow = sum(e["verdict"] == "SLOW" for e in results.values())
     distinct = {re.sub(r" perturb=\S+", "", e["tokens"]) + f"@{e['harts']}/{e['model']}" for e in results.values()}
@@ -288,6 +331,24 @@ def campaign(args) -> int:
           + ", ".join(f"{c} {n}" for c, n in sorted(per_class.items())), flush=True)
     print(rate(len(to_boot), time.monotonic() - started, ex.slots), flush=True)
     return 1 if failures else 0
+
+
+def record(case: dict, run: Run, host_s: float, journal: Path | None, args) -> dict:
+    """Judge one scenario's run, journal it, and print a failure's (or a SLOW boot's) replay line."""
+    verdict = judge(run)
+    entry = {k: v for k, v in case.items() if k != "before"}
+    entry.update(verdict=verdict, virtual_us=(run.summary or {}).get("makespan_us"), host_s=round(host_s, 3))
+    if case.get("before") is not None:
+        entry["batch_position"] = len(case["before"]) + 1
+    if journal:
+        with journal.open("a") as handle:
+            handle.write(json.dumps(entry) + "\n")
+    if verdict == "SLOW":
+        print(f"SLOW (no end within {args.timeout:g} s of host time; replay with --timeout): "
+              f"{replay_line(case)}", flush=True)
+    elif verdict != "ok":
+        print(f"FAIL {verdict}: {replay_line(case)}", flush=True)
+    return entry
 
 
 def rate(boots: int, seconds: float, slots: int) -> str:
@@ -319,13 +380,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", action="store_true", help="boot every scenario with trace=on, so that a "
                         "failure's line can be given to --diff as it is (the trace moves the interleavings)")
     parser.add_argument("--context", type=int, default=8, help="with --diff: records shown before the divergence")
+    parser.add_argument("--batch", type=int, default=BATCH, metavar="N",
+                        help=f"scenarios of one hart count booted in one QEMU (kernel/batch.c; default {BATCH}; 1: "
+                             "a boot each). A failure's replay line is then its batch up to it")
     parser.add_argument("--timeout", type=float, default=BOOT_TIMEOUT, metavar="SECONDS",
                         help=f"host seconds a boot may take before it counts as SLOW, not judged (default "
                              f"{BOOT_TIMEOUT:g})")
     executor.add_options(parser)
     args = parser.parse_args(argv)
-    if args.boots < 1 or args.seed < 0 or not args.timeout > 0:
-        parser.error("--boots takes a whole number from 1, --seed from 0, --timeout a positive number of seconds")
+    if args.boots < 1 or args.seed < 0 or not args.timeout > 0 or not 1 <= args.batch <= 64:
+        parser.error("--boots takes a whole number from 1, --seed from 0, --timeout a positive number of seconds, "
+                     "--batch 1..64")
     try:
         if not all(h.strip().isdigit() and 1 <= int(h) <= 64 for h in args.harts.split(",")):
             parser.error(f"--harts {args.harts}: expected hart counts 1..64, e.g. 2,3,4")

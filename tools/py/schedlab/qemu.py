@@ -84,14 +84,38 @@ def qemu_binary() -> list[str]:
     return shlex.split(override) if override else [DEFAULT_QEMU]
 
 
+#: The token between two scenarios of a batch (kernel/batch.h's BATCH_WORD): one deterministic boot runs them in turn.
+BATCH_WORD = "then"
+
+
+def batch_scenarios(bootargs: str) -> list[str]:
+    """The scenarios of bootargs: one unless they hold ``then`` between scenarios (a trailing one ends the batch)."""
+    scenarios, current = [], []
+    for token in bootargs.split():
+        if token == BATCH_WORD:
+            scenarios.append(" ".join(current))
+            current = []
+        else:
+            current.append(token)
+    if current or not scenarios:
+        scenarios.append(" ".join(current))
+    return scenarios
+
+
 def is_deterministic(bootargs: str) -> bool:
-    """True when the bootargs ask for the virtual clock (the last ``clock=`` token wins, as in the kernel)."""
-    clocks = [t for t in bootargs.split() if t.startswith("clock=")]
+    """True when the bootargs ask for the virtual clock (the last ``clock=`` token wins, as in the kernel); a
+    batch's first scenario says it for the boot."""
+    clocks = [t for t in batch_scenarios(bootargs)[0].split() if t.startswith("clock=")]
     return bool(clocks) and clocks[-1] == VIRTUAL_CLOCK_TOKEN
 
 
 def deterministic_bootargs(bootargs: str) -> str:
-    """The bootargs with ``clock=virtual`` (appended unless they already end up virtual)."""
+    """The bootargs with ``clock=virtual`` (appended unless they already end up virtual), in each scenario of a
+    batch."""
+    scenarios = batch_scenarios(bootargs)
+    if len(scenarios) > 1 or bootargs.split()[-1:] == [BATCH_WORD]:
+        return f" {BATCH_WORD} ".join(deterministic_bootargs(s) if s else s for s in scenarios) + \
+            (f" {BATCH_WORD}" if bootargs.split()[-1:] == [BATCH_WORD] else "")
     if is_deterministic(bootargs):
         return bootargs
     kept = [t for t in bootargs.split() if not t.startswith("clock=")]
@@ -191,7 +215,8 @@ class Run:
 
         The kernel decides one verdict per run (kernel/launcher.c), so this is None for any boot of a sound
         kernel; a run that exits 0 after an ERROR or PANIC line, a failed RESULT, a SUMMARY that counts
-        failures or other jobs than the RESULT lines, or two trace dumps is not counted as ok."""
+        failures or other jobs than the RESULT lines, or two trace dumps (of one scenario: a batch has one per
+        scenario at most) is not counted as ok."""
         if self.timed_out or self.exit_code != 0:
             return None
         parsed, summary = self.parsed, self.parsed.summary
@@ -203,7 +228,7 @@ class Run:
             return f"job {failed[0]} has check=FAIL"
         if summary and summary.get("failed", 0) != 0:
             return f"its SUMMARY says failed={summary.get('failed')}"
-        if dumps > 1:
+        if dumps > len(batch_scenarios(self.bootargs)):
             return f"it printed {dumps} trace dumps"
         return None
 
