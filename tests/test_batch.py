@@ -3,6 +3,7 @@ gets its own verdict, nothing of one scenario's state reaches the next, a batch 
 does each of its prefixes, a scenario that ends the run (the watchdog, a bad scenario) ends the batch, and the
 explorer boots the scenarios a batch did not reach again and prints a failure's batch up to it."""
 
+import json
 import re
 import pytest
 
@@ -111,6 +112,8 @@ def test_the_explorer_boots_what_a_batch_did_not_reach_and_prints_a_failure_s_ba
     assert ("tools/schedlab run --deterministic --cpus 2 policy=gang job=synth perturb=1,depth=3 then "
             "policy=gang job=synth perturb=2,depth=3 then") in out
     assert "4 boots, 1 distinct scenarios, 1 failure(s)" in out
+    failed = [e for e in map(json.loads, (tmp_path / "explore.jsonl").read_text().splitlines()) if e["verdict"] != "ok"]
+    assert len(failed) == 1 and failed[0]["batch_position"] == 2 and failed[0]["replay"].endswith("depth=3 then")
 
 
 @pytest.mark.parametrize("line", ["a=1 perturb=5 then b=2 perturb=9,depth=2 then"])

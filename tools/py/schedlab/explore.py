@@ -340,6 +340,8 @@ def record(case: dict, run: Run, host_s: float, journal: Path | None, args) -> d
     entry.update(verdict=verdict, virtual_us=(run.summary or {}).get("makespan_us"), host_s=round(host_s, 3))
     if case.get("before") is not None:
         entry["batch_position"] = len(case["before"]) + 1
+    if verdict != "ok":                         # a batch's line is not in the entry's tokens: keep it
+        entry["replay"] = replay_line(case)
     if journal:
         with journal.open("a") as handle:
             handle.write(json.dumps(entry) + "\n")
