@@ -42,7 +42,9 @@ extern int ncpus;
 
 /* The recall of every hart at the end of a scenario in a batch (the boot layer's batch.c): once harts_recalled
    is set, each hart calls recall_hook at its next look at its IPIs (sched_soft_interrupt) or spin pause
-   (vclock_relax), which does not return. */
+   (vclock_relax), which does not return. batch.c stores the hook, then the flag (seq_cst); the relaxed load here
+   is enough because batches exist only in deterministic mode, where QEMU runs one hart at a time on one host
+   thread, and it keeps every other boot's IPI and spin paths at one load and branch. */
 extern int harts_recalled;
 extern void (*recall_hook)(void);
 static inline void harts_recall_point(void)
