@@ -70,6 +70,15 @@ def test_each_scenario_has_its_verdict_and_one_that_ends_the_run_ends_the_batch(
     assert timed.exit_code == 2 and any("needs clock=virtual" in e for e in timed.errors)
 
 
+def test_run_reports_each_scenario_of_a_batch(boot):
+    from conftest import kernel_under_test
+    from helpers import schedlab_cmd
+    line = batch.line([PLAIN, "calib=off policy=gang timeout=1ms job=synth:procs=2,iters=300", PLAIN])
+    out = schedlab_cmd("run", "--deterministic", "--cpus", "2", "--kernel", str(kernel_under_test()), line).stdout
+    assert "-- scenario 1/3: ok" in out and "-- scenario 2/3: FAIL (exit 4)" in out
+    assert "-- scenario 3/3: not reached" in out and out.count("summary: policy=global") == 1
+
+
 def _run(console, exit_code=0, timed_out=False, bootargs=""):
     from schedlab.console import parse_console
     return qemu.Run(cpus=2, bootargs=bootargs, argv=[], console=console, exit_code=exit_code, timed_out=timed_out,

@@ -32,7 +32,7 @@ from . import trace_window
 from .console import parse_console
 from .core import DEFAULT_MIX as _DEFAULT_MIX, failure_report, unreadable
 from .mix import token_key
-from .qemu import DEFAULT_TIMEOUT, ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, host_cores
+from .qemu import DEFAULT_TIMEOUT, ICOUNT_SHIFT, REPO_ROOT, HarnessError, Run, batch_scenarios, host_cores
 from .scenario import Scenario, scenario_from_args
 from .stats import Spread
 from .table import (calib_line, comparison_table, format_table, gang_table, model_report, ms, ranking_line,
@@ -242,6 +242,28 @@ def _repeat_table(runs: list[Run]) -> str:
     return format_table(["job", "app", "runs", "elapsed ms", "cpu ms"] + (["host"] if flagged else []), rows)
 
 
+def _print_scenarios(run: Run) -> None:
+    """A boot's RESULT table and summary; a batch's (kernel/batch.c) one of each per scenario, with its verdict."""
+    from . import batch
+    if not batch.is_batch(run.bootargs):
+        parts = [("", run)]
+    else:
+        scenarios = batch_scenarios(run.bootargs)
+        runs = batch.split(run, scenarios)
+        parts = [(f"-- scenario {k}/{len(scenarios)}: {part.verdict}  {part.bootargs}\n", part)
+                 for k, part in enumerate(runs, 1)]
+        if len(runs) < len(scenarios):
+            left = f"{len(runs) + 1}" + (f"-{len(scenarios)}" if len(runs) + 1 < len(scenarios) else "")
+            parts.append((f"-- scenario {left}/{len(scenarios)}: not reached (an earlier one ended the batch)\n",
+                          None))
+    for head, part in parts:
+        print(head, end="")
+        if part is not None and part.results:
+            print(results_table(part.results))
+        if part is not None:
+            print(summary_line(part.summary))
+
+
 def run_command(args: Namespace) -> int:
     scenario = scenario_from_args(args.scenario)
     settings, cpus, repeat = _settings(args, scenario, default_repeat=1)
@@ -256,9 +278,7 @@ def run_command(args: Namespace) -> int:
             print(f"busy host: {run.busy}")
         if args.verbose:
             print(run.console.rstrip())
-        if run.results:
-            print(results_table(run.results))
-        print(summary_line(run.summary))
+        _print_scenarios(run)
         if run.model != machine.NONE:
             print(model_report(run))
         if run.virtual_clock:
