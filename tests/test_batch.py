@@ -125,6 +125,25 @@ def test_the_explorer_boots_what_a_batch_did_not_reach_and_prints_a_failure_s_ba
     assert len(failed) == 1 and failed[0]["batch_position"] == 2 and failed[0]["replay"].endswith("depth=3 then")
 
 
+def test_a_batch_line_pasted_into_a_shell_is_one_scenario_per_then_and_traces_its_last():
+    """A failure's replay line unquoted: the shell splits it into words, settings repeat across scenarios (each
+    has its own policy=), and --trace traces the last scenario without making a new one."""
+    import shlex
+    from schedlab.commands import with_trace_on
+    from schedlab.scenario import scenario_from_args
+    line = "tools/schedlab run --deterministic --cpus 2 policy=gang job=synth then policy=gang seed=2 job=synth then"
+    words = shlex.split(line)[5:]
+    tokens = scenario_from_args(words).tokens
+    assert qemu.batch_scenarios(" ".join(tokens)) == ["policy=gang job=synth", "policy=gang seed=2 job=synth"]
+    assert scenario_from_args([" ".join(words)]).tokens == tokens                     # quoted: the same
+    with pytest.raises(qemu.HarnessError, match="given twice"):
+        scenario_from_args(["policy=gang", "policy=global", "job=synth", "then", "job=synth"])
+    with pytest.raises(qemu.HarnessError, match="not scenario files"):
+        scenario_from_args(["mix.scn", "then", "job=synth"])
+    assert qemu.batch_scenarios(" ".join(with_trace_on(tokens))) == \
+        ["policy=gang job=synth", "policy=gang seed=2 job=synth trace=on"]
+
+
 @pytest.mark.parametrize("line", ["a=1 perturb=5 then b=2 perturb=9,depth=2 then"])
 def test_diff_reseeds_and_traces_a_batch_line_s_last_scenario(line):
     case = explore.parse_replay(f"tools/schedlab run --deterministic --cpus 2 {line}", 2)

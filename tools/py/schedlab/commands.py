@@ -148,7 +148,13 @@ def write_trace(trace: Trace, apps: dict[int, str], json_path: str | Path, png_p
 
 
 def with_trace_on(tokens: list[str]) -> list[str]:
-    """The tokens with ``trace=on`` (appended unless already there; a ``trace=off`` is dropped)."""
+    """The tokens with ``trace=on`` (appended unless already there; a ``trace=off`` is dropped); in a batch, its
+    last scenario's (the one a replay line is about: batch.py)."""
+    from . import batch
+    words = [w for t in tokens for w in t.split()]
+    if batch.is_batch(" ".join(words)):
+        scenarios = batch_scenarios(" ".join(words))
+        return batch.line([*scenarios[:-1], " ".join(with_trace_on(scenarios[-1].split()))]).split()
     if "trace=on" in tokens:
         return list(tokens)
     return [t for t in tokens if token_key(t) != "trace"] + ["trace=on"]
@@ -283,7 +289,8 @@ def run_command(args: Namespace) -> int:
             print(model_report(run))
         if run.virtual_clock:
             print(VIRTUAL_NOTE)
-        traced = _trace(args, run, trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
+        from . import batch
+        traced = _trace(args, batch.last(run), trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
         garbled = unreadable(run)
         if garbled:
             print(garbled)

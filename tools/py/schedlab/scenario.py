@@ -92,10 +92,21 @@ def load_scenario(ref: str) -> Scenario:
 
 
 def scenario_from_args(args: list[str], default_tokens: list[str] | None = None) -> Scenario:
-    """Build the scenario from positional arguments (tokens and/or one file reference)."""
+    """Build the scenario from positional arguments (tokens and/or one file reference). A batch of scenarios
+    (``then`` between them, quoted or not: kernel/batch.c) is taken as its tokens, each scenario's settings
+    checked on their own."""
+    from .inputs import single_settings
+    from .qemu import BATCH_WORD, batch_scenarios
+    words = [w for a in args for w in a.split()]
+    if BATCH_WORD in words:
+        if any("=" not in w for w in words if w != BATCH_WORD):
+            raise HarnessError(f"a batch of scenarios ({BATCH_WORD} between them) takes key=value tokens only, "
+                               f"not scenario files: {' '.join(w for w in words if '=' not in w and w != BATCH_WORD)}")
+        for scenario in batch_scenarios(" ".join(words)):
+            single_settings(scenario.split())
+        return Scenario(tokens=words)
     refs = [a for a in args if "=" not in a]
     tokens = [a for a in args if "=" in a]
-    from .inputs import single_settings
     single_settings(tokens)         # on one command line a setting given twice is a slip, not an override
     if len(refs) > 1:
         raise HarnessError(f"more than one scenario file given ({', '.join(refs)}); "
