@@ -7,7 +7,7 @@ turn, prints ``END scenario=<k> status=<s>`` after each (s: the exit status a bo
 and restarts itself in between.
 
 What a batch gives. Determinism as a whole, and for each prefix: a scenario boots alike whatever follows it, so
-``line(scenarios[:k])`` replays scenario k of any longer batch byte for byte (``replay_prefix``). Not the run of a
+``line(scenarios[:k])`` replays scenario k of any longer batch byte for byte. Not the run of a
 boot of its own: QEMU's clock goes on across the restarts, so a scenario's interleaving in a batch is its own.
 
 ``split`` cuts a batch's console into one ``Run`` per scenario, each judged as a boot of its own would be. A
@@ -36,6 +36,15 @@ def line(scenarios: list[str]) -> str:
 
 def is_batch(bootargs: str) -> bool:
     return BATCH_WORD in bootargs.split()
+
+
+def on_last(bootargs: str, change) -> str:
+    """bootargs with change(tokens) applied to its scenario - a batch's last one, the one its replay line is
+    about (the scenarios before it replay it)."""
+    if not is_batch(bootargs):
+        return change(bootargs)
+    scenarios = batch_scenarios(bootargs)
+    return line([*scenarios[:-1], change(scenarios[-1])])
 
 
 def split(run: Run, scenarios: list[str]) -> list[Run]:

@@ -26,7 +26,7 @@ from argparse import Namespace
 from collections import defaultdict
 from pathlib import Path
 
-from . import busy, core, inputs
+from . import batch, busy, core, inputs
 from . import model as machine
 from . import trace_window
 from .console import parse_console
@@ -150,11 +150,9 @@ def write_trace(trace: Trace, apps: dict[int, str], json_path: str | Path, png_p
 def with_trace_on(tokens: list[str]) -> list[str]:
     """The tokens with ``trace=on`` (appended unless already there; a ``trace=off`` is dropped); in a batch, its
     last scenario's (the one a replay line is about: batch.py)."""
-    from . import batch
     words = [w for t in tokens for w in t.split()]
     if batch.is_batch(" ".join(words)):
-        scenarios = batch_scenarios(" ".join(words))
-        return batch.line([*scenarios[:-1], " ".join(with_trace_on(scenarios[-1].split()))]).split()
+        return batch.on_last(" ".join(words), lambda last: " ".join(with_trace_on(last.split()))).split()
     if "trace=on" in tokens:
         return list(tokens)
     return [t for t in tokens if token_key(t) != "trace"] + ["trace=on"]
@@ -250,7 +248,6 @@ def _repeat_table(runs: list[Run]) -> str:
 
 def _print_scenarios(run: Run) -> None:
     """A boot's RESULT table and summary; a batch's (kernel/batch.c) one of each per scenario, with its verdict."""
-    from . import batch
     if not batch.is_batch(run.bootargs):
         parts = [("", run)]
     else:
@@ -289,7 +286,6 @@ def run_command(args: Namespace) -> int:
             print(model_report(run))
         if run.virtual_clock:
             print(VIRTUAL_NOTE)
-        from . import batch
         traced = _trace(args, batch.last(run), trace_prefix(args.trace_out, index + 1, repeat)) if tracing else True
         garbled = unreadable(run)
         if garbled:

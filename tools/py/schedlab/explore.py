@@ -184,20 +184,16 @@ def parse_replay(line: str, harts: int) -> dict:
     return case
 
 
-def on_last(case: dict, change) -> dict:
-    """The case with change(tokens) applied to its scenario - a batch line's last one (the rest replay it)."""
-    if not batch.is_batch(case["tokens"]):
-        return {**case, "tokens": change(case["tokens"])}
-    scenarios = batch_scenarios(case["tokens"])
-    return {**case, "tokens": batch.line([*scenarios[:-1], change(scenarios[-1])])}
-
-
 def reseeded(case: dict, seed: int) -> dict:
-    return on_last(case, lambda tokens: SEED.sub(lambda m: f"{m.group(1)}perturb={seed}", tokens, count=1))
+    def change(tokens):
+        return SEED.sub(lambda m: f"{m.group(1)}perturb={seed}", tokens, count=1)
+    return {**case, "tokens": batch.on_last(case["tokens"], change)}
 
 
 def traced(case: dict) -> dict:
-    return on_last(case, lambda tokens: tokens if "trace=on" in tokens.split() else f"trace=on {tokens}")
+    def change(tokens):
+        return tokens if "trace=on" in tokens.split() else f"trace=on {tokens}"
+    return {**case, "tokens": batch.on_last(case["tokens"], change)}
 
 
 def happened(record) -> tuple:
